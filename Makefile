@@ -1,0 +1,21 @@
+# The commands README.md gives and CI runs. Every target is self-contained.
+.PHONY: demo test bench lint
+
+# The main demo: every balancer side by side on in-process providers over
+# loopback; needs nothing installed beyond Go.
+demo:
+	go run ./samples/demo
+
+# All tests: formatting and vet, then every unit and integration test with
+# the race detector, against a real Nacos server that it/test.sh starts
+# and stops.
+test:
+	bash it/test.sh
+
+# Benchmarks of every balancer and of the filter beside dubbo-go's own.
+bench:
+	go test -run '^$$' -bench . -benchmem ./...
+
+lint:
+	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || { gofmt -l $$(git ls-files '*.go'); exit 1; }
+	go vet ./...

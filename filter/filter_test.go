@@ -1,0 +1,202 @@
+package filter
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"testing"
+	"time"
+
+	"dubbo.apache.org/dubbo-go/v3/common"
+	"dubbo.apache.org/dubbo-go/v3/protocol/base"
+	"dubbo.apache.org/dubbo-go/v3/protocol/invocation"
+	"dubbo.apache.org/dubbo-go/v3/protocol/result"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/dubbogo-lb/lb/rpcstatus"
+)
+
+// fakeInvoker answers with do, or with an empty success.
+type fakeInvoker struct {
+	*base.BaseInvoker
+	do func() result.Result
+}
+
+func (f *fakeInvoker) Invoke(context.Context, base.Invocation) result.Result {
+	if f.do != nil {
+		return f.do()
+	}
+	return okResult
+}
+
+func newInvoker(t testing.TB, params map[string]string, do func() result.Result) *fakeInvoker {
+	opts := []common.Option{common.WithProtocol("tri"), common.WithIp("127.0.0.1"), common.WithPort("20000"), common.WithPath("svc.Greeter")}
+	for k, v := range params {
+		opts = append(opts, common.WithParamsValue(k, v))
+	}
+	return &fakeInvoker{BaseInvoker: base.NewBaseInvoker(common.NewURLWithOptions(opts...)), do: do}
+}
+
+// okResult is shared so that benchmarks measure the filter, not the fake.
+var okResult result.Result = &result.RPCResult{}
+
+// clock is a manual monotonic clock.
+type clock struct{ ns int64 }
+
+func (c *clock) now() int64 { return c.ns }
+
+func TestEndsOnceOnSuccessErrorAndPanic(t *testing.T) {
+	c := &clock{ns: 1000}
+	f := New(Options{Now: c.now})
+	inv := invocation.NewRPCInvocation("Say", nil, nil)
+
+	ok := newInvoker(t, nil, func() result.Result { c.ns += 500; return &result.RPCResult{} })
+	res := f.OnResponse(context.Background(), f.Invoke(context.Background(), ok, inv), ok, inv)
+	require.NoError(t, res.Error())
+	s := rpcstatus.Of(ok.GetURL()).Method("Say")
+	assert.EqualValues(t, 0, s.Active())
+	assert.EqualValues(t, 1, s.Total())
+	assert.EqualValues(t, 0, s.Failed())
+	assert.Equal(t, 500*time.Nanosecond, s.TotalElapsed())
+
+	bad := newInvoker(t, nil, func() result.Result { return &result.RPCResult{Err: errors.New("boom")} })
+	f.OnResponse(context.Background(), f.Invoke(context.Background(), bad, inv), bad, inv)
+	s = rpcstatus.Of(bad.GetURL()).Method("Say")
+	assert.EqualValues(t, 0, s.Active())
+	assert.EqualValues(t, 1, s.Failed())
+
+	nilRes := newInvoker(t, nil, func() result.Result { return nil })
+	f.Invoke(context.Background(), nilRes, inv)
+	assert.EqualValues(t, 1, rpcstatus.Of(nilRes.GetURL()).Method("Say").Failed(), "a nil result counts as a failure")
+
+	panics := newInvoker(t, nil, func() result.Result { panic("provider stub exploded") })
+	assert.PanicsWithValue(t, "provider stub exploded", func() { f.Invoke(context.Background(), panics, inv) })
+	s = rpcstatus.Of(panics.GetURL()).Method("Say")
+	assert.EqualValues(t, 0, s.Active(), "a panic must still end the call")
+	assert.EqualValues(t, 1, s.Total())
+	assert.EqualValues(t, 1, s.Failed())
+	assert.EqualValues(t, 1, rpcstatus.Of(panics.GetURL()).All().Total())
+}
+
+func TestCountsInFlightWhileCallRuns(t *testing.T) {
+	f := New(Options{})
+	inv := invocation.NewRPCInvocation("Say", nil, nil)
+	var seen int64
+	var ivk *fakeInvoker
+	ivk = newInvoker(t, nil, func() result.Result {
+		seen = rpcstatus.Of(ivk.GetURL()).Method("Say").Active()
+		return &result.RPCResult{}
+	})
+	f.Invoke(context.Background(), ivk, inv)
+	assert.EqualValues(t, 1, seen)
+	assert.Empty(t, inv.Attachments(), "nothing is sent to the provider")
+}
+
+func TestConcurrentCallsKeepCountsExact(t *testing.T) {
+	f := New(Options{})
+	ivk := newInvoker(t, nil, func() result.Result { return &result.RPCResult{} })
+	var wg sync.WaitGroup
+	for g := range 16 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			inv := invocation.NewRPCInvocation([]string{"A", "B"}[g%2], nil, nil)
+			for range 500 {
+				f.Invoke(context.Background(), ivk, inv)
+			}
+		}()
+	}
+	wg.Wait()
+	p := rpcstatus.Of(ivk.GetURL())
+	assert.EqualValues(t, 0, p.All().Active())
+	assert.EqualValues(t, 8000, p.All().Total())
+	assert.EqualValues(t, 4000, p.Method("A").Total())
+	assert.EqualValues(t, 4000, p.Method("B").Total())
+}
+
+// fakeTimer hands out a channel the test fires by hand.
+type fakeTimer struct {
+	mu    sync.Mutex
+	asked chan time.Duration
+	fire  chan time.Time
+}
+
+func newFakeTimer() *fakeTimer {
+	return &fakeTimer{asked: make(chan time.Duration, 8), fire: make(chan time.Time, 8)}
+}
+
+func (ft *fakeTimer) after(d time.Duration) <-chan time.Time {
+	ft.asked <- d
+	return ft.fire
+}
+
+func TestActiveLimitWaiterGetsFreedSlot(t *testing.T) {
+	ft := newFakeTimer()
+	f := New(Options{After: ft.after})
+	inv := invocation.NewRPCInvocation("Say", nil, nil)
+	release := make(chan struct{})
+	entered := make(chan struct{}, 2)
+	ivk := newInvoker(t, map[string]string{"methods.Say.actives": "1", "timeout": "2s"}, func() result.Result {
+		entered <- struct{}{}
+		<-release
+		return &result.RPCResult{}
+	})
+
+	first := make(chan result.Result)
+	go func() { first <- f.Invoke(context.Background(), ivk, inv) }()
+	<-entered // the first call holds the only slot
+
+	second := make(chan result.Result)
+	go func() { second <- f.Invoke(context.Background(), ivk, inv) }()
+	assert.Equal(t, 2*time.Second, <-ft.asked, "waits up to the method timeout")
+
+	release <- struct{}{} // the first call ends, its slot goes to the waiter
+	require.NoError(t, (<-first).Error())
+	<-entered
+	release <- struct{}{}
+	require.NoError(t, (<-second).Error())
+	s := rpcstatus.Of(ivk.GetURL()).Method("Say")
+	assert.EqualValues(t, 2, s.Total())
+	assert.EqualValues(t, 0, s.Active())
+}
+
+func TestActiveLimitTimesOutWithClearError(t *testing.T) {
+	ft := newFakeTimer()
+	f := New(Options{After: ft.after})
+	inv := invocation.NewRPCInvocation("Say", nil, nil)
+	release := make(chan struct{})
+	entered := make(chan struct{})
+	ivk := newInvoker(t, map[string]string{"actives": "1", "timeout": "1500"}, func() result.Result {
+		entered <- struct{}{}
+		<-release
+		return &result.RPCResult{}
+	})
+	done := make(chan result.Result)
+	go func() { done <- f.Invoke(context.Background(), ivk, inv) }()
+	<-entered
+
+	waited := make(chan result.Result)
+	go func() { waited <- f.Invoke(context.Background(), ivk, inv) }()
+	assert.Equal(t, 1500*time.Millisecond, <-ft.asked, "a Java-style timeout in ms")
+	ft.fire <- time.Time{}
+	res := <-waited
+	require.Error(t, res.Error())
+	assert.ErrorIs(t, res.Error(), ErrActiveLimit)
+	assert.Contains(t, res.Error().Error(), "limit 1 (actives)")
+	assert.Contains(t, res.Error().Error(), "method Say")
+
+	release <- struct{}{}
+	require.NoError(t, (<-done).Error())
+	s := rpcstatus.Of(ivk.GetURL()).Method("Say")
+	assert.EqualValues(t, 1, s.Total(), "the refused call was never started")
+	assert.EqualValues(t, 0, s.Active())
+}
+
+func TestReadLimitDefaults(t *testing.T) {
+	u := common.NewURLWithOptions(common.WithParamsValue("actives", "-3"), common.WithParamsValue("timeout", "soon"))
+	assert.Equal(t, &rpcstatus.Limit{Wait: DefaultTimeout}, readLimit(u, "Say"))
+	u = common.NewURLWithOptions(common.WithParamsValue("actives", "5"), common.WithParamsValue("methods.Say.actives", "2"))
+	assert.EqualValues(t, 2, readLimit(u, "Say").Max)
+	assert.EqualValues(t, 5, readLimit(u, "Other").Max)
+}

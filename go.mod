@@ -1,0 +1,53 @@
+module github.com/dubbogo-lb/lb
+
+go 1.25.0
+
+require (
+	dubbo.apache.org/dubbo-go/v3 v3.3.2
+	github.com/dubbogo/gost v1.14.3
+	github.com/stretchr/testify v1.12.1
+)
+
+require (
+	github.com/RoaringBitmap/roaring v1.2.3 // indirect
+	github.com/Workiva/go-datastructures v1.0.52 // indirect
+	github.com/apache/dubbo-go-hessian2 v1.12.5 // indirect
+	github.com/bits-and-blooms/bitset v1.2.0 // indirect
+	github.com/creasty/defaults v1.5.2 // indirect
+	github.com/dubbogo/grpc-go v1.42.10 // indirect
+	github.com/go-logr/logr v1.4.3 // indirect
+	github.com/go-logr/stdr v1.2.2 // indirect
+	github.com/go-playground/locales v0.14.1 // indirect
+	github.com/go-playground/universal-translator v0.18.1 // indirect
+	github.com/go-playground/validator/v10 v10.12.0 // indirect
+	github.com/golang/protobuf v1.5.4 // indirect
+	github.com/google/uuid v1.6.0 // indirect
+	github.com/influxdata/tdigest v0.0.1 // indirect
+	github.com/leodido/go-urn v1.2.2 // indirect
+	github.com/magiconair/properties v1.8.5 // indirect
+	github.com/mschoch/smat v0.2.0 // indirect
+	github.com/natefinch/lumberjack v2.0.0+incompatible // indirect
+	github.com/pkg/errors v0.9.1 // indirect
+	github.com/quic-go/qpack v0.6.0 // indirect
+	github.com/quic-go/quic-go v0.59.1 // indirect
+	github.com/sirupsen/logrus v1.9.4 // indirect
+	github.com/ugorji/go/codec v1.2.6 // indirect
+	go.opentelemetry.io/contrib/propagators/b3 v1.10.0 // indirect
+	go.opentelemetry.io/otel v1.21.0 // indirect
+	go.opentelemetry.io/otel/metric v1.21.0 // indirect
+	go.opentelemetry.io/otel/sdk v1.21.0 // indirect
+	go.opentelemetry.io/otel/trace v1.21.0 // indirect
+	go.uber.org/atomic v1.10.0 // indirect
+	go.uber.org/multierr v1.8.0 // indirect
+	go.uber.org/zap v1.21.0 // indirect
+	go.yaml.in/yaml/v3 v3.0.5 // indirect
+	golang.org/x/crypto v0.53.0 // indirect
+	golang.org/x/net v0.56.0 // indirect
+	golang.org/x/sync v0.21.0 // indirect
+	golang.org/x/sys v0.46.0 // indirect
+	golang.org/x/text v0.39.0 // indirect
+	gonum.org/v1/gonum v0.8.2 // indirect
+	google.golang.org/genproto/googleapis/rpc v0.0.0-20240318140521-94a12d6c2237 // indirect
+	google.golang.org/protobuf v1.34.2 // indirect
+	gopkg.in/yaml.v3 v3.0.1 // indirect
+)

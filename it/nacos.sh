@@ -1,0 +1,369 @@
+#!/usr/bin/env bash
+# A real, local, standalone Nacos server for the integration tests, the demo and CI.
+#
+#   it/nacos.sh install   resolve + compile the launcher (first use only; cached after)
+#   it/nacos.sh start     install if needed, start with a fresh data dir, wait until ready
+#   it/nacos.sh stop      SIGTERM, then SIGKILL after NACOS_STOP_TIMEOUT s; ok if not running
+#   it/nacos.sh status    exit 0 if running and healthy
+#   it/nacos.sh logs      last lines of the server logs
+#
+# What runs: Alibaba Nacos 3.1.0 (the Maven Central republication of the Nacos reactor
+# under io.github.pig-mesh.nacos, version 3.1.0-bugfix), "server" deployment type
+# (naming + config, no console UI), standalone, embedded Derby storage, auth off.
+# It speaks the 2.x gRPC client protocol (nacos-sdk-go v2) and the v1 HTTP Open API.
+# See it/nacos/pom.xml.
+#
+# Every listener is on 127.0.0.1:
+#   NACOS_PORT (8848)       HTTP, context path /nacos
+#   NACOS_PORT+1000 (9848)  SDK gRPC (clients derive it from the HTTP port)
+#   NACOS_PORT+1001 (9849)  cluster gRPC
+#   NACOS_PORT-1000 (7848)  JRaft (Nacos starts it even standalone)
+#   one ephemeral UDP port  naming's push socket for old v1 UDP clients
+#
+# Environment:
+#   NACOS_PORT           HTTP port (default 8848)
+#   NACOS_CACHE          build cache (default $HOME/.cache/dubbogo-lb/nacos); jars stay in ~/.m2
+#   NACOS_RUN_DIR        pid file, logs and data (default /tmp/dubbogo-lb-nacos); wiped on start
+#   NACOS_START_TIMEOUT  seconds to wait for readiness (default 180)
+#   NACOS_STOP_TIMEOUT   seconds between SIGTERM and SIGKILL (default 20)
+#   NACOS_JAVA_OPTS      extra JVM options
+#   JAVA_HOME            JDK 17+ to use (else `java` on PATH)
+set -euo pipefail
+
+HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+PROJECT="$HERE/nacos"
+CACHE="${NACOS_CACHE:-${HOME:-/root}/.cache/dubbogo-lb/nacos}"
+BUILD="$CACHE/build"
+RUN_DIR="${NACOS_RUN_DIR:-/tmp/dubbogo-lb-nacos}"
+PID_FILE="$RUN_DIR/nacos.pid"
+OUT_FILE="$RUN_DIR/start.out"
+NACOS_HOME_DIR="$RUN_DIR/home"
+MARKER=".dubbogo-lb-nacos"
+
+HOST=127.0.0.1 # never anything but loopback
+HTTP_PORT="${NACOS_PORT:-8848}"
+GRPC_PORT=$((HTTP_PORT + 1000))
+CLUSTER_GRPC_PORT=$((HTTP_PORT + 1001))
+RAFT_PORT=$((HTTP_PORT - 1000))
+START_TIMEOUT="${NACOS_START_TIMEOUT:-180}"
+STOP_TIMEOUT="${NACOS_STOP_TIMEOUT:-20}"
+BASE_URL="http://$HOST:$HTTP_PORT/nacos"
+HEALTH_PATH="/v3/admin/core/state/readiness"
+MAIN_CLASS="io.github.dubbogolb.nacosserver.NacosTestServer"
+
+log() { printf 'nacos.sh: %s\n' "$*" >&2; }
+die() { log "$*"; exit 1; }
+
+# ---------------------------------------------------------------- prerequisites
+
+JAVA=""
+
+apt_install() {
+  if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
+    log "installing $* with apt-get"
+    DEBIAN_FRONTEND=noninteractive apt-get update -qq >/dev/null
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "$@" >/dev/null
+  else
+    die "missing $*; install it (needs root and apt-get to do it here)"
+  fi
+}
+
+java_major() { # java_major BIN -> major version number
+  "$1" -XshowSettings:properties -version 2>&1 |
+    sed -n 's/^ *java\.specification\.version = \([0-9.]*\).*/\1/p' | sed 's/^1\.//; s/\..*//'
+}
+
+find_java() {
+  [ -n "$JAVA" ] && return 0
+  local cand
+  for cand in ${JAVA_HOME:+"$JAVA_HOME/bin/java"} "$(command -v java || true)"; do
+    if [ -n "$cand" ] && [ -x "$cand" ] && [ "$(java_major "$cand")" -ge 17 ] 2>/dev/null; then
+      JAVA="$cand"; return 0
+    fi
+  done
+  apt_install default-jdk-headless # 17 on Debian 12, 21 on Debian 13
+  cand="$(command -v java)"
+  [ "$(java_major "$cand")" -ge 17 ] 2>/dev/null || die "need JDK 17+, found $("$cand" -version 2>&1 | head -1)"
+  JAVA="$cand"
+}
+
+need_tools() {
+  command -v curl >/dev/null 2>&1 || apt_install curl ca-certificates
+  find_java
+}
+
+# ---------------------------------------------------------------- install
+
+# Fingerprint of everything the build depends on: when it changes, rebuild.
+source_stamp() {
+  (cd "$PROJECT" && find pom.xml src -type f -print0 | LC_ALL=C sort -z | xargs -0 sha256sum) | sha256sum | cut -d' ' -f1
+}
+
+is_installed() {
+  [ -f "$BUILD/classpath.txt" ] && [ -f "$BUILD/stamp" ] &&
+    [ -f "$BUILD/classes/${MAIN_CLASS//.//}.class" ] || return 1
+  [ "$(cat "$BUILD/stamp")" = "$(source_stamp)" ] || return 1
+  local -a jars
+  local jar
+  IFS=: read -r -a jars <"$BUILD/classpath.txt" || true # no trailing newline
+  [ "${#jars[@]}" -gt 0 ] || return 1
+  for jar in "${jars[@]}"; do
+    [ -f "$jar" ] || return 1 # e.g. ~/.m2 was cleaned
+  done
+  return 0
+}
+
+build_launcher() {
+  command -v mvn >/dev/null 2>&1 || apt_install maven
+  log "building the Nacos launcher into $BUILD (first use; downloads ~150 MB of jars into ~/.m2)"
+  local t0 t1
+  t0=$(date +%s)
+  rm -rf "$BUILD"
+  mkdir -p "$BUILD"
+  if ! JAVA_HOME="$(dirname "$(dirname "$(readlink -f "$JAVA")")")" \
+    mvn -B -q -Dstyle.color=never -f "$PROJECT/pom.xml" -Dnacos.build.dir="$BUILD" compile \
+    </dev/null >"$BUILD/maven.log" 2>&1; then
+    tail -n 50 "$BUILD/maven.log" >&2
+    rm -f "$BUILD/stamp"
+    die "maven build of $PROJECT failed (full log: $BUILD/maven.log)"
+  fi
+  [ -s "$BUILD/classpath.txt" ] || die "maven did not write $BUILD/classpath.txt"
+  source_stamp >"$BUILD/stamp"
+  t1=$(date +%s)
+  log "installed in $((t1 - t0)) s"
+}
+
+cmd_install() {
+  need_tools
+  mkdir -p "$CACHE"
+  if is_installed; then
+    return 0
+  fi
+  # One build at a time (parallel CI steps share the cache). The lock lives in a
+  # subshell so that its file descriptor is never inherited by the server.
+  (
+    if command -v flock >/dev/null 2>&1; then flock 9; fi
+    is_installed || build_launcher
+  ) 9>"$CACHE/.install.lock" || exit 1
+}
+
+# ---------------------------------------------------------------- process helpers
+
+saved_pid() {
+  [ -f "$PID_FILE" ] || return 1
+  local pid
+  pid="$(tr -dc '0-9' <"$PID_FILE")"
+  [ -n "$pid" ] || return 1
+  echo "$pid"
+}
+
+# True if PID is alive and is our server (guards against a recycled pid).
+is_our_process() {
+  local pid="$1"
+  kill -0 "$pid" 2>/dev/null || return 1
+  if [ -r "/proc/$pid/cmdline" ]; then
+    tr '\0' ' ' <"/proc/$pid/cmdline" | grep -q "$MAIN_CLASS" || return 1
+  fi
+  return 0
+}
+
+running_pid() {
+  local pid
+  pid="$(saved_pid)" || return 1
+  is_our_process "$pid" || return 1
+  echo "$pid"
+}
+
+http_code() { # http_code [curl args...] URL
+  curl -s -o /dev/null -w '%{http_code}' --max-time 5 "$@" 2>/dev/null || true
+}
+
+tcp_open() { # tcp_open PORT
+  timeout 3 bash -c "exec 3<>/dev/tcp/$HOST/$1" 2>/dev/null
+}
+
+healthy() {
+  [ "$(http_code "$BASE_URL$HEALTH_PATH")" = 200 ]
+}
+
+# Register, read back and deregister an instance through the naming v1 Open API,
+# under a group of its own so that it never shows up in DEFAULT_GROUP listings.
+naming_round_trip() {
+  local q="serviceName=nacos-sh-probe&groupName=NACOS_SH_PROBE&ip=127.0.0.1&port=1&ephemeral=true"
+  [ "$(http_code -X POST "$BASE_URL/v1/ns/instance?$q&weight=2.5")" = 200 ] || return 1
+  curl -s --max-time 5 "$BASE_URL/v1/ns/instance/list?serviceName=nacos-sh-probe&groupName=NACOS_SH_PROBE" 2>/dev/null |
+    grep -q '"weight":2.5' || return 1
+  [ "$(http_code -X DELETE "$BASE_URL/v1/ns/instance?$q")" = 200 ] || return 1
+}
+
+show_logs() { # show_logs [LINES]
+  local n="${1:-50}" f
+  for f in "$OUT_FILE" "$NACOS_HOME_DIR/logs/nacos.log"; do
+    if [ -s "$f" ]; then
+      printf -- '----- last %s lines of %s -----\n' "$n" "$f" >&2
+      tail -n "$n" "$f" >&2
+    fi
+  done
+}
+
+# Wipe the run dir, refusing to touch a directory that is not ours.
+fresh_run_dir() {
+  case "$RUN_DIR" in
+    /*) ;;
+    *) die "NACOS_RUN_DIR must be an absolute path: $RUN_DIR" ;;
+  esac
+  [ "$RUN_DIR" != / ] || die "NACOS_RUN_DIR must not be /"
+  if [ -d "$RUN_DIR" ] && [ -n "$(ls -A "$RUN_DIR")" ] && [ ! -f "$RUN_DIR/$MARKER" ]; then
+    die "$RUN_DIR is not empty and was not made by nacos.sh; not wiping it (set NACOS_RUN_DIR)"
+  fi
+  rm -rf "$RUN_DIR"
+  mkdir -p "$RUN_DIR/tmp" "$NACOS_HOME_DIR/logs"
+  : >"$RUN_DIR/$MARKER"
+}
+
+# ---------------------------------------------------------------- commands
+
+cmd_start() {
+  cmd_install
+  if running_pid >/dev/null; then
+    log "a server from an earlier start is still running; stopping it first"
+    cmd_stop
+  fi
+  local port
+  for port in "$HTTP_PORT" "$GRPC_PORT" "$CLUSTER_GRPC_PORT" "$RAFT_PORT"; do
+    if tcp_open "$port"; then
+      die "port $HOST:$port is already in use by another process"
+    fi
+  done
+  fresh_run_dir
+
+  local cp
+  cp="$BUILD/classes:$(cat "$BUILD/classpath.txt")"
+  local -a jvm=(
+    -Xms512m -Xmx512m
+    -XX:+HeapDumpOnOutOfMemoryError -XX:HeapDumpPath="$RUN_DIR"
+    -Djava.net.preferIPv4Stack=true
+    -Djava.io.tmpdir="$RUN_DIR/tmp"
+    -Dfile.encoding=UTF-8
+    # Nacos (hessian, JRaft, protobuf) reflects into these on JDK 17.
+    --add-opens=java.base/java.lang=ALL-UNNAMED
+    --add-opens=java.base/java.lang.reflect=ALL-UNNAMED
+    --add-opens=java.base/java.util=ALL-UNNAMED
+    --add-opens=java.base/java.util.concurrent=ALL-UNNAMED
+    --add-opens=java.base/java.util.concurrent.atomic=ALL-UNNAMED
+    --add-opens=java.base/java.math=ALL-UNNAMED
+    --add-opens=java.base/java.net=ALL-UNNAMED
+    --add-opens=java.base/java.nio=ALL-UNNAMED
+    --add-opens=java.base/sun.nio.ch=ALL-UNNAMED
+    # Nacos settings (system properties, read before Spring starts).
+    -Dnacos.standalone=true
+    -Dnacos.home="$NACOS_HOME_DIR"
+    -Dnacos.logs.path="$NACOS_HOME_DIR/logs"
+    -Dlogging.config=classpath:META-INF/logback/nacos.xml
+    -DJM.LOG.PATH="$NACOS_HOME_DIR/logs"
+    -DJM.SNAPSHOT.PATH="$NACOS_HOME_DIR"
+    -Dnacos.server.ip="$HOST"
+    -Dnacos.remote.grpc.listen.ip="$HOST"
+    -Dnacos.test.bind.ip="$HOST"
+    -Dnacos.server.main.port="$HTTP_PORT"
+    -Dserver.port="$HTTP_PORT"
+    -Dserver.address="$HOST"
+  )
+  # shellcheck disable=SC2206 # word splitting of user-supplied options is intended
+  local -a extra=(${NACOS_JAVA_OPTS:-})
+
+  local t0
+  t0=$(date +%s.%N)
+  (cd "$RUN_DIR" && exec nohup "$JAVA" "${jvm[@]}" "${extra[@]}" -cp "$cp" "$MAIN_CLASS" \
+    </dev/null >"$OUT_FILE" 2>&1) &
+  local pid=$!
+  echo "$pid" >"$PID_FILE"
+  log "starting Nacos (pid $pid, logs in $RUN_DIR)"
+
+  local deadline=$(($(date +%s) + START_TIMEOUT))
+  local http_ok=0 grpc_ok=0 naming_ok=0
+  while :; do
+    if ! kill -0 "$pid" 2>/dev/null; then
+      log "Nacos exited during start-up"
+      show_logs 50
+      rm -f "$PID_FILE"
+      exit 1
+    fi
+    if [ "$http_ok" = 0 ] && healthy; then http_ok=1; fi
+    if [ "$grpc_ok" = 0 ] && tcp_open "$GRPC_PORT"; then grpc_ok=1; fi
+    if [ "$http_ok" = 1 ] && [ "$grpc_ok" = 1 ] && naming_round_trip; then
+      naming_ok=1
+      break
+    fi
+    if [ "$(date +%s)" -ge "$deadline" ]; then
+      log "Nacos not ready after ${START_TIMEOUT}s (health=$http_ok grpc=$grpc_ok naming=$naming_ok)"
+      show_logs 50
+      cmd_stop || true
+      exit 1
+    fi
+    sleep 0.5
+  done
+  local secs
+  secs=$(awk -v a="$t0" -v b="$(date +%s.%N)" 'BEGIN { printf "%.1f", b - a }')
+  log "Nacos ready in ${secs}s: http $BASE_URL, grpc $HOST:$GRPC_PORT (pid $pid)"
+  echo "started in ${secs}s"
+}
+
+cmd_stop() {
+  local pid
+  if ! pid="$(saved_pid)"; then
+    log "not running (no pid file)"
+    return 0
+  fi
+  if ! is_our_process "$pid"; then
+    log "not running (stale pid $pid)"
+    rm -f "$PID_FILE"
+    return 0
+  fi
+  kill -TERM "$pid" 2>/dev/null || true
+  local waited=0
+  while kill -0 "$pid" 2>/dev/null && [ "$waited" -lt $((STOP_TIMEOUT * 2)) ]; do
+    sleep 0.5
+    waited=$((waited + 1))
+  done
+  if kill -0 "$pid" 2>/dev/null; then
+    log "pid $pid still alive after ${STOP_TIMEOUT}s; sending SIGKILL"
+    kill -KILL "$pid" 2>/dev/null || true
+    waited=0
+    while kill -0 "$pid" 2>/dev/null && [ "$waited" -lt 50 ]; do
+      sleep 0.2
+      waited=$((waited + 1))
+    done
+    if kill -0 "$pid" 2>/dev/null; then die "pid $pid survived SIGKILL"; fi
+  fi
+  rm -f "$PID_FILE"
+  log "stopped (pid $pid)"
+}
+
+cmd_status() {
+  local pid
+  if ! pid="$(running_pid)"; then
+    echo "not running"
+    return 1
+  fi
+  if healthy; then
+    echo "running (pid $pid, $BASE_URL, grpc $HOST:$GRPC_PORT)"
+    return 0
+  fi
+  echo "running but not healthy (pid $pid)"
+  return 1
+}
+
+usage() {
+  sed -n '2,/^set -euo/p' "${BASH_SOURCE[0]}" | sed '$d; s/^# \{0,1\}//'
+}
+
+case "${1:-}" in
+  install) cmd_install; log "installed: $BUILD" ;;
+  start) cmd_start ;;
+  stop) cmd_stop ;;
+  status) cmd_status ;;
+  logs) show_logs "${2:-50}" ;;
+  -h | --help | help) usage ;;
+  *) usage >&2; exit 2 ;;
+esac

@@ -1,0 +1,14 @@
+#!/usr/bin/env bash
+# Runs every test of the module with the race detector against a real Nacos
+# server: lint first, then start Nacos (stopped again on exit, pass or fail),
+# then go test -race ./... . A Nacos that cannot start fails the run.
+set -euo pipefail
+cd "$(dirname "${BASH_SOURCE[0]}")/.."
+
+make lint
+
+bash it/nacos.sh start
+trap 'bash it/nacos.sh stop' EXIT
+export DUBBOGO_LB_NACOS=127.0.0.1:8848
+
+go test -race -count=1 -timeout 20m ./...

@@ -1,0 +1,119 @@
+// Package lbtest has the small in-process fakes the balancer tests share:
+// providers with real dubbo-go URLs, shaped as a consumer receives them
+// from Nacos, and helpers that measure traffic shares.
+package lbtest
+
+import (
+	"fmt"
+	"net/url"
+	"strconv"
+	"sync/atomic"
+	"time"
+
+	"dubbo.apache.org/dubbo-go/v3/cluster/loadbalance"
+	"dubbo.apache.org/dubbo-go/v3/common"
+	"dubbo.apache.org/dubbo-go/v3/protocol/base"
+	"dubbo.apache.org/dubbo-go/v3/protocol/invocation"
+)
+
+// Service is the interface the fake providers serve.
+const Service = "org.example.Greeter"
+
+// Provider returns a provider invoker for 127.0.0.1:port with params, its
+// URL merged with a consumer URL as dubbo-go's registry directory does.
+func Provider(port int, params map[string]string) base.Invoker {
+	q := url.Values{}
+	q.Set("interface", Service)
+	q.Set("release", "dubbo-golang-3.3.2")
+	for k, v := range params {
+		q.Set(k, v)
+	}
+	p, err := common.NewURL(fmt.Sprintf("tri://127.0.0.1:%d/%s?%s", port, Service, q.Encode()))
+	if err != nil {
+		panic(err)
+	}
+	c, err := common.NewURL("consumer://127.0.0.1/" + Service + "?interface=" + Service)
+	if err != nil {
+		panic(err)
+	}
+	return base.NewBaseInvoker(p.MergeURL(c))
+}
+
+// Weighted returns providers on ports 20000, 20001, … with the given weights.
+func Weighted(weights ...string) []base.Invoker {
+	out := make([]base.Invoker, len(weights))
+	for i, w := range weights {
+		out[i] = Provider(20000+i, map[string]string{"weight": w})
+	}
+	return out
+}
+
+// N returns n providers of weight 100.
+func N(n int) []base.Invoker {
+	out := make([]base.Invoker, n)
+	for i := range out {
+		out[i] = Provider(20000+i, map[string]string{"weight": "100"})
+	}
+	return out
+}
+
+// Started returns a provider of weight 100 with a warmup of warmup that
+// started at start.
+func Started(port int, start time.Time, warmup time.Duration) base.Invoker {
+	return Provider(port, map[string]string{
+		"weight":    "100",
+		"timestamp": strconv.FormatInt(start.Unix(), 10),
+		"warmup":    strconv.FormatInt(int64(warmup/time.Second), 10),
+	})
+}
+
+// Call returns an invocation of method with args.
+func Call(method string, args ...any) base.Invocation {
+	return invocation.NewRPCInvocation(method, args, nil)
+}
+
+// Shares runs picks selections and returns each provider's share in
+// percent, in the order of list.
+func Shares(lb loadbalance.LoadBalance, list []base.Invoker, inv base.Invocation, picks int) []float64 {
+	counts := Counts(lb, list, inv, picks)
+	out := make([]float64, len(list))
+	for i, c := range counts {
+		out[i] = 100 * float64(c) / float64(picks)
+	}
+	return out
+}
+
+// Counts runs picks selections and counts how often each provider of list
+// was chosen. A pick outside list panics: that is a bug worth a stack.
+func Counts(lb loadbalance.LoadBalance, list []base.Invoker, inv base.Invocation, picks int) []int {
+	pos := make(map[base.Invoker]int, len(list))
+	for i, ivk := range list {
+		pos[ivk] = i
+	}
+	counts := make([]int, len(list))
+	for range picks {
+		got := lb.Select(list, inv)
+		i, ok := pos[got]
+		if !ok {
+			panic(fmt.Sprintf("Select returned %v, not in the list", got))
+		}
+		counts[i]++
+	}
+	return counts
+}
+
+// Clock is a settable wall clock for warmup tests, safe for concurrent use.
+type Clock struct{ ns atomic.Int64 }
+
+// NewClock returns a Clock set to t.
+func NewClock(t time.Time) *Clock {
+	c := new(Clock)
+	c.ns.Store(t.UnixNano())
+	return c
+}
+
+// Now returns the clock's time.
+func (c *Clock) Now() time.Time { return time.Unix(0, c.ns.Load()) }
+
+// Advance moves the clock forward by d.
+func (c *Clock) Advance(d time.Duration) { c.ns.Add(int64(d)) }

@@ -1,0 +1,296 @@
+// Package member is the membership machinery every balancer of this module
+// shares: it turns the invoker list that dubbo-go passes to Select into an
+// immutable snapshot (a Set of providers with their statistics, metadata and
+// warm weights, plus the balancer's own table built from it), keeps one per
+// (service, method), detects a real change of membership cheaply, rebuilds
+// off the hot path and publishes the new snapshot atomically: the Go form of
+// brpc's DoublyBufferedData.
+package member
+
+import (
+	"math/rand/v2"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"dubbo.apache.org/dubbo-go/v3/common"
+	"dubbo.apache.org/dubbo-go/v3/protocol/base"
+	"github.com/dubbogo/gost/log/logger"
+
+	"github.com/dubbogo-lb/lb/rpcstatus"
+	"github.com/dubbogo-lb/lb/warmup"
+)
+
+const (
+	// DefaultRefreshStep is how often warm weights are recomputed while
+	// some provider is warming up.
+	DefaultRefreshStep = 100 * time.Millisecond
+	// subsetRebuild is how many consecutive Selects on a strict subset of
+	// the snapshot make it the new membership. Retries of the failover
+	// cluster pass a subset for one call; providers that really left pass
+	// it on every call.
+	subsetRebuild = 16
+)
+
+// Options configure a Registry. The zero value is ready to use.
+type Options struct {
+	// Warmup shapes the warmup curve.
+	Warmup warmup.Options
+	// Now is the wall clock warmup is measured with; default time.Now.
+	Now func() time.Time
+	// RefreshStep is how often warm weights are recomputed while some
+	// provider warms up; default DefaultRefreshStep.
+	RefreshStep time.Duration
+}
+
+// Set is an immutable snapshot of the providers offered to a balancer for
+// one (service, method). Index i means the same provider in every slice.
+type Set struct {
+	// Invokers are the providers, in the order dubbo-go passed them.
+	Invokers []base.Invoker
+	// Providers are their statistics.
+	Providers []*rpcstatus.Provider
+	// Stats are their statistics for this method.
+	Stats []*rpcstatus.Stats
+	// Meta is what their URLs say about weight and age.
+	Meta []warmup.Meta
+	// Weights are their warm weights now. When every provider has weight 0
+	// (all drained) they all count as 1, so they share traffic evenly.
+	Weights []float64
+	// Total is the sum of Weights.
+	Total float64
+	// Uniform is true when all Weights are equal.
+	Uniform bool
+	// Method is the method name the Set serves.
+	Method string
+
+	index map[base.Invoker]int
+	given *base.Invoker // first element of the list the Set was built from
+	// refreshAt is when warm weights must be recomputed (Unix ns), or 0
+	// when every provider is warm.
+	refreshAt int64
+}
+
+// Len returns the number of providers.
+func (s *Set) Len() int { return len(s.Invokers) }
+
+// Index returns the position of inv in the Set.
+func (s *Set) Index(inv base.Invoker) (int, bool) {
+	i, ok := s.index[inv]
+	return i, ok
+}
+
+// matches reports whether list holds exactly the Set's providers in order.
+func (s *Set) matches(list []base.Invoker) bool {
+	if len(list) != len(s.Invokers) {
+		return false
+	}
+	if &list[0] == s.given {
+		// The very slice the Set was built from: dubbo-go never changes a
+		// list it handed out, and holding it keeps its address from reuse.
+		return true
+	}
+	for i, inv := range list {
+		if inv != s.Invokers[i] {
+			return false
+		}
+	}
+	return true
+}
+
+// contains reports whether every provider of list is in the Set.
+func (s *Set) contains(list []base.Invoker) bool {
+	for _, inv := range list {
+		if _, ok := s.index[inv]; !ok {
+			return false
+		}
+	}
+	return true
+}
+
+// PickAmong returns a provider of list, a subset of the Set, drawn at
+// random in proportion to its warm weight. Balancers use it for the
+// reselection lists of the failover cluster.
+func (s *Set) PickAmong(list []base.Invoker) base.Invoker {
+	total := 0.0
+	for _, inv := range list {
+		total += s.Weights[s.index[inv]]
+	}
+	if total <= 0 {
+		return list[rand.IntN(len(list))]
+	}
+	r := rand.Float64() * total
+	for _, inv := range list {
+		if r -= s.Weights[s.index[inv]]; r < 0 {
+			return inv
+		}
+	}
+	return list[len(list)-1]
+}
+
+// View pairs a Set with the table a balancer built from it.
+type View[T any] struct {
+	*Set
+	// Table is the balancer's own state for the Set.
+	Table *T
+}
+
+// BuildFunc builds a balancer's table for set. prev is the view it
+// replaces, nil at first; carry state over from it for providers that stay
+// (set.Index finds them; prev.Set.Index gives their old position).
+type BuildFunc[T any] func(set *Set, prev *View[T]) *T
+
+// Registry keeps one snapshot per (service, method) for one balancer.
+type Registry[T any] struct {
+	opts  Options
+	build BuildFunc[T]
+	// routes finds the service of a provider URL without building its
+	// service key on every call; it forgets URLs that are gone.
+	routes   rpcstatus.Store[common.URL, route[T]]
+	mu       sync.Mutex
+	services map[string]*rpcstatus.Index[state[T]]
+}
+
+type route[T any] struct {
+	methods atomic.Pointer[rpcstatus.Index[state[T]]]
+}
+
+type state[T any] struct {
+	view   atomic.Pointer[View[T]]
+	mu     sync.Mutex // held while building
+	misses atomic.Int32
+}
+
+// NewRegistry returns a Registry that builds tables with build.
+func NewRegistry[T any](opts Options, build BuildFunc[T]) *Registry[T] {
+	if opts.Now == nil {
+		opts.Now = time.Now
+	}
+	if opts.RefreshStep <= 0 {
+		opts.RefreshStep = DefaultRefreshStep
+	}
+	return &Registry[T]{opts: opts, build: build, services: map[string]*rpcstatus.Index[state[T]]{}}
+}
+
+// Lookup returns the snapshot for list, a non-empty invoker list of one
+// service, and method. exact is true when the snapshot holds exactly list,
+// in order, so that an index into the View is an index into list. When it
+// is false, list is a strict subset of the View (a failover retry): pick
+// from it with PickAmong.
+func (r *Registry[T]) Lookup(list []base.Invoker, method string) (v *View[T], exact bool) {
+	st := r.state(list[0].GetURL(), method)
+	v = st.view.Load()
+	if v != nil && v.matches(list) {
+		if st.misses.Load() != 0 {
+			st.misses.Store(0)
+		}
+		if v.refreshAt != 0 && r.opts.Now().UnixNano() >= v.refreshAt {
+			return r.update(st, list, method, true), true
+		}
+		return v, true
+	}
+	if v != nil && len(list) < v.Len() && v.contains(list) && st.misses.Add(1) < subsetRebuild {
+		return v, false
+	}
+	return r.update(st, list, method, false), true
+}
+
+func (r *Registry[T]) state(u *common.URL, method string) *state[T] {
+	rt := r.routes.Get(u)
+	methods := rt.methods.Load()
+	if methods == nil {
+		key := u.ServiceKey() // once per provider URL
+		r.mu.Lock()
+		methods = r.services[key]
+		if methods == nil {
+			methods = new(rpcstatus.Index[state[T]])
+			r.services[key] = methods
+		}
+		r.mu.Unlock()
+		rt.methods.Store(methods)
+	}
+	return methods.Get(method)
+}
+
+// update rebuilds the snapshot of st for list. A warmup refresh does not
+// wait for a build already under way: the current snapshot is still good.
+func (r *Registry[T]) update(st *state[T], list []base.Invoker, method string, refresh bool) *View[T] {
+	if refresh {
+		if !st.mu.TryLock() {
+			return st.view.Load()
+		}
+	} else {
+		st.mu.Lock()
+	}
+	defer st.mu.Unlock()
+	prev := st.view.Load()
+	now := r.opts.Now()
+	if prev != nil && prev.matches(list) && (prev.refreshAt == 0 || now.UnixNano() < prev.refreshAt) {
+		return prev // another caller rebuilt it meanwhile
+	}
+	set := r.newSet(list, method, prev, now)
+	v := &View[T]{Set: set, Table: r.build(set, prev)}
+	st.view.Store(v)
+	st.misses.Store(0)
+	return v
+}
+
+func (r *Registry[T]) newSet(list []base.Invoker, method string, prev *View[T], now time.Time) *Set {
+	n := len(list)
+	s := &Set{
+		Invokers:  append([]base.Invoker(nil), list...),
+		Providers: make([]*rpcstatus.Provider, n),
+		Stats:     make([]*rpcstatus.Stats, n),
+		Meta:      make([]warmup.Meta, n),
+		Weights:   make([]float64, n),
+		Method:    method,
+		index:     make(map[base.Invoker]int, n),
+		given:     &list[0],
+	}
+	warming := false
+	for i, inv := range list {
+		s.index[inv] = i
+		if j, ok := prevIndex(prev, inv); ok {
+			// Keep what was parsed: a skewed timestamp stays anchored
+			// where it was first seen.
+			s.Providers[i], s.Stats[i], s.Meta[i] = prev.Providers[j], prev.Stats[j], prev.Meta[j]
+		} else {
+			u := inv.GetURL()
+			s.Providers[i] = rpcstatus.Of(u)
+			s.Stats[i] = s.Providers[i].Method(method)
+			s.Meta[i] = warmup.Parse(u, method, now)
+			if p := s.Meta[i].Problem; p != "" {
+				logger.Warnf("[dubbogo-lb] provider %s: %s", u.Location, p)
+			}
+		}
+		s.Weights[i] = r.opts.Warmup.Weight(s.Meta[i], now)
+		s.Total += s.Weights[i]
+		if at := s.Meta[i].WarmAt(); !at.IsZero() && now.Before(at) {
+			warming = true
+		}
+	}
+	if s.Total <= 0 {
+		for i := range s.Weights {
+			s.Weights[i] = 1
+		}
+		s.Total = float64(n)
+	}
+	s.Uniform = true
+	for _, w := range s.Weights {
+		if w != s.Weights[0] {
+			s.Uniform = false
+			break
+		}
+	}
+	if warming {
+		s.refreshAt = now.Add(r.opts.RefreshStep).UnixNano()
+	}
+	return s
+}
+
+func prevIndex[T any](prev *View[T], inv base.Invoker) (int, bool) {
+	if prev == nil {
+		return 0, false
+	}
+	return prev.Index(inv)
+}

@@ -1,0 +1,156 @@
+package member
+
+import (
+	"testing"
+	"time"
+
+	"dubbo.apache.org/dubbo-go/v3/protocol/base"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/dubbogo-lb/lb/loadbalance/internal/lbtest"
+)
+
+// table counts builds, so tests can see when a snapshot was rebuilt.
+type table struct{ builds int }
+
+func newCounting() (*Registry[table], *int) {
+	builds := 0
+	r := NewRegistry(Options{}, func(*Set, *View[table]) *table { builds++; return &table{builds} })
+	return r, &builds
+}
+
+func TestLookupReusesSnapshotUntilMembershipChanges(t *testing.T) {
+	r, builds := newCounting()
+	list := lbtest.Weighted("100", "200", "0.5")
+	v, exact := r.Lookup(list, "Say")
+	require.True(t, exact)
+	assert.Equal(t, []float64{100, 200, 0.5}, v.Weights)
+	assert.InDelta(t, 300.5, v.Total, 1e-9)
+	assert.False(t, v.Uniform)
+	assert.Equal(t, 1, *builds)
+
+	// The same providers in a fresh slice (dubbo-go's router chain makes one
+	// per call): no rebuild.
+	v2, exact := r.Lookup(append([]base.Invoker(nil), list...), "Say")
+	assert.True(t, exact)
+	assert.Same(t, v, v2)
+	assert.Equal(t, 1, *builds)
+
+	// Another method keeps its own snapshot.
+	_, _ = r.Lookup(list, "Other")
+	assert.Equal(t, 2, *builds)
+
+	// Replacing a provider (same count!) is a change.
+	changed := []base.Invoker{list[0], list[1], lbtest.Provider(20009, nil)}
+	v3, exact := r.Lookup(changed, "Say")
+	assert.True(t, exact)
+	assert.Equal(t, 3, *builds)
+	assert.Equal(t, 100.0, v3.Weights[2])
+	i, ok := v3.Index(changed[2])
+	assert.True(t, ok)
+	assert.Equal(t, 2, i)
+	// Kept providers keep their statistics.
+	assert.Same(t, v.Stats[0], v3.Stats[0])
+}
+
+func TestSubsetIsARetryUntilItPersists(t *testing.T) {
+	r, builds := newCounting()
+	list := lbtest.N(4)
+	full, _ := r.Lookup(list, "Say")
+	retry := []base.Invoker{list[0], list[2], list[3]}
+	for range subsetRebuild - 1 {
+		v, exact := r.Lookup(retry, "Say")
+		require.False(t, exact)
+		assert.Same(t, full, v)
+		assert.Contains(t, retry, v.PickAmong(retry))
+	}
+	// A full-list call in between resets the count.
+	_, exact := r.Lookup(list, "Say")
+	assert.True(t, exact)
+	for range subsetRebuild - 1 {
+		_, exact = r.Lookup(retry, "Say")
+		assert.False(t, exact)
+	}
+	assert.Equal(t, 1, *builds)
+	// The subset on every call: the provider really left.
+	v, exact := r.Lookup(retry, "Say")
+	assert.True(t, exact)
+	assert.Equal(t, 3, v.Len())
+	assert.Equal(t, 2, *builds)
+}
+
+func TestPickAmongFollowsWeights(t *testing.T) {
+	r, _ := newCounting()
+	list := lbtest.Weighted("100", "100", "300", "100")
+	v, _ := r.Lookup(list, "Say")
+	sub := []base.Invoker{list[1], list[2]}
+	counts := map[base.Invoker]int{}
+	for range 40000 {
+		counts[v.PickAmong(sub)]++
+	}
+	assert.InDelta(t, 0.75, float64(counts[list[2]])/40000, 0.015)
+}
+
+func TestAllDrainedShareEvenly(t *testing.T) {
+	r, _ := newCounting()
+	v, _ := r.Lookup(lbtest.Weighted("0", "0"), "Say")
+	// lbtest providers are dubbo-go providers, for which 0 means unset.
+	assert.Equal(t, []float64{100, 100}, v.Weights)
+
+	list := []base.Invoker{
+		lbtest.Provider(20000, map[string]string{"weight": "0", "release": "3.2.15"}),
+		lbtest.Provider(20001, map[string]string{"weight": "0", "release": "3.2.15"}),
+	}
+	v, _ = r.Lookup(list, "Say")
+	assert.Equal(t, []float64{1, 1}, v.Weights)
+	assert.True(t, v.Uniform)
+}
+
+func TestWarmWeightsRefreshOnACoarseStep(t *testing.T) {
+	start := time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC)
+	clock := lbtest.NewClock(start.Add(60 * time.Second))
+	builds := 0
+	r := NewRegistry(Options{Now: clock.Now}, func(*Set, *View[table]) *table { builds++; return &table{} })
+	list := []base.Invoker{lbtest.Started(20000, start.Add(-time.Hour), 600*time.Second), lbtest.Started(20001, start, 600*time.Second)}
+
+	v, _ := r.Lookup(list, "Say")
+	assert.Equal(t, 100.0, v.Weights[0])
+	assert.InDelta(t, 10, v.Weights[1], 1e-9, "60 s into a 600 s warmup")
+
+	clock.Advance(50 * time.Millisecond)
+	v, _ = r.Lookup(list, "Say")
+	assert.InDelta(t, 10, v.Weights[1], 1e-9, "not recomputed before the step")
+	assert.Equal(t, 1, builds)
+
+	clock.Advance(60 * time.Millisecond)
+	v, _ = r.Lookup(list, "Say")
+	assert.InDelta(t, 10+110.0/6000, v.Weights[1], 1e-6)
+	assert.Equal(t, 2, builds)
+
+	clock.Advance(time.Hour)
+	v, _ = r.Lookup(list, "Say")
+	assert.Equal(t, 100.0, v.Weights[1])
+	assert.Zero(t, v.refreshAt, "all warm: no more refreshes, no clock reads")
+	n := builds
+	_, _ = r.Lookup(list, "Say")
+	assert.Equal(t, n, builds)
+}
+
+func TestMethodWeightAndServiceSeparation(t *testing.T) {
+	r, _ := newCounting()
+	a := lbtest.Provider(20000, map[string]string{"weight": "100", "methods.Say.weight": "300"})
+	b := lbtest.Provider(20001, map[string]string{"weight": "100"})
+	v, _ := r.Lookup([]base.Invoker{a, b}, "Say")
+	assert.Equal(t, []float64{300, 100}, v.Weights)
+	v, _ = r.Lookup([]base.Invoker{a, b}, "Other")
+	assert.Equal(t, []float64{100, 100}, v.Weights)
+
+	// The same interface in another group is another service.
+	g := lbtest.Provider(20000, map[string]string{"weight": "7", "group": "blue"})
+	h := lbtest.Provider(20001, map[string]string{"weight": "7", "group": "blue"})
+	v, _ = r.Lookup([]base.Invoker{g, h}, "Say")
+	assert.Equal(t, []float64{7, 7}, v.Weights)
+	v, _ = r.Lookup([]base.Invoker{a, b}, "Say")
+	assert.Equal(t, []float64{300, 100}, v.Weights)
+}

@@ -1,0 +1,72 @@
+package rpcstatus
+
+import (
+	"math"
+	"sync/atomic"
+	"time"
+)
+
+// EWMADecay is the time constant of PeakEWMA, the 10 s that Finagle and
+// Linkerd use: old samples weigh e^-1 after 10 s.
+const EWMADecay = 10 * time.Second
+
+// PeakEWMA is a peak-sensitive, time-decayed moving average of latency
+// (Finagle's and Linkerd's "peak EWMA"): a sample above the average replaces
+// it at once, so a provider that turns slow is noticed on its first slow
+// call; a sample below it is blended in with weight 1-e^(-dt/EWMADecay).
+// Reading decays the value by the time since the last sample, so a provider
+// that stopped receiving traffic drifts back towards zero and gets probed
+// again instead of staying punished forever.
+//
+// State is one 64-bit word (a float32 of nanoseconds and a 32-bit stamp in
+// units of 2^20 ns ≈ 1 ms), updated with compare-and-swap.
+type PeakEWMA struct {
+	state atomic.Uint64
+}
+
+const stampShift = 20 // ns to stamp units (≈1.05 ms); wraps after ≈52 days
+
+func pack(v float64, now int64) uint64 {
+	return uint64(math.Float32bits(float32(v)))<<32 | uint64(uint32(now>>stampShift))
+}
+
+func unpack(s uint64, now int64) (v, dt float64) {
+	v = float64(math.Float32frombits(uint32(s >> 32)))
+	ds := uint32(now>>stampShift) - uint32(s) // wrap-safe difference
+	if int32(ds) < 0 {
+		ds = 0 // a sample stamped slightly ahead of now by a racing writer
+	}
+	return v, float64(int64(ds) << stampShift)
+}
+
+// Observe blends a latency sample (ns) taken at now (ns) into the average.
+func (e *PeakEWMA) Observe(now, latency int64) {
+	x := float64(max(latency, 0))
+	for {
+		old := e.state.Load()
+		nv := x
+		if old != 0 && x < float64(math.Float32frombits(uint32(old>>32))) {
+			v, dt := unpack(old, now)
+			w := math.Exp(-dt / float64(EWMADecay))
+			nv = v*w + x*(1-w)
+		}
+		if e.state.CompareAndSwap(old, pack(nv, now)) {
+			return
+		}
+	}
+}
+
+// Value returns the average at now (ns), decayed by the time since the last
+// sample, and whether any sample was seen at all.
+func (e *PeakEWMA) Value(now int64) (time.Duration, bool) {
+	s := e.state.Load()
+	if s == 0 {
+		return 0, false
+	}
+	v, dt := unpack(s, now)
+	v *= math.Exp(-dt / float64(EWMADecay))
+	if !finite(v) {
+		return 0, true
+	}
+	return time.Duration(v), true
+}

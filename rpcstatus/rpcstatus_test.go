@@ -1,0 +1,199 @@
+package rpcstatus
+
+import (
+	"runtime"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+func TestStatsCountsAndElapsed(t *testing.T) {
+	var s Stats
+	s.Begin(1000)
+	s.Begin(2000)
+	assert.EqualValues(t, 2, s.Active())
+	s.End(1000, 5000, false) // 4000 ns
+	s.End(2000, 12000, true) // 10000 ns
+	assert.EqualValues(t, 0, s.Active())
+	assert.EqualValues(t, 2, s.Total())
+	assert.EqualValues(t, 1, s.Failed())
+	assert.Equal(t, 14000*time.Nanosecond, s.TotalElapsed())
+	assert.Equal(t, 10000*time.Nanosecond, s.FailedElapsed())
+	assert.Equal(t, 10000*time.Nanosecond, s.MaxElapsed())
+	assert.Equal(t, 4000*time.Nanosecond, s.SucceededAverage())
+}
+
+func TestTryBeginRespectsLimit(t *testing.T) {
+	var s Stats
+	require.True(t, s.TryBegin(0, 2))
+	require.True(t, s.TryBegin(0, 2))
+	assert.False(t, s.TryBegin(0, 2))
+	assert.EqualValues(t, 2, s.Active())
+	s.End(0, 1, false)
+	assert.True(t, s.TryBegin(0, 2))
+	assert.True(t, s.TryBegin(0, 0), "no limit")
+}
+
+func TestInflightDelay(t *testing.T) {
+	var s Stats
+	assert.Zero(t, s.InflightDelay(time.Second.Nanoseconds()))
+	s.Begin(int64(1 * time.Second))
+	s.Begin(int64(3 * time.Second))
+	// ages 4 s and 2 s at t = 5 s
+	assert.Equal(t, 3*time.Second, s.InflightDelay(int64(5*time.Second)))
+	s.End(int64(1*time.Second), int64(5*time.Second), false)
+	assert.Equal(t, 2*time.Second, s.InflightDelay(int64(5*time.Second)))
+}
+
+func TestConcurrentBeginEndKeepsCountsExact(t *testing.T) {
+	var p Provider
+	const goroutines, calls = 16, 2000
+	var wg sync.WaitGroup
+	for g := range goroutines {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			m := p.Method([]string{"a", "b"}[g%2])
+			for i := range calls {
+				c := p.Begin(m, int64(i))
+				c.End(int64(i+10), i%10 == 0)
+			}
+		}()
+	}
+	wg.Wait()
+	all := p.All()
+	assert.EqualValues(t, 0, all.Active())
+	assert.EqualValues(t, goroutines*calls, all.Total())
+	assert.EqualValues(t, goroutines*calls/10, all.Failed())
+	assert.Equal(t, time.Duration(goroutines*calls*10), all.TotalElapsed())
+	assert.EqualValues(t, goroutines*calls/2, p.Method("a").Total())
+	assert.EqualValues(t, 0, p.Method("a").inflightStartSum.Load())
+	n := 0
+	p.Methods(func(string, *Stats) { n++ })
+	assert.Equal(t, 2, n)
+}
+
+func TestMaxElapsedUnderContention(t *testing.T) {
+	var s Stats
+	var wg sync.WaitGroup
+	for g := range 8 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range 1000 {
+				s.Begin(0)
+				s.End(0, int64(g*1000+i), false)
+			}
+		}()
+	}
+	wg.Wait()
+	assert.Equal(t, time.Duration(7999), s.MaxElapsed())
+}
+
+func TestWindowSummary(t *testing.T) {
+	var w Window
+	assert.Equal(t, WindowSummary{}, w.Summary())
+	ms := int64(time.Millisecond)
+	for i := range 10 {
+		w.Add(int64(i)*ms, 2*ms, i%5 == 0) // errors at 0 and 5
+	}
+	s := w.Summary()
+	assert.EqualValues(t, 10, s.Samples)
+	assert.EqualValues(t, 2, s.Errors)
+	assert.Equal(t, 2*time.Millisecond, s.SuccessLatency)
+	assert.Equal(t, 2*time.Millisecond, s.ErrorLatency)
+	assert.Equal(t, 9*time.Millisecond, s.Span)
+	assert.InDelta(t, 1000, s.QPS(), 1e-6)
+
+	// Overwrite the whole ring with fast successes: old samples leave the sums.
+	for i := range WindowSize {
+		w.Add(int64(100+i)*ms, ms, false)
+	}
+	s = w.Summary()
+	assert.EqualValues(t, WindowSize, s.Samples)
+	assert.EqualValues(t, 0, s.Errors)
+	assert.Equal(t, time.Millisecond, s.SuccessLatency)
+	assert.Equal(t, time.Duration(WindowSize-1)*time.Millisecond, s.Span)
+}
+
+func TestPeakEWMA(t *testing.T) {
+	var e PeakEWMA
+	_, ok := e.Value(0)
+	assert.False(t, ok)
+	ms := int64(time.Millisecond)
+	e.Observe(0, 10*ms)
+	v, ok := e.Value(0)
+	assert.True(t, ok)
+	assert.InDelta(t, 10*ms, int64(v), float64(ms)/100)
+	// A peak replaces the average at once.
+	e.Observe(ms, 100*ms)
+	v, _ = e.Value(ms)
+	assert.InDelta(t, 100*ms, int64(v), float64(ms))
+	// A low sample a decay time later moves it by 1-1/e.
+	e.Observe(ms+int64(EWMADecay), 10*ms)
+	v, _ = e.Value(ms + int64(EWMADecay))
+	assert.InDelta(t, 10+90/2.71828, float64(v)/float64(ms), 1)
+	// Without samples it decays, so a punished provider is tried again.
+	v2, _ := e.Value(ms + 4*int64(EWMADecay))
+	assert.Less(t, int64(v2), int64(v)/10)
+}
+
+type key struct{ _ [16]byte }
+
+func TestStoreLookupAndIdentity(t *testing.T) {
+	var s Store[key, Provider]
+	a, b := new(key), new(key)
+	assert.Nil(t, s.Load(a))
+	pa := s.Get(a)
+	require.NotNil(t, pa)
+	assert.Same(t, pa, s.Get(a))
+	assert.Same(t, pa, s.Load(a))
+	assert.NotSame(t, pa, s.Get(b))
+	assert.Equal(t, 2, s.Len())
+	runtime.KeepAlive(a)
+	runtime.KeepAlive(b)
+}
+
+func TestStoreConcurrentGetCreatesOnce(t *testing.T) {
+	var s Store[key, Provider]
+	k := new(key)
+	got := make([]*Provider, 8)
+	var wg sync.WaitGroup
+	for i := range got {
+		wg.Add(1)
+		go func() { defer wg.Done(); got[i] = s.Get(k) }()
+	}
+	wg.Wait()
+	for _, p := range got {
+		assert.Same(t, got[0], p)
+	}
+	runtime.KeepAlive(k)
+}
+
+// Providers that come and go must not make the store grow without bound.
+func TestStoreReleasesDepartedProviders(t *testing.T) {
+	var s Store[key, Provider]
+	const total, batch = 100_000, 1_000
+	peak := 0
+	for done := 0; done < total; done += batch {
+		keys := make([]*key, batch)
+		for i := range keys {
+			keys[i] = new(key)
+			s.Get(keys[i]).All().Begin(0)
+		}
+		peak = max(peak, s.Len())
+		keys = nil
+		runtime.GC()
+	}
+	// Cleanups run on their own goroutine after a collection; give them
+	// a bounded number of chances.
+	for i := 0; i < 100 && s.Len() > batch; i++ {
+		runtime.GC()
+		runtime.Gosched()
+	}
+	assert.Less(t, peak, total/4, "store grew with churn")
+	assert.LessOrEqual(t, s.Len(), batch, "departed providers still held")
+}

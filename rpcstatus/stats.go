@@ -1,0 +1,197 @@
+package rpcstatus
+
+import (
+	"math"
+	"sync/atomic"
+	"time"
+)
+
+// epoch anchors Nanotime so that its values are small and monotonic.
+var epoch = time.Now()
+
+// Nanotime returns monotonic nanoseconds since the process started. It is the
+// default clock of the filter and of the balancers.
+func Nanotime() int64 { return int64(time.Since(epoch)) }
+
+// Counters are the call counts and times of a provider or of a method. The
+// zero value is ready to use; all methods are safe for concurrent use.
+type Counters struct {
+	active        atomic.Int64
+	total         atomic.Int64
+	failed        atomic.Int64
+	totalElapsed  atomic.Int64 // ns
+	failedElapsed atomic.Int64 // ns
+	maxElapsed    atomic.Int64 // ns
+}
+
+// Stats holds the figures of one (provider, method): its Counters, a window
+// of recent completions and a moving average of latency, which the adaptive
+// balancers read. The zero value is ready to use. All methods are safe for
+// concurrent use and allocate nothing, except Wait when a caller blocks.
+type Stats struct {
+	Counters
+
+	// inflightStartSum is the sum of the start times, in microseconds, of
+	// the calls in flight; with active it gives their mean age. Microseconds
+	// keep the sum far from overflow with millions of calls in flight.
+	inflightStartSum atomic.Int64
+
+	window Window
+	ewma   PeakEWMA
+
+	// waiters counts callers blocked in Wait; wake is the channel they wait
+	// on, replaced each time it is closed.
+	waiters atomic.Int32
+	wake    atomic.Pointer[chan struct{}]
+
+	limit atomic.Pointer[Limit]
+}
+
+// Limit is a cap on calls in flight, as the actives parameter sets it.
+type Limit struct {
+	// Max is the most calls in flight; 0 means no limit.
+	Max int64
+	// Wait is how long a caller waits for a free slot.
+	Wait time.Duration
+}
+
+// Limit returns the cap set with SetLimit, or nil if none was set yet.
+func (s *Stats) Limit() *Limit { return s.limit.Load() }
+
+// SetLimit records the cap on calls in flight, read once from configuration.
+func (s *Stats) SetLimit(l *Limit) { s.limit.Store(l) }
+
+// Begin records that a call started at now (ns).
+func (s *Counters) Begin(now int64) { s.active.Add(1) }
+
+// Begin records that a call started at now (ns).
+func (s *Stats) Begin(now int64) {
+	s.active.Add(1)
+	s.inflightStartSum.Add(now / 1e3)
+}
+
+// TryBegin records the start of a call only if fewer than limit calls are in
+// flight, and reports whether it did. A limit <= 0 means no limit.
+func (s *Stats) TryBegin(now, limit int64) bool {
+	if limit <= 0 {
+		s.Begin(now)
+		return true
+	}
+	for {
+		a := s.active.Load()
+		if a >= limit {
+			return false
+		}
+		if s.active.CompareAndSwap(a, a+1) {
+			s.inflightStartSum.Add(now / 1e3)
+			return true
+		}
+	}
+}
+
+// End records that a call started at start (ns, the value given to Begin)
+// finished at now, successfully or not. Call it exactly once per Begin.
+func (s *Stats) End(start, now int64, failed bool) {
+	elapsed := s.Counters.End(start, now, failed)
+	s.inflightStartSum.Add(-(start / 1e3))
+	s.window.Add(now, elapsed, failed)
+	s.ewma.Observe(now, elapsed)
+	if s.waiters.Load() > 0 {
+		s.wakeWaiters()
+	}
+}
+
+// End records the end of a call started at start (ns) and returns its
+// duration. Call it exactly once per Begin.
+func (s *Counters) End(start, now int64, failed bool) (elapsed int64) {
+	elapsed = max(now-start, 0)
+	s.active.Add(-1)
+	s.total.Add(1)
+	s.totalElapsed.Add(elapsed)
+	if failed {
+		s.failed.Add(1)
+		s.failedElapsed.Add(elapsed)
+	}
+	for {
+		m := s.maxElapsed.Load()
+		if elapsed <= m || s.maxElapsed.CompareAndSwap(m, elapsed) {
+			break
+		}
+	}
+	return elapsed
+}
+
+// Wait returns a channel that is closed the next time a call ends. Callers
+// that wait for a free slot must call Done when they stop waiting.
+func (s *Stats) Wait() <-chan struct{} {
+	s.waiters.Add(1)
+	for {
+		if ch := s.wake.Load(); ch != nil {
+			return *ch
+		}
+		ch := make(chan struct{})
+		if s.wake.CompareAndSwap(nil, &ch) {
+			return ch
+		}
+	}
+}
+
+// Done undoes one Wait.
+func (s *Stats) Done() { s.waiters.Add(-1) }
+
+func (s *Stats) wakeWaiters() {
+	if ch := s.wake.Swap(nil); ch != nil {
+		close(*ch)
+	}
+}
+
+// Active returns the number of calls in flight.
+func (s *Counters) Active() int64 { return s.active.Load() }
+
+// Total returns the number of finished calls.
+func (s *Counters) Total() int64 { return s.total.Load() }
+
+// Failed returns the number of finished calls that failed.
+func (s *Counters) Failed() int64 { return s.failed.Load() }
+
+// TotalElapsed returns the summed duration of all finished calls.
+func (s *Counters) TotalElapsed() time.Duration { return time.Duration(s.totalElapsed.Load()) }
+
+// FailedElapsed returns the summed duration of the failed calls.
+func (s *Counters) FailedElapsed() time.Duration { return time.Duration(s.failedElapsed.Load()) }
+
+// MaxElapsed returns the longest call seen.
+func (s *Counters) MaxElapsed() time.Duration { return time.Duration(s.maxElapsed.Load()) }
+
+// SucceededAverage returns the mean duration of the successful calls, or 0
+// when there was none.
+func (s *Counters) SucceededAverage() time.Duration {
+	n := s.total.Load() - s.failed.Load()
+	if n <= 0 {
+		return 0
+	}
+	return time.Duration((s.totalElapsed.Load() - s.failedElapsed.Load()) / n)
+}
+
+// InflightDelay returns the mean age at now (ns) of the calls in flight, or
+// 0 when none is in flight. LALB punishes a provider whose calls hang.
+func (s *Stats) InflightDelay(now int64) time.Duration {
+	n := s.active.Load()
+	if n <= 0 {
+		return 0
+	}
+	age := now/1e3 - s.inflightStartSum.Load()/n
+	if age <= 0 {
+		return 0
+	}
+	return time.Duration(age) * time.Microsecond
+}
+
+// Window returns the window of recent completions.
+func (s *Stats) Window() *Window { return &s.window }
+
+// EWMA returns the peak-sensitive moving average of latency.
+func (s *Stats) EWMA() *PeakEWMA { return &s.ewma }
+
+// finite reports whether f is a usable number.
+func finite(f float64) bool { return !math.IsNaN(f) && !math.IsInf(f, 0) }

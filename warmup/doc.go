@@ -1,0 +1,43 @@
+// Package warmup turns what a provider URL says about a provider (weight,
+// start timestamp, warmup period) into the weight a balancer should use now.
+//
+// It is the one place that reads the weight, timestamp and warmup URL
+// parameters, and the one warmup function every weight-aware balancer uses.
+//
+// # Weight policy
+//
+// The weight is read from methods.<method>.weight, then weight, exactly as
+// the consumer receives the provider URL from the registry (with Nacos
+// interface-level registration, the provider's URL parameters travel as
+// instance metadata; with application-level discovery dubbo-go itself writes
+// the rounded Nacos instance weight into weight).
+//
+//   - absent or empty: DefaultWeight (100).
+//   - a number in [0, MaxWeight]: used as is; fractions are kept (a Nacos
+//     weight of 0.4 stays 0.4, it is never rounded to 0 or to 100).
+//   - 0: the provider is drained: it gets traffic only when every provider
+//     offered to the balancer has weight 0, and then they share evenly.
+//     Exception: a dubbo-go provider (release=dubbo-golang-*) exports
+//     weight=0 whenever no weight was configured, so from such a provider 0
+//     means "not configured" and DefaultWeight is used; drain a dubbo-go
+//     provider through the registry instead (disable the instance).
+//   - negative, non-numeric, NaN, ±Inf or above MaxWeight: DefaultWeight,
+//     the reason is kept in Meta.Problem and the InvalidWeights counter goes
+//     up, so a typo never silently starves or floods a provider.
+//
+// # Warmup
+//
+// A provider's start time is its timestamp parameter: dubbo-go providers
+// write Unix seconds, Dubbo Java providers milliseconds; values above 10^11
+// are taken as milliseconds (10^11 seconds is the year 5138). The warmup
+// period is the warmup parameter, in the same unit as the timestamp (seconds
+// from dubbo-go, milliseconds from Java), DefaultPeriod when absent.
+//
+// During the period the weight follows Dubbo's linear ramp
+// clamp(uptime/period × weight, min(1, weight), weight); Options.Aggression
+// and Options.MinPercent shape it as Envoy's slow start does. A timestamp in
+// the future (clock skew between hosts) is treated as "started when first
+// seen": the provider ramps up from that moment, so it neither gets full
+// weight at once nor stays at the minimum until the provider's clock is
+// reached.
+package warmup
