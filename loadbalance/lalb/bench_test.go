@@ -1,0 +1,132 @@
+package lalb
+
+import (
+	"math/rand/v2"
+	"sync/atomic"
+	"testing"
+	"time"
+)
+
+const benchN = 1024
+
+func benchTree() *Tree {
+	rng := rand.New(rand.NewPCG(1, 1))
+	w := make([]int64, benchN)
+	for i := range w {
+		w[i] = 1e6 + rng.Int64N(1e9)
+	}
+	return NewTree(w)
+}
+
+// xorshift is a tiny per-goroutine random source, so the benchmarks measure
+// the tree and not the generator.
+type xorshift uint64
+
+func (x *xorshift) next() uint64 {
+	v := uint64(*x)
+	v ^= v << 13
+	v ^= v >> 7
+	v ^= v << 17
+	*x = xorshift(v)
+	return v
+}
+
+func BenchmarkPick(b *testing.B) {
+	t := benchTree()
+	r := xorshift(88172645463325252)
+	b.ReportAllocs()
+	for b.Loop() {
+		t.Choose(r.next())
+	}
+}
+
+func BenchmarkPickParallel(b *testing.B) {
+	t := benchTree()
+	b.ReportAllocs()
+	b.RunParallel(func(pb *testing.PB) {
+		r := xorshift(rand.Uint64() | 1)
+		for pb.Next() {
+			t.Choose(r.next())
+		}
+	})
+}
+
+func BenchmarkSet(b *testing.B) {
+	t := benchTree()
+	r := xorshift(88172645463325252)
+	b.ReportAllocs()
+	for b.Loop() {
+		v := r.next()
+		t.Set(int(v%benchN), int64(v>>34))
+	}
+}
+
+func BenchmarkSetParallel(b *testing.B) {
+	t := benchTree()
+	b.ReportAllocs()
+	b.RunParallel(func(pb *testing.PB) {
+		r := xorshift(rand.Uint64() | 1)
+		for pb.Next() {
+			v := r.next()
+			t.Set(int(v%benchN), int64(v>>34))
+		}
+	})
+}
+
+// BenchmarkFeedback is the whole feedback path of one completion: compute
+// the weight from a window summary, floor it, and Set it.
+func BenchmarkFeedback(b *testing.B) {
+	t := benchTree()
+	r := xorshift(88172645463325252)
+	s := Stats{Samples: 128, Errors: 2, Span: 127 * time.Millisecond,
+		SuccessLatency: time.Millisecond, ErrorLatency: 3 * time.Millisecond,
+		Inflight: 3, InflightStartSum: 3 * int64(time.Second)}
+	o := Options{}.withDefaults()
+	now := int64(time.Second + time.Millisecond)
+	b.ReportAllocs()
+	for b.Loop() {
+		v := r.next()
+		s.SuccessLatency = time.Duration(v>>44) + time.Millisecond
+		w, _ := Weight(s, now, o)
+		t.Set(int(v%benchN), TreeWeight(w, t.Total(), benchN, o))
+	}
+}
+
+func BenchmarkFeedbackParallel(b *testing.B) {
+	t := benchTree()
+	o := Options{}.withDefaults()
+	now := int64(time.Second + time.Millisecond)
+	b.ReportAllocs()
+	b.RunParallel(func(pb *testing.PB) {
+		r := xorshift(rand.Uint64() | 1)
+		s := Stats{Samples: 128, Errors: 2, Span: 127 * time.Millisecond,
+			SuccessLatency: time.Millisecond, ErrorLatency: 3 * time.Millisecond,
+			Inflight: 3, InflightStartSum: 3 * int64(time.Second)}
+		for pb.Next() {
+			v := r.next()
+			s.SuccessLatency = time.Duration(v>>44) + time.Millisecond
+			w, _ := Weight(s, now, o)
+			t.Set(int(v%benchN), TreeWeight(w, t.Total(), benchN, o))
+		}
+	})
+}
+
+// BenchmarkPickWithFeedback runs picks while other goroutines feed back, the
+// contended case: half the goroutines pick, half Set.
+func BenchmarkPickWithFeedback(b *testing.B) {
+	t := benchTree()
+	var id atomic.Int64
+	b.ReportAllocs()
+	b.RunParallel(func(pb *testing.PB) {
+		r := xorshift(rand.Uint64() | 1)
+		setter := id.Add(1)%2 == 0
+		for pb.Next() {
+			v := r.next()
+			if setter {
+				t.Set(int(v%benchN), int64(v>>34))
+			} else {
+				t.Choose(v)
+			}
+		}
+	})
+}
