@@ -42,7 +42,8 @@ type Meta struct {
 	Problem string
 }
 
-// Options shape the warmup curve. The zero value is Dubbo's linear ramp.
+// Options configure warmup. The zero value is Dubbo's linear ramp on the
+// wall clock, refreshed every DefaultRefreshStep.
 type Options struct {
 	// Aggression bends the ramp as in Envoy's slow start: the weight
 	// fraction is (uptime/period)^(1/Aggression). 1 (the default, used for
@@ -52,6 +53,28 @@ type Options struct {
 	// a warming provider gets. Default 0: only Dubbo's floor of one weight
 	// unit applies. Values outside [0, 100] are clamped.
 	MinPercent float64
+	// Now is the wall clock uptime is measured with; default time.Now.
+	// Tests inject their own.
+	Now func() time.Time
+	// RefreshStep is how often balancers recompute warm weights while some
+	// provider warms up; default DefaultRefreshStep. Between steps they
+	// reuse the weights they computed, so a pick never parses a URL.
+	RefreshStep time.Duration
+}
+
+// DefaultRefreshStep is how often warm weights are recomputed while some
+// provider is warming up.
+const DefaultRefreshStep = 100 * time.Millisecond
+
+// WithDefaults returns o with Now and RefreshStep set when they were not.
+func (o Options) WithDefaults() Options {
+	if o.Now == nil {
+		o.Now = time.Now
+	}
+	if o.RefreshStep <= 0 {
+		o.RefreshStep = DefaultRefreshStep
+	}
+	return o
 }
 
 // Parse reads the weight, timestamp and warmup parameters of the provider

@@ -26,8 +26,8 @@ func TestParseWeightPolicy(t *testing.T) {
 		{"250", false, 250, false},
 		{"0.4", false, 0.4, false}, // never rounded to 0 or to 100
 		{"2.5", false, 2.5, false},
-		{"0", false, 0, false},   // drained
-		{"0", true, 100, false},  // dubbo-go writes 0 when no weight is set
+		{"0", false, 0, false},  // drained
+		{"0", true, 100, false}, // dubbo-go writes 0 when no weight is set
 		{"1e6", false, 1e6, false},
 		{"abc", false, 100, true},
 		{"-5", false, 100, true},

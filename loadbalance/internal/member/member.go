@@ -8,10 +8,12 @@
 package member
 
 import (
+	"bytes"
 	"math/rand/v2"
 	"sync"
 	"sync/atomic"
 	"time"
+	"unsafe"
 
 	"dubbo.apache.org/dubbo-go/v3/common"
 	"dubbo.apache.org/dubbo-go/v3/protocol/base"
@@ -22,26 +24,12 @@ import (
 )
 
 const (
-	// DefaultRefreshStep is how often warm weights are recomputed while
-	// some provider is warming up.
-	DefaultRefreshStep = 100 * time.Millisecond
 	// subsetRebuild is how many consecutive Selects on a strict subset of
 	// the snapshot make it the new membership. Retries of the failover
 	// cluster pass a subset for one call; providers that really left pass
 	// it on every call.
 	subsetRebuild = 16
 )
-
-// Options configure a Registry. The zero value is ready to use.
-type Options struct {
-	// Warmup shapes the warmup curve.
-	Warmup warmup.Options
-	// Now is the wall clock warmup is measured with; default time.Now.
-	Now func() time.Time
-	// RefreshStep is how often warm weights are recomputed while some
-	// provider warms up; default DefaultRefreshStep.
-	RefreshStep time.Duration
-}
 
 // Set is an immutable snapshot of the providers offered to a balancer for
 // one (service, method). Index i means the same provider in every slice.
@@ -90,12 +78,23 @@ func (s *Set) matches(list []base.Invoker) bool {
 		// list it handed out, and holding it keeps its address from reuse.
 		return true
 	}
+	// Identical interface words (type and pointer) are the same provider;
+	// comparing the memory at once is several times faster than one
+	// interface comparison after another.
+	if bytes.Equal(words(list), words(s.Invokers)) {
+		return true
+	}
 	for i, inv := range list {
 		if inv != s.Invokers[i] {
 			return false
 		}
 	}
 	return true
+}
+
+// words returns the memory of list.
+func words(list []base.Invoker) []byte {
+	return unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(list))), len(list)*int(unsafe.Sizeof(list[0])))
 }
 
 // contains reports whether every provider of list is in the Set.
@@ -142,7 +141,7 @@ type BuildFunc[T any] func(set *Set, prev *View[T]) *T
 
 // Registry keeps one snapshot per (service, method) for one balancer.
 type Registry[T any] struct {
-	opts  Options
+	opts  warmup.Options
 	build BuildFunc[T]
 	// routes finds the service of a provider URL without building its
 	// service key on every call; it forgets URLs that are gone.
@@ -162,14 +161,8 @@ type state[T any] struct {
 }
 
 // NewRegistry returns a Registry that builds tables with build.
-func NewRegistry[T any](opts Options, build BuildFunc[T]) *Registry[T] {
-	if opts.Now == nil {
-		opts.Now = time.Now
-	}
-	if opts.RefreshStep <= 0 {
-		opts.RefreshStep = DefaultRefreshStep
-	}
-	return &Registry[T]{opts: opts, build: build, services: map[string]*rpcstatus.Index[state[T]]{}}
+func NewRegistry[T any](opts warmup.Options, build BuildFunc[T]) *Registry[T] {
+	return &Registry[T]{opts: opts.WithDefaults(), build: build, services: map[string]*rpcstatus.Index[state[T]]{}}
 }
 
 // Lookup returns the snapshot for list, a non-empty invoker list of one
@@ -263,7 +256,7 @@ func (r *Registry[T]) newSet(list []base.Invoker, method string, prev *View[T], 
 				logger.Warnf("[dubbogo-lb] provider %s: %s", u.Location, p)
 			}
 		}
-		s.Weights[i] = r.opts.Warmup.Weight(s.Meta[i], now)
+		s.Weights[i] = r.opts.Weight(s.Meta[i], now)
 		s.Total += s.Weights[i]
 		if at := s.Meta[i].WarmAt(); !at.IsZero() && now.Before(at) {
 			warming = true

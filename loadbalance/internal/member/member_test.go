@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/dubbogo-lb/lb/loadbalance/internal/lbtest"
+	"github.com/dubbogo-lb/lb/warmup"
 )
 
 // table counts builds, so tests can see when a snapshot was rebuilt.
@@ -16,7 +17,7 @@ type table struct{ builds int }
 
 func newCounting() (*Registry[table], *int) {
 	builds := 0
-	r := NewRegistry(Options{}, func(*Set, *View[table]) *table { builds++; return &table{builds} })
+	r := NewRegistry(warmup.Options{}, func(*Set, *View[table]) *table { builds++; return &table{builds} })
 	return r, &builds
 }
 
@@ -111,7 +112,7 @@ func TestWarmWeightsRefreshOnACoarseStep(t *testing.T) {
 	start := time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC)
 	clock := lbtest.NewClock(start.Add(60 * time.Second))
 	builds := 0
-	r := NewRegistry(Options{Now: clock.Now}, func(*Set, *View[table]) *table { builds++; return &table{} })
+	r := NewRegistry(warmup.Options{Now: clock.Now}, func(*Set, *View[table]) *table { builds++; return &table{} })
 	list := []base.Invoker{lbtest.Started(20000, start.Add(-time.Hour), 600*time.Second), lbtest.Started(20001, start, 600*time.Second)}
 
 	v, _ := r.Lookup(list, "Say")

@@ -1,0 +1,90 @@
+package random
+
+import "math"
+
+// Alias is Vose's alias table: a weighted pick in O(1) with one random
+// number, whatever the number of items. It knows nothing of dubbo-go.
+type Alias struct {
+	// threshold[i] is the chance, scaled to 2^32, of keeping column i
+	// rather than taking alias[i].
+	threshold []uint32
+	alias     []int32
+}
+
+// NewAlias builds the table for weights. Negative, NaN and infinite weights
+// count as 0; when no weight is positive every item is equally likely.
+func NewAlias(weights []float64) *Alias {
+	n := len(weights)
+	a := &Alias{threshold: make([]uint32, n), alias: make([]int32, n)}
+	if n == 0 {
+		return a
+	}
+	total := 0.0
+	for _, w := range weights {
+		total += clean(w)
+	}
+	// scaled[i] = weight × n / total: a column of height 1 is "full".
+	scaled := make([]float64, n)
+	small := make([]int32, 0, n)
+	large := make([]int32, 0, n)
+	for i, w := range weights {
+		if total > 0 {
+			scaled[i] = clean(w) * float64(n) / total
+		} else {
+			scaled[i] = 1
+		}
+		if scaled[i] < 1 {
+			small = append(small, int32(i))
+		} else {
+			large = append(large, int32(i))
+		}
+	}
+	for len(small) > 0 && len(large) > 0 {
+		s, l := small[len(small)-1], large[len(large)-1]
+		small = small[:len(small)-1]
+		a.threshold[s] = toThreshold(scaled[s])
+		a.alias[s] = l
+		// The large column gives what the small one lacked.
+		scaled[l] -= 1 - scaled[s]
+		if scaled[l] < 1 {
+			large = large[:len(large)-1]
+			small = append(small, l)
+		}
+	}
+	// What is left is full up to rounding.
+	for _, i := range append(small, large...) {
+		a.threshold[i] = math.MaxUint32
+		a.alias[i] = i
+	}
+	return a
+}
+
+func clean(w float64) float64 {
+	if w > 0 && !math.IsInf(w, 1) {
+		return w
+	}
+	return 0
+}
+
+func toThreshold(p float64) uint32 {
+	if p <= 0 {
+		return 0
+	}
+	if p >= 1 {
+		return math.MaxUint32
+	}
+	return uint32(p * (1 << 32))
+}
+
+// Len returns the number of items.
+func (a *Alias) Len() int { return len(a.threshold) }
+
+// Pick returns an item for the uniformly random r: its high 32 bits choose
+// a column, its low 32 bits choose between the column and its alias.
+func (a *Alias) Pick(r uint64) int {
+	i := int((r >> 32) * uint64(len(a.threshold)) >> 32)
+	if uint32(r) < a.threshold[i] {
+		return i
+	}
+	return int(a.alias[i])
+}

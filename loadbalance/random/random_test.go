@@ -1,0 +1,166 @@
+package random
+
+import (
+	"math"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"dubbo.apache.org/dubbo-go/v3/protocol/base"
+	"github.com/stretchr/testify/assert"
+
+	"github.com/dubbogo-lb/lb/loadbalance/internal/lbtest"
+	"github.com/dubbogo-lb/lb/warmup"
+)
+
+// exact returns the probability of each item of a, computed from the table.
+func exact(a *Alias) []float64 {
+	n := float64(a.Len())
+	p := make([]float64, a.Len())
+	for i := range p {
+		keep := float64(a.threshold[i]) / (1 << 32)
+		p[i] += keep / n
+		p[a.alias[i]] += (1 - keep) / n
+	}
+	return p
+}
+
+func TestAliasProbabilitiesAreExact(t *testing.T) {
+	for _, w := range [][]float64{
+		{1, 9}, {1, 1, 2}, {5, 1, 1}, {0, 3, 0, 1}, {0.4, 0.1, 100, 7, 7, 7, 1e6},
+		{1}, {math.NaN(), 1, -4, math.Inf(1)},
+	} {
+		total := 0.0
+		for _, x := range w {
+			total += clean(x)
+		}
+		p := exact(NewAlias(w))
+		for i := range w {
+			assert.InDelta(t, clean(w[i])/total, p[i], 1e-8, "weights %v item %d", w, i)
+		}
+	}
+	// No positive weight: uniform.
+	assert.InDeltaSlice(t, []float64{1. / 3, 1. / 3, 1. / 3}, exact(NewAlias([]float64{0, 0, 0})), 1e-8)
+	assert.Equal(t, 0, NewAlias(nil).Len())
+}
+
+func TestAliasPickNeverOutOfRange(t *testing.T) {
+	a := NewAlias([]float64{1, 2, 3})
+	for _, r := range []uint64{0, math.MaxUint64, 1 << 63, math.MaxUint32} {
+		i := a.Pick(r)
+		assert.True(t, i >= 0 && i < 3)
+	}
+}
+
+func TestSharesFollowWeights(t *testing.T) {
+	b := New(Options{})
+	for _, c := range []struct {
+		weights []string
+		want    []float64
+	}{
+		{[]string{"1", "9"}, []float64{10, 90}},
+		{[]string{"1", "1", "2"}, []float64{25, 25, 50}},
+		{[]string{"100", "100"}, []float64{50, 50}},
+	} {
+		got := lbtest.Shares(b, lbtest.Weighted(c.weights...), lbtest.Call("Say"), 100_000)
+		assert.InDeltaSlice(t, c.want, got, 1.5, "weights %v", c.weights)
+	}
+}
+
+// Dubbo decides "weighted or not" from the first invoker alone; equal first
+// weights must not make us uniform.
+func TestWeightedEvenWhenTheFirstTwoAreEqual(t *testing.T) {
+	got := lbtest.Shares(New(Options{}), lbtest.Weighted("1", "1", "2"), lbtest.Call("Say"), 100_000)
+	assert.InDelta(t, 50, got[2], 1.5)
+}
+
+func TestWarmupThroughMergedNacosURL(t *testing.T) {
+	start := time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC)
+	clock := lbtest.NewClock(start.Add(60 * time.Second))
+	b := New(Options{Warmup: warmup.Options{Now: clock.Now}})
+	list := []base.Invoker{
+		lbtest.Started(20000, start.Add(-time.Hour), 600*time.Second),
+		lbtest.Started(20001, start, 600*time.Second), // up 60 s of 600 s
+	}
+	c := lbtest.Counts(b, list, lbtest.Call("Say"), 100_000)
+	assert.InDelta(t, 0.10, float64(c[1])/float64(c[0]), 0.01, "≈10 %% of a warm peer's traffic")
+
+	clock.Advance(240 * time.Second) // half way
+	c = lbtest.Counts(b, list, lbtest.Call("Say"), 100_000)
+	assert.InDelta(t, 0.5, float64(c[1])/float64(c[0]), 0.03)
+
+	clock.Advance(time.Hour)
+	c = lbtest.Counts(b, list, lbtest.Call("Say"), 100_000)
+	assert.InDelta(t, 1, float64(c[1])/float64(c[0]), 0.04)
+}
+
+func TestBadInput(t *testing.T) {
+	b := New(Options{})
+	inv := lbtest.Call("Say")
+	assert.Nil(t, b.Select(nil, inv))
+	assert.Nil(t, b.Select([]base.Invoker{}, inv))
+	one := lbtest.N(1)
+	assert.Same(t, one[0], b.Select(one, inv))
+
+	// Malformed weights fall back to the default, 100, like a healthy peer.
+	got := lbtest.Shares(b, lbtest.Weighted("abc", "-5", "1e99", "NaN", "100"), inv, 100_000)
+	assert.InDeltaSlice(t, []float64{20, 20, 20, 20, 20}, got, 1.5)
+
+	// A timestamp in the future: just started, not full weight, not zero.
+	now := time.Now()
+	skewed := []base.Invoker{lbtest.N(1)[0], lbtest.Started(20001, now.Add(time.Hour), 600*time.Second)}
+	c := lbtest.Counts(b, skewed, inv, 50_000)
+	assert.Positive(t, c[1])
+	assert.Less(t, c[1], 2_000)
+}
+
+func TestRetrySubsetPicksWithinSubset(t *testing.T) {
+	b := New(Options{})
+	list := lbtest.Weighted("1", "1", "1", "1")
+	inv := lbtest.Call("Say")
+	lbtest.Counts(b, list, inv, 10)
+	sub := []base.Invoker{list[1], list[3]}
+	c := lbtest.Counts(b, sub, inv, 10) // panics on a pick outside sub
+	assert.Equal(t, 10, c[0]+c[1])
+}
+
+// Selectors race with a goroutine that keeps changing the providers.
+func TestConcurrentSelectWhileMembershipChanges(t *testing.T) {
+	b := New(Options{})
+	pool := lbtest.Weighted("1", "2", "3", "4", "5", "6", "7", "8")
+	var lists atomic.Pointer[[]base.Invoker]
+	first := pool[:4]
+	lists.Store(&first)
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	var picks atomic.Int64
+	for range 8 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			inv := lbtest.Call("Say")
+			for {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				l := *lists.Load()
+				got := b.Select(l, inv)
+				if !assert.Contains(t, l, got) {
+					return
+				}
+				picks.Add(1)
+			}
+		}()
+	}
+	deadline := time.Now().Add(2 * time.Second)
+	for i := 0; time.Now().Before(deadline); i++ {
+		l := append([]base.Invoker(nil), pool[i%4:i%4+2+i%3]...)
+		lists.Store(&l)
+	}
+	close(stop)
+	wg.Wait()
+	assert.Positive(t, picks.Load())
+}
