@@ -18,10 +18,12 @@ import (
 	"sort"
 	"strings"
 
+	"dubbo.apache.org/dubbo-go/v3/cluster/loadbalance"
 	dgext "dubbo.apache.org/dubbo-go/v3/common/extension"
 	dgfilter "dubbo.apache.org/dubbo-go/v3/filter"
 
 	"github.com/dubbogo-lb/lb/filter"
+	"github.com/dubbogo-lb/lb/loadbalance/random"
 )
 
 // FilterName is the name of the active-count filter.
@@ -33,6 +35,15 @@ var balancers []string
 func init() {
 	active := filter.New(filter.Options{})
 	dgext.SetFilter(FilterName, func() dgfilter.Filter { return active })
+
+	// One singleton per balancer: dubbo-go calls the factory on every
+	// invocation, and each balancer keeps its state per (service, method).
+	register(random.Name, random.New(random.Options{}))
+}
+
+func register(name string, lb loadbalance.LoadBalance) {
+	balancers = append(balancers, name)
+	dgext.SetLoadbalance(name, func() loadbalance.LoadBalance { return lb })
 }
 
 // Balancers returns the names of the balancers this package registered.
