@@ -23,6 +23,7 @@ import (
 	dgfilter "dubbo.apache.org/dubbo-go/v3/filter"
 
 	"github.com/dubbogo-lb/lb/filter"
+	"github.com/dubbogo-lb/lb/loadbalance/leastactive"
 	"github.com/dubbogo-lb/lb/loadbalance/random"
 )
 
@@ -39,6 +40,7 @@ func init() {
 	// One singleton per balancer: dubbo-go calls the factory on every
 	// invocation, and each balancer keeps its state per (service, method).
 	register(random.Name, random.New(random.Options{}))
+	register(leastactive.Name, leastactive.New(leastactive.Options{}))
 }
 
 func register(name string, lb loadbalance.LoadBalance) {

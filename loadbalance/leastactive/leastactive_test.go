@@ -1,0 +1,373 @@
+package leastactive
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	_ "dubbo.apache.org/dubbo-go/v3/cluster/loadbalance/leastactive" // registers dubbo-go's own
+	dgext "dubbo.apache.org/dubbo-go/v3/common/extension"
+	"dubbo.apache.org/dubbo-go/v3/protocol/base"
+	"dubbo.apache.org/dubbo-go/v3/protocol/result"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/dubbogo-lb/lb/filter"
+	"github.com/dubbogo-lb/lb/loadbalance/internal/lbtest"
+	"github.com/dubbogo-lb/lb/rpcstatus"
+	"github.com/dubbogo-lb/lb/warmup"
+)
+
+// logs collects what a Balancer logs.
+type logs struct {
+	mu  sync.Mutex
+	got []string
+}
+
+func (l *logs) logf(format string, args ...any) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.got = append(l.got, fmt.Sprintf(format, args...))
+}
+
+func (l *logs) lines() []string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return append([]string(nil), l.got...)
+}
+
+// quiet returns a Balancer whose missing-filter message goes to a test log.
+func quiet(opts Options) (*Balancer, *logs) {
+	l := new(logs)
+	opts.Logf = l.logf
+	return New(opts), l
+}
+
+// inflight starts n calls of method on provider and returns what ends them.
+func inflight(provider base.Invoker, method string, n int) (end func()) {
+	p := rpcstatus.Of(provider.GetURL())
+	m := p.Method(method)
+	calls := make([]rpcstatus.Call, n)
+	for i := range calls {
+		calls[i] = p.Begin(m, rpcstatus.Nanotime())
+	}
+	return func() {
+		for _, c := range calls {
+			c.End(rpcstatus.Nanotime(), false)
+		}
+	}
+}
+
+func TestTiesFollowWarmWeights(t *testing.T) {
+	for _, choices := range []int{0, 2} {
+		b, _ := quiet(Options{Choices: choices})
+		for _, c := range []struct {
+			weights []string
+			want    []float64
+		}{
+			{[]string{"1", "9"}, []float64{10, 90}},
+			{[]string{"1", "1", "2"}, []float64{25, 25, 50}},
+			{[]string{"100", "100", "100", "100"}, []float64{25, 25, 25, 25}},
+		} {
+			got := lbtest.Shares(b, lbtest.Weighted(c.weights...), lbtest.Call("Say"), 100_000)
+			assert.InDeltaSlice(t, c.want, got, 1.5, "choices %d weights %v", choices, c.weights)
+		}
+	}
+}
+
+// The reference's tie draw in [1, total] starves the first of 1:1:2.
+func TestDubboGoTieDrawIsBiased(t *testing.T) {
+	got := lbtest.Shares(dgext.GetLoadbalance("leastactive"), lbtest.Weighted("1", "1", "2"), lbtest.Call("Say"), 100_000)
+	assert.InDelta(t, 100./12, got[0], 1.5, "dubbo-go v3.3.2 gives 8/33/58 %%: %v", got)
+}
+
+func TestBusyProviderIsAvoided(t *testing.T) {
+	for _, choices := range []int{0, 2} {
+		b, _ := quiet(Options{Choices: choices})
+		list := lbtest.N(10)
+		end := inflight(list[3], "Say", 5)
+		got := lbtest.Shares(b, list, lbtest.Call("Say"), 20_000)
+		assert.Less(t, got[3], 5.0, "choices %d", choices)
+		if choices == 0 {
+			assert.Zero(t, got[3], "a full scan never picks it")
+		}
+		// Only the method's own calls count.
+		got = lbtest.Shares(b, list, lbtest.Call("Other"), 20_000)
+		assert.InDelta(t, 10, got[3], 1.5)
+		end()
+		got = lbtest.Shares(b, list, lbtest.Call("Say"), 20_000)
+		assert.InDelta(t, 10, got[3], 1.5, "back once its calls ended")
+	}
+}
+
+// A closed loop through the real filter: every picked call stays in flight
+// for a while, ten times longer on the slow provider, which therefore gets
+// about a tenth of the fast ones' traffic. Time is counted in ticks of the
+// loop, not on a clock.
+func TestSlowProviderGetsLessThroughTheFilter(t *testing.T) {
+	b, l := quiet(Options{})
+	list := lbtest.N(3)
+	f := filter.New(filter.Options{})
+	inv := lbtest.Call("Say")
+	type call struct {
+		end      int
+		done     chan struct{} // closed to let the call return
+		returned chan struct{} // closed once the filter saw it return
+	}
+	var pending []call
+	counts := make([]int, 3)
+	for tick := range 30_000 {
+		// Finish the calls that are due.
+		kept := pending[:0]
+		for _, c := range pending {
+			if c.end <= tick {
+				close(c.done)
+				<-c.returned
+			} else {
+				kept = append(kept, c)
+			}
+		}
+		pending = kept
+		// Four callers start a call per tick.
+		for range 4 {
+			got := b.Select(list, inv)
+			i := map[base.Invoker]int{list[0]: 0, list[1]: 1, list[2]: 2}[got]
+			counts[i]++
+			c := call{end: tick + []int{20, 2, 2}[i], done: make(chan struct{}), returned: make(chan struct{})}
+			started := make(chan struct{})
+			go func() {
+				defer close(c.returned)
+				f.Invoke(context.Background(), &blocking{Invoker: got, started: started, done: c.done}, inv)
+			}()
+			<-started
+			pending = append(pending, c)
+		}
+	}
+	for _, c := range pending {
+		close(c.done)
+		<-c.returned
+	}
+	ratio := float64(counts[0]) / float64(counts[1])
+	t.Logf("counts %v ratio %.3f", counts, ratio)
+	// In flight counts even out: 20 ticks × its rate ≈ 2 ticks × theirs.
+	assert.InDelta(t, 0.1, ratio, 0.03, "counts %v", counts)
+	assert.False(t, b.FilterMissing())
+	assert.Empty(t, l.lines())
+}
+
+// blocking is a provider whose calls last until done is closed.
+type blocking struct {
+	base.Invoker
+	started chan struct{}
+	done    chan struct{}
+}
+
+func (p *blocking) Invoke(ctx context.Context, inv base.Invocation) result.Result {
+	close(p.started)
+	<-p.done
+	return p.Invoker.Invoke(ctx, inv)
+}
+
+func TestWarmupThroughMergedNacosURL(t *testing.T) {
+	start := time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC)
+	clock := lbtest.NewClock(start.Add(60 * time.Second))
+	for _, choices := range []int{0, 2} {
+		b, _ := quiet(Options{Choices: choices, Warmup: warmup.Options{Now: clock.Now}})
+		list := []base.Invoker{
+			lbtest.Started(20000, start.Add(-time.Hour), 600*time.Second),
+			lbtest.Started(20001, start, 600*time.Second), // up 60 s of 600 s
+		}
+		c := lbtest.Counts(b, list, lbtest.Call("Say"), 100_000)
+		assert.InDelta(t, 0.10, float64(c[1])/float64(c[0]), 0.01, "choices %d: ≈10 %% of a warm peer's traffic", choices)
+	}
+	b, _ := quiet(Options{Warmup: warmup.Options{Now: clock.Now}})
+	list := []base.Invoker{
+		lbtest.Started(20000, start.Add(-time.Hour), 600*time.Second),
+		lbtest.Started(20001, start, 600*time.Second),
+	}
+	clock.Advance(240 * time.Second) // half way
+	c := lbtest.Counts(b, list, lbtest.Call("Say"), 100_000)
+	assert.InDelta(t, 0.5, float64(c[1])/float64(c[0]), 0.03)
+	clock.Advance(time.Hour)
+	c = lbtest.Counts(b, list, lbtest.Call("Say"), 100_000)
+	assert.InDelta(t, 1, float64(c[1])/float64(c[0]), 0.04)
+}
+
+func TestBadInput(t *testing.T) {
+	b, _ := quiet(Options{})
+	inv := lbtest.Call("Say")
+	assert.Nil(t, b.Select(nil, inv))
+	assert.Nil(t, b.Select([]base.Invoker{}, inv))
+	one := lbtest.N(1)
+	end := inflight(one[0], "Say", 3)
+	assert.Same(t, one[0], b.Select(one, inv), "the only provider, however busy")
+	end()
+
+	// Malformed weights fall back to the default, 100, like a healthy peer.
+	got := lbtest.Shares(b, lbtest.Weighted("abc", "-5", "1e99", "NaN", "100"), inv, 100_000)
+	assert.InDeltaSlice(t, []float64{20, 20, 20, 20, 20}, got, 1.5)
+
+	// A timestamp in the future: just started, not full weight, not zero.
+	now := time.Now()
+	skewed := []base.Invoker{lbtest.N(1)[0], lbtest.Started(20001, now.Add(time.Hour), 600*time.Second)}
+	c := lbtest.Counts(b, skewed, inv, 50_000)
+	assert.Positive(t, c[1])
+	assert.Less(t, c[1], 2_000)
+
+	// A drained provider (weight 0 from a provider that means it) gets
+	// nothing even with the fewest calls in flight...
+	drained := []base.Invoker{
+		lbtest.Provider(20000, map[string]string{"weight": "0", "release": "java-3.2"}),
+		lbtest.Provider(20001, nil),
+	}
+	end = inflight(drained[1], "Say", 2)
+	c = lbtest.Counts(b, drained, inv, 1_000)
+	assert.Equal(t, []int{0, 1_000}, c)
+	end()
+	// ...unless every provider is drained.
+	allDrained := []base.Invoker{
+		lbtest.Provider(20000, map[string]string{"weight": "0", "release": "java-3.2"}),
+		lbtest.Provider(20001, map[string]string{"weight": "0", "release": "java-3.2"}),
+	}
+	got = lbtest.Shares(b, allDrained, inv, 20_000)
+	assert.InDeltaSlice(t, []float64{50, 50}, got, 1.5)
+
+	// Choices below 2 mean a full scan, which never picks the busy one.
+	for _, choices := range []int{-3, 1} {
+		b, _ := quiet(Options{Choices: choices})
+		list := lbtest.N(4)
+		end := inflight(list[0], "Say", 1)
+		assert.Zero(t, lbtest.Counts(b, list, inv, 2_000)[0], "choices %d", choices)
+		end()
+	}
+}
+
+func TestRetrySubsetAppliesTheRuleWithinIt(t *testing.T) {
+	b, _ := quiet(Options{})
+	list := lbtest.Weighted("1", "1", "1", "1")
+	inv := lbtest.Call("Say")
+	lbtest.Counts(b, list, inv, 10)
+	sub := []base.Invoker{list[1], list[2], list[3]}
+	end := inflight(list[2], "Say", 1)
+	defer end()
+	// Fewer calls than the rebuild threshold: still a retry of the
+	// four-provider snapshot.
+	c := lbtest.Counts(b, sub, inv, 10) // panics on a pick outside sub
+	assert.Equal(t, 0, c[1], "the busy provider of the subset")
+	assert.Equal(t, 10, c[0]+c[2])
+
+	// The subset's ties still follow weights; drained ones are skipped.
+	w := lbtest.Weighted("1", "3", "0.000001")
+	lbtest.Counts(b, w, inv, 1)
+	sum := []int{0, 0}
+	for range 4_000 {
+		lbtest.Counts(b, w, inv, 1) // keeps the full snapshot current
+		c := lbtest.Counts(b, w[:2], inv, 1)
+		sum[0] += c[0]
+		sum[1] += c[1]
+	}
+	assert.InDelta(t, 0.25, float64(sum[0])/4_000, 0.03)
+}
+
+func TestMissingFilterIsReportedOnce(t *testing.T) {
+	b, l := quiet(Options{})
+	list := lbtest.N(3)
+	inv := lbtest.Call("Say")
+	lbtest.Counts(b, list, inv, MissingFilterPicks-1)
+	assert.False(t, b.FilterMissing(), "not before the threshold")
+	assert.Empty(t, l.lines())
+	lbtest.Counts(b, list, inv, 1)
+	assert.True(t, b.FilterMissing())
+	require.Len(t, l.lines(), 1)
+	msg := l.lines()[0]
+	assert.Contains(t, msg, "dubbo:\n  consumer:\n    filter: lbactive\n")
+	assert.Contains(t, msg, "references:")
+	assert.Contains(t, msg, lbtest.Service)
+	assert.Contains(t, msg, "Say")
+
+	// Once per Balancer, whatever else is missing it.
+	lbtest.Counts(b, list, lbtest.Call("Other"), 5*MissingFilterPicks)
+	lbtest.Counts(b, lbtest.N(2), inv, 5*MissingFilterPicks)
+	assert.Len(t, l.lines(), 1)
+}
+
+func TestNoReportWhenTheFilterCounts(t *testing.T) {
+	b, l := quiet(Options{})
+	list := lbtest.N(3)
+	inv := lbtest.Call("Say")
+	f := filter.New(filter.Options{})
+	for range 5 * MissingFilterPicks {
+		got := b.Select(list, inv)
+		f.Invoke(context.Background(), got, inv)
+	}
+	// A provider joining later, never called yet, changes nothing.
+	grown := append(append([]base.Invoker(nil), list...), lbtest.Provider(20009, nil))
+	lbtest.Counts(b, grown, inv, 5*MissingFilterPicks)
+	assert.False(t, b.FilterMissing())
+	assert.Empty(t, l.lines())
+	// The watch survives rebuilds; a state that saw calls once stays settled.
+	v, _ := b.views.Lookup(grown, "Say")
+	assert.True(t, v.Table.watch.done.Load())
+	assert.Less(t, v.Table.watch.idle.Load(), int64(MissingFilterPicks))
+}
+
+// Selectors race with a goroutine that keeps changing the providers, while
+// calls start and end on them.
+func TestConcurrentSelectWhileMembershipChanges(t *testing.T) {
+	for _, choices := range []int{0, 2} {
+		b, _ := quiet(Options{Choices: choices})
+		pool := lbtest.Weighted("1", "2", "3", "4", "5", "6", "7", "8")
+		var lists atomic.Pointer[[]base.Invoker]
+		first := pool[:4]
+		lists.Store(&first)
+		stop := make(chan struct{})
+		var wg sync.WaitGroup
+		var picks atomic.Int64
+		for range 8 {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				inv := lbtest.Call("Say")
+				for {
+					select {
+					case <-stop:
+						return
+					default:
+					}
+					l := *lists.Load()
+					got := b.Select(l, inv)
+					if !assert.Contains(t, l, got) {
+						return
+					}
+					inflight(got, "Say", 1)()
+					picks.Add(1)
+				}
+			}()
+		}
+		deadline := time.Now().Add(time.Second)
+		for i := 0; time.Now().Before(deadline); i++ {
+			l := append([]base.Invoker(nil), pool[i%4:i%4+2+i%3]...)
+			lists.Store(&l)
+		}
+		close(stop)
+		wg.Wait()
+		assert.Positive(t, picks.Load())
+		for _, p := range pool {
+			assert.Zero(t, rpcstatus.Of(p.GetURL()).Method("Say").Active())
+		}
+	}
+}
+
+func TestFilterMessageNamesTheFilter(t *testing.T) {
+	// The YAML in the message and the package doc must name the filter
+	// that is actually registered.
+	assert.Equal(t, "lbactive", filter.Name)
+	b, l := quiet(Options{})
+	lbtest.Counts(b, lbtest.N(2), lbtest.Call("Say"), MissingFilterPicks)
+	require.Len(t, l.lines(), 1)
+	assert.Equal(t, 2, strings.Count(l.lines()[0], "filter: "+filter.Name))
+}

@@ -1,0 +1,107 @@
+package leastactive
+
+import (
+	"math"
+
+	"github.com/dubbogo-lb/lb/loadbalance/random"
+	"github.com/dubbogo-lb/lb/rpcstatus"
+)
+
+// Scan returns the index of the provider with the fewest calls in flight
+// among those with a positive weight; ties are broken at random in
+// proportion to weight, or uniformly when uniform is true (all weights
+// equal). u is a uniformly random number, used only to break ties. Weights
+// that are not positive and finite exclude their provider, unless no
+// provider has a usable weight: then they all count as equal. stats and
+// weights have the same length, at least 1.
+//
+// The counts are read twice when there is a tie, once to find the minimum
+// and once to draw among the tied providers, so that no list of them is
+// kept. A count that changes in between can only move the pick to a
+// provider that has the minimum at the second reading; if none has any
+// more, the last tied provider found is returned.
+func Scan(stats []*rpcstatus.Stats, weights []float64, uniform bool, u uint64) int {
+	if i, ok := scan(stats, weights, uniform, u, false); ok {
+		return i
+	}
+	i, _ := scan(stats, weights, true, u, true)
+	return i
+}
+
+// usable reports whether w is a weight a provider can be picked with.
+func usable(w float64) bool { return w > 0 && w <= math.MaxFloat64 }
+
+func scan(stats []*rpcstatus.Stats, weights []float64, uniform bool, u uint64, equal bool) (int, bool) {
+	least := int64(math.MaxInt64)
+	first, last, count := -1, -1, 0
+	total := 0.0
+	for i, s := range stats {
+		w := 1.0
+		if !equal {
+			if w = weights[i]; !usable(w) {
+				continue
+			}
+		}
+		switch a := s.Active(); {
+		case a < least:
+			least, first, last, count, total = a, i, i, 1, w
+		case a == least:
+			last, count, total = i, count+1, total+w
+		}
+	}
+	if count <= 1 {
+		return first, first >= 0
+	}
+	// Second pass: draw among the tied providers.
+	if uniform || equal || !(total <= math.MaxFloat64) {
+		k := int((u >> 32) * uint64(count) >> 32)
+		found := first
+		for i := first; i <= last; i++ {
+			if (!equal && !usable(weights[i])) || stats[i].Active() != least {
+				continue
+			}
+			if found = i; k == 0 {
+				return i, true
+			}
+			k--
+		}
+		return found, true
+	}
+	// An unbiased draw in [0, total): each tied provider owns a slice of
+	// the range as wide as its weight.
+	r := float64(u>>11) * 0x1p-53 * total
+	found := first
+	for i := first; i <= last; i++ {
+		w := weights[i]
+		if !usable(w) || stats[i].Active() != least {
+			continue
+		}
+		found = i
+		if r -= w; r < 0 {
+			return i, true
+		}
+	}
+	return found, true
+}
+
+// Choose is the power-of-d-choices pick: it draws d providers at random,
+// with replacement, in proportion to weight through alias (uniformly when
+// alias is nil), and returns the one with the fewest calls in flight; on a
+// tie the one drawn first, which keeps the draw proportional to weight when
+// every count is equal. next returns uniformly random numbers. d < 1 counts
+// as 1.
+func Choose(stats []*rpcstatus.Stats, alias *random.Alias, d int, next func() uint64) int {
+	best, bestActive := -1, int64(0)
+	for c := 0; c < d || best < 0; c++ {
+		var i int
+		if alias != nil {
+			i = alias.Pick(next())
+		} else {
+			i = int((next() >> 32) * uint64(len(stats)) >> 32)
+		}
+		if a := stats[i].Active(); best < 0 || a < bestActive {
+			best, bestActive = i, a
+		}
+	}
+	return best
+}
