@@ -23,6 +23,7 @@ import (
 	dgfilter "dubbo.apache.org/dubbo-go/v3/filter"
 
 	"github.com/dubbogo-lb/lb/filter"
+	"github.com/dubbogo-lb/lb/loadbalance/chash"
 	"github.com/dubbogo-lb/lb/loadbalance/leastactive"
 	"github.com/dubbogo-lb/lb/loadbalance/random"
 )
@@ -40,6 +41,7 @@ func init() {
 	// One singleton per balancer: dubbo-go calls the factory on every
 	// invocation, and each balancer keeps its state per (service, method).
 	register(random.Name, random.New(random.Options{}))
+	register(chash.Name, chash.New(chash.Options{}))
 	register(leastactive.Name, leastactive.New(leastactive.Options{}))
 }
 

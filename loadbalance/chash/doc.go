@@ -25,7 +25,8 @@
 // indexes listed in "hash.arguments" (default "0"). This package works on the
 // string forms: [ParseArguments] parses the index list, [AppendKey] builds the
 // key into a caller-provided buffer, and [HashKey] / [HashString] turn it into
-// a key point. Turning Go values into Java's string forms is the caller's job.
+// a key point. [AppendJava] turns a Go value into the string form Java's
+// String.valueOf gives the corresponding Java value.
 // Java hashes String.getBytes() in the JVM's default charset; keys agree for
 // non-ASCII text when that charset is UTF-8 (always so since JDK 18).
 //
@@ -38,4 +39,14 @@
 // within factor × the average is chosen. Neither changes the choice when every
 // member is acceptable and under its bound, so plain Dubbo compatibility is
 // kept in the normal case.
+//
+// # The dubbo-go balancer
+//
+// [Balancer] (registered as [Name], "ringhash") is the dubbo-go load
+// balancer built on this core: it keeps one ring per (service, method) in
+// the shared membership snapshots of package member, rebuilt only when the
+// provider addresses or hash.nodes change, reads hash.nodes and
+// hash.arguments once per snapshot, and selects without allocating. See
+// [Balancer] for how it treats unavailable providers, failover retries,
+// bad configuration and the optional bounded load.
 package chash

@@ -1,0 +1,207 @@
+// Command lbsim runs load balancers side by side in simulated scenarios and
+// shows how each spreads traffic over providers that differ in latency and
+// capacity, change over time or join late:
+//
+//	go run ./samples/lbsim -scenario brpc -out lbsim-out
+//
+// Every balancer runs through the real lbactive filter and rpcstatus store,
+// on a virtual clock (see package sim), so a run of tens of simulated
+// seconds takes a few real seconds and does not depend on the machine's
+// load. For each scenario it prints per-second tables (each provider's
+// share of the calls, throughput, mean and p99 latency) and a summary, and
+// writes them to DIR/NAME.txt with a figure, DIR/NAME.png: traffic share
+// over time per provider for each balancer, then throughput and latency of
+// all balancers.
+//
+// Flags:
+//
+//	-scenario  brpc, capacity, slowdown, join or all (default all)
+//	-balancers comma-separated names (default: those of sim.DefaultBalancers
+//	           that are registered)
+//	-out       output directory (default lbsim-out)
+//	-duration  simulated time; the scenario's script is stretched or
+//	           shrunk to it (default: the scenario's own)
+//	-seed      seed of the simulator's randomness (default 1)
+//	-format    png or svg (default png)
+//	-parallel  balancers simulated at once (default 2)
+//	-quiet     print only the summaries
+package main
+
+import (
+	"bytes"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/dubbogo/gost/log/logger"
+
+	_ "github.com/dubbogo-lb/lb/extension"
+	"github.com/dubbogo-lb/lb/samples/lbsim/sim"
+)
+
+func main() {
+	if err := run(os.Args[1:], os.Stdout); err != nil {
+		fmt.Fprintln(os.Stderr, "lbsim:", err)
+		os.Exit(2)
+	}
+}
+
+// config is what the flags say.
+type config struct {
+	scenarios []sim.Scenario
+	balancers []string
+	out       string
+	duration  time.Duration
+	seed      uint64
+	format    string
+	parallel  int
+	quiet     bool
+}
+
+func parse(args []string, stderr io.Writer) (*config, error) {
+	fs := flag.NewFlagSet("lbsim", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	scenario := fs.String("scenario", "all", "scenario: brpc, capacity, slowdown, join or all")
+	balancers := fs.String("balancers", "", "comma-separated balancer names (default: the registered ones of "+strings.Join(sim.DefaultBalancers, ",")+")")
+	c := &config{}
+	fs.StringVar(&c.out, "out", "lbsim-out", "output directory for tables and plots")
+	fs.DurationVar(&c.duration, "duration", 0, "simulated time, stretching the scenario's script (default: the scenario's own)")
+	fs.Uint64Var(&c.seed, "seed", 1, "seed of the simulator's randomness")
+	fs.StringVar(&c.format, "format", "png", "plot format: png or svg")
+	fs.IntVar(&c.parallel, "parallel", min(2, runtime.GOMAXPROCS(0)), "balancers simulated at once")
+	fs.BoolVar(&c.quiet, "quiet", false, "print only the summaries")
+	if err := fs.Parse(args); err != nil {
+		return nil, err
+	}
+	if fs.NArg() > 0 {
+		return nil, fmt.Errorf("unexpected arguments %q", fs.Args())
+	}
+	if *scenario == "all" {
+		c.scenarios = sim.Scenarios()
+	} else {
+		for _, name := range strings.Split(*scenario, ",") {
+			s, err := sim.Lookup(strings.TrimSpace(name))
+			if err != nil {
+				return nil, err
+			}
+			c.scenarios = append(c.scenarios, s)
+		}
+	}
+	if *balancers == "" {
+		have, missing := sim.Available()
+		if len(missing) > 0 {
+			fmt.Fprintf(stderr, "lbsim: not registered, skipped: %s\n", strings.Join(missing, ", "))
+		}
+		c.balancers = have
+	} else {
+		for _, b := range strings.Split(*balancers, ",") {
+			if b = strings.TrimSpace(b); b != "" {
+				c.balancers = append(c.balancers, b)
+			}
+		}
+	}
+	if len(c.balancers) == 0 {
+		return nil, errors.New("no balancer to run")
+	}
+	if c.duration < 0 {
+		return nil, fmt.Errorf("-duration %v: must be > 0", c.duration)
+	}
+	if c.format != "png" && c.format != "svg" {
+		return nil, fmt.Errorf("-format %q: must be png or svg", c.format)
+	}
+	c.parallel = max(c.parallel, 1)
+	return c, nil
+}
+
+func run(args []string, stdout io.Writer) error {
+	c, err := parse(args, os.Stderr)
+	if err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return nil
+		}
+		return err
+	}
+	// The balancers log membership problems; the simulation's own output
+	// is what matters here.
+	logger.SetLoggerLevel("error")
+	if err := os.MkdirAll(c.out, 0o755); err != nil {
+		return err
+	}
+	for _, sc := range c.scenarios {
+		if c.duration > 0 {
+			sc = sc.Scale(float64(c.duration) / float64(sc.Duration))
+		}
+		if err := runScenario(c, sc, stdout); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// runScenario simulates sc with every balancer, prints and writes the
+// tables and the figure.
+func runScenario(c *config, sc sim.Scenario, stdout io.Writer) error {
+	start := time.Now()
+	results, err := simulate(sc, c.balancers, sim.Options{Seed: c.seed}, c.parallel)
+	if err != nil {
+		return err
+	}
+	var text bytes.Buffer
+	fmt.Fprintf(&text, "== %s: %s (%d callers, %v simulated)\n\n", sc.Name, sc.Title, sc.Callers, sc.Duration)
+	var tables bytes.Buffer
+	for _, r := range results {
+		fmt.Fprintf(&tables, "-- %s / %s: share of calls per provider, per second\n", sc.Name, r.Balancer)
+		if err := r.WriteTable(&tables); err != nil {
+			return err
+		}
+		tables.WriteString("\n")
+	}
+	var summary bytes.Buffer
+	fmt.Fprintf(&summary, "-- %s: summary\n", sc.Name)
+	if err := sim.WriteSummary(&summary, results); err != nil {
+		return err
+	}
+	plotPath := filepath.Join(c.out, sc.Name+"."+c.format)
+	if err := writePlot(plotPath, sc, results); err != nil {
+		return fmt.Errorf("plot %s: %w", plotPath, err)
+	}
+	fmt.Fprintf(&summary, "plot: %s (simulated in %v)\n\n", plotPath, time.Since(start).Round(time.Millisecond))
+
+	full := text.String() + tables.String() + summary.String()
+	if err := os.WriteFile(filepath.Join(c.out, sc.Name+".txt"), []byte(full), 0o644); err != nil {
+		return err
+	}
+	if c.quiet {
+		_, err = io.WriteString(stdout, text.String()+summary.String())
+	} else {
+		_, err = io.WriteString(stdout, full)
+	}
+	return err
+}
+
+// simulate runs sc with each balancer, up to parallel at once, and returns
+// the results in the order of balancers.
+func simulate(sc sim.Scenario, balancers []string, opts sim.Options, parallel int) ([]*sim.Result, error) {
+	results := make([]*sim.Result, len(balancers))
+	errs := make([]error, len(balancers))
+	sem := make(chan struct{}, parallel)
+	var wg sync.WaitGroup
+	for i, name := range balancers {
+		wg.Add(1)
+		sem <- struct{}{}
+		go func() {
+			defer wg.Done()
+			defer func() { <-sem }()
+			results[i], errs[i] = sim.Run(sc, name, opts)
+		}()
+	}
+	wg.Wait()
+	return results, errors.Join(errs...)
+}

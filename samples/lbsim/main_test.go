@@ -1,0 +1,63 @@
+package main
+
+import (
+	"bytes"
+	"image/png"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// The command end to end on a shortened scenario: tables on stdout, the
+// text and a readable PNG in the output directory.
+func TestRunWritesTablesAndPlot(t *testing.T) {
+	dir := t.TempDir()
+	var out bytes.Buffer
+	err := run([]string{"-scenario", "capacity", "-duration", "1s", "-balancers", "random,warmrandom", "-out", dir}, &out)
+	require.NoError(t, err)
+	text := out.String()
+	assert.Contains(t, text, "== capacity")
+	assert.Contains(t, text, "-- capacity / warmrandom: share of calls per provider, per second")
+	assert.Contains(t, text, "-- capacity: summary")
+
+	f, err := os.Open(filepath.Join(dir, "capacity.png"))
+	require.NoError(t, err)
+	defer f.Close()
+	cfg, err := png.DecodeConfig(f)
+	require.NoError(t, err)
+	assert.Greater(t, cfg.Width, 1000)
+	assert.Greater(t, cfg.Height, 500)
+
+	saved, err := os.ReadFile(filepath.Join(dir, "capacity.txt"))
+	require.NoError(t, err)
+	assert.Equal(t, text, string(saved))
+}
+
+func TestRunSVGQuiet(t *testing.T) {
+	dir := t.TempDir()
+	var out bytes.Buffer
+	err := run([]string{"-scenario", "brpc", "-duration", "500ms", "-balancers", "warmrandom", "-format", "svg", "-quiet", "-out", dir}, &out)
+	require.NoError(t, err)
+	assert.NotContains(t, out.String(), "per second", "quiet prints summaries only")
+	svg, err := os.ReadFile(filepath.Join(dir, "brpc.svg"))
+	require.NoError(t, err)
+	assert.True(t, strings.Contains(string(svg), "<svg"), "an SVG document")
+}
+
+func TestRunRejectsBadInput(t *testing.T) {
+	dir := t.TempDir()
+	for _, args := range [][]string{
+		{"-scenario", "nope"},
+		{"-format", "gif"},
+		{"-duration", "-1s"},
+		{"-balancers", "no-such-balancer", "-scenario", "capacity", "-duration", "100ms"},
+		{"stray"},
+	} {
+		err := run(append(args, "-out", dir), &bytes.Buffer{})
+		assert.Error(t, err, "%q", args)
+	}
+}

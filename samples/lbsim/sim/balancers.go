@@ -1,0 +1,102 @@
+package sim
+
+import (
+	"fmt"
+	"time"
+
+	"dubbo.apache.org/dubbo-go/v3/cluster/loadbalance"
+	// dubbo-go's built-in balancers, for comparison.
+	_ "dubbo.apache.org/dubbo-go/v3/cluster/loadbalance/aliasmethod"
+	_ "dubbo.apache.org/dubbo-go/v3/cluster/loadbalance/iwrr"
+	_ "dubbo.apache.org/dubbo-go/v3/cluster/loadbalance/leastactive"
+	_ "dubbo.apache.org/dubbo-go/v3/cluster/loadbalance/random"
+	_ "dubbo.apache.org/dubbo-go/v3/cluster/loadbalance/roundrobin"
+	dgext "dubbo.apache.org/dubbo-go/v3/common/extension"
+
+	"github.com/dubbogo-lb/lb/extension"
+	"github.com/dubbogo-lb/lb/loadbalance/leastactive"
+	"github.com/dubbogo-lb/lb/loadbalance/random"
+	"github.com/dubbogo-lb/lb/warmup"
+)
+
+// Clocks are the clocks a balancer reads, set to the simulation's virtual
+// time.
+type Clocks struct {
+	// Now is monotonic nanoseconds, the meaning of rpcstatus.Nanotime.
+	Now func() int64
+	// Wall is the wall clock, for warmup.Options.Now.
+	Wall func() time.Time
+}
+
+// Factory builds a fresh balancer that reads the given clocks.
+type Factory func(Clocks) loadbalance.LoadBalance
+
+// factories build this module's balancers on the virtual clocks, by the
+// name they are registered under. A balancer registered with dubbo-go but
+// missing here still runs (the registered singleton), on its own clock.
+var factories = map[string]Factory{
+	random.Name: func(c Clocks) loadbalance.LoadBalance {
+		return random.New(random.Options{Warmup: warmup.Options{Now: c.Wall}})
+	},
+	leastactive.Name: func(c Clocks) loadbalance.LoadBalance {
+		return leastactive.New(leastactive.Options{Warmup: warmup.Options{Now: c.Wall}})
+	},
+}
+
+// dubboBuiltins are dubbo-go's balancers the simulator knows: they read the
+// wall clock only for warmup, which dubbo-go v3.3 never applies to
+// registry-discovered providers, so virtual time does not matter to them.
+// (dubbo-go's p2c is left out: it reads the adaptive-service filter's
+// metrics, which nothing here feeds, and would only pick at random.)
+var dubboBuiltins = map[string]string{
+	"random":                        "",
+	"roundrobin":                    "",
+	"aliasmethod":                   "",
+	"interleavedweightedroundrobin": "",
+	"leastactive":                   "dubbo-go's active counts fed as if its active filter were configured",
+}
+
+// DefaultBalancers are the balancers a scenario compares unless told
+// otherwise, those that are registered: dubbo-go's random and leastactive
+// as the baseline, then this module's.
+var DefaultBalancers = []string{"random", "leastactive", "warmrandom", "fewestactive", "lalb", "rtadaptive"}
+
+// Available returns the names of DefaultBalancers that are registered with
+// dubbo-go, and those that are not.
+func Available() (have, missing []string) {
+	for _, name := range DefaultBalancers {
+		if _, ok := factories[name]; ok || extension.CheckBalancer(name) == nil {
+			have = append(have, name)
+		} else {
+			missing = append(missing, name)
+		}
+	}
+	return have, missing
+}
+
+// balancer is a balancer ready for one run.
+type balancer struct {
+	lb loadbalance.LoadBalance
+	// dubboActive feeds dubbo-go's own active counters.
+	dubboActive bool
+	// note says how the balancer runs, when that matters to its figures.
+	note string
+}
+
+// newBalancer builds the balancer called name for one run.
+func newBalancer(name string, c Clocks) (balancer, error) {
+	if f, ok := factories[name]; ok {
+		return balancer{lb: f(c)}, nil
+	}
+	if name == "" {
+		return balancer{}, fmt.Errorf("no balancer name")
+	}
+	if err := extension.CheckBalancer(name); err != nil {
+		return balancer{}, err
+	}
+	lb := dgext.GetLoadbalance(name)
+	if note, ok := dubboBuiltins[name]; ok {
+		return balancer{lb: lb, dubboActive: name == "leastactive", note: note}, nil
+	}
+	return balancer{lb: lb, note: "runs on its own clock, not the virtual one: time-based figures are unreliable"}, nil
+}

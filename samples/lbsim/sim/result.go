@@ -1,0 +1,246 @@
+package sim
+
+import (
+	"fmt"
+	"io"
+	"slices"
+	"strings"
+	"text/tabwriter"
+	"time"
+)
+
+// Result is what one run measured, from the callers' side.
+type Result struct {
+	// Scenario and Balancer name the run.
+	Scenario, Balancer string
+	// Providers are the providers' names, in the scenario's order.
+	Providers []string
+	// Marks are the scenario's scripted changes.
+	Marks []Mark
+	// Bucket is the width of Buckets.
+	Bucket time.Duration
+	// Buckets are the figures of consecutive slices of virtual time.
+	Buckets []Bucket
+	// Total are the figures of the whole run.
+	Total Figures
+	// Note says how the balancer ran, when that matters to its figures.
+	Note string
+	// Panics counts calls whose Select or Invoke panicked; FirstPanic is
+	// the first panic's value.
+	Panics     int64
+	FirstPanic string
+	// Unrouted counts Selects that returned no provider (nil) or one that
+	// was not in the list.
+	Unrouted int64
+}
+
+// Figures are the calls completed in a span of virtual time.
+type Figures struct {
+	// Start and End delimit the span.
+	Start, End time.Duration
+	// Calls is the number of calls completed, Errors how many failed.
+	Calls, Errors int64
+	// PerProvider counts the calls each provider completed.
+	PerProvider []int64
+	// Mean and P99 are the callers' latency: from Select to the answer,
+	// queueing included.
+	Mean, P99 time.Duration
+}
+
+// Bucket is one slice of a Result's time line.
+type Bucket = Figures
+
+// QPS returns calls completed per second of virtual time.
+func (f Figures) QPS() float64 {
+	if f.End <= f.Start {
+		return 0
+	}
+	return float64(f.Calls) / (f.End - f.Start).Seconds()
+}
+
+// Share returns the fraction, in [0, 1], of the calls that provider i
+// completed, or 0 when there were none.
+func (f Figures) Share(i int) float64 {
+	var n int64
+	for _, c := range f.PerProvider {
+		n += c
+	}
+	if n == 0 || i < 0 || i >= len(f.PerProvider) {
+		return 0
+	}
+	return float64(f.PerProvider[i]) / float64(n)
+}
+
+// Span returns the figures of the buckets that lie within [from, to), with
+// the mean but no P99 (the buckets keep no samples).
+func (r *Result) Span(from, to time.Duration) Figures {
+	f := Figures{Start: -1, PerProvider: make([]int64, len(r.Providers))}
+	var latSum float64
+	for _, b := range r.Buckets {
+		if b.Start < from || b.End > to {
+			continue
+		}
+		if f.Start < 0 {
+			f.Start = b.Start
+		}
+		f.End = b.End
+		f.Calls += b.Calls
+		f.Errors += b.Errors
+		for i, c := range b.PerProvider {
+			f.PerProvider[i] += c
+		}
+		latSum += float64(b.Mean) * float64(b.Calls)
+	}
+	if f.Start < 0 {
+		f.Start = 0
+	}
+	if f.Calls > 0 {
+		f.Mean = time.Duration(latSum / float64(f.Calls))
+	}
+	return f
+}
+
+// recorder collects the outcome of every call of a run. Calls complete in
+// time order, so each bucket's latencies are a contiguous run of lat.
+type recorder struct {
+	res Result
+	lat []int64 // ns, in completion order
+}
+
+func (rec *recorder) init(sc *Scenario, bucket time.Duration) {
+	rec.res = Result{Scenario: sc.Name, Bucket: bucket, Marks: sc.Marks}
+	for _, p := range sc.Providers {
+		rec.res.Providers = append(rec.res.Providers, p.Name)
+	}
+	n := int((sc.Duration + bucket - 1) / bucket)
+	rec.res.Buckets = make([]Bucket, n)
+	for i := range rec.res.Buckets {
+		b := &rec.res.Buckets[i]
+		b.Start = time.Duration(i) * bucket
+		b.End = min(b.Start+bucket, sc.Duration)
+		b.PerProvider = make([]int64, len(sc.Providers))
+	}
+	rec.res.Total = Figures{End: sc.Duration, PerProvider: make([]int64, len(sc.Providers))}
+}
+
+// bucket returns the bucket of a call that ended at end (monotonic ns).
+func (rec *recorder) bucket(end int64) *Bucket {
+	i := int(time.Duration(end-Origin) / rec.res.Bucket)
+	return &rec.res.Buckets[min(max(i, 0), len(rec.res.Buckets)-1)]
+}
+
+// add records a call that ended at end after starting at start.
+func (rec *recorder) add(provider int, start, end int64, failed bool) {
+	b := rec.bucket(end)
+	b.Calls++
+	if failed {
+		b.Errors++
+	}
+	if provider >= 0 {
+		b.PerProvider[provider]++
+	}
+	rec.lat = append(rec.lat, end-start)
+}
+
+func (rec *recorder) done(provider int, start, end int64, failed bool) {
+	rec.add(provider, start, end, failed)
+}
+
+func (rec *recorder) unrouted(_ bool, start, end int64) {
+	rec.res.Unrouted++
+	rec.add(-1, start, end, true)
+}
+
+func (rec *recorder) panicked(v string, start, end int64) {
+	if rec.res.Panics == 0 {
+		rec.res.FirstPanic = v
+	}
+	rec.res.Panics++
+	rec.add(-1, start, end, true)
+}
+
+// finish computes the latency figures and returns the result.
+func (rec *recorder) finish() *Result {
+	res := &rec.res
+	at := 0
+	for i := range res.Buckets {
+		b := &res.Buckets[i]
+		n := int(b.Calls)
+		b.Mean, b.P99 = latency(rec.lat[at : at+n])
+		at += n
+		res.Total.Calls += b.Calls
+		res.Total.Errors += b.Errors
+		for j, c := range b.PerProvider {
+			res.Total.PerProvider[j] += c
+		}
+	}
+	res.Total.Mean, res.Total.P99 = latency(rec.lat)
+	rec.lat = nil
+	return res
+}
+
+// latency returns the mean and the 99th percentile of lat, sorting it.
+func latency(lat []int64) (mean, p99 time.Duration) {
+	if len(lat) == 0 {
+		return 0, 0
+	}
+	var sum float64
+	for _, l := range lat {
+		sum += float64(l)
+	}
+	slices.Sort(lat)
+	i := min(int(float64(len(lat))*0.99), len(lat)-1)
+	return time.Duration(sum / float64(len(lat))), time.Duration(lat[i])
+}
+
+// WriteTable writes the per-bucket figures of r: each provider's share of
+// the traffic, throughput, mean and p99 latency.
+func (r *Result) WriteTable(w io.Writer) error {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintf(tw, "t\t")
+	for _, p := range r.Providers {
+		fmt.Fprintf(tw, "%s\t", p)
+	}
+	fmt.Fprintf(tw, "qps\tmean\tp99\terr\t\n")
+	row := func(label string, f *Figures) {
+		fmt.Fprintf(tw, "%s\t", label)
+		for i := range r.Providers {
+			fmt.Fprintf(tw, "%.1f%%\t", 100*f.Share(i))
+		}
+		fmt.Fprintf(tw, "%.0f\t%s\t%s\t%d\t\n", f.QPS(), ms3(f.Mean), ms3(f.P99), f.Errors)
+	}
+	for i := range r.Buckets {
+		b := &r.Buckets[i]
+		row(fmt.Sprintf("%gs", b.End.Seconds()), b)
+	}
+	row("all", &r.Total)
+	return tw.Flush()
+}
+
+// ms3 formats d in milliseconds with three digits after the point.
+func ms3(d time.Duration) string {
+	return fmt.Sprintf("%.3fms", float64(d)/float64(time.Millisecond))
+}
+
+// WriteSummary writes one line per result: throughput, latency and the
+// providers' shares over the whole run.
+func WriteSummary(w io.Writer, results []*Result) error {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintf(tw, "balancer\tqps\tmean\tp99\terrors\tshares\tnote\n")
+	for _, r := range results {
+		shares := make([]string, len(r.Providers))
+		for i := range shares {
+			shares[i] = fmt.Sprintf("%.1f%%", 100*r.Total.Share(i))
+		}
+		note := r.Note
+		if r.Panics > 0 {
+			note = strings.TrimPrefix(fmt.Sprintf("%s; %d panics, first: %s", note, r.Panics, r.FirstPanic), "; ")
+		}
+		if r.Unrouted > 0 {
+			note = strings.TrimPrefix(fmt.Sprintf("%s; %d selects returned no provider of the list", note, r.Unrouted), "; ")
+		}
+		fmt.Fprintf(tw, "%s\t%.0f\t%s\t%s\t%d\t%s\t%s\n", r.Balancer, r.Total.QPS(), ms3(r.Total.Mean), ms3(r.Total.P99),
+			r.Total.Errors, strings.Join(shares, " "), note)
+	}
+	return tw.Flush()
+}

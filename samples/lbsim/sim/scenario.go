@@ -1,0 +1,267 @@
+package sim
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"slices"
+	"time"
+)
+
+// Step changes a provider's service time at a virtual time.
+type Step struct {
+	// At is the time since the start of the simulation.
+	At time.Duration
+	// Latency is the service time from then on.
+	Latency time.Duration
+}
+
+// Provider describes one fake provider.
+type Provider struct {
+	// Name labels the provider in tables and plots.
+	Name string
+	// Latency is the service time of a call at the start; must be > 0.
+	Latency time.Duration
+	// Steps change Latency over time; their At must increase.
+	Steps []Step
+	// Capacity is how many calls the provider serves at once; the others
+	// wait in arrival order. 0 means no limit (a pure delay).
+	Capacity int
+	// ErrorRate, in [0, 1], is the probability that a call fails (after its
+	// service time, like a provider that answers with an error).
+	ErrorRate float64
+	// Weight is the provider's weight URL parameter; empty sets none
+	// (weight 100).
+	Weight string
+	// Join is when the provider enters the consumer's invoker list; 0 means
+	// from the start. Its timestamp URL parameter is the join time.
+	Join time.Duration
+	// Warmup, when > 0, is the provider's warmup URL parameter.
+	Warmup time.Duration
+	// Leave, when > 0, is when the provider leaves the invoker list.
+	Leave time.Duration
+}
+
+// LatencyAt returns the service time of a call that starts being served at
+// t after the start.
+func (p *Provider) LatencyAt(t time.Duration) time.Duration {
+	d := p.Latency
+	for _, s := range p.Steps {
+		if s.At > t {
+			break
+		}
+		d = s.Latency
+	}
+	return d
+}
+
+// Mark is a scripted change worth showing on a plot.
+type Mark struct {
+	At    time.Duration
+	Label string
+}
+
+// Scenario is a simulated deployment: providers, a closed loop of callers
+// and a duration.
+type Scenario struct {
+	// Name is what -scenario selects.
+	Name string
+	// Title is a one-line description for tables and plots.
+	Title string
+	// Duration is the virtual time simulated.
+	Duration time.Duration
+	// Callers is the number of callers in the closed loop: each sends its
+	// next call as soon as the previous one returns.
+	Callers int
+	// Jitter, in [0, 1), spreads each service time uniformly by ±Jitter of
+	// its value, so providers are not perfectly regular.
+	Jitter float64
+	// Method is the method called; default "SayHello".
+	Method string
+	// Providers are the providers, in the order of the invoker list.
+	Providers []Provider
+	// Marks are the scripted changes, for plots.
+	Marks []Mark
+}
+
+// maxCallers bounds Callers: each is a goroutine.
+const maxCallers = 100_000
+
+// Validate reports the first thing wrong with s, or nil.
+func (s *Scenario) Validate() error {
+	var errs []error
+	bad := func(format string, args ...any) { errs = append(errs, fmt.Errorf(format, args...)) }
+	if s.Duration <= 0 {
+		bad("duration %v: must be > 0", s.Duration)
+	}
+	if s.Callers < 1 || s.Callers > maxCallers {
+		bad("callers %d: must be in [1, %d]", s.Callers, maxCallers)
+	}
+	if !(s.Jitter >= 0 && s.Jitter < 1) {
+		bad("jitter %v: must be in [0, 1)", s.Jitter)
+	}
+	if len(s.Providers) == 0 {
+		bad("no providers")
+	}
+	for i := range s.Providers {
+		p := &s.Providers[i]
+		name := p.Name
+		if name == "" {
+			name = fmt.Sprintf("#%d", i)
+		}
+		if p.Latency <= 0 {
+			bad("provider %s: latency %v must be > 0", name, p.Latency)
+		}
+		for j, st := range p.Steps {
+			if st.Latency <= 0 {
+				bad("provider %s: step %d latency %v must be > 0", name, j, st.Latency)
+			}
+			if st.At < 0 || (j > 0 && st.At <= p.Steps[j-1].At) {
+				bad("provider %s: step %d at %v: steps must be at increasing times >= 0", name, j, st.At)
+			}
+		}
+		if p.Capacity < 0 {
+			bad("provider %s: capacity %d must be >= 0 (0: unlimited)", name, p.Capacity)
+		}
+		if !(p.ErrorRate >= 0 && p.ErrorRate <= 1) {
+			bad("provider %s: error rate %v must be in [0, 1]", name, p.ErrorRate)
+		}
+		if p.Join < 0 || p.Warmup < 0 || p.Leave < 0 {
+			bad("provider %s: join, warmup and leave must be >= 0", name)
+		}
+		if p.Leave > 0 && p.Leave <= p.Join {
+			bad("provider %s: leaves at %v, before it joins at %v", name, p.Leave, p.Join)
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// Scale returns a copy of s with every time (duration, steps, joins,
+// leaves, warmups, marks) multiplied by f, latencies unchanged: the same
+// story, shorter or longer.
+func (s Scenario) Scale(f float64) Scenario {
+	if !(f > 0) || math.IsInf(f, 0) {
+		return s
+	}
+	sc := func(d time.Duration) time.Duration { return time.Duration(math.Round(float64(d) * f)) }
+	s.Duration = sc(s.Duration)
+	s.Providers = slices.Clone(s.Providers)
+	for i := range s.Providers {
+		p := &s.Providers[i]
+		p.Steps = slices.Clone(p.Steps)
+		for j := range p.Steps {
+			p.Steps[j].At = sc(p.Steps[j].At)
+		}
+		p.Join, p.Leave, p.Warmup = sc(p.Join), sc(p.Leave), sc(p.Warmup)
+	}
+	s.Marks = slices.Clone(s.Marks)
+	for i := range s.Marks {
+		s.Marks[i].At = sc(s.Marks[i].At)
+	}
+	return s
+}
+
+const ms = time.Millisecond
+
+// Brpc is brpc's LALB experiment: three providers sleeping 1, 2 and 3 ms
+// with ample capacity, 50 callers; halfway the latencies are reversed.
+func Brpc() Scenario {
+	half := 10 * time.Second
+	return Scenario{
+		Name:     "brpc",
+		Title:    "brpc's experiment: providers at 1/2/3 ms, 50 callers, latencies reversed halfway",
+		Duration: 2 * half,
+		Callers:  50,
+		Jitter:   0.05,
+		Providers: []Provider{
+			{Name: "p0 1→3ms", Latency: 1 * ms, Steps: []Step{{half, 3 * ms}}},
+			{Name: "p1 2ms", Latency: 2 * ms},
+			{Name: "p2 3→1ms", Latency: 3 * ms, Steps: []Step{{half, 1 * ms}}},
+		},
+		Marks: []Mark{{half, "reversed"}},
+	}
+}
+
+// Capacity has three providers of equal latency that serve 4, 8 and 16
+// calls at once and queue the rest, with enough callers to saturate them.
+func Capacity() Scenario {
+	return Scenario{
+		Name:     "capacity",
+		Title:    "2 ms providers serving 4/8/16 calls at once (FIFO queue), 48 callers",
+		Duration: 10 * time.Second,
+		Callers:  48,
+		Jitter:   0.05,
+		Providers: []Provider{
+			{Name: "p0 cap 4", Latency: 2 * ms, Capacity: 4},
+			{Name: "p1 cap 8", Latency: 2 * ms, Capacity: 8},
+			{Name: "p2 cap 16", Latency: 2 * ms, Capacity: 16},
+		},
+	}
+}
+
+// Slowdown has ten 2 ms providers; one turns 20 times slower from 10 s to
+// 20 s, then recovers.
+func Slowdown() Scenario {
+	from, to := 10*time.Second, 20*time.Second
+	ps := make([]Provider, 10)
+	for i := range ps {
+		ps[i] = Provider{Name: fmt.Sprintf("p%d", i), Latency: 2 * ms}
+	}
+	ps[0].Name = "p0 (20× slower)"
+	ps[0].Steps = []Step{{from, 40 * ms}, {to, 2 * ms}}
+	return Scenario{
+		Name:      "slowdown",
+		Title:     "10 providers at 2 ms, p0 20× slower during the middle third, 40 callers",
+		Duration:  30 * time.Second,
+		Callers:   40,
+		Jitter:    0.05,
+		Providers: ps,
+		Marks:     []Mark{{from, "p0 slow"}, {to, "p0 recovers"}},
+	}
+}
+
+// Join has four warm providers; at 10 s a fifth joins with a 10 s warmup
+// (timestamp and warmup URL parameters) and is cold: 10 ms at first,
+// reaching the others' 2 ms after 7.5 s.
+func Join() Scenario {
+	at := 10 * time.Second
+	ps := make([]Provider, 5)
+	for i := range ps {
+		ps[i] = Provider{Name: fmt.Sprintf("p%d", i), Latency: 2 * ms, Capacity: 8}
+	}
+	ps[4] = Provider{
+		Name: "p4 (joins cold)", Latency: 10 * ms, Capacity: 8,
+		Steps: []Step{
+			{at + 2500*ms, 6 * ms},
+			{at + 5000*ms, 4 * ms},
+			{at + 7500*ms, 2 * ms},
+		},
+		Join: at, Warmup: 10 * time.Second,
+	}
+	return Scenario{
+		Name:      "join",
+		Title:     "4 providers at 2 ms, 8 slots each; a cold 5th joins after a third of the run with a warmup of a third, 36 callers",
+		Duration:  30 * time.Second,
+		Callers:   36,
+		Jitter:    0.05,
+		Providers: ps,
+		Marks:     []Mark{{at, "p4 joins"}},
+	}
+}
+
+// Scenarios returns the built-in scenarios.
+func Scenarios() []Scenario {
+	return []Scenario{Brpc(), Capacity(), Slowdown(), Join()}
+}
+
+// Lookup returns the built-in scenario called name.
+func Lookup(name string) (Scenario, error) {
+	var names []string
+	for _, s := range Scenarios() {
+		if s.Name == name {
+			return s, nil
+		}
+		names = append(names, s.Name)
+	}
+	return Scenario{}, fmt.Errorf("unknown scenario %q; known: %v", name, names)
+}

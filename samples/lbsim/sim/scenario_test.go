@@ -1,0 +1,86 @@
+package sim
+
+import (
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/dubbogo-lb/lb/extension"
+)
+
+// The figures for the adaptive balancers, checked on the built-in
+// scenarios shortened with Scale (virtual time: a few real seconds).
+
+const (
+	lalbName       = "lalb"
+	rtadaptiveName = "rtadaptive"
+)
+
+// runIfRegistered runs sc with balancer name, or skips the test with a
+// clear message when no balancer of that name is registered yet.
+func runIfRegistered(t *testing.T, sc Scenario, name string) *Result {
+	t.Helper()
+	if _, ok := factories[name]; !ok && extension.CheckBalancer(name) != nil {
+		t.Skipf("balancer %q is not registered (extension) yet: its figures are not checked", name)
+	}
+	res, err := Run(sc, name, Options{Seed: 1, Bucket: 500 * time.Millisecond})
+	require.NoError(t, err)
+	require.Zero(t, res.Panics, res.FirstPanic)
+	require.Zero(t, res.Unrouted)
+	t.Logf("%s: %.0f calls/s, mean %v, p99 %v", name, res.Total.QPS(), res.Total.Mean, res.Total.P99)
+	return res
+}
+
+// brpc's experiment (1, 2, 3 ms; 50 callers; latencies reversed halfway).
+func TestBrpcExperiment(t *testing.T) {
+	t.Parallel()
+	sc := Brpc().Scale(0.35) // 7 s, reversed at 3.5 s
+	rev := sc.Marks[0].At
+	random := runIfRegistered(t, sc, "random")
+
+	// The simulator itself: random spreads evenly, so the mean latency is
+	// 2 ms and 50 callers make 25 000 calls/s (Little's law).
+	for i := range random.Providers {
+		assert.InDelta(t, 1.0/3, random.Total.Share(i), 0.02, "provider %d", i)
+	}
+	assert.InDelta(t, 2, float64(random.Total.Mean)/float64(time.Millisecond), 0.05)
+	assert.InDelta(t, 25000, random.Total.QPS(), 500)
+
+	t.Run(lalbName, func(t *testing.T) {
+		lalb := runIfRegistered(t, sc, lalbName)
+		assert.GreaterOrEqual(t, lalb.Total.QPS(), 1.6*random.Total.QPS(),
+			"LALB's throughput must be at least 1.6× random's")
+		before := lalb.Span(rev-time.Second, rev)
+		assert.Greater(t, before.Share(0), 0.5, "before the reversal the 1 ms provider gets most calls")
+		// Within 3 s of the reversal the new fastest provider gets most
+		// calls, and keeps them.
+		after := lalb.Span(rev+3*time.Second, sc.Duration)
+		require.NotZero(t, after.Calls)
+		assert.Greater(t, after.Share(2), 0.5, "3 s after the reversal the new 1 ms provider gets %.1f%%", 100*after.Share(2))
+	})
+}
+
+// One of ten providers turns 20× slower: the adaptive balancers send it
+// less than 5 % of the calls within 1 s, and for as long as it stays slow.
+func TestSlowdown(t *testing.T) {
+	t.Parallel()
+	sc := Slowdown().Scale(0.2) // 6 s, slow from 2 s to 4 s
+	slow, recover := sc.Marks[0].At, sc.Marks[1].At
+	// This module's warmrandom: uniform like dubbo-go's random, without
+	// parsing ten URLs per pick (slow under -race).
+	random := runIfRegistered(t, sc, "warmrandom")
+	f := random.Span(slow+time.Second, recover)
+	assert.InDelta(t, 0.1, f.Share(0), 0.02, "random keeps sending a tenth of the calls")
+
+	for _, name := range []string{lalbName, rtadaptiveName} {
+		t.Run(name, func(t *testing.T) {
+			res := runIfRegistered(t, sc, name)
+			f := res.Span(slow+time.Second, recover)
+			require.NotZero(t, f.Calls)
+			assert.Less(t, f.Share(0), 0.05, "slow provider's share from 1 s after the slowdown: %.1f%%", 100*f.Share(0))
+			assert.Greater(t, f.QPS(), random.Span(slow+time.Second, recover).QPS(), "more throughput than random while p0 is slow")
+		})
+	}
+}

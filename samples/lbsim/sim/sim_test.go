@@ -1,0 +1,276 @@
+package sim
+
+import (
+	"context"
+	"errors"
+	"math"
+	"math/rand/v2"
+	"testing"
+	"time"
+
+	"dubbo.apache.org/dubbo-go/v3/cluster/loadbalance"
+	"dubbo.apache.org/dubbo-go/v3/protocol/base"
+	"dubbo.apache.org/dubbo-go/v3/protocol/invocation"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/dubbogo-lb/lb/rpcstatus"
+)
+
+func TestQueuePopsInTimeThenScheduleOrder(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	var q queue
+	for i := range 1000 {
+		q.push(event{at: rng.Int64N(50), seq: uint64(i)})
+	}
+	prev := event{at: -1}
+	for len(q) > 0 {
+		e := q.pop()
+		require.True(t, prev.before(&e), "popped %+v after %+v", e, prev)
+		prev = e
+	}
+}
+
+// One caller, one provider without jitter: calls follow each other every
+// 2 ms of virtual time, and the real filter recorded them at those times.
+func TestVirtualTimeAdvancesByServiceTime(t *testing.T) {
+	sc := Scenario{Name: "one", Duration: time.Second, Callers: 1,
+		Providers: []Provider{{Name: "p", Latency: 2 * ms}}}
+	r, err := newRun(sc, "random", Options{Bucket: 100 * ms})
+	require.NoError(t, err)
+	res := r.execute()
+
+	// Completions at 2, 4, …, 998 ms: the run covers [0, 1 s), buckets
+	// [start, end).
+	assert.EqualValues(t, 499, res.Total.Calls)
+	assert.Equal(t, 2*ms, res.Total.Mean)
+	assert.Equal(t, 2*ms, res.Total.P99)
+	assert.EqualValues(t, 49, res.Buckets[0].Calls, "2..98 ms")
+	for _, b := range res.Buckets[1:] {
+		assert.EqualValues(t, 50, b.Calls, "bucket at %v", b.Start)
+	}
+	st := rpcstatus.Of(r.invs[0].GetURL()).Method("SayHello")
+	// The call in flight at the end is ended as failed, with the time it
+	// had run.
+	assert.EqualValues(t, 500, st.Total(), "the lbactive filter saw every call")
+	assert.EqualValues(t, 1, st.Failed())
+	assert.Equal(t, 500*2*ms, st.TotalElapsed(), "the filter measured virtual time")
+	assert.EqualValues(t, 0, st.Active(), "every call ended, including the one cut by the end")
+	assert.Equal(t, 2*ms, st.Window().Summary().SuccessLatency)
+	ewma, ok := st.EWMA().Value(r.e.clock.Now())
+	assert.True(t, ok)
+	assert.InDelta(t, float64(2*ms), float64(ewma), float64(ms)/10)
+}
+
+// A provider serving 2 calls at once, 10 ms each, with 5 callers: calls
+// queue in FIFO order, throughput is capped at 2/10 ms and, by Little's
+// law, the callers see 5/200 per second = 25 ms.
+func TestQueueingAtCapacity(t *testing.T) {
+	sc := Scenario{Name: "queue", Duration: 2 * time.Second, Callers: 5,
+		Providers: []Provider{{Name: "p", Latency: 10 * ms, Capacity: 2}}}
+	res, err := Run(sc, "random", Options{Bucket: 500 * ms})
+	require.NoError(t, err)
+	assert.LessOrEqual(t, res.Total.Calls, int64(400), "more calls than 2 slots can serve")
+	assert.GreaterOrEqual(t, res.Total.Calls, int64(396))
+	steady := res.Buckets[len(res.Buckets)-1]
+	assert.InDelta(t, 25, float64(steady.Mean)/float64(ms), 0.5)
+	assert.InDelta(t, 200, steady.QPS(), 2)
+	// A lone caller would see the bare 10 ms: the wait is queueing.
+	assert.Greater(t, res.Total.P99, 20*ms)
+}
+
+// Queueing is first come, first served: with one slot, three callers
+// arriving together finish 10, 20 and 30 ms later.
+func TestQueueIsFIFO(t *testing.T) {
+	sc := Scenario{Name: "fifo", Duration: 31 * ms, Callers: 3,
+		Providers: []Provider{{Name: "p", Latency: 10 * ms, Capacity: 1}}}
+	res, err := Run(sc, "random", Options{Bucket: 10 * ms})
+	require.NoError(t, err)
+	// The first caller calls again at 10 ms and queues behind the others
+	// until 40 ms: three completions, one in each bucket after the first.
+	require.EqualValues(t, 3, res.Total.Calls)
+	for i, want := range []int64{0, 1, 1, 1} {
+		assert.EqualValues(t, want, res.Buckets[i].Calls, "bucket %d", i)
+	}
+	assert.Equal(t, 20*ms, res.Total.Mean)
+	assert.Equal(t, 30*ms, res.Total.P99)
+}
+
+func TestLatencyStepsApplyAtServiceStart(t *testing.T) {
+	p := Provider{Latency: 1 * ms, Steps: []Step{{time.Second, 5 * ms}, {2 * time.Second, 2 * ms}}}
+	assert.Equal(t, 1*ms, p.LatencyAt(999*ms))
+	assert.Equal(t, 5*ms, p.LatencyAt(time.Second))
+	assert.Equal(t, 2*ms, p.LatencyAt(time.Hour))
+
+	sc := Scenario{Name: "step", Duration: 2 * time.Second, Callers: 1, Providers: []Provider{p}}
+	res, err := Run(sc, "random", Options{})
+	require.NoError(t, err)
+	// Completions at 1..999 ms, then one at 1000 ms (started at 999 ms,
+	// 1 ms long) and every 5 ms after it.
+	assert.EqualValues(t, 999, res.Buckets[0].Calls)
+	assert.EqualValues(t, 200, res.Buckets[1].Calls)
+	assert.Equal(t, ms, res.Buckets[0].P99)
+	assert.Equal(t, 5*ms, res.Buckets[1].P99)
+}
+
+// Every completed call belongs to a provider: the shares of each bucket
+// add up to 100 %.
+func TestSharesAddUp(t *testing.T) {
+	res, err := Run(Brpc().Scale(0.1), "random", Options{Seed: 3, Bucket: 250 * ms})
+	require.NoError(t, err)
+	require.NotZero(t, res.Total.Calls)
+	assert.Zero(t, res.Unrouted)
+	assert.Zero(t, res.Panics)
+	for _, b := range append(res.Buckets, res.Total) {
+		var sum float64
+		var n int64
+		for i := range res.Providers {
+			sum += b.Share(i)
+			n += b.PerProvider[i]
+		}
+		assert.Equal(t, b.Calls, n, "bucket at %v", b.Start)
+		assert.InDelta(t, 1, sum, 1e-9, "bucket at %v", b.Start)
+	}
+	// Random: a third each.
+	for i := range res.Providers {
+		assert.InDelta(t, 1.0/3, res.Total.Share(i), 0.02)
+	}
+}
+
+// The simulator's own randomness is seeded: a balancer without randomness
+// gives the same figures twice, and a different seed changes the jitter.
+func TestSeedMakesRunsReproducible(t *testing.T) {
+	sc := Capacity().Scale(0.05)
+	a, err := Run(sc, "roundrobin", Options{Seed: 7, Bucket: 100 * ms})
+	require.NoError(t, err)
+	b, err := Run(sc, "roundrobin", Options{Seed: 7, Bucket: 100 * ms})
+	require.NoError(t, err)
+	c, err := Run(sc, "roundrobin", Options{Seed: 8, Bucket: 100 * ms})
+	require.NoError(t, err)
+	assert.Equal(t, a.Total, b.Total)
+	assert.Equal(t, a.Buckets, b.Buckets)
+	assert.NotEqual(t, a.Total.Mean, c.Total.Mean)
+}
+
+// A provider that joins later is absent before and, with the warmup and
+// timestamp URL parameters, warms up on the virtual wall clock: this
+// module's warmrandom gives it a small share at first, dubbo-go's random
+// (whose warmup never applies to registry URLs) half at once.
+func TestJoinWithWarmup(t *testing.T) {
+	sc := Scenario{Name: "join", Duration: 3 * time.Second, Callers: 10,
+		Providers: []Provider{
+			{Name: "old", Latency: ms},
+			{Name: "new", Latency: ms, Join: time.Second, Warmup: 20 * time.Second},
+		}}
+	warm, err := Run(sc, "warmrandom", Options{})
+	require.NoError(t, err)
+	plain, err := Run(sc, "random", Options{})
+	require.NoError(t, err)
+	for _, res := range []*Result{warm, plain} {
+		assert.Zero(t, res.Buckets[0].PerProvider[1], "%s: calls before joining", res.Balancer)
+	}
+	// Warm weight after 1–2 s of 20 s: 5–10 % of 100 against 100.
+	assert.Less(t, warm.Buckets[1].Share(1), 0.12)
+	assert.Greater(t, warm.Buckets[1].Share(1), 0.02)
+	assert.Greater(t, warm.Buckets[2].Share(1), warm.Buckets[1].Share(1))
+	assert.InDelta(t, 0.5, plain.Buckets[1].Share(1), 0.05)
+}
+
+// dubbo-go's leastactive gets the active counts its own filter would give
+// it, so it prefers the faster provider instead of picking at random.
+func TestDubboLeastActiveSeesCounts(t *testing.T) {
+	t.Parallel()
+	sc := Brpc().Scale(0.05) // 1 s, reversed at 0.5 s
+	res, err := Run(sc, "leastactive", Options{Seed: 1, Bucket: 100 * ms})
+	require.NoError(t, err)
+	f := res.Span(0, sc.Marks[0].At)
+	assert.Greater(t, f.Share(0), f.Share(2)+0.1, "1 ms provider %.2f, 3 ms provider %.2f", f.Share(0), f.Share(2))
+}
+
+func TestErrorRate(t *testing.T) {
+	sc := Scenario{Name: "errors", Duration: time.Second, Callers: 4,
+		Providers: []Provider{{Name: "bad", Latency: ms, ErrorRate: 0.25}}}
+	r, err := newRun(sc, "random", Options{Seed: 1})
+	require.NoError(t, err)
+	res := r.execute()
+	assert.InDelta(t, 0.25, float64(res.Total.Errors)/float64(res.Total.Calls), 0.02)
+	st := rpcstatus.Of(r.invs[0].GetURL()).Method("SayHello")
+	// Plus the four calls cut by the end of the run.
+	assert.Equal(t, res.Total.Errors+4, st.Failed(), "the filter counted the failures")
+	assert.Equal(t, res.Total.Calls+4, st.Total())
+}
+
+func TestValidate(t *testing.T) {
+	good := Scenario{Name: "ok", Duration: time.Second, Callers: 1, Providers: []Provider{{Latency: ms}}}
+	require.NoError(t, good.Validate())
+	cases := map[string]func(s *Scenario){
+		"duration":   func(s *Scenario) { s.Duration = 0 },
+		"callers":    func(s *Scenario) { s.Callers = 0 },
+		"jitter":     func(s *Scenario) { s.Jitter = math.NaN() },
+		"providers":  func(s *Scenario) { s.Providers = nil },
+		"latency":    func(s *Scenario) { s.Providers[0].Latency = 0 },
+		"steps":      func(s *Scenario) { s.Providers[0].Steps = []Step{{2, ms}, {1, ms}} },
+		"capacity":   func(s *Scenario) { s.Providers[0].Capacity = -1 },
+		"error rate": func(s *Scenario) { s.Providers[0].ErrorRate = 1.5 },
+		"leave":      func(s *Scenario) { s.Providers[0].Join, s.Providers[0].Leave = 2, 1 },
+	}
+	for name, breakIt := range cases {
+		s := good
+		s.Providers = []Provider{good.Providers[0]}
+		breakIt(&s)
+		assert.Error(t, s.Validate(), name)
+		_, err := Run(s, "random", Options{})
+		assert.Error(t, err, name)
+	}
+	_, err := Run(good, "no-such-balancer", Options{})
+	assert.ErrorContains(t, err, "no-such-balancer")
+	_, err = Run(good, "", Options{})
+	assert.Error(t, err)
+	_, err = Lookup("nope")
+	assert.ErrorContains(t, err, "brpc")
+}
+
+func TestScaleKeepsLatencies(t *testing.T) {
+	s := Brpc().Scale(0.5)
+	assert.Equal(t, 10*time.Second, s.Duration)
+	assert.Equal(t, 5*time.Second, s.Providers[0].Steps[0].At)
+	assert.Equal(t, 3*ms, s.Providers[0].Steps[0].Latency)
+	assert.Equal(t, 10*time.Second, Brpc().Providers[0].Steps[0].At, "the original is unchanged")
+	for _, s := range Scenarios() {
+		assert.NoError(t, s.Validate(), s.Name)
+	}
+}
+
+func TestProviderOutsideSimulation(t *testing.T) {
+	r, err := newRun(Capacity(), "random", Options{})
+	require.NoError(t, err)
+	res := r.invs[0].Invoke(context.Background(), invocation.NewRPCInvocation("SayHello", nil, nil))
+	assert.True(t, errors.Is(res.Error(), ErrNotSimulated))
+}
+
+type badLB struct{ panics bool }
+
+func (b badLB) Select([]base.Invoker, base.Invocation) base.Invoker {
+	if b.panics {
+		panic("boom")
+	}
+	return nil
+}
+
+// A balancer that panics or returns nothing is reported, and the run
+// still ends.
+func TestMisbehavingBalancer(t *testing.T) {
+	factories["test-panics"] = func(Clocks) loadbalance.LoadBalance { return badLB{panics: true} }
+	factories["test-nil"] = func(Clocks) loadbalance.LoadBalance { return badLB{} }
+	defer delete(factories, "test-panics")
+	defer delete(factories, "test-nil")
+	sc := Scenario{Name: "bad", Duration: 100 * ms, Callers: 2, Providers: []Provider{{Latency: ms}, {Latency: ms}}}
+	res, err := Run(sc, "test-panics", Options{})
+	require.NoError(t, err)
+	assert.EqualValues(t, 2*100, res.Panics, "one per caller per backoff")
+	assert.Equal(t, "boom", res.FirstPanic)
+	res, err = Run(sc, "test-nil", Options{})
+	require.NoError(t, err)
+	assert.EqualValues(t, 2*100, res.Unrouted)
+	assert.Equal(t, res.Total.Calls, res.Total.Errors)
+}
