@@ -88,7 +88,7 @@ func Parse(u *common.URL, method string, now time.Time) Meta {
 		raw = u.GetParam(constant.WeightKey, "")
 	}
 	goProvider := strings.HasPrefix(u.GetParam(constant.ReleaseKey, ""), dubboGoRelease)
-	m := Meta{Weight: DefaultWeight}
+	var m Meta
 	m.Weight, m.Problem = ParseWeight(raw, goProvider)
 	start, period, problem := ParseAge(u.GetParam(constant.TimestampKey, ""), u.GetParam(constant.WarmupKey, ""), now)
 	m.Start, m.Period = start, period
