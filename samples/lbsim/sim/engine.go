@@ -121,7 +121,7 @@ func (e *engine) schedule(at int64, c *caller, fn func()) {
 	e.q.push(event{at: at, seq: e.seq, c: c, fn: fn})
 }
 
-// At runs fn at the virtual time elapsed after the start.
+// at runs fn at the virtual time elapsed after the start.
 func (e *engine) at(elapsed time.Duration, fn func()) {
 	e.schedule(Origin+int64(elapsed), nil, fn)
 }
