@@ -26,6 +26,7 @@ import (
 	"github.com/dubbogo-lb/lb/loadbalance/chash"
 	"github.com/dubbogo-lb/lb/loadbalance/leastactive"
 	"github.com/dubbogo-lb/lb/loadbalance/random"
+	"github.com/dubbogo-lb/lb/loadbalance/swrr"
 )
 
 // FilterName is the name of the active-count filter.
@@ -43,6 +44,7 @@ func init() {
 	register(random.Name, random.New(random.Options{}))
 	register(chash.Name, chash.New(chash.Options{}))
 	register(leastactive.Name, leastactive.New(leastactive.Options{}))
+	register(swrr.Name, swrr.New(swrr.Options{}))
 }
 
 func register(name string, lb loadbalance.LoadBalance) {

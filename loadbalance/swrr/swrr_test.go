@@ -1,0 +1,279 @@
+package swrr
+
+import (
+	"slices"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"dubbo.apache.org/dubbo-go/v3/protocol/base"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/dubbogo-lb/lb/loadbalance/internal/lbtest"
+	"github.com/dubbogo-lb/lb/warmup"
+)
+
+// picks returns the positions in list of n successive picks.
+func picks(b *Balancer, list []base.Invoker, inv base.Invocation, n int) []int {
+	out := make([]int, n)
+	for k := range out {
+		got := b.Select(list, inv)
+		out[k] = slices.Index(list, got)
+		if out[k] < 0 {
+			panic("pick outside the list")
+		}
+	}
+	return out
+}
+
+// rotation returns r such that seq[k] == cycle[(r+k) % len(cycle)] for
+// every k, or -1.
+func rotation(seq, cycle []int) int {
+	for r := range cycle {
+		ok := true
+		for k, x := range seq {
+			if x != cycle[(r+k)%len(cycle)] {
+				ok = false
+				break
+			}
+		}
+		if ok {
+			return r
+		}
+	}
+	return -1
+}
+
+var aabacaa = []int{0, 0, 1, 0, 2, 0, 0}
+
+func TestNginxCycle(t *testing.T) {
+	b := New(Options{})
+	got := picks(b, lbtest.Weighted("5", "1", "1"), lbtest.Call("Say"), 70)
+	assert.NotEqual(t, -1, rotation(got, aabacaa), "A A B A C A A, from some point: %v", got)
+}
+
+func TestSharesFollowWeights(t *testing.T) {
+	b := New(Options{})
+	for _, c := range []struct {
+		weights []string
+		want    []float64
+	}{
+		{[]string{"1", "9"}, []float64{10, 90}},
+		{[]string{"1", "1", "2"}, []float64{25, 25, 50}},
+		{[]string{"100", "100", "100"}, []float64{100. / 3, 100. / 3, 100. / 3}},
+	} {
+		got := lbtest.Shares(b, lbtest.Weighted(c.weights...), lbtest.Call("Say"), 100_000)
+		// Exact up to the one unfinished cycle.
+		assert.InDeltaSlice(t, c.want, got, 0.01, "weights %v", c.weights)
+	}
+}
+
+// Interleaved calls of two methods, and of two groups of one interface,
+// each follow their own cycle: state shared between them would break it.
+func TestSeparateSequencesPerMethodAndGroup(t *testing.T) {
+	b := New(Options{})
+	list := lbtest.Weighted("5", "1", "1")
+	g1 := make([]base.Invoker, 3)
+	g2 := make([]base.Invoker, 3)
+	for i, w := range []string{"5", "1", "1"} {
+		g1[i] = lbtest.Provider(20000+i, map[string]string{"weight": w, "group": "g1"})
+		g2[i] = lbtest.Provider(20000+i, map[string]string{"weight": w, "group": "g2"})
+	}
+	streams := []struct {
+		list   []base.Invoker
+		method string
+	}{{list, "Say"}, {list, "Other"}, {g1, "Say"}, {g2, "Say"}}
+	got := make([][]int, len(streams))
+	for range 70 {
+		for i, s := range streams {
+			got[i] = append(got[i], picks(b, s.list, lbtest.Call(s.method), 1)[0])
+		}
+	}
+	for i := range streams {
+		assert.NotEqual(t, -1, rotation(got[i], aabacaa), "stream %d: %v", i, got[i])
+	}
+}
+
+func TestRandomStartPerConsumer(t *testing.T) {
+	list := lbtest.N(10)
+	first := map[int]bool{}
+	for range 20 {
+		b := New(Options{})
+		first[picks(b, list, lbtest.Call("Say"), 1)[0]] = true
+	}
+	assert.Greater(t, len(first), 1, "20 consumers all started on the same provider")
+}
+
+// Warm weights recomputed while the picks go on: every window of picks gets
+// what the weights in force say, within a couple of picks.
+func TestWarmupChangesStaySmooth(t *testing.T) {
+	start := time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC)
+	clock := lbtest.NewClock(start.Add(30 * time.Second))
+	b := New(Options{Warmup: warmup.Options{Now: clock.Now}})
+	list := []base.Invoker{
+		lbtest.Started(20000, start.Add(-time.Hour), 600*time.Second),
+		lbtest.Started(20001, start.Add(-time.Hour), 600*time.Second),
+		lbtest.Started(20002, start, 600*time.Second),
+		lbtest.Started(20003, start.Add(-100*time.Second), 600*time.Second),
+	}
+	inv := lbtest.Call("Say")
+	var got []int
+	var due [][]float64
+	for range 6000 {
+		clock.Advance(100 * time.Millisecond) // a refresh before every pick
+		got = append(got, picks(b, list, inv, 1)[0])
+		v, exact := b.views.Lookup(list, "Say")
+		require.True(t, exact)
+		due = append(due, shares(v.Table.Weights()))
+	}
+	ex, short := burst(got, due)
+	t.Logf("largest excess %.2f, shortfall %.2f picks", slices.Max(ex), slices.Max(short))
+	for i := range list {
+		assert.Less(t, ex[i], 4.0, "provider %d excess", i)
+		assert.Less(t, short[i], 4.0, "provider %d shortfall", i)
+	}
+	// Weights did change along the way.
+	assert.NotEqual(t, due[0], due[len(due)-1])
+}
+
+func TestWarmupThroughMergedNacosURL(t *testing.T) {
+	start := time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC)
+	clock := lbtest.NewClock(start.Add(60 * time.Second))
+	b := New(Options{Warmup: warmup.Options{Now: clock.Now}})
+	list := []base.Invoker{
+		lbtest.Started(20000, start.Add(-time.Hour), 600*time.Second),
+		lbtest.Started(20001, start, 600*time.Second), // up 60 s of 600 s
+	}
+	c := lbtest.Counts(b, list, lbtest.Call("Say"), 110_000)
+	assert.InDelta(t, 0.10, float64(c[1])/float64(c[0]), 0.001, "10 %% of a warm peer's traffic")
+
+	clock.Advance(240 * time.Second) // half way
+	c = lbtest.Counts(b, list, lbtest.Call("Say"), 90_000)
+	assert.InDelta(t, 0.5, float64(c[1])/float64(c[0]), 0.001)
+
+	clock.Advance(time.Hour)
+	c = lbtest.Counts(b, list, lbtest.Call("Say"), 100_000)
+	assert.Equal(t, c[0], c[1])
+}
+
+func TestMembershipChanges(t *testing.T) {
+	b := New(Options{})
+	inv := lbtest.Call("Say")
+	list := lbtest.Weighted("5", "1", "1", "3")
+	picks(b, list, inv, 5)
+
+	// D leaves: never picked again, the others keep 5:1:1. (The first
+	// calls without D count as failover retries, drawn at random, until the
+	// registry takes the smaller list as the new membership.)
+	gone := list[:3]
+	got := picks(b, gone, inv, 7000)
+	assert.InDeltaSlice(t, []float64{5000, 1000, 1000}, floats(counts(got, 3)), 16)
+	got = picks(b, gone, inv, 7000)
+	assert.InDeltaSlice(t, []float64{5000, 1000, 1000}, floats(counts(got, 3)), 4, "the debts carried over, no more")
+	v, _ := b.views.Lookup(gone, "Say")
+	assert.Equal(t, []int64{5, 1, 1}, v.Table.Weights())
+
+	// E joins with weight 2: its share from the next pick on.
+	joined := append(append([]base.Invoker(nil), gone...), lbtest.Provider(20009, map[string]string{"weight": "2"}))
+	got = picks(b, joined, inv, 9000)
+	assert.InDeltaSlice(t, []float64{5000, 1000, 1000, 2000}, floats(counts(got, 4)), 4)
+	v, _ = b.views.Lookup(joined, "Say")
+	assert.Equal(t, []int64{5, 1, 1, 2}, v.Table.Weights())
+}
+
+func floats(c []int) []float64 {
+	out := make([]float64, len(c))
+	for i, x := range c {
+		out[i] = float64(x)
+	}
+	return out
+}
+
+func counts(picks []int, n int) []int {
+	out := make([]int, n)
+	for _, p := range picks {
+		out[p]++
+	}
+	return out
+}
+
+func TestBadInput(t *testing.T) {
+	b := New(Options{})
+	inv := lbtest.Call("Say")
+	assert.Nil(t, b.Select(nil, inv))
+	assert.Nil(t, b.Select([]base.Invoker{}, inv))
+	one := lbtest.N(1)
+	assert.Same(t, one[0], b.Select(one, inv))
+
+	// Malformed weights fall back to the default, 100, like a healthy peer.
+	got := lbtest.Shares(b, lbtest.Weighted("abc", "-5", "1e99", "NaN", "100"), inv, 100_000)
+	assert.InDeltaSlice(t, []float64{20, 20, 20, 20, 20}, got, 0.01)
+
+	// A timestamp in the future: just started, not full weight, not zero.
+	now := time.Now()
+	skewed := []base.Invoker{lbtest.N(1)[0], lbtest.Started(20001, now.Add(time.Hour), 600*time.Second)}
+	c := lbtest.Counts(b, skewed, inv, 50_000)
+	assert.Positive(t, c[1])
+	assert.Less(t, c[1], 2_000)
+
+	// A drained provider gets nothing; every provider drained share evenly.
+	drained := func(port int) base.Invoker {
+		return lbtest.Provider(port, map[string]string{"weight": "0", "release": "java-3.2"})
+	}
+	c = lbtest.Counts(b, []base.Invoker{drained(20000), lbtest.Provider(20001, nil)}, inv, 1_000)
+	assert.Equal(t, []int{0, 1_000}, c)
+	c = lbtest.Counts(b, []base.Invoker{drained(20000), drained(20001)}, inv, 1_000)
+	assert.Equal(t, []int{500, 500}, c)
+}
+
+func TestRetrySubsetPicksWithinSubset(t *testing.T) {
+	b := New(Options{})
+	list := lbtest.Weighted("1", "1", "1", "1")
+	inv := lbtest.Call("Say")
+	lbtest.Counts(b, list, inv, 10)
+	sub := []base.Invoker{list[1], list[3]}
+	c := lbtest.Counts(b, sub, inv, 10) // panics on a pick outside sub
+	assert.Equal(t, 10, c[0]+c[1])
+}
+
+// Selectors race with a goroutine that keeps changing the providers.
+func TestConcurrentSelectWhileMembershipChanges(t *testing.T) {
+	b := New(Options{})
+	pool := lbtest.Weighted("1", "2", "3", "4", "5", "6", "7", "8")
+	var lists atomic.Pointer[[]base.Invoker]
+	first := pool[:4]
+	lists.Store(&first)
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	var picked atomic.Int64
+	for range 8 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			inv := lbtest.Call("Say")
+			for {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				l := *lists.Load()
+				got := b.Select(l, inv)
+				if !assert.Contains(t, l, got) {
+					return
+				}
+				picked.Add(1)
+			}
+		}()
+	}
+	deadline := time.Now().Add(2 * time.Second)
+	for i := 0; time.Now().Before(deadline); i++ {
+		l := append([]base.Invoker(nil), pool[i%4:i%4+2+i%3]...)
+		lists.Store(&l)
+	}
+	close(stop)
+	wg.Wait()
+	assert.Positive(t, picked.Load())
+}
