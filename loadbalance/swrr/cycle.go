@@ -17,8 +17,8 @@ const (
 	// as long as 4 entries per provider.
 	MinMaxLen = 1 << 16
 	// MaxWork bounds the cost of building a cycle, its length times the
-	// number of distinct weights: a few milliseconds at most.
-	MaxWork = 1 << 22
+	// number of distinct weights: about a millisecond at most.
+	MaxWork = 1 << 20
 )
 
 // Quantize turns weights into the integer weights of a cycle. Integer
@@ -64,7 +64,13 @@ func Quantize(weights []float64) []int64 {
 		if n <= maxLen && float64(n)*float64(distinct) <= MaxWork || (distinct == 1 && n <= int64(len(q))) {
 			return q
 		}
-		f := min(float64(maxLen)/float64(n), float64(MaxWork)/(float64(n)*float64(distinct)))
+		// Too long: cut to the limit at once. Too costly only: shrink by
+		// at most half a time, since coarser weights are also fewer
+		// distinct ones, and a single cut would overshoot.
+		f := max(0.5, float64(MaxWork)/(float64(n)*float64(distinct)))
+		if n > maxLen {
+			f = min(f, float64(maxLen)/float64(n))
+		}
 		for i, x := range q {
 			if x > 0 {
 				q[i] = max(1, int64(math.Round(float64(x)*f)))
