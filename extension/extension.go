@@ -24,6 +24,7 @@ import (
 
 	"github.com/dubbogo-lb/lb/filter"
 	"github.com/dubbogo-lb/lb/loadbalance/chash"
+	"github.com/dubbogo-lb/lb/loadbalance/lalb"
 	"github.com/dubbogo-lb/lb/loadbalance/leastactive"
 	"github.com/dubbogo-lb/lb/loadbalance/random"
 	"github.com/dubbogo-lb/lb/loadbalance/swrr"
@@ -45,6 +46,7 @@ func init() {
 	register(chash.Name, chash.New(chash.Options{}))
 	register(leastactive.Name, leastactive.New(leastactive.Options{}))
 	register(swrr.Name, swrr.New(swrr.Options{}))
+	register(lalb.Name, lalb.New(lalb.BalancerOptions{}))
 }
 
 func register(name string, lb loadbalance.LoadBalance) {

@@ -1,0 +1,42 @@
+package member
+
+import (
+	"strconv"
+	"strings"
+	"time"
+
+	"dubbo.apache.org/dubbo-go/v3/common"
+	"dubbo.apache.org/dubbo-go/v3/common/constant"
+)
+
+// DefaultTimeout is dubbo-go's request timeout, for providers whose URL
+// states none.
+const DefaultTimeout = 3 * time.Second
+
+// MethodTimeout returns the call timeout of method that the provider URL u
+// states (methods.<method>.timeout first, then timeout), and whether it
+// states a valid one. Both dubbo-go's duration strings ("3s", "500ms") and
+// Dubbo Java's plain milliseconds ("3000") are understood. It builds
+// strings: call it when a snapshot is built, never per call.
+func MethodTimeout(u *common.URL, method string) (time.Duration, bool) {
+	if method != "" {
+		if d, ok := parseTimeout(u.GetParam("methods."+method+"."+constant.TimeoutKey, "")); ok {
+			return d, true
+		}
+	}
+	return parseTimeout(u.GetParam(constant.TimeoutKey, ""))
+}
+
+func parseTimeout(v string) (time.Duration, bool) {
+	v = strings.TrimSpace(v)
+	if v == "" {
+		return 0, false
+	}
+	if d, err := time.ParseDuration(v); err == nil && d > 0 {
+		return d, true
+	}
+	if ms, err := strconv.ParseInt(v, 10, 64); err == nil && ms > 0 && ms < int64(365*24*time.Hour/time.Millisecond) {
+		return time.Duration(ms) * time.Millisecond, true
+	}
+	return 0, false
+}

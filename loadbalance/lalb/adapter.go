@@ -1,0 +1,395 @@
+package lalb
+
+import (
+	"math"
+	"math/rand/v2"
+	"sync/atomic"
+	"time"
+
+	"dubbo.apache.org/dubbo-go/v3/protocol/base"
+
+	"github.com/dubbogo-lb/lb/loadbalance/internal/member"
+	"github.com/dubbogo-lb/lb/rpcstatus"
+	"github.com/dubbogo-lb/lb/warmup"
+)
+
+// This file is the dubbo-go adapter: it keeps one weight Tree per (service,
+// method) in a member snapshot and feeds it from the statistics that the
+// lbactive filter (package filter) records in package rpcstatus.
+//
+// # Feedback
+//
+// brpc updates a provider's weight on every completion. Our completions are
+// recorded by the filter, which knows nothing of balancers, so weights are
+// refreshed on the pick side instead: a Select recomputes, from rpcstatus,
+// the weight of the provider it picked (on 1 pick in 4) and of a provider
+// drawn uniformly (on 1 pick in 8); each is one O(log N) update of the tree
+// with atomic adds, no lock.
+//   - A provider is refreshed in proportion to its picks, so to its
+//     completions, as with a completion hook, and a refresh reads every
+//     completion up to that moment: skipping picks delays, loses nothing.
+//   - A provider whose calls hang sends no completion at all; only a
+//     pick-side refresh sees its calls in flight age and lowers its weight
+//     (the in-flight penalty) while calls are still being sent to it.
+//   - The uniform refresh bounds staleness: every leaf is recomputed about
+//     once every 8N picks whatever its share, so a provider held at a tiny
+//     share (a floor that the growth of the others made smaller) converges.
+//   - A rebuild of the snapshot (membership change, and every warmup step
+//     while some provider warms up) recomputes every leaf.
+//
+// A completion hook in rpcstatus would cost every call of every balancer a
+// callback and would still need the pick-side refresh for hanging calls.
+// TestFeedbackOnPickMatchesCompletionHook runs brpc's experiment both ways
+// and TestRefreshRates compares these rates with refreshing on every pick:
+// convergence and calls lost to a hung provider are about the same, for a
+// refresh cost per pick of 0.375 instead of 2 weight computations.
+//
+// A weight that moved by less than 1/64 (1.6 %) is not written back: the
+// estimate is noisier than that, and skipping the write keeps the root of
+// the tree, which every write touches, out of contended cache traffic.
+
+// Name is the name the balancer is registered under with dubbo-go.
+const Name = "lalb"
+
+// Refresh rates, as masks on the low random bits of a pick: the picked
+// provider is refreshed on 1 pick in 4, a uniformly drawn one on 1 in 8.
+// TestRefreshRates measures what these rates cost against refreshing both
+// on every pick.
+const (
+	pickRefreshMask  = 3
+	otherRefreshMask = 7
+	refreshBits      = 2 // bits of pickRefreshMask
+)
+
+// BalancerOptions configure a Balancer. The zero value is ready to use.
+// (Options, in this package, are those of the weight function; they are
+// the LALB field here.)
+type BalancerOptions struct {
+	// LALB tunes the weight function. Its zero value means the defaults
+	// listed with Options; invalid fields are replaced by their defaults.
+	LALB Options
+	// Warmup configures the warmup of new providers. A provider that warms
+	// up (package warmup: uptime below its warmup period) starts at the
+	// average weight times its warm fraction, and is held below its warm
+	// fraction times the mean weight of the fully warm providers until it
+	// is warm. Its Now is the wall clock of uptimes; default time.Now.
+	Warmup warmup.Options
+	// Now is the monotonic clock of the statistics, in nanoseconds: it must
+	// be the clock the lbactive filter records calls with (filter.Options.Now).
+	// Default rpcstatus.Nanotime, the filter's default.
+	Now func() int64
+	// ChargeTimeout charges every error at least the method's timeout
+	// (methods.<m>.timeout, then timeout, else 3 s), brpc's rule for a call
+	// with no retry left. By default (false) an error costs
+	// PunishErrorRatio × its latency, brpc's rule while retries remain (the
+	// failover cluster retries twice by default): charging a 3 s timeout
+	// for every error would let one business exception in a window of 128
+	// divide a 1 ms provider's weight by 25.
+	ChargeTimeout bool
+}
+
+// Balancer is the locality-aware balancer. It is safe for concurrent use;
+// one Balancer serves every service and method.
+type Balancer struct {
+	opts          Options
+	now           func() int64
+	chargeTimeout bool
+	views         *member.Registry[table]
+	// pickMask and otherMask are pickRefreshMask and otherRefreshMask;
+	// tests change them to measure other rates.
+	pickMask, otherMask uint64
+}
+
+// table is the state of one snapshot: the tree and what a refresh needs.
+// Only the tree changes after it is built.
+type table struct {
+	tree *Tree
+	// live is the number of providers that are not drained: the n of Floor.
+	live int
+	// warm is each provider's warm fraction in (0, 1]; 0 marks a drained
+	// provider (weight 0), whose leaf stays 0.
+	warm []float64
+	// timeout is what each error of a provider is charged at least (0: the
+	// latency rule only).
+	timeout []time.Duration
+	// ref is the mean weight of the fully warm providers with samples when
+	// the table was built, 0 if there were none: a warming provider is
+	// held below warm × ref. The snapshot is rebuilt every warmup refresh
+	// step while a provider warms up, so ref is never older than that.
+	ref float64
+	// refLatency is the mean success latency (ns, float64 bits) of the
+	// providers with samples when the table was built: calls in flight on
+	// a provider without samples of its own are judged against it. If none
+	// had samples (a cold start), the first refresh of a provider with
+	// samples sets it, once.
+	refLatency atomic.Uint64
+}
+
+// New returns a Balancer.
+func New(opts BalancerOptions) *Balancer {
+	b := &Balancer{opts: opts.LALB.withDefaults(), now: opts.Now, chargeTimeout: opts.ChargeTimeout,
+		pickMask: pickRefreshMask, otherMask: otherRefreshMask}
+	if b.now == nil {
+		b.now = rpcstatus.Nanotime
+	}
+	b.views = member.NewRegistry(opts.Warmup, b.build)
+	return b
+}
+
+// Select picks a provider of invokers with probability proportional to its
+// LALB weight: nil for an empty list, the only provider of a list of one.
+// It allocates nothing and takes no lock, except on the first call after a
+// membership change, which builds the new snapshot.
+func (b *Balancer) Select(invokers []base.Invoker, inv base.Invocation) base.Invoker {
+	switch len(invokers) {
+	case 0:
+		return nil
+	case 1:
+		return invokers[0]
+	}
+	v, exact := b.views.Lookup(invokers, inv.MethodName())
+	if !exact {
+		return b.pickAmong(v, invokers)
+	}
+	t := v.Table
+	// One random word: its high bits choose the provider (Choose keeps the
+	// high word of r × total), its low bits, which move that choice by at
+	// most one unit of weight, decide the refreshes.
+	r := rand.Uint64()
+	i := t.tree.Choose(r)
+	if i < 0 {
+		// Every leaf 0: impossible, as a snapshot never drains every
+		// provider, but a pick must not fail.
+		i = rand.IntN(len(invokers))
+	}
+	if r&b.pickMask == 0 {
+		b.refresh(v, i)
+	}
+	if r>>refreshBits&b.otherMask == 0 {
+		if j := rand.IntN(len(invokers)); j != i {
+			b.refresh(v, j)
+		}
+	}
+	return invokers[i]
+}
+
+// pickAmong picks from list, a failover retry's subset of the snapshot, in
+// proportion to the current tree weights: a retry should go where the
+// first try would most likely have gone, not to a hung provider. O(len(list)).
+func (b *Balancer) pickAmong(v *member.View[table], list []base.Invoker) base.Invoker {
+	t := v.Table
+	var total int64
+	for _, inv := range list {
+		if i, ok := v.Index(inv); ok {
+			total += t.tree.Weight(i)
+		}
+	}
+	if total <= 0 {
+		return v.PickAmong(list)
+	}
+	r := rand.Int64N(total)
+	pick := list[len(list)-1] // if concurrent refreshes lowered the weights meanwhile
+	for _, inv := range list {
+		if i, ok := v.Index(inv); ok {
+			if r -= t.tree.Weight(i); r < 0 {
+				pick = inv
+				break
+			}
+		}
+	}
+	if i, ok := v.Index(pick); ok {
+		b.refresh(v, i)
+	}
+	return pick
+}
+
+// refresh recomputes the tree weight of provider i from its statistics.
+func (b *Balancer) refresh(v *member.View[table], i int) {
+	t := v.Table
+	warm := t.warm[i]
+	if warm == 0 {
+		return // drained
+	}
+	st := v.Stats[i]
+	var now int64
+	var delay time.Duration
+	if st.Active() > 0 { // the clock matters only for calls in flight
+		now = b.now()
+		delay = st.InflightDelay(now)
+	}
+	w, known, lat := b.weight(st, t.timeout[i], delay, now)
+	total := t.tree.Total()
+	if known {
+		w = t.capWarm(w, warm)
+		if lat > 0 && t.refLatency.Load() == 0 {
+			t.refLatency.CompareAndSwap(0, math.Float64bits(float64(lat)))
+		}
+	} else {
+		w = t.newcomer(NewProviderWeight(total, t.live, b.opts), warm, delay, b.opts)
+	}
+	nw := TreeWeight(w, total, t.live, b.opts)
+	old := t.tree.Weight(i)
+	if d := nw - old; old > 0 && d <= old>>6 && -d <= old>>6 {
+		return
+	}
+	t.tree.Set(i, nw)
+}
+
+// weight returns the provider's own LALB weight from its window and calls
+// in flight (delay is their mean age), whether it has enough samples for
+// one, and its mean success latency.
+func (b *Balancer) weight(st *rpcstatus.Stats, timeout, delay time.Duration, now int64) (float64, bool, time.Duration) {
+	sum := st.Window().Summary()
+	in := Stats{
+		Samples:        sum.Samples,
+		Errors:         sum.Errors,
+		Span:           sum.Span,
+		SuccessLatency: sum.SuccessLatency,
+		ErrorLatency:   sum.ErrorLatency,
+		Timeout:        timeout,
+	}
+	if delay > 0 {
+		// Weight needs only the mean age: one call started delay ago.
+		in.Inflight, in.InflightStartSum = 1, now-int64(delay)
+	}
+	w, ok := Weight(in, now, b.opts)
+	return w, ok, sum.SuccessLatency
+}
+
+// capWarm holds a warming provider with samples below its warm fraction of
+// the warm providers' mean weight. The reference comes from providers that
+// are not held, so the cap does not compound from one refresh to the next.
+func (t *table) capWarm(w, warm float64) float64 {
+	if warm < 1 && t.ref > 0 {
+		return min(w, warm*t.ref)
+	}
+	return w
+}
+
+// newcomer returns the weight of a provider without enough samples of its
+// own: the average weight avg times its warm fraction, lowered as the
+// in-flight penalty would if its calls hang (brpc has no penalty for a
+// server without samples, so a new provider that never answers keeps the
+// average until its calls time out).
+func (t *table) newcomer(avg, warm float64, delay time.Duration, o Options) float64 {
+	w := avg * warm
+	if ref := math.Float64frombits(t.refLatency.Load()); delay > 0 && ref > 0 {
+		if limit := o.PunishInflightRatio * ref; float64(delay) > limit {
+			w *= limit / float64(delay)
+		}
+	}
+	return w
+}
+
+// build makes the table of a snapshot. Every leaf is recomputed from the
+// statistics, which the snapshot carries over by pointer for the providers
+// that stay, so what the tree learned about them is kept (it is a function
+// of those statistics) and is as fresh as it can be; a provider without
+// samples of its own starts at the average weight of those with samples
+// times its warm fraction. prev supplies the reference latency when no
+// provider has samples.
+func (b *Balancer) build(s *member.Set, prev *member.View[table]) *table {
+	n := s.Len()
+	now := b.now()
+	t := &table{warm: make([]float64, n), timeout: make([]time.Duration, n)}
+	raw := make([]float64, n)
+	known := make([]bool, n)
+	delays := make([]time.Duration, n)
+	var knownSum, refSum, latSum float64
+	var knownN, refN, latN int
+	for i := range n {
+		t.warm[i] = warmFraction(s, i)
+		if t.warm[i] == 0 {
+			continue
+		}
+		t.live++
+		if b.chargeTimeout {
+			d, ok := member.MethodTimeout(s.Invokers[i].GetURL(), s.Method)
+			if !ok {
+				d = member.DefaultTimeout
+			}
+			t.timeout[i] = d
+		}
+		st := s.Stats[i]
+		delays[i] = st.InflightDelay(now)
+		w, ok, lat := b.weight(st, t.timeout[i], delays[i], now)
+		if !ok {
+			continue
+		}
+		raw[i], known[i] = w, true
+		knownSum += w
+		knownN++
+		if t.warm[i] >= 1 {
+			refSum += w
+			refN++
+		}
+		if lat > 0 {
+			latSum += float64(lat)
+			latN++
+		}
+	}
+	if refN > 0 {
+		t.ref = refSum / float64(refN)
+	}
+	switch {
+	case latN > 0:
+		t.refLatency.Store(math.Float64bits(latSum / float64(latN)))
+	case prev != nil:
+		t.refLatency.Store(prev.Table.refLatency.Load())
+	}
+	avg := NewProviderWeight(int64(min(knownSum, float64(MaxLeafWeight))), knownN, b.opts)
+	var total float64
+	for i := range n {
+		switch {
+		case t.warm[i] == 0:
+		case known[i]:
+			raw[i] = t.capWarm(raw[i], t.warm[i])
+		default:
+			raw[i] = t.newcomer(avg, t.warm[i], delays[i], b.opts)
+		}
+		total += raw[i]
+	}
+	sum := int64(min(total, float64(MaxLeafWeight)))
+	leaves := make([]int64, n)
+	for i := range n {
+		if t.warm[i] > 0 {
+			leaves[i] = TreeWeight(raw[i], sum, t.live, b.opts)
+		}
+	}
+	t.tree = NewTree(leaves)
+	return t
+}
+
+// warmFraction returns the share of its full weight that provider i of s
+// gets now, in (0, 1], or 0 for a drained provider (weight 0 while others
+// have weight). LALB has no use for static weights beyond that: the
+// latencies it measures say what a provider can take.
+func warmFraction(s *member.Set, i int) float64 {
+	w := s.Weights[i]
+	if !(w > 0) {
+		return 0
+	}
+	full := s.Meta[i].Weight
+	if !(full > 0) || w >= full { // all drained: the Set gives each weight 1
+		return 1
+	}
+	return w / full
+}
+
+// Weights returns the current tree weight of each provider of invokers
+// for method, in the order of invokers (0 for a provider the balancer
+// does not know). It is for inspection (tests, simulators, debugging): it
+// allocates, and builds a snapshot if none matches invokers.
+func (b *Balancer) Weights(invokers []base.Invoker, method string) []int64 {
+	out := make([]int64, len(invokers))
+	if len(invokers) == 0 {
+		return out
+	}
+	v, _ := b.views.Lookup(invokers, method)
+	for k, inv := range invokers {
+		if i, ok := v.Index(inv); ok {
+			out[k] = v.Table.tree.Weight(i)
+		}
+	}
+	return out
+}

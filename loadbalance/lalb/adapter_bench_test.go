@@ -1,0 +1,117 @@
+package lalb
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"testing"
+	"time"
+
+	_ "dubbo.apache.org/dubbo-go/v3/cluster/loadbalance/p2c" // registers "p2c"
+	dgrandom "dubbo.apache.org/dubbo-go/v3/cluster/loadbalance/random"
+	"dubbo.apache.org/dubbo-go/v3/common/extension"
+	"dubbo.apache.org/dubbo-go/v3/protocol/base"
+
+	"github.com/dubbogo-lb/lb/loadbalance/internal/lbtest"
+	"github.com/dubbogo-lb/lb/rpcstatus"
+)
+
+// benchSizes are the provider counts of the adapter benchmarks (1024 is the
+// size the LALB target is stated for).
+var benchSizes = []int{10, 100, 1024}
+
+// benchList returns n providers whose statistics hold a full window of
+// completions, with latencies of 1 to 4 ms, so that every refresh computes
+// a real weight.
+func benchList(n int) []base.Invoker {
+	list := lbtest.N(n)
+	now := rpcstatus.Nanotime()
+	for i, p := range list {
+		feed(p, now-int64(200*ms), 128, time.Duration(1+i%4)*ms, i%17 == 0)
+	}
+	return list
+}
+
+var sinkInvoker base.Invoker
+
+// BenchmarkSelect compares LALB with dubbo-go's p2c and random, sequentially
+// and in parallel. Calls alternate between two copies of the list, as
+// dubbo-go's router chain hands out a fresh slice per call.
+func BenchmarkSelect(b *testing.B) {
+	lbs := []lbtest.Named{
+		{Name: Name, LB: New(BalancerOptions{})},
+		{Name: "dubbo-go-p2c", LB: extension.GetLoadbalance("p2c")},
+		{Name: "dubbo-go-random", LB: dgrandom.NewRandomLoadBalance()},
+	}
+	inv := lbtest.Call("Say")
+	for _, n := range benchSizes {
+		l := benchList(n)
+		copies := [2][]base.Invoker{append([]base.Invoker(nil), l...), append([]base.Invoker(nil), l...)}
+		for _, lb := range lbs {
+			b.Run(fmt.Sprintf("%s/N=%d/seq", lb.Name, n), func(b *testing.B) {
+				b.ReportAllocs()
+				for i := 0; b.Loop(); i++ {
+					sinkInvoker = lb.LB.Select(copies[i&1], inv)
+				}
+			})
+			b.Run(fmt.Sprintf("%s/N=%d/par", lb.Name, n), func(b *testing.B) {
+				b.ReportAllocs()
+				b.RunParallel(func(pb *testing.PB) {
+					var got base.Invoker
+					for i := 0; pb.Next(); i++ {
+						got = lb.LB.Select(copies[i&1], inv)
+					}
+					_ = got
+				})
+			})
+		}
+	}
+}
+
+// BenchmarkAdapterFeedback is the feedback path alone: recompute one provider's
+// weight from rpcstatus and write it into the tree of N = 1024 providers.
+// Select runs it twice (the picked provider and a random one).
+func BenchmarkAdapterFeedback(b *testing.B) {
+	bl := New(BalancerOptions{})
+	list := benchList(1024)
+	v, _ := bl.views.Lookup(list, "Say")
+	b.Run("seq", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			bl.refresh(v, rand.IntN(len(list)))
+		}
+	})
+	b.Run("par", func(b *testing.B) {
+		b.ReportAllocs()
+		b.RunParallel(func(pb *testing.PB) {
+			for pb.Next() {
+				bl.refresh(v, rand.IntN(len(list)))
+			}
+		})
+	})
+}
+
+// BenchmarkSelectParts splits Select at N = 1024 into the snapshot lookup
+// that every balancer of the module shares (member.Registry.Lookup, which
+// compares the list with the snapshot: O(N) when dubbo-go hands over a
+// fresh slice) and the rest, LALB's own pick and refreshes ("same list":
+// the very slice the snapshot was built from, whose check is O(1)).
+func BenchmarkSelectParts(b *testing.B) {
+	bl := New(BalancerOptions{})
+	l := benchList(1024)
+	copies := [2][]base.Invoker{append([]base.Invoker(nil), l...), append([]base.Invoker(nil), l...)}
+	inv := lbtest.Call("Say")
+	bl.Select(copies[0], inv)
+	b.Run("lookup-only", func(b *testing.B) {
+		b.ReportAllocs()
+		for i := 0; b.Loop(); i++ {
+			v, _ := bl.views.Lookup(copies[i&1], "Say")
+			_ = v
+		}
+	})
+	b.Run("same-list", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			sinkInvoker = bl.Select(copies[0], inv)
+		}
+	})
+}

@@ -1,0 +1,410 @@
+package lalb
+
+import (
+	"math"
+	"math/rand/v2"
+	"runtime"
+	"slices"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"dubbo.apache.org/dubbo-go/v3/cluster/loadbalance"
+	"dubbo.apache.org/dubbo-go/v3/protocol/base"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/dubbogo-lb/lb/loadbalance/internal/lbtest"
+	"github.com/dubbogo-lb/lb/loadbalance/internal/member"
+	"github.com/dubbogo-lb/lb/rpcstatus"
+)
+
+var _ loadbalance.LoadBalance = (*Balancer)(nil)
+
+// brpcExperiment runs brpc's lalb.md experiment through the adapter:
+// servers sleeping 1, 2 and 3 ms, 50 callers, latencies reversed at 2 s.
+// It returns the driver and how long after the reversal the new fastest
+// first had 90 % of the picks of a 10 ms bucket (-1: never).
+func brpcExperiment(hook bool) (*driver, time.Duration) {
+	d := newDriver(BalancerOptions{}, 2, 10*ms,
+		switching(1*ms, 3*ms, 2*sec),
+		switching(2*ms, 2*ms, 2*sec),
+		switching(3*ms, 1*ms, 2*sec))
+	d.hook = hook
+	d.run(50, 4*sec)
+	for b := 2 * sec; b < 4*sec; b += 10 * ms {
+		if d.share(2, b, b+10*ms) >= 0.9 {
+			return d, b - 2*sec
+		}
+	}
+	return d, -1
+}
+
+func TestTrafficMovesToTheFasterProvider(t *testing.T) {
+	d, converge := brpcExperiment(false)
+	assert.GreaterOrEqual(t, d.share(0, 1*sec, 2*sec), 0.9, "before the reversal the 1 ms provider leads")
+	assert.GreaterOrEqual(t, d.share(2, 3*sec, 4*sec), 0.9, "after it the new 1 ms provider leads")
+	assert.Positive(t, d.share(1, 3*sec, 4*sec), "the others keep a probe share")
+	assert.True(t, converge >= 0 && converge < 500*ms, "90 %% of the traffic on the new fastest after %v", converge)
+	before, _ := d.throughput(1*sec, 2*sec)
+	after, _ := d.throughput(2*sec, 3*sec)
+	assert.Greater(t, after, 0.8*before, "throughput in the second after the reversal")
+	t.Logf("throughput %.0f/s before, %.0f/s in the first second after; 90%% on the new fastest after %v", before, after, converge)
+}
+
+// TestFeedbackOnPickMatchesCompletionHook backs the feedback design: the
+// same experiment with the weights also refreshed on every completion (what
+// a completion hook in rpcstatus would give) converges no better than the
+// pick-side refresh alone.
+func TestFeedbackOnPickMatchesCompletionHook(t *testing.T) {
+	pickOnly, cPick := brpcExperiment(false)
+	hooked, cHook := brpcExperiment(true)
+	qPick, lPick := pickOnly.throughput(2*sec, 4*sec)
+	qHook, lHook := hooked.throughput(2*sec, 4*sec)
+	t.Logf("pick-side refresh: 90%% after %v, %.0f/s at %v; with completion hook: 90%% after %v, %.0f/s at %v",
+		cPick, qPick, lPick, cHook, qHook, lHook)
+	require.True(t, cPick >= 0 && cHook >= 0)
+	assert.LessOrEqual(t, cPick, 2*cHook+100*ms, "pick-side refresh converges about as fast")
+	assert.Greater(t, qPick, 0.9*qHook)
+}
+
+// feed records n completions on p for method Say, one per millisecond from
+// at (ns), each taking lat, as the lbactive filter would.
+func feed(p base.Invoker, at int64, n int, lat time.Duration, fail bool) {
+	pr := rpcstatus.Of(p.GetURL())
+	m := pr.Method("Say")
+	for k := range n {
+		s := at + int64(k)*int64(ms)
+		pr.Begin(m, s).End(s+int64(lat), fail)
+	}
+}
+
+// TestInflightPenaltyWhenCallsHang: the faster of two providers stops
+// answering (its calls fail at a 500 ms timeout) under 10 000 calls/s. The
+// pick-side refresh sees its calls in flight age and takes its traffic away
+// within about 100 ms, long before the first timeout comes back.
+func TestInflightPenaltyWhenCallsHang(t *testing.T) {
+	// From 2 s, when it had most of the traffic, or from the start: then
+	// it never had a sample of its own and is judged against the other's
+	// latency.
+	for _, at := range []time.Duration{2 * sec, 0} {
+		hang := &simServer{service: func(now int64, _ *rand.Rand) (int64, bool) {
+			if now < int64(at) {
+				return int64(ms), false
+			}
+			return int64(500 * ms), true
+		}}
+		run := func(o Options) float64 {
+			d := newDriver(BalancerOptions{LALB: o}, 3, 10*ms, hang, fixed(2*ms))
+			from := max(at, time.Duration(d.now()))
+			d.runOpen(10_000, from+300*ms)
+			return d.share(0, from+100*ms, from+300*ms)
+		}
+		on := run(Options{})
+		off := run(Options{PunishInflightRatio: 1e12}) // penalty off
+		t.Logf("hung from %v: its share from 100 to 300 ms later: %.3f with the in-flight penalty, %.3f without", at, on, off)
+		assert.Greater(t, off, 0.3, "without the penalty it keeps its traffic until the timeouts")
+		assert.Less(t, on, 0.06, "the penalty takes the traffic away")
+		assert.Greater(t, on, 0.003, "but it is still probed")
+	}
+}
+
+// A provider without samples of its own (a newcomer) whose calls hang is
+// punished too, against the latency of the others: brpc keeps giving such
+// a server the average weight until its calls time out.
+func TestInflightPenaltyOnNewcomer(t *testing.T) {
+	var clock atomic.Int64
+	clock.Store(int64(10 * sec))
+	b := New(BalancerOptions{Now: clock.Load})
+	list := lbtest.N(3)
+	for _, p := range list[:2] {
+		feed(p, int64(9*sec), 128, ms, false)
+	}
+	w := b.Weights(list, "Say")
+	assert.InDelta(t, float64(w[0]+w[1])/2, float64(w[2]), float64(w[0])*0.02, "a newcomer starts at the average")
+
+	pr := rpcstatus.Of(list[2].GetURL())
+	for range 5 {
+		pr.Begin(pr.Method("Say"), clock.Load())
+	}
+	clock.Add(int64(100 * ms)) // 100 × the others' latency
+	lbtest.Counts(b, list, lbtest.Call("Say"), 200)
+	w = b.Weights(list, "Say")
+	assert.Less(t, float64(w[2]), 0.05*float64(w[0]), "hanging newcomer: %v", w)
+	assert.Positive(t, w[2])
+}
+
+// TestFailingProviderKeepsProbeShare: a provider whose calls all fail keeps
+// about MinShare of the traffic, and wins back a fair part once it recovers.
+func TestFailingProviderKeepsProbeShare(t *testing.T) {
+	for _, charge := range []bool{false, true} {
+		failing := &simServer{service: func(now int64, _ *rand.Rand) (int64, bool) {
+			return int64(ms), now < int64(3*sec)
+		}, slots: make([]int64, 4)}
+		d := newDriver(BalancerOptions{ChargeTimeout: charge}, 4, 100*ms, queued(ms, 4), queued(ms, 4), failing)
+		d.run(20, 8*sec)
+		got := d.share(2, 1*sec, 3*sec)
+		assert.True(t, got > 0.003 && got < 0.03, "charge timeout %v: failing provider has %.4f of the traffic, want about %.2f", charge, got, DefaultMinShare)
+		back := d.share(2, 7*sec, 8*sec)
+		assert.Greater(t, back, 0.15, "charge timeout %v: 4 s after recovering", charge)
+		t.Logf("charge timeout %v: share while failing %.4f, 4 s after recovery %.3f", charge, got, back)
+	}
+}
+
+// TestNewProviderWarmsUpToItsFairShare: a provider with a 10 s warmup joins
+// two warm ones at 2 s. It starts at the average weight times its warm
+// fraction, is held near that fraction while it warms up, and ends with a
+// fair share of the traffic.
+func TestNewProviderWarmsUpToItsFairShare(t *testing.T) {
+	d := newDriver(BalancerOptions{}, 5, 100*ms, queued(ms, 4), queued(ms, 4))
+	d.run(20, 2*sec)
+	joined := d.startedAt(2*sec, 10*sec, queued(ms, 4))
+	d.list = append(append([]base.Invoker(nil), d.list...), joined)
+	w := d.weights()
+	warm := 0.01 // Dubbo's floor: one weight unit of 100 at uptime 0
+	assert.InDelta(t, warm*float64(w[0]+w[1])/2, float64(w[2]), 0.02*float64(w[0]), "joins at warm × average: %v", w)
+
+	d.run(20, 16*sec)
+	early := d.share(2, 3*sec, 4*sec)  // warm 0.1-0.2
+	mid := d.share(2, 6*sec, 7*sec)    // warm 0.4-0.5
+	late := d.share(2, 14*sec, 16*sec) // warm
+	t.Logf("newcomer's share: %.3f at 10-20 %% warm, %.3f at 40-50 %%, %.3f when warm", early, mid, late)
+	assert.Less(t, early, 0.2/2.2+0.03, "held near its warm fraction")
+	assert.Greater(t, mid, early)
+	assert.InDelta(t, 1.0/3, late, 0.1, "fair share once warm")
+}
+
+// TestRemoveHalfAtOnce: removing every other provider of 64 at once leaves
+// a consistent tree that keeps what it learned about the others.
+func TestRemoveHalfAtOnce(t *testing.T) {
+	servers := make([]*simServer, 64)
+	for i := range servers {
+		servers[i] = fixed(time.Duration(1+i%4) * ms)
+	}
+	d := newDriver(BalancerOptions{}, 6, 100*ms, servers...)
+	d.run(64, sec)
+	before := d.weights()
+
+	var kept []base.Invoker
+	var want []int64
+	for i, p := range d.list {
+		if i%2 == 0 {
+			kept = append(kept, p)
+			want = append(want, before[i])
+		}
+	}
+	d.list = kept
+	// A subset is a failover retry until it is seen on consecutive calls.
+	var v *member.View[table]
+	exact := false
+	for k := 0; k < 100 && !exact; k++ {
+		require.Contains(t, kept, d.b.Select(kept, d.inv))
+		v, exact = d.b.views.Lookup(kept, "Say")
+	}
+	require.True(t, exact, "the subset became the membership")
+	tr := v.Table.tree
+	require.Equal(t, 32, tr.Len())
+	checkTree(t, tr)
+	got := tr.Weights(nil)
+	floor := Floor(tr.Total(), 32, Options{})
+	for i := range got {
+		if want[i] > 3*floor {
+			assert.InDelta(t, 1, float64(got[i])/float64(want[i]), 0.05, "provider %d kept its weight", 2*i)
+		}
+	}
+	d.run(64, 2*sec) // the driver panics on a pick outside the list
+	checkTree(t, tr)
+}
+
+// checkTree asserts that the sums of tr match its leaves and that every
+// leaf is positive.
+func checkTree(t *testing.T, tr *Tree) {
+	t.Helper()
+	var s int64
+	for i, w := range tr.Weights(nil) {
+		assert.Positive(t, w, "leaf %d", i)
+		s += w
+	}
+	assert.Equal(t, s, tr.Total(), "sum of the leaves")
+	checkSums(t, tr)
+}
+
+// TestFailoverSubset: a retry's subset is served from the same tree, in
+// proportion to its weights, so a retry avoids a failing provider.
+func TestFailoverSubset(t *testing.T) {
+	var clock atomic.Int64
+	clock.Store(int64(10 * sec))
+	b := New(BalancerOptions{Now: clock.Load})
+	list := lbtest.N(4)
+	feed(list[0], int64(9*sec), 128, ms, true)
+	for _, p := range list[1:] {
+		feed(p, int64(9*sec), 128, ms, false)
+	}
+	inv := lbtest.Call("Say")
+	sub := []base.Invoker{list[0], list[1]}
+	n := map[base.Invoker]int{}
+	for range 4000 {
+		b.Select(list, inv) // a first try between retries keeps list the membership
+		got := b.Select(sub, inv)
+		require.Contains(t, sub, got)
+		n[got]++
+	}
+	assert.Less(t, float64(n[list[0]])/4000, 0.1, "failing provider in the retry: %v", n)
+	v, exact := b.views.Lookup(list, "Say")
+	assert.True(t, exact)
+	assert.Equal(t, 4, v.Table.tree.Len(), "the retries did not replace the membership")
+}
+
+// Selectors, feedback and membership changes race (run with -race).
+func TestConcurrentSelectFeedbackAndMembership(t *testing.T) {
+	b := New(BalancerOptions{})
+	pool := lbtest.N(16)
+	var evens []base.Invoker
+	for i := 0; i < len(pool); i += 2 {
+		evens = append(evens, pool[i])
+	}
+	var lists atomic.Pointer[[]base.Invoker]
+	first := append([]base.Invoker(nil), pool...)
+	lists.Store(&first)
+	var wg sync.WaitGroup
+	var running atomic.Int32
+	for g := range 4 {
+		wg.Add(1)
+		running.Add(1)
+		go func() {
+			defer wg.Done()
+			defer running.Add(-1)
+			inv := lbtest.Call("Say")
+			for i := range 20_000 {
+				l := *lists.Load()
+				got := b.Select(l, inv)
+				if !slices.Contains(l, got) {
+					t.Errorf("picked %v, not in the list", got)
+					return
+				}
+				p := rpcstatus.Of(got.GetURL())
+				now := rpcstatus.Nanotime()
+				p.Begin(p.Method("Say"), now).End(now+int64(g+1)*int64(ms), i%50 == 0)
+			}
+		}()
+	}
+	changes := 0
+	for ; running.Load() > 0; changes++ {
+		i := changes
+		var l []base.Invoker
+		switch i % 3 {
+		case 0:
+			l = pool
+		case 1:
+			l = evens // half removed at once
+		default:
+			l = pool[i%8 : i%8+8]
+		}
+		l = append([]base.Invoker(nil), l...)
+		lists.Store(&l)
+		runtime.Gosched()
+	}
+	wg.Wait()
+	assert.Greater(t, changes, 10, "membership changed under the selectors")
+	last := *lists.Load()
+	for range 20 { // past the failover-subset allowance
+		b.Select(last, lbtest.Call("Say"))
+	}
+	v, exact := b.views.Lookup(last, "Say")
+	require.True(t, exact)
+	checkTree(t, v.Table.tree)
+}
+
+func TestBadInput(t *testing.T) {
+	b := New(BalancerOptions{LALB: Options{P: math.NaN(), Scale: -1, MinShare: 5, PunishErrorRatio: math.Inf(1), MinSamples: -3}})
+	assert.Equal(t, Options{}.withDefaults(), b.opts, "invalid options fall back to the defaults")
+	inv := lbtest.Call("Say")
+	assert.Nil(t, b.Select(nil, inv))
+	assert.Nil(t, b.Select([]base.Invoker{}, inv))
+	one := lbtest.N(1)
+	assert.Same(t, one[0], b.Select(one, inv))
+	assert.Empty(t, b.Weights(nil, "Say"))
+
+	// A drained provider (weight 0 from a provider that means it) gets
+	// nothing while another is left, not even a probe share...
+	drained := func(port int) base.Invoker {
+		return lbtest.Provider(port, map[string]string{"weight": "0", "release": "3.2.15"})
+	}
+	list := []base.Invoker{drained(20000), lbtest.Provider(20001, map[string]string{"weight": "100"})}
+	c := lbtest.Counts(b, list, inv, 10_000)
+	assert.Zero(t, c[0])
+	// ...and when all are drained they share the traffic.
+	c = lbtest.Counts(b, []base.Invoker{drained(20000), drained(20001)}, inv, 10_000)
+	assert.InDelta(t, 5000, c[0], 500)
+
+	// Static weights do not skew LALB: the latencies decide.
+	c = lbtest.Counts(b, lbtest.Weighted("1", "9"), inv, 10_000)
+	assert.InDelta(t, 5000, c[0], 500)
+}
+
+// TestRefreshRates backs pickRefreshMask and otherRefreshMask: refreshing
+// the picked provider on 1 pick in 4 and a random one on 1 in 8 loses no
+// information (a refresh reads every completion since the last one) and,
+// measured here over a few seeds, converges as fast and sends about as few
+// calls to a hung provider as refreshing both on every pick, for about a
+// third of the cost per pick. Run with -v to see the numbers.
+func TestRefreshRates(t *testing.T) {
+	if testing.Short() {
+		t.Skip("simulation")
+	}
+	type result struct {
+		converge    time.Duration // brpc experiment: new fastest at 90 % of a 10 ms bucket
+		hungBusy    int64         // calls to a provider in the 300 ms after it hangs, 10 000/s
+		hungQuiet   int64         // the same in 2 s at 200/s
+		refreshCost float64       // refreshes per pick
+	}
+	measure := func(pick, other uint64) (r result) {
+		const seeds = 4
+		set := func(d *driver) { d.b.pickMask, d.b.otherMask = pick, other }
+		for seed := range uint64(seeds) {
+			d := newDriver(BalancerOptions{}, seed, 10*ms,
+				switching(1*ms, 3*ms, 2*sec), switching(2*ms, 2*ms, 2*sec), switching(3*ms, 1*ms, 2*sec))
+			set(d)
+			d.run(50, 3*sec)
+			c := sec
+			for b := 2 * sec; b < 3*sec; b += 10 * ms {
+				if d.share(2, b, b+10*ms) >= 0.9 {
+					c = b - 2*sec
+					break
+				}
+			}
+			r.converge += c / seeds
+			for _, load := range []struct {
+				rate float64
+				span time.Duration
+				dst  *int64
+			}{{10_000, 300 * ms, &r.hungBusy}, {200, 2 * sec, &r.hungQuiet}} {
+				hang := &simServer{service: func(now int64, _ *rand.Rand) (int64, bool) {
+					if now < int64(2*sec) {
+						return int64(ms), false
+					}
+					return int64(time.Hour), true
+				}}
+				d = newDriver(BalancerOptions{}, seed, 10*ms, hang, fixed(2*ms))
+				set(d)
+				d.runOpen(load.rate, 2*sec+load.span)
+				*load.dst += d.picked(0, 2*sec, 2*sec+load.span) / seeds
+			}
+		}
+		r.refreshCost = 1/float64(pick+1) + 1/float64(other+1)
+		return r
+	}
+	every := measure(0, 0)
+	chosen := measure(pickRefreshMask, otherRefreshMask)
+	for _, c := range []struct {
+		name string
+		r    result
+	}{{"both on every pick", every}, {"chosen rates", chosen}} {
+		t.Logf("%-18s: %.3f refreshes per pick; 90%% on the new fastest after %v; calls to a hung provider: %d in 300 ms at 10 000/s, %d in 2 s at 200/s",
+			c.name, c.r.refreshCost, c.r.converge, c.r.hungBusy, c.r.hungQuiet)
+	}
+	assert.LessOrEqual(t, chosen.converge, every.converge*3/2+50*ms)
+	assert.LessOrEqual(t, chosen.hungBusy, every.hungBusy*3/2+50)
+	assert.LessOrEqual(t, chosen.hungQuiet, every.hungQuiet*2+10)
+}
