@@ -14,8 +14,11 @@ import (
 	dgext "dubbo.apache.org/dubbo-go/v3/common/extension"
 
 	"github.com/dubbogo-lb/lb/extension"
+	"github.com/dubbogo-lb/lb/loadbalance/chash"
+	"github.com/dubbogo-lb/lb/loadbalance/lalb"
 	"github.com/dubbogo-lb/lb/loadbalance/leastactive"
 	"github.com/dubbogo-lb/lb/loadbalance/random"
+	"github.com/dubbogo-lb/lb/loadbalance/swrr"
 	"github.com/dubbogo-lb/lb/warmup"
 )
 
@@ -40,6 +43,17 @@ var factories = map[string]Factory{
 	},
 	leastactive.Name: func(c Clocks) loadbalance.LoadBalance {
 		return leastactive.New(leastactive.Options{Warmup: warmup.Options{Now: c.Wall}})
+	},
+	swrr.Name: func(c Clocks) loadbalance.LoadBalance {
+		return swrr.New(swrr.Options{Warmup: warmup.Options{Now: c.Wall}})
+	},
+	// ringhash reads no clock; a fresh one keeps runs apart. The simulated
+	// calls have no arguments, so every call hashes the same key.
+	chash.Name: func(Clocks) loadbalance.LoadBalance { return chash.New(chash.Options{}) },
+	// The filter and lalb must share the monotonic clock: lalb reads call
+	// ages and windows that the filter stamped.
+	lalb.Name: func(c Clocks) loadbalance.LoadBalance {
+		return lalb.New(lalb.BalancerOptions{Now: c.Now, Warmup: warmup.Options{Now: c.Wall}})
 	},
 }
 
