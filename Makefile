@@ -1,10 +1,15 @@
 # The commands README.md gives and CI runs. Every target is self-contained.
-.PHONY: demo test bench lint
+.PHONY: demo sim test bench lint
 
 # The main demo: every balancer side by side on in-process providers over
 # loopback; needs nothing installed beyond Go.
 demo:
 	go run ./samples/demo
+
+# The load-balancing simulator: every balancer in every scenario on a
+# virtual clock, through the real filter; tables and plots in lbsim-out/.
+sim:
+	go run ./samples/lbsim -out lbsim-out
 
 # All tests: formatting and vet, then every unit and integration test with
 # the race detector, against a real Nacos server that it/test.sh starts
