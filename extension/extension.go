@@ -27,6 +27,7 @@ import (
 	"github.com/dubbogo-lb/lb/loadbalance/lalb"
 	"github.com/dubbogo-lb/lb/loadbalance/leastactive"
 	"github.com/dubbogo-lb/lb/loadbalance/random"
+	"github.com/dubbogo-lb/lb/loadbalance/rtadaptive"
 	"github.com/dubbogo-lb/lb/loadbalance/swrr"
 )
 
@@ -47,6 +48,7 @@ func init() {
 	register(leastactive.Name, leastactive.New(leastactive.Options{}))
 	register(swrr.Name, swrr.New(swrr.Options{}))
 	register(lalb.Name, lalb.New(lalb.BalancerOptions{}))
+	register(rtadaptive.Name, rtadaptive.New(rtadaptive.Options{}))
 }
 
 func register(name string, lb loadbalance.LoadBalance) {

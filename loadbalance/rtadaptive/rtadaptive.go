@@ -1,0 +1,359 @@
+// Package rtadaptive is a response-time adaptive balancer: power of two
+// choices over a peak-EWMA cost, as in Finagle and Linkerd. Each pick draws
+// two candidates and sends the call to the cheaper one, whose cost is
+//
+//	charged RTT × (calls in flight + 1)
+//
+// The RTT is the peak EWMA of the provider's latencies that package rpcstatus
+// keeps per (provider, method): a slower sample replaces it at once, so a
+// provider that turns slow loses its share after one observation; faster
+// samples blend in over EWMADecay (10 s); and it fades with the time since
+// the last sample, so a provider that lost all its traffic looks cheaper
+// and cheaper until it is probed again. The calls in flight make a provider
+// that is piling up calls (or hanging) costlier at once.
+//
+// Beyond the references:
+//   - Errors are charged (see Estimate.Charged): each error in the provider's
+//     window of recent calls counts as taking at least the method's timeout
+//     (or Options.ErrorCost), so a provider that fails fast does not look
+//     fast. The charge fades with the time since the provider's last error
+//     (Options.ErrorDecay), so a failing provider that recovers is probed
+//     again even though its window still holds the old errors. Dubbo's
+//     Adaptive balancer overwrites the real latency with a penalty after
+//     every call; here the latency estimate is never touched.
+//   - A provider without samples is neither preferred nor starved (see
+//     Costs): Dubbo's ShortestResponse scores it 0 and sends it everything.
+//   - Warm weights (package warmup) decide how often a provider is drawn
+//     as a candidate: the two candidates are drawn independently in
+//     proportion to their warm weights, and a pick whose two draws are the
+//     same provider takes it without comparison. A provider warming up at
+//     10 % of its weight is thus considered a tenth as often and gets about
+//     a tenth of its share when costs are equal, rising as it warms up;
+//     static weights work the same way. When all weights are equal, the two
+//     candidates are two distinct providers drawn uniformly (classic P2C).
+//     (Dividing the cost by the weight instead, as Linkerd does, would give
+//     a warming provider nothing at all while the cluster is idle: at equal
+//     costs the cheaper of the two always wins.) A provider of weight 0 is
+//     never drawn while another has weight.
+//
+// The pick is O(1): two draws (an alias table when weights differ), two
+// estimates, no lock, no allocation. The calls must be counted by the
+// lbactive filter (package filter); the balancer logs once if a (service,
+// method) shows no counted call after MissingFilterPicks picks.
+package rtadaptive
+
+import (
+	"math"
+	"math/rand/v2"
+	"sync/atomic"
+	"time"
+
+	"dubbo.apache.org/dubbo-go/v3/protocol/base"
+	"github.com/dubbogo/gost/log/logger"
+
+	"github.com/dubbogo-lb/lb/loadbalance/internal/member"
+	"github.com/dubbogo-lb/lb/loadbalance/random"
+	"github.com/dubbogo-lb/lb/rpcstatus"
+	"github.com/dubbogo-lb/lb/warmup"
+)
+
+// Name is the name the balancer is registered under with dubbo-go.
+const Name = "rtadaptive"
+
+// MissingFilterPicks is how many picks of one (service, method) that find
+// no call counted on any of its providers make the balancer conclude that
+// the lbactive filter is not configured.
+const MissingFilterPicks = 1000
+
+// Options configure a Balancer. The zero value is ready to use; negative
+// durations count as 0, which means the default.
+type Options struct {
+	// Warmup configures the warmup of new providers; its Now is the wall
+	// clock of uptimes (default time.Now).
+	Warmup warmup.Options
+	// Now is the monotonic clock of the statistics, in nanoseconds: it must
+	// be the clock the lbactive filter records calls with (filter.Options.Now).
+	// Default rpcstatus.Nanotime, the filter's default.
+	Now func() int64
+	// DefaultRTT is the response time charged to a provider without any
+	// sample. Default 0: such a provider borrows the estimate of the
+	// provider it is compared with (see Costs), which needs no tuning.
+	DefaultRTT time.Duration
+	// ErrorCost is the response time an error is charged at least. Default
+	// 0: the method's timeout from the provider URL (methods.<m>.timeout,
+	// then timeout), read when the snapshot is built, else 3 s, dubbo-go's
+	// default. Lower it when providers return business errors that are
+	// not the provider's fault.
+	ErrorCost time.Duration
+	// ErrorDecay is the time constant with which the error charge fades
+	// after a provider's last error; default rpcstatus.EWMADecay (10 s), the
+	// time constant of the RTT estimate.
+	ErrorDecay time.Duration
+	// Logf receives the message saying that the lbactive filter is
+	// missing; default the error level of dubbo-go's logger.
+	Logf func(format string, args ...any)
+}
+
+// Balancer is the RT-adaptive balancer. It is safe for concurrent use; one
+// Balancer serves every service and method.
+type Balancer struct {
+	now        func() int64
+	defaultRTT time.Duration
+	errorCost  time.Duration
+	errorDecay float64 // ns
+	// errorHorizon is the age (ns) after which a faded error charge is
+	// negligible (e^-20 of it is left) and is not computed.
+	errorHorizon int64
+	logf         func(format string, args ...any)
+	missing      atomic.Bool
+	views        *member.Registry[table]
+}
+
+// table is the balancer's state for one snapshot of providers.
+type table struct {
+	// alias draws candidates in proportion to warm weight; nil when every
+	// weight is equal (candidates are then two distinct providers).
+	alias *random.Alias
+	// errCost is what an error of each provider is charged at least.
+	errCost []time.Duration
+	// errs tracks each provider's last error, copied from the snapshot
+	// before for the providers that stay. (An error seen on the old
+	// snapshot after the copy is not lost: the new one sees the failure
+	// count differ from its copy and dates the error then.)
+	errs []errState
+	// watch checks that calls are counted; shared by every snapshot of
+	// one (service, method).
+	watch *watch
+}
+
+// errState remembers when a provider's failure count last grew.
+type errState struct {
+	failed atomic.Int64 // Stats.Failed() when last seen
+	at     atomic.Int64 // when it was seen to grow (ns); 0: never
+}
+
+// watch looks for evidence that the filter counts the calls of one
+// (service, method).
+type watch struct {
+	done atomic.Bool  // settled either way
+	idle atomic.Int64 // picks that found no call counted
+}
+
+// New returns a Balancer.
+func New(opts Options) *Balancer {
+	b := &Balancer{
+		now:        opts.Now,
+		defaultRTT: max(opts.DefaultRTT, 0),
+		errorCost:  max(opts.ErrorCost, 0),
+		errorDecay: float64(opts.ErrorDecay),
+		logf:       opts.Logf,
+	}
+	if b.now == nil {
+		b.now = rpcstatus.Nanotime
+	}
+	if opts.ErrorDecay <= 0 {
+		b.errorDecay = float64(rpcstatus.EWMADecay)
+	}
+	b.errorHorizon = int64(min(20*b.errorDecay, math.MaxInt64/2))
+	if b.logf == nil {
+		b.logf = logger.Errorf
+	}
+	b.views = member.NewRegistry(opts.Warmup, b.build)
+	return b
+}
+
+func (b *Balancer) build(s *member.Set, prev *member.View[table]) *table {
+	n := s.Len()
+	t := &table{errCost: make([]time.Duration, n), errs: make([]errState, n), watch: new(watch)}
+	if prev != nil {
+		t.watch = prev.Table.watch
+	}
+	if !s.Uniform {
+		t.alias = random.NewAlias(s.Weights)
+	}
+	for i, inv := range s.Invokers {
+		t.errCost[i] = b.errorCost
+		if t.errCost[i] == 0 {
+			d, ok := member.MethodTimeout(inv.GetURL(), s.Method)
+			if !ok {
+				d = member.DefaultTimeout
+			}
+			t.errCost[i] = d
+		}
+		es := &t.errs[i]
+		if prev != nil {
+			if j, ok := prev.Index(inv); ok {
+				old := &prev.Table.errs[j]
+				es.failed.Store(old.failed.Load())
+				es.at.Store(old.at.Load())
+				continue
+			}
+		}
+		// First seen: errors already in its window date from its last
+		// completion at the latest.
+		st := s.Stats[i]
+		es.failed.Store(st.Failed())
+		if sum := st.Window().Summary(); sum.Errors > 0 {
+			es.at.Store(max(sum.Last, 1))
+		}
+	}
+	return t
+}
+
+// Select picks the cheaper of two candidates of invokers (see the package
+// documentation): nil for an empty list, the only provider of a list of
+// one. It allocates nothing and takes no lock, except on the first call
+// after a membership change, which builds the new snapshot.
+func (b *Balancer) Select(invokers []base.Invoker, inv base.Invocation) base.Invoker {
+	switch len(invokers) {
+	case 0:
+		return nil
+	case 1:
+		return invokers[0]
+	}
+	v, exact := b.views.Lookup(invokers, inv.MethodName())
+	t := v.Table
+	if !t.watch.done.Load() {
+		b.check(v)
+	}
+	if !exact {
+		return b.pickAmong(v, invokers)
+	}
+	r := rand.Uint64()
+	var i, j int
+	if t.alias == nil {
+		n := uint64(len(invokers))
+		i = int((r >> 32) * n >> 32)
+		j = int((r & math.MaxUint32) * (n - 1) >> 32)
+		if j >= i {
+			j++
+		}
+	} else {
+		i, j = t.alias.Pick(r), t.alias.Pick(rand.Uint64())
+		if i == j {
+			return invokers[i]
+		}
+	}
+	if b.better(v, i, j) {
+		return invokers[i]
+	}
+	return invokers[j]
+}
+
+// pickAmong applies the same rule to list, a failover retry's subset of the
+// snapshot: two distinct candidates when the weights are equal, else two
+// draws in proportion to warm weight; the cheaper wins. O(len(list)) when
+// weights differ; retries are rare.
+func (b *Balancer) pickAmong(v *member.View[table], list []base.Invoker) base.Invoker {
+	var a, c base.Invoker
+	if v.Uniform {
+		n := uint64(len(list))
+		r := rand.Uint64()
+		k, l := (r>>32)*n>>32, (r&math.MaxUint32)*(n-1)>>32
+		if l >= k {
+			l++
+		}
+		a, c = list[k], list[l]
+	} else {
+		a, c = v.PickAmong(list), v.PickAmong(list)
+	}
+	i, okA := v.Index(a)
+	j, okC := v.Index(c)
+	if a == c || !okA || !okC {
+		return a
+	}
+	if b.better(v, i, j) {
+		return a
+	}
+	return c
+}
+
+// better reports whether provider i of v is the better choice against j:
+// the cheaper (see Costs), or on a tie a coin flip.
+func (b *Balancer) better(v *member.View[table], i, j int) bool {
+	now := b.now()
+	ci, pi, ki := b.rtt(v, i, now)
+	cj, pj, kj := b.rtt(v, j, now)
+	ri, rj := rtts(ci, pi, ki, cj, pj, kj, b.defaultRTT)
+	ri *= inflightFactor(v.Stats[i].Active())
+	rj *= inflightFactor(v.Stats[j].Active())
+	if ri != rj {
+		return ri < rj
+	}
+	return rand.Uint64()&1 == 0
+}
+
+// rtt returns the charged and the plain response time of provider i of v
+// at now, and whether it has samples.
+func (b *Balancer) rtt(v *member.View[table], i int, now int64) (chargedRTT, plain float64, known bool) {
+	st := v.Stats[i]
+	d, known := st.EWMA().Value(now)
+	if !known {
+		return 0, 0, false
+	}
+	plain = float64(d)
+	return charged(plain, b.errorRatio(&v.Table.errs[i], st, now), float64(v.Table.errCost[i])), plain, true
+}
+
+// estimate is what the statistics say about provider i of v at now, as an
+// Estimate (for tests and inspection; the hot path uses rtt).
+func (b *Balancer) estimate(v *member.View[table], i int, now int64) Estimate {
+	st := v.Stats[i]
+	rtt, known := st.EWMA().Value(now)
+	e := Estimate{RTT: rtt, Known: known, Inflight: st.Active(), ErrorCost: v.Table.errCost[i]}
+	if known {
+		e.ErrorRatio = b.errorRatio(&v.Table.errs[i], st, now)
+	}
+	return e
+}
+
+// errorRatio returns the share of failed calls in the provider's window,
+// faded by the time since its failure count last grew. The window alone
+// cannot say when its errors happened: a punished provider gets no traffic,
+// so its window would keep the old errors, and the charge, for ever.
+func (b *Balancer) errorRatio(es *errState, st *rpcstatus.Stats, now int64) float64 {
+	at := es.at.Load()
+	if f := st.Failed(); f != es.failed.Load() {
+		// Racing callers may both store: the times differ by a pick.
+		es.failed.Store(f)
+		at = max(now, 1)
+		es.at.Store(at)
+	}
+	if at == 0 || now-at > b.errorHorizon {
+		return 0
+	}
+	sum := st.Window().Summary()
+	if sum.Errors <= 0 || sum.Samples <= 0 {
+		return 0
+	}
+	return float64(sum.Errors) / float64(sum.Samples) * fade(float64(now-at), b.errorDecay)
+}
+
+// FilterMissing reports whether the balancer found a (service, method)
+// whose calls are not counted, because the lbactive filter is not in the
+// consumer's filter chain.
+func (b *Balancer) FilterMissing() bool { return b.missing.Load() }
+
+// check settles, within MissingFilterPicks picks, whether the calls of the
+// view's (service, method) are counted. It scans the providers, but only
+// until the first counted call is seen, normally on the first picks.
+func (b *Balancer) check(v *member.View[table]) {
+	w := v.Table.watch
+	for _, s := range v.Stats {
+		if s.Active() != 0 || s.Total() != 0 {
+			w.done.Store(true)
+			return
+		}
+	}
+	if w.idle.Add(1) < MissingFilterPicks {
+		return
+	}
+	w.done.Store(true)
+	if b.missing.CompareAndSwap(false, true) {
+		b.logf(`[dubbogo-lb] load balancer %q, service %s, method %s: no call to any provider was counted in %d picks: `+
+			`the %q filter is missing from the consumer's filter chain, so response times are unknown and the balancer `+
+			`picks at random. Enable it for every reference with dubbo.consumer.filter: lbactive, or for one with `+
+			`dubbo.consumer.references.<YourReference>.filter: lbactive.`,
+			Name, v.Invokers[0].GetURL().ServiceKey(), v.Method, MissingFilterPicks, "lbactive")
+	}
+}

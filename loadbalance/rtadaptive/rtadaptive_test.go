@@ -1,0 +1,365 @@
+package rtadaptive
+
+import (
+	"fmt"
+	"math"
+	"runtime"
+	"slices"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"dubbo.apache.org/dubbo-go/v3/cluster/loadbalance"
+	"dubbo.apache.org/dubbo-go/v3/protocol/base"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/dubbogo-lb/lb/loadbalance/internal/lbtest"
+	"github.com/dubbogo-lb/lb/rpcstatus"
+)
+
+var _ loadbalance.LoadBalance = (*Balancer)(nil)
+
+// quiet swallows the missing-filter message of tests that pick without
+// counting calls.
+func quiet(string, ...any) {}
+
+// feed records n completions on p for method Say, one per millisecond from
+// at (ns), each taking lat, as the lbactive filter would.
+func feed(p base.Invoker, at int64, n int, lat time.Duration, fail bool) {
+	pr := rpcstatus.Of(p.GetURL())
+	m := pr.Method("Say")
+	for k := range n {
+		s := at + int64(k)*int64(ms)
+		pr.Begin(m, s).End(s+int64(lat), fail)
+	}
+}
+
+func TestCosts(t *testing.T) {
+	known := func(rtt time.Duration, inflight int64) Estimate {
+		return Estimate{RTT: rtt, Known: true, Inflight: inflight, ErrorCost: sec}
+	}
+	// Peak-EWMA cost: RTT × (in flight + 1).
+	a, b := Costs(known(2*ms, 0), known(1*ms, 3), 0)
+	assert.Equal(t, float64(2*ms), a)
+	assert.Equal(t, float64(4*ms), b)
+
+	// Errors count as taking at least the timeout: half the calls failing
+	// with a 1 s timeout cost half a second.
+	failing := known(ms, 0)
+	failing.ErrorRatio = 0.5
+	assert.InDelta(t, float64(ms)+0.5*float64(sec-ms), failing.Charged(), 1)
+	failing.ErrorRatio = 1
+	assert.Equal(t, float64(sec), failing.Charged())
+	// An error costs no less than the RTT when the RTT is above the timeout.
+	slow := known(2*sec, 0)
+	slow.ErrorRatio = 1
+	assert.Equal(t, float64(2*sec), slow.Charged())
+
+	// A provider without samples borrows the plain RTT of its peer, not
+	// its error charge: against a failing peer it wins, against a healthy
+	// one the calls in flight decide.
+	unknown := Estimate{}
+	a, b = Costs(unknown, failing, 0)
+	assert.Less(t, a, b)
+	a, b = Costs(unknown, known(5*ms, 0), 0)
+	assert.Equal(t, a, b)
+	a, b = Costs(Estimate{Inflight: 1}, known(5*ms, 0), 0)
+	assert.Greater(t, a, b)
+	// Neither has samples: the calls in flight decide.
+	a, b = Costs(Estimate{Inflight: 2}, Estimate{Inflight: 1}, 0)
+	assert.Greater(t, a, b)
+	// A configured default.
+	a, _ = Costs(unknown, known(5*ms, 0), 7*ms)
+	assert.Equal(t, float64(7*ms), a)
+
+	// Never 0, never NaN: no herding onto a zero estimate.
+	for _, e := range []Estimate{
+		{Known: true},
+		{Known: true, RTT: -ms, Inflight: -4},
+		{Known: true, RTT: ms, ErrorRatio: math.NaN(), ErrorCost: sec},
+		{Known: true, RTT: ms, ErrorRatio: 7, ErrorCost: sec},
+		{Known: true, RTT: ms, ErrorRatio: -1, ErrorCost: sec},
+		{},
+	} {
+		c, _ := Costs(e, Estimate{}, 0)
+		assert.True(t, c > 0 && !math.IsNaN(c) && !math.IsInf(c, 0), "%+v: %v", e, c)
+	}
+}
+
+// TestNoHerdingOntoProviderWithoutSamples: a provider that has no sample
+// yet gets its fair share of the picks, not every pair it is drawn into
+// (Dubbo's ShortestResponse scores it 0).
+func TestNoHerdingOntoProviderWithoutSamples(t *testing.T) {
+	var clock atomic.Int64
+	clock.Store(int64(10 * sec))
+	inv := lbtest.Call("Say")
+	const n, picks = 20, 40_000
+	list := lbtest.N(n)
+	for _, p := range list[1:] {
+		feed(p, int64(9*sec), 128, ms, false)
+	}
+	share := func(b *Balancer) float64 {
+		return float64(lbtest.Counts(b, list, inv, picks)[0]) / picks
+	}
+	fair := 1.0 / n
+	got := share(New(Options{Now: clock.Load, Logf: quiet}))
+	assert.InDelta(t, fair, got, fair/4, "new provider's share %.4f, fair %.4f; a score of 0 would give %.4f", got, fair, 2*fair)
+
+	// With a configured default RTT above the others' it waits for the
+	// others' calls in flight to make it cheaper (here none: no traffic).
+	assert.Zero(t, share(New(Options{Now: clock.Load, DefaultRTT: 100 * ms, Logf: quiet})))
+
+	// All unknown (a cold start): even.
+	cold := lbtest.Counts(New(Options{Now: clock.Load, Logf: quiet}), lbtest.N(4), inv, picks)
+	for _, c := range cold {
+		assert.InDelta(t, picks/4, c, picks/40)
+	}
+}
+
+// TestSlowProviderLosesAndRegainsShare: one of five providers turns 10×
+// slower for two seconds. Its first slow answer takes its traffic away
+// (peak EWMA); when it is fast again, its estimate fades, it is probed and
+// it wins its share back.
+func TestSlowProviderLosesAndRegainsShare(t *testing.T) {
+	list := lbtest.N(5)
+	servers := []server{phases([]time.Duration{ms, 10 * ms, ms}, 2*sec, 4*sec)}
+	for range 4 {
+		servers = append(servers, fixed(ms))
+	}
+	d := newDriver(Options{}, 100*ms, list, servers...)
+	d.runOpen(1000, 60*sec)
+	before := d.share(0, 1*sec, 2*sec)
+	first := d.picked(0, 2*sec, 2100*ms)
+	during := d.share(0, 2100*ms, 4*sec)
+	after := d.share(0, 45*sec, 60*sec)
+	t.Logf("slow provider's share: %.3f before, %d calls in the first 100 ms slow, %.4f while slow, %.3f 41-56 s after recovering", before, first, during, after)
+	assert.Greater(t, before, 0.1)
+	assert.LessOrEqual(t, first, int64(25), "a few observations: the first slow answers arrive after 10 ms")
+	assert.Less(t, during, 0.01)
+	assert.Greater(t, after, 0.12, "share regained (fair: 0.2)")
+}
+
+// TestErrorsAreCharged: a provider that fails fast looks fast by latency
+// alone and would draw the traffic (and fail it). Charged the timeout per
+// error, it loses its share, and once it recovers the charge fades and it
+// is probed again.
+func TestErrorsAreCharged(t *testing.T) {
+	failing := func(now int64) (time.Duration, bool) {
+		if now >= int64(2*sec) && now < int64(4*sec) {
+			return 100 * time.Microsecond, true
+		}
+		return jitter(ms), false
+	}
+	run := func(o Options) *driver {
+		list := []base.Invoker{lbtest.Provider(20000, map[string]string{"timeout": "500ms"})}
+		list = append(list, lbtest.N(3)...)
+		d := newDriver(o, 100*ms, list, failing, fixed(ms), fixed(ms), fixed(ms))
+		d.runOpen(1000, 80*sec)
+		return d
+	}
+	d := run(Options{})
+	during := d.share(0, 2200*ms, 4*sec)
+	after := d.share(0, 70*sec, 80*sec)
+	// The same with errors charged next to nothing: herding.
+	uncharged := run(Options{ErrorCost: time.Nanosecond}).share(0, 2200*ms, 4*sec)
+	t.Logf("failing provider's share: %.4f while failing (%.3f if errors were not charged), %.3f 66-76 s after recovering", during, uncharged, after)
+	assert.Less(t, during, 0.02)
+	assert.Greater(t, uncharged, 0.4, "the bug the charge prevents")
+	assert.InDelta(t, 0.25, after, 0.1, "share regained")
+}
+
+// TestErrorChargeFades: the error charge fades with the time since the
+// provider's failure count last grew, is renewed by a new failure, and
+// survives a membership change.
+func TestErrorChargeFades(t *testing.T) {
+	var clock atomic.Int64
+	clock.Store(int64(20 * sec))
+	b := New(Options{Now: clock.Load, ErrorCost: sec})
+	list := lbtest.N(2)
+	feed(list[0], int64(19*sec), 64, ms, false)
+	feed(list[0], int64(19*sec)+int64(64*ms), 64, ms, true) // last at 19.191 s
+	feed(list[1], int64(19*sec), 128, ms, false)
+	inv := lbtest.Call("Say")
+	b.Select(list, inv)
+	ratio := func(l []base.Invoker) float64 {
+		v, exact := b.views.Lookup(l, "Say")
+		require.True(t, exact)
+		i, _ := v.Index(list[0])
+		return b.estimate(v, i, clock.Load()).ErrorRatio
+	}
+	since := float64(clock.Load()-(int64(19*sec)+int64(127*ms)+int64(ms))) / float64(rpcstatus.EWMADecay)
+	assert.InDelta(t, 0.5*math.Exp(-since), ratio(list), 1e-3, "errors in the window, dated from its last completion")
+
+	clock.Add(int64(rpcstatus.EWMADecay))
+	assert.InDelta(t, 0.5*math.Exp(-since-1), ratio(list), 1e-3, "faded by e after ErrorDecay")
+
+	// A new failure renews the charge.
+	feed(list[0], clock.Load()-int64(ms), 1, ms, true)
+	assert.InDelta(t, 65.0/128, ratio(list), 1e-3)
+
+	// A membership change keeps it.
+	clock.Add(int64(5 * sec))
+	bigger := append(append([]base.Invoker(nil), list...), lbtest.N(1)...)
+	assert.InDelta(t, 65.0/128*math.Exp(-0.5), ratio(bigger), 1e-3)
+
+	// Long after, nothing is left and the cost is the RTT.
+	clock.Add(int64(30 * rpcstatus.EWMADecay))
+	assert.Zero(t, ratio(bigger))
+}
+
+// TestWarmupFoldedIn: a provider warming up is drawn as a candidate in
+// proportion to its warm weight, so at equal response times its share
+// follows its warm weight, and reaches a fair share once warm. It gets up
+// to about twice its weight share: drawn less often, it has fewer calls in
+// flight and fewer samples to push its peak EWMA up than its busy peers,
+// so it wins most of the comparisons it is drawn into.
+func TestWarmupFoldedIn(t *testing.T) {
+	list := append(lbtest.N(3), lbtest.Started(20003, wallBase.Add(sec), 100*sec))
+	d := newDriver(Options{}, 100*ms, list, fixed(ms), fixed(ms), fixed(ms), fixed(ms))
+	d.runOpen(500, 110*sec)
+	early := d.share(3, 10*sec, 12*sec) // warm ≈ 10 %
+	mid := d.share(3, 50*sec, 52*sec)   // ≈ 50 %
+	late := d.share(3, 105*sec, 110*sec)
+	t.Logf("warming provider's share: %.3f at 10 %% warm (weight share %.3f), %.3f at 50 %% (%.3f), %.3f warm",
+		early, 10.0/310, mid, 50.0/350, late)
+	for _, c := range []struct{ got, weightShare float64 }{{early, 10.0 / 310}, {mid, 50.0 / 350}} {
+		assert.True(t, c.got > c.weightShare/2 && c.got < 3*c.weightShare, "share %.3f, weight share %.3f", c.got, c.weightShare)
+	}
+	assert.Less(t, early, mid)
+	assert.InDelta(t, 0.25, late, 0.06)
+}
+
+// TestFailoverSubset: a retry's subset gets the same rule, within the
+// subset.
+func TestFailoverSubset(t *testing.T) {
+	var clock atomic.Int64
+	clock.Store(int64(10 * sec))
+	b := New(Options{Now: clock.Load})
+	list := lbtest.N(4)
+	feed(list[0], int64(9*sec), 128, 50*ms, false)
+	for _, p := range list[1:] {
+		feed(p, int64(9*sec), 128, ms, false)
+	}
+	inv := lbtest.Call("Say")
+	sub := []base.Invoker{list[0], list[1]}
+	n := map[base.Invoker]int{}
+	for range 4000 {
+		b.Select(list, inv) // a first try between retries keeps list the membership
+		got := b.Select(sub, inv)
+		require.Contains(t, sub, got)
+		n[got]++
+	}
+	assert.Less(t, float64(n[list[0]])/4000, 0.05, "slow provider in the retry: %v", n)
+	v, exact := b.views.Lookup(list, "Say")
+	assert.True(t, exact)
+	assert.Equal(t, 4, v.Len(), "the retries did not replace the membership")
+}
+
+func TestBadInput(t *testing.T) {
+	b := New(Options{DefaultRTT: -sec, ErrorCost: -sec, ErrorDecay: -sec, Logf: quiet})
+	assert.Zero(t, b.defaultRTT)
+	assert.Zero(t, b.errorCost)
+	assert.Equal(t, float64(rpcstatus.EWMADecay), b.errorDecay)
+	inv := lbtest.Call("Say")
+	assert.Nil(t, b.Select(nil, inv))
+	assert.Nil(t, b.Select([]base.Invoker{}, inv))
+	one := lbtest.N(1)
+	assert.Same(t, one[0], b.Select(one, inv))
+
+	// A drained provider (weight 0 from a provider that means it) gets
+	// nothing while another is left; when all are drained they share.
+	drained := func(port int) base.Invoker {
+		return lbtest.Provider(port, map[string]string{"weight": "0", "release": "3.2.15"})
+	}
+	c := lbtest.Counts(b, []base.Invoker{drained(20000), lbtest.N(1)[0], lbtest.N(1)[0]}, inv, 10_000)
+	assert.Zero(t, c[0])
+	c = lbtest.Counts(b, []base.Invoker{drained(20000), drained(20001)}, inv, 10_000)
+	assert.InDelta(t, 5000, c[0], 500)
+
+	// Static weights: drawn in proportion.
+	c = lbtest.Counts(b, lbtest.Weighted("1", "9"), inv, 20_000)
+	assert.InDelta(t, 0.1, float64(c[0])/20_000, 0.02)
+}
+
+// Without the lbactive filter no call is ever counted: the balancer says
+// so, once, and keeps working (at random).
+func TestMissingFilterIsReported(t *testing.T) {
+	var logs []string
+	b := New(Options{Logf: func(f string, args ...any) { logs = append(logs, fmt.Sprintf(f, args...)) }})
+	inv := lbtest.Call("Say")
+	lbtest.Counts(b, lbtest.N(3), inv, MissingFilterPicks+10)
+	require.Len(t, logs, 1)
+	assert.Contains(t, logs[0], "lbactive")
+	assert.True(t, b.FilterMissing())
+	lbtest.Counts(b, lbtest.N(3), inv, MissingFilterPicks+10)
+	assert.Len(t, logs, 1, "once")
+
+	// With counted calls: nothing to say.
+	b = New(Options{Logf: func(f string, args ...any) { logs = append(logs, f) }})
+	list := lbtest.N(3)
+	feed(list[0], 0, 1, ms, false)
+	lbtest.Counts(b, list, inv, MissingFilterPicks+10)
+	assert.False(t, b.FilterMissing())
+}
+
+// Selectors, feedback and membership changes race (run with -race).
+func TestConcurrentSelectFeedbackAndMembership(t *testing.T) {
+	b := New(Options{})
+	pool := append(lbtest.Weighted("100", "100", "50", "100", "100", "100", "100", "100"), lbtest.N(8)...)
+	var evens []base.Invoker
+	for i := 0; i < len(pool); i += 2 {
+		evens = append(evens, pool[i])
+	}
+	var lists atomic.Pointer[[]base.Invoker]
+	first := append([]base.Invoker(nil), pool...)
+	lists.Store(&first)
+	var wg sync.WaitGroup
+	var stop atomic.Bool
+	var picks atomic.Int64
+	for g := range 4 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			inv := lbtest.Call("Say")
+			for i := 0; !stop.Load(); i++ {
+				l := *lists.Load()
+				got := b.Select(l, inv)
+				if !slices.Contains(l, got) {
+					t.Errorf("picked %v, not in the list", got)
+					return
+				}
+				p := rpcstatus.Of(got.GetURL())
+				now := rpcstatus.Nanotime()
+				p.Begin(p.Method("Say"), now).End(now+int64(g+1)*int64(ms), i%50 == 0)
+				picks.Add(1)
+				if i%64 == 0 {
+					runtime.Gosched() // let the membership changer in
+				}
+			}
+		}()
+	}
+	changes := 0
+	for ; changes < 300; changes++ {
+		var l []base.Invoker
+		switch changes % 3 {
+		case 0:
+			l = pool
+		case 1:
+			l = evens // half removed at once
+		default:
+			l = pool[changes%8 : changes%8+8]
+		}
+		l = append([]base.Invoker(nil), l...)
+		lists.Store(&l)
+		// Let the selectors pick from this list a while (no sleep: wait
+		// for their progress; they yield every 64 picks).
+		for target := picks.Load() + 20; picks.Load() < target && !t.Failed(); {
+			runtime.Gosched()
+		}
+	}
+	stop.Store(true)
+	wg.Wait()
+	assert.GreaterOrEqual(t, picks.Load(), int64(20*changes), "selectors ran while the membership changed")
+}
