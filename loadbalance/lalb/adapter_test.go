@@ -268,15 +268,14 @@ func TestConcurrentSelectFeedbackAndMembership(t *testing.T) {
 	first := append([]base.Invoker(nil), pool...)
 	lists.Store(&first)
 	var wg sync.WaitGroup
-	var running atomic.Int32
+	var stop atomic.Bool
+	var picks atomic.Int64
 	for g := range 4 {
 		wg.Add(1)
-		running.Add(1)
 		go func() {
 			defer wg.Done()
-			defer running.Add(-1)
 			inv := lbtest.Call("Say")
-			for i := range 20_000 {
+			for i := 0; !stop.Load(); i++ {
 				l := *lists.Load()
 				got := b.Select(l, inv)
 				if !slices.Contains(l, got) {
@@ -286,27 +285,35 @@ func TestConcurrentSelectFeedbackAndMembership(t *testing.T) {
 				p := rpcstatus.Of(got.GetURL())
 				now := rpcstatus.Nanotime()
 				p.Begin(p.Method("Say"), now).End(now+int64(g+1)*int64(ms), i%50 == 0)
+				picks.Add(1)
+				if i%64 == 0 {
+					runtime.Gosched() // let the membership changer in
+				}
 			}
 		}()
 	}
 	changes := 0
-	for ; running.Load() > 0; changes++ {
-		i := changes
+	for ; changes < 300; changes++ {
 		var l []base.Invoker
-		switch i % 3 {
+		switch changes % 3 {
 		case 0:
 			l = pool
 		case 1:
 			l = evens // half removed at once
 		default:
-			l = pool[i%8 : i%8+8]
+			l = pool[changes%8 : changes%8+8]
 		}
 		l = append([]base.Invoker(nil), l...)
 		lists.Store(&l)
-		runtime.Gosched()
+		// Let the selectors pick from this list a while (no sleep: wait
+		// for their progress; they yield every 64 picks).
+		for target := picks.Load() + 20; picks.Load() < target && !t.Failed(); {
+			runtime.Gosched()
+		}
 	}
+	stop.Store(true)
 	wg.Wait()
-	assert.Greater(t, changes, 10, "membership changed under the selectors")
+	assert.GreaterOrEqual(t, picks.Load(), int64(20*changes), "selectors ran while the membership changed")
 	last := *lists.Load()
 	for range 20 { // past the failover-subset allowance
 		b.Select(last, lbtest.Call("Say"))
