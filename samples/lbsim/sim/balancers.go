@@ -18,6 +18,7 @@ import (
 	"github.com/dubbogo-lb/lb/loadbalance/lalb"
 	"github.com/dubbogo-lb/lb/loadbalance/leastactive"
 	"github.com/dubbogo-lb/lb/loadbalance/random"
+	"github.com/dubbogo-lb/lb/loadbalance/rtadaptive"
 	"github.com/dubbogo-lb/lb/loadbalance/swrr"
 	"github.com/dubbogo-lb/lb/warmup"
 )
@@ -50,10 +51,13 @@ var factories = map[string]Factory{
 	// ringhash reads no clock; a fresh one keeps runs apart. The simulated
 	// calls have no arguments, so every call hashes the same key.
 	chash.Name: func(Clocks) loadbalance.LoadBalance { return chash.New(chash.Options{}) },
-	// The filter and lalb must share the monotonic clock: lalb reads call
-	// ages and windows that the filter stamped.
+	// The filter, lalb and rtadaptive must share the monotonic clock: they
+	// read call ages, windows and averages that the filter stamped.
 	lalb.Name: func(c Clocks) loadbalance.LoadBalance {
 		return lalb.New(lalb.BalancerOptions{Now: c.Now, Warmup: warmup.Options{Now: c.Wall}})
+	},
+	rtadaptive.Name: func(c Clocks) loadbalance.LoadBalance {
+		return rtadaptive.New(rtadaptive.Options{Now: c.Now, Warmup: warmup.Options{Now: c.Wall}})
 	},
 }
 
