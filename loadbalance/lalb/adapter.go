@@ -70,9 +70,10 @@ type BalancerOptions struct {
 	LALB Options
 	// Warmup configures the warmup of new providers. A provider that warms
 	// up (package warmup: uptime below its warmup period) starts at the
-	// average weight times its warm fraction, and is held below its warm
-	// fraction times the mean weight of the fully warm providers until it
-	// is warm. Its Now is the wall clock of uptimes; default time.Now.
+	// average weight times its warm fraction and then follows the ramp,
+	// about its warm fraction of a warm provider's traffic (see
+	// table.warming). Its Now is the wall clock of uptimes; default
+	// time.Now.
 	Warmup warmup.Options
 	// Now is the monotonic clock of the statistics, in nanoseconds: it must
 	// be the clock the lbactive filter records calls with (filter.Options.Now).
@@ -112,11 +113,12 @@ type table struct {
 	// timeout is what each error of a provider is charged at least (0: the
 	// latency rule only).
 	timeout []time.Duration
-	// ref is the mean weight of the fully warm providers with samples when
-	// the table was built, 0 if there were none: a warming provider is
-	// held below warm × ref. The snapshot is rebuilt every warmup refresh
-	// step while a provider warms up, so ref is never older than that.
-	ref float64
+	// ref and refQPS are the mean weight and the mean throughput (calls/s)
+	// of the fully warm providers with samples when the table was built,
+	// 0 if there were none; they set the weight of a warming provider (see
+	// warming). The snapshot is rebuilt every warmup refresh step while a
+	// provider warms up, so they are never older than that.
+	ref, refQPS float64
 	// refLatency is the mean success latency (ns, float64 bits) of the
 	// providers with samples when the table was built: calls in flight on
 	// a provider without samples of its own are judged against it. If none
@@ -217,10 +219,10 @@ func (b *Balancer) refresh(v *member.View[table], i int) {
 		now = b.now()
 		delay = st.InflightDelay(now)
 	}
-	w, known, lat := b.weight(st, t.timeout[i], delay, now)
+	w, known, lat, qps := b.weight(st, t.timeout[i], delay, now)
 	total := t.tree.Total()
 	if known {
-		w = t.capWarm(w, warm)
+		w = t.warming(w, qps, warm)
 		if lat > 0 && t.refLatency.Load() == 0 {
 			t.refLatency.CompareAndSwap(0, math.Float64bits(float64(lat)))
 		}
@@ -237,8 +239,9 @@ func (b *Balancer) refresh(v *member.View[table], i int) {
 
 // weight returns the provider's own LALB weight from its window and calls
 // in flight (delay is their mean age), whether it has enough samples for
-// one, and its mean success latency.
-func (b *Balancer) weight(st *rpcstatus.Stats, timeout, delay time.Duration, now int64) (float64, bool, time.Duration) {
+// one, its mean success latency and its throughput (calls/s, as Weight
+// counts it before discounting errors).
+func (b *Balancer) weight(st *rpcstatus.Stats, timeout, delay time.Duration, now int64) (float64, bool, time.Duration, float64) {
 	sum := st.Window().Summary()
 	in := Stats{
 		Samples:        sum.Samples,
@@ -253,17 +256,32 @@ func (b *Balancer) weight(st *rpcstatus.Stats, timeout, delay time.Duration, now
 		in.Inflight, in.InflightStartSum = 1, now-int64(delay)
 	}
 	w, ok := Weight(in, now, b.opts)
-	return w, ok, sum.SuccessLatency
+	qps := minQPS
+	if sum.Samples >= 2 && sum.Span > 0 {
+		qps = max(float64(sum.Samples-1)/sum.Span.Seconds(), minQPS)
+	}
+	return w, ok, sum.SuccessLatency, qps
 }
 
-// capWarm holds a warming provider with samples below its warm fraction of
-// the warm providers' mean weight. The reference comes from providers that
-// are not held, so the cap does not compound from one refresh to the next.
-func (t *table) capWarm(w, warm float64) float64 {
-	if warm < 1 && t.ref > 0 {
-		return min(w, warm*t.ref)
+// warming returns the weight of a provider with samples, w, at throughput
+// qps, given its warm fraction. A warm provider keeps w. A warming one gets
+// its warm fraction of the weight it would have at the warm providers'
+// mean throughput, w × refQPS / qps, capped at their mean weight ref: so
+// its traffic follows the warmup ramp, still lowered by its latency,
+// errors and hanging calls, but never raised above the ramp because it is
+// faster than the others.
+//
+// Scaling w by the warm fraction alone would compound: LALB's weight grows
+// with the provider's throughput, which the scaled weight itself holds
+// down, so the provider would sit at its floor for the whole warmup and
+// take its full share only at the end. Normalising the throughput to the
+// warm providers' mean, which the warming provider does not drive, avoids
+// that.
+func (t *table) warming(w, qps, warm float64) float64 {
+	if warm >= 1 || t.ref <= 0 || t.refQPS <= 0 {
+		return w
 	}
-	return w
+	return warm * min(w*t.refQPS/qps, t.ref)
 }
 
 // newcomer returns the weight of a provider without enough samples of its
@@ -295,8 +313,9 @@ func (b *Balancer) build(s *member.Set, prev *member.View[table]) *table {
 	raw := make([]float64, n)
 	known := make([]bool, n)
 	delays := make([]time.Duration, n)
-	var knownSum, refSum, latSum float64
+	var knownSum, refSum, refQPS, latSum float64
 	var knownN, refN, latN int
+	qps := make([]float64, n)
 	for i := range n {
 		t.warm[i] = warmFraction(s, i)
 		if t.warm[i] == 0 {
@@ -312,15 +331,16 @@ func (b *Balancer) build(s *member.Set, prev *member.View[table]) *table {
 		}
 		st := s.Stats[i]
 		delays[i] = st.InflightDelay(now)
-		w, ok, lat := b.weight(st, t.timeout[i], delays[i], now)
+		w, ok, lat, q := b.weight(st, t.timeout[i], delays[i], now)
 		if !ok {
 			continue
 		}
-		raw[i], known[i] = w, true
+		raw[i], known[i], qps[i] = w, true, q
 		knownSum += w
 		knownN++
 		if t.warm[i] >= 1 {
 			refSum += w
+			refQPS += q
 			refN++
 		}
 		if lat > 0 {
@@ -330,6 +350,7 @@ func (b *Balancer) build(s *member.Set, prev *member.View[table]) *table {
 	}
 	if refN > 0 {
 		t.ref = refSum / float64(refN)
+		t.refQPS = refQPS / float64(refN)
 	}
 	switch {
 	case latN > 0:
@@ -343,7 +364,7 @@ func (b *Balancer) build(s *member.Set, prev *member.View[table]) *table {
 		switch {
 		case t.warm[i] == 0:
 		case known[i]:
-			raw[i] = t.capWarm(raw[i], t.warm[i])
+			raw[i] = t.warming(raw[i], qps[i], t.warm[i])
 		default:
 			raw[i] = t.newcomer(avg, t.warm[i], delays[i], b.opts)
 		}
