@@ -1,10 +1,17 @@
 # The commands README.md gives and CI runs. Every target is self-contained.
-.PHONY: demo sim test bench lint
+.PHONY: demo demo-nacos sim test bench lint
 
 # The main demo: every balancer side by side on in-process providers over
 # loopback; needs nothing installed beyond Go.
 demo:
 	go run ./samples/demo
+
+# The same demo through a real Nacos: starts it with it/nacos.sh (unless one
+# answers on 127.0.0.1:8848; the first start needs a JDK 17+ and Maven),
+# three sample provider processes, and one sample consumer process per
+# balancer.
+demo-nacos:
+	go run ./samples/demo -nacos
 
 # The load-balancing simulator: every balancer in every scenario on a
 # virtual clock, through the real filter; tables and plots in lbsim-out/.

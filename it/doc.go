@@ -1,0 +1,21 @@
+// Package it holds the end-to-end tests of the module: the sample provider
+// and consumer binaries (samples/provider, samples/consumer), built once per
+// run (with -race when the tests are), against the real Nacos server that
+// it/nacos.sh starts.
+//
+// Run them with bash it/test.sh (or make test), which starts Nacos and sets
+// DUBBOGO_LB_NACOS=127.0.0.1:8848. Without DUBBOGO_LB_NACOS the tests skip,
+// unless CI=true: in CI a missing or unreachable Nacos fails them.
+//
+// Every provider and consumer is a separate process: dubbo-go's
+// configuration and its table of exported services are process-global, and
+// killing a provider or restarting Nacos must hit real connections. Each
+// test registers its providers in a Nacos group of its own (the binaries'
+// -group flag), so tests never see each other's providers, nor the instance
+// metadata that an earlier test edited (Nacos keeps metadata edited through
+// its API for a while after the instance is gone, and applies it to the
+// next instance at the same address).
+//
+// Every wait is bounded and polls for its condition; shares are measured
+// from the consumers' own per-second reports.
+package it

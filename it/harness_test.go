@@ -1,0 +1,663 @@
+package it
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"maps"
+	"net"
+	"net/http"
+	"net/url"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/dubbogo-lb/lb/extension"
+)
+
+const (
+	// envNacos names the Nacos address the tests use (host:port of its
+	// HTTP API); it/test.sh sets it.
+	envNacos = "DUBBOGO_LB_NACOS"
+	// serviceName is the Nacos service of the greeter interface
+	// (samples/internal/greeter.Interface) under interface-level
+	// registration.
+	serviceName = "providers:org.dubbogo.lb.samples.Greeter::"
+)
+
+var (
+	setupOnce sync.Once
+	setupErr  error
+	rootDir   string // the module's root
+	binDir    string // the built sample binaries
+)
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if binDir != "" {
+		_ = os.RemoveAll(binDir)
+	}
+	os.Exit(code)
+}
+
+// env is one test's view of the world: the Nacos address and the test's
+// own Nacos group.
+type env struct {
+	nacos string
+	group string
+}
+
+// setup skips the test when no Nacos is configured outside CI, fails it
+// when CI=true and none is, or when the configured one does not answer,
+// and builds the sample binaries once per run.
+func setup(t *testing.T) *env {
+	t.Helper()
+	addr := os.Getenv(envNacos)
+	if addr == "" {
+		if os.Getenv("CI") == "true" {
+			t.Fatalf("%s is not set but CI=true: the integration tests need Nacos (bash it/test.sh starts one)", envNacos)
+		}
+		t.Skipf("%s is not set: integration tests skipped (bash it/test.sh runs them against a local Nacos)", envNacos)
+	}
+	setupOnce.Do(func() { setupErr = prepare(addr) })
+	if setupErr != nil {
+		t.Fatal(setupErr)
+	}
+	return &env{nacos: addr, group: groupOf(t)}
+}
+
+// prepare checks that Nacos answers and builds the binaries.
+func prepare(addr string) error {
+	probe := &env{nacos: addr, group: "DEFAULT_GROUP"}
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		_, err := probe.instances(context.Background())
+		if err == nil {
+			break
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("%s=%s but Nacos does not answer: %w", envNacos, addr, err)
+		}
+		time.Sleep(250 * time.Millisecond) // polling an external server
+	}
+	wd, err := os.Getwd()
+	if err != nil {
+		return err
+	}
+	rootDir = filepath.Dir(wd) // go test runs in it/
+	if _, err := os.Stat(filepath.Join(rootDir, "conf", "consumer.yaml")); err != nil {
+		return fmt.Errorf("module root not found from %s: %w", wd, err)
+	}
+	if binDir, err = os.MkdirTemp("", "dubbogo-lb-it-"); err != nil {
+		return err
+	}
+	for _, app := range []string{"provider", "consumer"} {
+		args := []string{"build"}
+		if raceEnabled {
+			args = append(args, "-race")
+		}
+		args = append(args, "-o", filepath.Join(binDir, app), "./samples/"+app)
+		cmd := exec.Command("go", args...)
+		cmd.Dir = rootDir
+		if out, err := cmd.CombinedOutput(); err != nil {
+			return fmt.Errorf("go %s: %w\n%s", strings.Join(args, " "), err, out)
+		}
+	}
+	return nil
+}
+
+// groupOf returns a Nacos group for t alone.
+func groupOf(t *testing.T) string {
+	name := regexp.MustCompile(`[^A-Za-z0-9]+`).ReplaceAllString(t.Name(), "_")
+	if len(name) > 40 {
+		name = name[:40]
+	}
+	return fmt.Sprintf("IT_%s_%d", name, time.Now().UnixNano()%1_000_000_000)
+}
+
+// balancers returns those of names that the module registers, and fails t
+// if none is.
+func balancers(t *testing.T, names ...string) []string {
+	t.Helper()
+	var out []string
+	for _, n := range names {
+		if slices.Contains(extension.Balancers(), n) {
+			out = append(out, n)
+		}
+	}
+	if len(out) == 0 {
+		t.Fatalf("none of %v is registered (registered: %v)", names, extension.Balancers())
+	}
+	return out
+}
+
+// ---------------------------------------------------------------- processes
+
+// lockedBuffer is a bytes.Buffer safe for concurrent writes and reads.
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
+}
+
+// tail returns the last n lines of s.
+func tail(s string, n int) string {
+	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
+	if len(lines) > n {
+		lines = lines[len(lines)-n:]
+	}
+	return strings.Join(lines, "\n")
+}
+
+// proc is a child process.
+type proc struct {
+	name string
+	cmd  *exec.Cmd
+	log  *lockedBuffer // stderr, and stdout unless read elsewhere
+	done chan struct{} // closed when it has exited
+	err  error         // its exit status, once done
+}
+
+// startProc starts bin with args; stdout goes to out, or to the log when
+// out is nil.
+func startProc(t *testing.T, name, bin string, out io.Writer, args ...string) *proc {
+	t.Helper()
+	p := &proc{name: name, log: new(lockedBuffer), done: make(chan struct{})}
+	p.cmd = exec.Command(filepath.Join(binDir, bin), args...)
+	p.cmd.Dir = rootDir
+	p.cmd.Stderr = p.log
+	p.cmd.Stdout = p.log
+	if out != nil {
+		p.cmd.Stdout = out
+	}
+	if err := p.cmd.Start(); err != nil {
+		t.Fatalf("start %s: %v", name, err)
+	}
+	go func() {
+		p.err = p.cmd.Wait()
+		close(p.done)
+	}()
+	return p
+}
+
+// exited reports whether the process has exited.
+func (p *proc) exited() bool {
+	select {
+	case <-p.done:
+		return true
+	default:
+		return false
+	}
+}
+
+// wait waits up to timeout for the process to exit.
+func (p *proc) wait(timeout time.Duration) error {
+	select {
+	case <-p.done:
+		return p.err
+	case <-time.After(timeout):
+		return fmt.Errorf("%s still running after %v", p.name, timeout)
+	}
+}
+
+// stop sends SIGTERM, then SIGKILL after 10 s, and waits for the exit.
+func (p *proc) stop() {
+	if p.exited() {
+		return
+	}
+	_ = p.cmd.Process.Signal(syscall.SIGTERM)
+	if p.wait(10*time.Second) != nil && !p.exited() {
+		_ = p.cmd.Process.Kill()
+		<-p.done
+	}
+}
+
+// kill sends SIGKILL and waits for the exit.
+func (p *proc) kill() {
+	_ = p.cmd.Process.Kill()
+	<-p.done
+}
+
+// freePort returns a loopback port that was free a moment ago.
+func freePort(t *testing.T) int {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	return ln.Addr().(*net.TCPAddr).Port
+}
+
+// ---------------------------------------------------------------- providers
+
+// providerSpec describes a sample provider.
+type providerSpec struct {
+	name    string
+	port    int // 0: a free port
+	weight  int // 0: 100
+	warmup  time.Duration
+	latency string // "": 2ms
+}
+
+// provider is a running sample provider.
+type provider struct {
+	*proc
+	spec providerSpec
+}
+
+// startProvider starts a provider in e's group; it is stopped when t ends.
+func (e *env) startProvider(t *testing.T, s providerSpec) *provider {
+	t.Helper()
+	if s.port == 0 {
+		s.port = freePort(t)
+	}
+	if s.weight == 0 {
+		s.weight = 100
+	}
+	if s.latency == "" {
+		s.latency = "2ms"
+	}
+	p := &provider{spec: s, proc: startProc(t, "provider "+s.name, "provider", nil,
+		"-conf", filepath.Join(rootDir, "conf", "provider.yaml"),
+		"-registry", e.nacos, "-group", e.group,
+		"-name", s.name, "-port", strconv.Itoa(s.port),
+		"-weight", strconv.Itoa(s.weight), "-warmup", s.warmup.String(), "-latency", s.latency)}
+	t.Cleanup(func() {
+		p.stop()
+		if t.Failed() {
+			t.Logf("log of %s:\n%s", p.name, tail(p.log.String(), 20))
+		}
+	})
+	return p
+}
+
+// restart starts a new process for the same provider (same port).
+func (e *env) restart(t *testing.T, p *provider) *provider {
+	t.Helper()
+	return e.startProvider(t, p.spec)
+}
+
+// ---------------------------------------------------------------- Nacos
+
+// instance is a Nacos instance as the v1 Open API lists it.
+type instance struct {
+	IP       string            `json:"ip"`
+	Port     int               `json:"port"`
+	Weight   float64           `json:"weight"`
+	Healthy  bool              `json:"healthy"`
+	Enabled  bool              `json:"enabled"`
+	Metadata map[string]string `json:"metadata"`
+}
+
+var httpClient = &http.Client{Timeout: 5 * time.Second}
+
+// instances lists the greeter's instances in e's group.
+func (e *env) instances(ctx context.Context) ([]instance, error) {
+	q := url.Values{"serviceName": {serviceName}, "groupName": {e.group}}
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+e.nacos+"/nacos/v1/ns/instance/list?"+q.Encode(), nil)
+	if err != nil {
+		return nil, err
+	}
+	resp, err := httpClient.Do(req)
+	if err != nil {
+		return nil, err
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	if err != nil {
+		return nil, err
+	}
+	if resp.StatusCode != http.StatusOK {
+		return nil, fmt.Errorf("nacos instance list: %s: %s", resp.Status, body)
+	}
+	var list struct {
+		Hosts []instance `json:"hosts"`
+	}
+	if err := json.Unmarshal(body, &list); err != nil {
+		return nil, fmt.Errorf("nacos instance list: %w: %s", err, body)
+	}
+	return list.Hosts, nil
+}
+
+// waitInstances polls Nacos until cond holds for the instances of e's
+// group, for up to timeout, and returns them.
+func (e *env) waitInstances(t *testing.T, timeout time.Duration, what string, cond func([]instance) bool) []instance {
+	t.Helper()
+	deadline := time.Now().Add(timeout)
+	var (
+		last []instance
+		err  error
+	)
+	for {
+		last, err = e.instances(context.Background())
+		if err == nil && cond(last) {
+			return last
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("Nacos: not %s after %v (instances %v, error %v)", what, timeout, ports(last), err)
+		}
+		time.Sleep(100 * time.Millisecond) // polling Nacos
+	}
+}
+
+// waitRegistered waits until exactly the providers ps are registered and
+// healthy, and returns their instances in the order of ps.
+func (e *env) waitRegistered(t *testing.T, ps ...*provider) []instance {
+	t.Helper()
+	want := make([]int, len(ps))
+	for i, p := range ps {
+		want[i] = p.spec.port
+	}
+	slices.Sort(want)
+	list := e.waitInstances(t, 30*time.Second, fmt.Sprintf("registered: ports %v", want), func(list []instance) bool {
+		var got []int
+		for _, in := range list {
+			if in.Healthy && in.Enabled {
+				got = append(got, in.Port)
+			}
+		}
+		slices.Sort(got)
+		return slices.Equal(got, want)
+	})
+	out := make([]instance, len(ps))
+	for i, p := range ps {
+		for _, in := range list {
+			if in.Port == p.spec.port {
+				out[i] = in
+			}
+		}
+	}
+	return out
+}
+
+func ports(list []instance) []int {
+	var out []int
+	for _, in := range list {
+		out = append(out, in.Port)
+	}
+	return out
+}
+
+// setMetadata replaces the metadata of in through the Nacos v1 Open API,
+// as an operator editing the instance would.
+func (e *env) setMetadata(t *testing.T, in instance, md map[string]string) {
+	t.Helper()
+	raw, err := json.Marshal(md)
+	if err != nil {
+		t.Fatal(err)
+	}
+	q := url.Values{
+		"serviceName": {serviceName}, "groupName": {e.group},
+		"ip": {in.IP}, "port": {strconv.Itoa(in.Port)}, "ephemeral": {"true"},
+		"weight": {strconv.FormatFloat(in.Weight, 'f', -1, 64)}, "metadata": {string(raw)},
+	}
+	req, err := http.NewRequest(http.MethodPut, "http://"+e.nacos+"/nacos/v1/ns/instance?"+q.Encode(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp, err := httpClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	body, _ := io.ReadAll(resp.Body)
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("nacos instance update: %s: %s", resp.Status, body)
+	}
+}
+
+// ---------------------------------------------------------------- consumers
+
+// report is one JSON line of the sample consumer (load.Stats).
+type report struct {
+	Interval  bool                        `json:"interval"`
+	At        float64                     `json:"at"`
+	Seconds   float64                     `json:"seconds"`
+	Calls     int64                       `json:"calls"`
+	Errors    int64                       `json:"errors"`
+	QPS       float64                     `json:"qps"`
+	By        map[string]int64            `json:"by"`
+	Share     map[string]float64          `json:"share"`
+	P50Ms     float64                     `json:"p50_ms"`
+	P99Ms     float64                     `json:"p99_ms"`
+	LastError string                      `json:"last_error"`
+	Keys      map[string]map[string]int64 `json:"keys"`
+
+	// end is when the test read the line: the end of the interval.
+	end time.Time
+}
+
+// start returns when the interval began.
+func (r report) start() time.Time {
+	return r.end.Add(-time.Duration(r.Seconds * float64(time.Second)))
+}
+
+// share returns the share of provider in percent of the successful calls.
+func (r report) share(provider string) float64 {
+	var ok int64
+	for _, n := range r.By {
+		ok += n
+	}
+	if ok == 0 {
+		return 0
+	}
+	return 100 * float64(r.By[provider]) / float64(ok)
+}
+
+func (r report) String() string {
+	names := slices.Sorted(maps.Keys(r.By))
+	var b strings.Builder
+	fmt.Fprintf(&b, "%d calls, %d errors", r.Calls, r.Errors)
+	for _, n := range names {
+		fmt.Fprintf(&b, ", %s %.1f%%", n, r.share(n))
+	}
+	if r.LastError != "" {
+		fmt.Fprintf(&b, " (error: %s)", r.LastError)
+	}
+	return b.String()
+}
+
+// merge adds up reports.
+func merge(rs []report) report {
+	out := report{By: map[string]int64{}}
+	for _, r := range rs {
+		out.Calls += r.Calls
+		out.Errors += r.Errors
+		out.Seconds += r.Seconds
+		for n, c := range r.By {
+			out.By[n] += c
+		}
+		if r.LastError != "" {
+			out.LastError = r.LastError
+		}
+	}
+	return out
+}
+
+// consumer is a running sample consumer printing JSON reports.
+type consumer struct {
+	*proc
+	balancer  string
+	intervals chan report
+	total     chan report
+}
+
+// startConsumer starts a consumer in e's group with balancer (by the
+// -balancer flag; "" keeps the YAML's) and the shipped conf/consumer.yaml
+// unless extra sets -conf. It runs until stopped unless extra bounds it;
+// it is stopped when t ends.
+func (e *env) startConsumer(t *testing.T, balancer string, extra ...string) *consumer {
+	t.Helper()
+	args := []string{
+		"-conf", filepath.Join(rootDir, "conf", "consumer.yaml"),
+		"-registry", e.nacos, "-group", e.group, "-json",
+		"-interval", "1s", "-duration", "10m", "-concurrency", "4",
+	}
+	if balancer != "" {
+		args = append(args, "-balancer", balancer)
+	}
+	args = append(args, extra...) // later flags win
+	c := &consumer{balancer: balancer, intervals: make(chan report, 10000), total: make(chan report, 1)}
+	pr, pw := io.Pipe()
+	name := "consumer " + balancer
+	if balancer == "" {
+		name = "consumer (YAML balancer)"
+	}
+	c.proc = startProc(t, name, "consumer", pw, args...)
+	go func() {
+		<-c.done
+		_ = pw.Close()
+	}()
+	go c.read(pr)
+	t.Cleanup(func() {
+		c.stop()
+		if t.Failed() {
+			t.Logf("log of %s:\n%s", c.name, tail(c.log.String(), 30))
+		}
+	})
+	return c
+}
+
+// read decodes the consumer's JSON lines; other lines go to its log.
+func (c *consumer) read(r io.Reader) {
+	defer close(c.intervals)
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 1<<20), 1<<24)
+	for sc.Scan() {
+		var rep report
+		if err := json.Unmarshal(sc.Bytes(), &rep); err != nil || rep.By == nil {
+			_, _ = c.log.Write(append(sc.Bytes(), '\n'))
+			continue
+		}
+		rep.end = time.Now()
+		if rep.Interval {
+			c.intervals <- rep
+		} else {
+			c.total <- rep
+		}
+	}
+}
+
+// next returns the next interval report, failing t if none comes within
+// timeout.
+func (c *consumer) next(t *testing.T, timeout time.Duration) report {
+	t.Helper()
+	select {
+	case r, ok := <-c.intervals:
+		if !ok {
+			t.Fatalf("%s exited (%v) before reporting; log:\n%s", c.name, c.err, tail(c.log.String(), 30))
+		}
+		return r
+	case <-time.After(timeout):
+		t.Fatalf("%s: no report within %v; log:\n%s", c.name, timeout, tail(c.log.String(), 30))
+	}
+	panic("unreachable")
+}
+
+// collect returns the next n interval reports.
+func (c *consumer) collect(t *testing.T, n int) []report {
+	t.Helper()
+	out := make([]report, n)
+	for i := range out {
+		out[i] = c.next(t, 15*time.Second)
+	}
+	return out
+}
+
+// until reads interval reports until cond holds for one, and returns it;
+// it fails t after timeout.
+func (c *consumer) until(t *testing.T, timeout time.Duration, what string, cond func(report) bool) report {
+	t.Helper()
+	deadline := time.Now().Add(timeout)
+	var last report
+	for {
+		left := time.Until(deadline)
+		if left <= 0 {
+			t.Fatalf("%s: not %s within %v; last interval: %v", c.name, what, timeout, last)
+		}
+		last = c.next(t, left+2*time.Second)
+		if cond(last) {
+			return last
+		}
+	}
+}
+
+// finish stops the consumer with SIGINT and returns its totals.
+func (c *consumer) finish(t *testing.T) report {
+	t.Helper()
+	if !c.exited() {
+		_ = c.cmd.Process.Signal(syscall.SIGINT)
+	}
+	return c.result(t, 30*time.Second)
+}
+
+// result waits for the consumer to exit and returns its totals.
+func (c *consumer) result(t *testing.T, timeout time.Duration) report {
+	t.Helper()
+	if err := c.wait(timeout); err != nil {
+		t.Fatalf("%s: %v; log:\n%s", c.name, err, tail(c.log.String(), 30))
+	}
+	// The reader delivers the totals before it sees the end of the output.
+	select {
+	case r := <-c.total:
+		return r
+	case <-time.After(5 * time.Second):
+		t.Fatalf("%s printed no totals; log:\n%s", c.name, tail(c.log.String(), 30))
+	}
+	panic("unreachable")
+}
+
+// all returns true when every provider in names got calls in r.
+func all(r report, names ...string) bool {
+	for _, n := range names {
+		if r.By[n] == 0 {
+			return false
+		}
+	}
+	return true
+}
+
+// errNacosScript is returned when it/nacos.sh fails.
+var errNacosScript = errors.New("it/nacos.sh failed")
+
+// nacosScript runs it/nacos.sh cmd for the Nacos of e, bounded by timeout.
+func (e *env) nacosScript(cmd string, timeout time.Duration) (string, error) {
+	_, port, err := net.SplitHostPort(e.nacos)
+	if err != nil {
+		return "", err
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	defer cancel()
+	c := exec.CommandContext(ctx, "bash", filepath.Join(rootDir, "it", "nacos.sh"), cmd)
+	c.Dir = rootDir
+	c.Env = append(os.Environ(), "NACOS_PORT="+port)
+	out, err := c.CombinedOutput()
+	if err != nil {
+		return string(out), fmt.Errorf("%w: %s: %w", errNacosScript, cmd, err)
+	}
+	return string(out), nil
+}

@@ -1,0 +1,183 @@
+// Command consumer is a sample dubbo-go consumer of the greeter service.
+// It takes its balancer from its YAML (dubbo.consumer.references.
+// GreeterClient.loadbalance, or the -balancer flag), checks the name at
+// start, drives a closed-loop load for a given duration with a given
+// concurrency, and prints each provider's traffic share per interval and
+// the latency percentiles.
+//
+//	go run ./samples/consumer -conf conf/consumer.yaml -balancer swrr -duration 20s
+//
+// With -json it prints one JSON object per interval and a final one with
+// the totals (load.Stats), for scripts and the integration tests.
+//
+// Exit status: 0 after a run, 2 for a bad configuration (an unknown
+// balancer among them: the message lists the valid names), 1 for anything
+// else.
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"os"
+	"os/signal"
+	"slices"
+	"strings"
+	"syscall"
+	"time"
+
+	"dubbo.apache.org/dubbo-go/v3"
+
+	"github.com/dubbogo-lb/lb/extension"
+	"github.com/dubbogo-lb/lb/samples/internal/app"
+	"github.com/dubbogo-lb/lb/samples/internal/greeter"
+	"github.com/dubbogo-lb/lb/samples/internal/load"
+)
+
+// errConfig marks configuration errors (exit status 2).
+var errConfig = errors.New("configuration")
+
+func main() {
+	err := run()
+	switch {
+	case err == nil:
+	case errors.Is(err, errConfig):
+		fmt.Fprintln(os.Stderr, "consumer:", err)
+		os.Exit(2)
+	default:
+		fmt.Fprintln(os.Stderr, "consumer:", err)
+		os.Exit(1)
+	}
+}
+
+func run() error {
+	var (
+		confPath  = flag.String("conf", "conf/consumer.yaml", "dubbo-go YAML configuration")
+		balancer  = flag.String("balancer", "", "balancer name, overriding references."+greeter.Reference+".loadbalance of the YAML")
+		registry  = flag.String("registry", "", "address of every registry of the YAML, e.g. 127.0.0.1:8848 (empty: the YAML's)")
+		group     = flag.String("group", "", "Nacos group of every registry of the YAML, to run apart from others (empty: the YAML's)")
+		direct    = flag.String("url", "", "direct provider URLs instead of the registry, e.g. tri://127.0.0.1:20001;tri://127.0.0.1:20002")
+		list      = flag.Bool("list", false, "print the balancers this module registers and exit")
+		providers = flag.Int("providers", 1, "wait until this many providers have answered before the run")
+		ready     = flag.Duration("ready-timeout", 30*time.Second, "how long to wait for -providers")
+		cfg       load.Config
+		asJSON    = flag.Bool("json", false, "print JSON lines (load.Stats) instead of text")
+	)
+	flag.IntVar(&cfg.Concurrency, "concurrency", 8, "workers, each with one call in flight")
+	flag.DurationVar(&cfg.Duration, "duration", 10*time.Second, "length of the run (0 with -calls: until -calls)")
+	flag.Int64Var(&cfg.Calls, "calls", 0, "stop after this many calls (0: no limit)")
+	flag.DurationVar(&cfg.Interval, "interval", time.Second, "reporting interval")
+	flag.IntVar(&cfg.Keys, "keys", 1000, "distinct request keys sent in turn")
+	flag.BoolVar(&cfg.TrackKeys, "track-keys", false, "report which providers answered each key")
+	flag.DurationVar(&cfg.Timeout, "timeout", 3*time.Second, "timeout of each call")
+	flag.Parse()
+	if flag.NArg() > 0 {
+		return fmt.Errorf("%w: unexpected arguments %q", errConfig, flag.Args())
+	}
+	if *list {
+		fmt.Println(strings.Join(extension.Balancers(), "\n"))
+		return nil
+	}
+
+	k, err := app.ReadConfig(*confPath)
+	if err != nil {
+		return fmt.Errorf("%w: %w", errConfig, err)
+	}
+	refKey := "dubbo.consumer.references." + greeter.Reference
+	if !k.Exists(refKey) {
+		return fmt.Errorf("%w: %s has no %s", errConfig, *confPath, refKey)
+	}
+	name := k.String(refKey + ".loadbalance")
+	if *balancer != "" {
+		name = *balancer
+	}
+	// dubbo-go itself would only notice an unknown name on the first call,
+	// with a nil-pointer panic.
+	if err := extension.CheckBalancer(name); err != nil {
+		return fmt.Errorf("%w: %w (set by %s)", errConfig, err, source(*balancer, *confPath, refKey))
+	}
+
+	ins, err := app.NewInstance(k, func(o *dubbo.InstanceOptions) error {
+		ref := o.Consumer.References[greeter.Reference]
+		if ref == nil {
+			return fmt.Errorf("%w: %s has no %s", errConfig, *confPath, refKey)
+		}
+		ref.Loadbalance = name
+		if *direct != "" {
+			ref.URL = *direct
+		}
+		for _, r := range o.Registries {
+			if *registry != "" {
+				r.Address = *registry
+			}
+			if *group != "" {
+				r.Group = *group
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	cli, err := ins.NewClient()
+	if err != nil {
+		return err
+	}
+	g, err := greeter.NewConfiguredGreeter(cli)
+	if err != nil {
+		return err
+	}
+
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	out := json.NewEncoder(os.Stdout)
+	seen, err := load.WaitProviders(ctx, g, *providers, *ready)
+	if err != nil {
+		return err
+	}
+	if !*asJSON {
+		fmt.Printf("balancer %s, providers %s, concurrency %d\n", orDefault(name), strings.Join(seen, " "), cfg.Concurrency)
+	}
+	names := seen
+	total, err := load.Run(ctx, g, cfg, func(s load.Stats) {
+		if *asJSON {
+			_ = out.Encode(s)
+			return
+		}
+		for _, n := range s.Providers() {
+			if !slices.Contains(names, n) {
+				names = append(names, n)
+				slices.Sort(names)
+			}
+		}
+		fmt.Println(load.FormatInterval(s, names))
+	})
+	if err != nil {
+		return err
+	}
+	if *asJSON {
+		return out.Encode(total)
+	}
+	fmt.Printf("\ntotal: %d calls in %.1fs, %d errors\n", total.Calls, total.Seconds, total.Errors)
+	load.WriteTable(os.Stdout, total.Providers(), []load.Row{{Label: orDefault(name), Stats: total}})
+	if total.LastError != "" {
+		fmt.Println("an error:", total.LastError)
+	}
+	return nil
+}
+
+func source(flagValue, path, key string) string {
+	if flagValue != "" {
+		return "-balancer"
+	}
+	return path + " " + key + ".loadbalance"
+}
+
+func orDefault(name string) string {
+	if name == "" {
+		return "(dubbo-go default: random)"
+	}
+	return name
+}

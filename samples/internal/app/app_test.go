@@ -1,0 +1,58 @@
+package app
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"dubbo.apache.org/dubbo-go/v3"
+)
+
+func TestReadConfigErrorsInsteadOfPanics(t *testing.T) {
+	dir := t.TempDir()
+	bad := filepath.Join(dir, "bad.yaml")
+	if err := os.WriteFile(bad, []byte("dubbo:\n  consumer: [unclosed\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, path := range []string{"", filepath.Join(dir, "missing.yaml"), bad} {
+		if k, err := ReadConfig(path); err == nil {
+			t.Errorf("ReadConfig(%q) = %v, nil; want an error", path, k)
+		}
+	}
+}
+
+func TestShippedConfiguration(t *testing.T) {
+	k, err := ReadConfig("../../../conf/consumer.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	const ref = "dubbo.consumer.references.GreeterClient."
+	if got := k.String(ref + "loadbalance"); got != "warmrandom" {
+		t.Errorf("consumer.yaml loadbalance = %q, want warmrandom", got)
+	}
+	if got := k.String("dubbo.consumer.filter"); got != "lbactive" {
+		t.Errorf("consumer.yaml filter = %q, want lbactive", got)
+	}
+
+	k, err = ReadConfig("../../../conf/provider.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var seen *dubbo.InstanceOptions
+	if _, err := NewInstance(k, func(o *dubbo.InstanceOptions) error { seen = o; return nil }); err != nil {
+		t.Fatal(err)
+	}
+	nacos := seen.Registries["nacos"]
+	if nacos == nil || nacos.RegistryType != "interface" || nacos.Address != "127.0.0.1:8848" {
+		t.Fatalf("provider.yaml registry = %+v, want interface-level Nacos on 127.0.0.1:8848", nacos)
+	}
+	if tri := seen.Protocols["tri"]; tri == nil || tri.Ip != "127.0.0.1" {
+		t.Fatalf("provider.yaml protocol = %+v, want tri on 127.0.0.1", tri)
+	}
+
+	boom := errors.New("boom")
+	if _, err := NewInstance(k, func(*dubbo.InstanceOptions) error { return boom }); !errors.Is(err, boom) {
+		t.Fatalf("NewInstance returned %v, want the edit's error", err)
+	}
+}

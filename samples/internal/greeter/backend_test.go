@@ -1,0 +1,95 @@
+package greeter
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+
+	"google.golang.org/protobuf/types/known/wrapperspb"
+)
+
+func TestParseLatency(t *testing.T) {
+	good := []struct {
+		spec     string
+		mean     time.Duration
+		min, max time.Duration // bounds of any sample
+	}{
+		{"", 0, 0, 0},
+		{"5ms", 5 * time.Millisecond, 5 * time.Millisecond, 5 * time.Millisecond},
+		{" 0s ", 0, 0, 0},
+		{"exp:5ms", 5 * time.Millisecond, 0, time.Hour},
+		{"uniform:2ms-8ms", 5 * time.Millisecond, 2 * time.Millisecond, 8 * time.Millisecond},
+		{"uniform:3ms-3ms", 3 * time.Millisecond, 3 * time.Millisecond, 3 * time.Millisecond},
+		{"normal:5ms/1ms", 5 * time.Millisecond, 0, time.Hour},
+	}
+	for _, c := range good {
+		l, err := ParseLatency(c.spec)
+		if err != nil {
+			t.Fatalf("ParseLatency(%q): %v", c.spec, err)
+		}
+		if l.Mean() != c.mean {
+			t.Errorf("ParseLatency(%q).Mean() = %v, want %v", c.spec, l.Mean(), c.mean)
+		}
+		for range 1000 {
+			if d := l.Sample(); d < c.min || d > c.max {
+				t.Fatalf("ParseLatency(%q).Sample() = %v, outside [%v, %v]", c.spec, d, c.min, c.max)
+			}
+		}
+	}
+	for _, spec := range []string{"5", "-1ms", "exp:", "exp:-2ms", "uniform:8ms-2ms", "uniform:2ms", "normal:5ms", "gauss:1ms/1ms", "abc"} {
+		if _, err := ParseLatency(spec); err == nil {
+			t.Errorf("ParseLatency(%q) accepted a bad spec", spec)
+		}
+	}
+}
+
+func TestBackend(t *testing.T) {
+	for _, rate := range []float64{-0.1, 1.5} {
+		if _, err := NewBackend("b", Latency{}, rate); err == nil {
+			t.Errorf("NewBackend accepted error rate %v", rate)
+		}
+	}
+	if _, err := NewBackend("", Latency{}, 0); err == nil {
+		t.Error("NewBackend accepted an empty name")
+	}
+
+	ok, err := NewBackend("ok", Latency{}, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp, err := ok.Hello(context.Background(), wrapperspb.String("k"))
+	if err != nil || resp.GetValue() != "ok" {
+		t.Fatalf("Hello = %v, %v; want the backend's name", resp, err)
+	}
+	bad, err := NewBackend("bad", Latency{}, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := bad.Hello(context.Background(), wrapperspb.String("k")); !errors.Is(err, ErrSimulated) {
+		t.Fatalf("Hello with error rate 1 = %v, want ErrSimulated", err)
+	}
+	if ok.Served() != 1 || bad.Failed() != 1 {
+		t.Errorf("counters: served %d failed %d, want 1 and 1", ok.Served(), bad.Failed())
+	}
+
+	// A cancelled call returns at once instead of sleeping its latency.
+	slow, err := NewBackend("slow", Fixed(time.Hour), 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if _, err := slow.Hello(ctx, wrapperspb.String("k")); !errors.Is(err, context.Canceled) {
+		t.Fatalf("Hello on a cancelled context = %v, want context.Canceled", err)
+	}
+}
+
+func TestRequestStringIsTheKey(t *testing.T) {
+	// Consistent hashing hashes the argument's string form: it must be the
+	// key itself, not protobuf's text format.
+	r := Request{wrapperspb.String("user-42")}
+	if got := r.String(); got != "user-42" {
+		t.Fatalf("Request.String() = %q, want the key", got)
+	}
+}

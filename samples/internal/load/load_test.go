@@ -1,0 +1,81 @@
+package load
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"dubbo.apache.org/dubbo-go/v3/client"
+	"google.golang.org/protobuf/types/known/wrapperspb"
+)
+
+// fake answers "even" or "odd" by the parity of the key's number and fails
+// key-9.
+type fake struct{}
+
+func (fake) Hello(_ context.Context, req *wrapperspb.StringValue, _ ...client.CallOption) (*wrapperspb.StringValue, error) {
+	k := req.GetValue()
+	switch {
+	case k == "key-9":
+		return nil, errors.New("boom")
+	case strings.HasPrefix(k, "ready-"):
+		return wrapperspb.String("even"), nil
+	case (k[len(k)-1]-'0')%2 == 0:
+		return wrapperspb.String("even"), nil
+	default:
+		return wrapperspb.String("odd"), nil
+	}
+}
+
+func TestRunCountsCallsPerProviderAndKey(t *testing.T) {
+	total, err := Run(context.Background(), fake{}, Config{Concurrency: 4, Calls: 1000, Keys: 10, TrackKeys: true, Interval: time.Hour}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Keys key-0 … key-9 are sent in turn: 100 calls each.
+	if total.Calls != 1000 || total.Errors != 100 {
+		t.Fatalf("calls %d errors %d, want 1000 and 100", total.Calls, total.Errors)
+	}
+	if total.By["even"] != 500 || total.By["odd"] != 400 {
+		t.Fatalf("by provider %v, want even 500 odd 400", total.By)
+	}
+	if s := total.Share["even"]; s < 55.5 || s > 55.6 {
+		t.Fatalf("share of even %.2f%%, want 500/900", s)
+	}
+	if total.LastError != "boom" {
+		t.Fatalf("LastError %q, want the fake's error", total.LastError)
+	}
+	if len(total.Keys) != 9 {
+		t.Fatalf("%d keys tracked, want the 9 that succeeded", len(total.Keys))
+	}
+	for k, by := range total.Keys {
+		if len(by) != 1 {
+			t.Fatalf("key %s answered by %v, want one provider", k, by)
+		}
+		for _, n := range by {
+			if n != 100 {
+				t.Fatalf("key %s: %d calls, want 100", k, n)
+			}
+		}
+	}
+	if total.P50Ms < 0 || total.P99Ms < total.P50Ms {
+		t.Fatalf("quantiles p50 %v p99 %v out of order", total.P50Ms, total.P99Ms)
+	}
+}
+
+func TestWaitProviders(t *testing.T) {
+	names, err := WaitProviders(context.Background(), fake{}, 1, time.Second)
+	if err != nil || len(names) != 1 || names[0] != "even" {
+		t.Fatalf("WaitProviders = %v, %v; want [even]", names, err)
+	}
+	// Only one provider ever answers the ready calls: asking for two fails
+	// at the timeout, with a message that says so.
+	if _, err := WaitProviders(context.Background(), fake{}, 2, 50*time.Millisecond); err == nil || !strings.Contains(err.Error(), "1 of 2") {
+		t.Fatalf("WaitProviders(2) = %v, want an error naming 1 of 2", err)
+	}
+	if _, err := Run(context.Background(), nil, Config{}, nil); err == nil {
+		t.Fatal("Run with a nil greeter did not fail")
+	}
+}

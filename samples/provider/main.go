@@ -1,0 +1,150 @@
+// Command provider is a sample dubbo-go triple provider of the greeter
+// service that registers in Nacos with its weight, start timestamp and
+// warmup period in its metadata, and simulates a service time and an error
+// rate.
+//
+//	go run ./samples/provider -port 20001 -weight 100 -warmup 30s -latency 5ms
+//
+// The dubbo-go settings (registry, protocol, application) come from the
+// YAML file -conf (default conf/provider.yaml); the flags below override
+// it. On SIGINT or SIGTERM the provider exits at once; its Nacos instance
+// is ephemeral and disappears with the connection.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"net"
+	"os"
+	"os/signal"
+	"strconv"
+	"syscall"
+	"time"
+
+	"dubbo.apache.org/dubbo-go/v3"
+	"dubbo.apache.org/dubbo-go/v3/server"
+
+	"github.com/dubbogo-lb/lb/samples/internal/app"
+	"github.com/dubbogo-lb/lb/samples/internal/greeter"
+)
+
+func main() {
+	if err := run(); err != nil {
+		fmt.Fprintln(os.Stderr, "provider:", err)
+		os.Exit(1)
+	}
+}
+
+func run() error {
+	var (
+		confPath = flag.String("conf", "conf/provider.yaml", "dubbo-go YAML configuration")
+		port     = flag.Int("port", 0, "port of the triple protocol (0: the YAML's)")
+		registry = flag.String("registry", "", "address of every registry of the YAML, e.g. 127.0.0.1:8848 (empty: the YAML's)")
+		group    = flag.String("group", "", "Nacos group of every registry of the YAML, to run apart from others (empty: the YAML's)")
+		name     = flag.String("name", "", "name the provider answers with (default p<port>)")
+		weight   = flag.Int64("weight", 100, "provider weight, exported as the weight URL parameter (> 0)")
+		warm     = flag.Duration("warmup", 30*time.Second, "warmup period, whole seconds; 0 disables warmup")
+		latency  = flag.String("latency", "1ms", "simulated service time: 5ms, exp:5ms, uniform:2ms-8ms or normal:5ms/1ms")
+		errRate  = flag.Float64("error-rate", 0, "share of calls that fail, in [0, 1]")
+	)
+	flag.Parse()
+	if flag.NArg() > 0 {
+		return fmt.Errorf("unexpected arguments %q", flag.Args())
+	}
+	if *weight <= 0 {
+		return fmt.Errorf("-weight %d: must be positive (drain a provider through the registry instead)", *weight)
+	}
+	if *warm < 0 {
+		return fmt.Errorf("-warmup %v: must not be negative", *warm)
+	}
+	if *port < 0 || *port > 65535 {
+		return fmt.Errorf("-port %d: out of range", *port)
+	}
+	lat, err := greeter.ParseLatency(*latency)
+	if err != nil {
+		return err
+	}
+	k, err := app.ReadConfig(*confPath)
+	if err != nil {
+		return err
+	}
+	var listen string
+	ins, err := app.NewInstance(k, func(o *dubbo.InstanceOptions) error {
+		if len(o.Protocols) == 0 {
+			return fmt.Errorf("%s: no dubbo.protocols", *confPath)
+		}
+		for _, p := range o.Protocols {
+			if *port > 0 {
+				p.Port = strconv.Itoa(*port)
+			}
+			listen = p.Ip + ":" + p.Port
+		}
+		for _, r := range o.Registries {
+			if *registry != "" {
+				r.Address = *registry
+			}
+			if *group != "" {
+				r.Group = *group
+			}
+		}
+		// dubbo-go's own signal handling waits up to a minute before the
+		// process exits; this one stops at once (below).
+		if o.Shutdown != nil {
+			o.Shutdown.InternalSignal = new(bool)
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	if *name == "" {
+		_, p, _ := cutLast(listen, ":")
+		*name = "p" + p
+	}
+	// dubbo-go registers the service even when the port cannot be bound
+	// (it only logs the listen error), which would leave a provider in
+	// Nacos that refuses every call: check first.
+	if ln, err := net.Listen("tcp", listen); err != nil {
+		return fmt.Errorf("cannot listen on %s: %w", listen, err)
+	} else {
+		_ = ln.Close()
+	}
+	backend, err := greeter.NewBackend(*name, lat, *errRate)
+	if err != nil {
+		return err
+	}
+	provider := ins.GetInstanceOptionsSnapshot().Provider
+	// The weight URL parameter is ProviderConfig.Weight, which no YAML key
+	// reaches; dubbo-go exports 0 when it is unset.
+	provider.Weight = *weight
+	srv, err := ins.NewServer(server.SetServerProvider(provider))
+	if err != nil {
+		return err
+	}
+	// WithWarmUp exports whole seconds, the unit dubbo-go providers use for
+	// both timestamp and warmup (package warmup reads them so).
+	if err := greeter.Register(srv, backend, server.WithWarmUp(*warm)); err != nil {
+		return err
+	}
+	fmt.Printf("provider %s: serving %s on %s, weight %d, warmup %v, latency %v, error rate %g\n",
+		*name, greeter.Interface, listen, *weight, *warm, lat, *errRate)
+	// On SIGINT or SIGTERM the server stops serving and the process exits:
+	// closing its Nacos connection removes the (ephemeral) instance at once.
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	if err := srv.ServeContext(ctx); err != nil && !errors.Is(err, context.Canceled) {
+		return err
+	}
+	return nil
+}
+
+func cutLast(s, sep string) (before, after string, found bool) {
+	for i := len(s) - len(sep); i >= 0; i-- {
+		if s[i:i+len(sep)] == sep {
+			return s[:i], s[i+len(sep):], true
+		}
+	}
+	return s, "", false
+}
