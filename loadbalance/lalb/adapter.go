@@ -358,7 +358,7 @@ func (b *Balancer) build(s *member.Set, prev *member.View[table]) *table {
 	case prev != nil:
 		t.refLatency.Store(prev.Table.refLatency.Load())
 	}
-	avg := NewProviderWeight(int64(min(knownSum, float64(MaxLeafWeight))), knownN, b.opts)
+	avg := NewProviderWeight(int64(min(knownSum, maxSum)), knownN, b.opts)
 	var total float64
 	for i := range n {
 		switch {
@@ -370,7 +370,7 @@ func (b *Balancer) build(s *member.Set, prev *member.View[table]) *table {
 		}
 		total += raw[i]
 	}
-	sum := int64(min(total, float64(MaxLeafWeight)))
+	sum := int64(min(total, maxSum))
 	leaves := make([]int64, n)
 	for i := range n {
 		if t.warm[i] > 0 {
@@ -380,6 +380,9 @@ func (b *Balancer) build(s *member.Set, prev *member.View[table]) *table {
 	t.tree = NewTree(leaves)
 	return t
 }
+
+// maxSum bounds float sums of weights converted to int64.
+const maxSum = float64(1 << 62)
 
 // warmFraction returns the share of its full weight that provider i of s
 // gets now, in (0, 1], or 0 for a drained provider (weight 0 while others
