@@ -431,3 +431,30 @@ func TestRefreshRates(t *testing.T) {
 	assert.LessOrEqual(t, chosen.hungBusy, every.hungBusy*3/2+50)
 	assert.LessOrEqual(t, chosen.hungQuiet, every.hungQuiet*2+10)
 }
+
+// TestChargeTimeout: with ChargeTimeout an error costs at least the
+// method's timeout from the provider URL; by default 1.2 × its latency.
+func TestChargeTimeout(t *testing.T) {
+	for _, charge := range []bool{false, true} {
+		var clock atomic.Int64
+		clock.Store(int64(10 * sec))
+		b := New(BalancerOptions{Now: clock.Load, ChargeTimeout: charge})
+		list := []base.Invoker{
+			lbtest.Provider(20000, map[string]string{"timeout": "3s", "methods.Say.timeout": "1s"}),
+			lbtest.Provider(20001, nil),
+		}
+		for _, p := range list {
+			feed(p, int64(9*sec), 127, 10*ms, false)
+		}
+		feed(list[0], int64(9*sec)+int64(127*ms), 1, 10*ms, true) // one error in 128
+		feed(list[1], int64(9*sec)+int64(127*ms), 1, 10*ms, false)
+		w := b.Weights(list, "Say")
+		ratio := float64(w[0]) / float64(w[1])
+		if charge {
+			// latency 10 ms + 1 s spread over 127 successes: 0.55 of the weight.
+			assert.InDelta(t, 127.0/128*10/(10+1000.0/127), ratio, 0.02, "charged the 1 s method timeout: %v", w)
+		} else {
+			assert.InDelta(t, 127.0/128*10/(10+12.0/127), ratio, 0.02, "charged 1.2 × 10 ms: %v", w)
+		}
+	}
+}
