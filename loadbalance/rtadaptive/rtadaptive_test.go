@@ -218,10 +218,10 @@ func TestErrorChargeFades(t *testing.T) {
 func TestWarmupFoldedIn(t *testing.T) {
 	list := append(lbtest.N(3), lbtest.Started(20003, wallBase.Add(sec), 100*sec))
 	d := newDriver(Options{}, 100*ms, list, fixed(ms), fixed(ms), fixed(ms), fixed(ms))
-	d.runOpen(500, 110*sec)
+	d.runOpen(500, 130*sec)
 	early := d.share(3, 10*sec, 12*sec) // warm ≈ 10 %
 	mid := d.share(3, 50*sec, 52*sec)   // ≈ 50 %
-	late := d.share(3, 105*sec, 110*sec)
+	late := d.share(3, 105*sec, 130*sec)
 	t.Logf("warming provider's share: %.3f at 10 %% warm (weight share %.3f), %.3f at 50 %% (%.3f), %.3f warm",
 		early, 10.0/310, mid, 50.0/350, late)
 	for _, c := range []struct{ got, weightShare float64 }{{early, 10.0 / 310}, {mid, 50.0 / 350}} {
