@@ -55,6 +55,15 @@ func consumerYAML(t *testing.T, balancer string) string {
 	return path
 }
 
+// specsFor returns a consumer spec per balancer, each with args.
+func specsFor(balancers []string, args ...string) []consumerSpec {
+	out := make([]consumerSpec, len(balancers))
+	for i, b := range balancers {
+		out[i] = consumerSpec{balancer: b, args: args}
+	}
+	return out
+}
+
 // An unknown balancer name stops the consumer at start with a message that
 // names the valid choices, instead of dubbo-go's nil-pointer panic on the
 // first call.
@@ -106,14 +115,14 @@ func TestNacosWeightsAndLiveWeightChange(t *testing.T) {
 
 	// The balancer comes from the consumer's YAML here, the way a user
 	// configures it.
-	var cs []*consumer
+	var specs []consumerSpec
 	for _, b := range balancers(t, "swrr", "warmrandom") {
-		cs = append(cs, e.startConsumer(t, "", "-conf", consumerYAML(t, b), "-providers", "2"))
-		cs[len(cs)-1].name = "consumer " + b
+		specs = append(specs, consumerSpec{name: "consumer " + b, args: []string{"-conf", consumerYAML(t, b)}})
 	}
+	cs := e.startConsumers(t, 2, specs...)
 	for _, c := range cs {
 		c.until(t, 20*time.Second, "reaching both providers", func(r report) bool { return all(r, "w1", "w3") })
-		w := merge(c.collect(t, 4))
+		w := c.collectCalls(t, 2000, 20)
 		within(t, c.name+": share of weight 1 of 1:3", w.share("w1"), 25, 5)
 	}
 
@@ -127,7 +136,7 @@ func TestNacosWeightsAndLiveWeightChange(t *testing.T) {
 			return r.start().After(changed) && r.share("w1") > 40
 		})
 		t.Logf("%s: new weight in force within %v", c.name, r.end.Sub(changed).Round(time.Second))
-		w := merge(c.collect(t, 3))
+		w := c.collectCalls(t, 2000, 20)
 		within(t, c.name+": share of weight 3 of 3:3", w.share("w1"), 50, 5)
 	}
 	for _, c := range cs {
@@ -143,10 +152,7 @@ func TestWarmupRampsUpANewProvider(t *testing.T) {
 	a := e.startProvider(t, providerSpec{name: "warmA"})
 	b := e.startProvider(t, providerSpec{name: "warmB"})
 	e.waitRegistered(t, a, b)
-	var cs []*consumer
-	for _, bal := range balancers(t, "warmrandom", "swrr") {
-		cs = append(cs, e.startConsumer(t, bal, "-providers", "2"))
-	}
+	cs := e.startConsumers(t, 2, specsFor(balancers(t, "warmrandom", "swrr"))...)
 	for _, c := range cs {
 		c.until(t, 20*time.Second, "reaching both providers", func(r report) bool { return all(r, "warmA", "warmB") })
 	}
@@ -175,34 +181,51 @@ func TestWarmupRampsUpANewProvider(t *testing.T) {
 	}
 
 	// The consumers' reports queue up with the time they arrived, so they
-	// can be read one consumer after the other.
+	// can be read one consumer after the other. The share is checked on
+	// windows of four seconds of the ramp (enough calls even on a busy
+	// machine) against the curve averaged over the same calls.
+	type window struct {
+		from, to float64 // seconds into the warmup
+		calls    int64
+		share    float64 // sum of calls × share, then the share
+		want     float64 // likewise for the expected share
+	}
 	for _, c := range cs {
-		checked := 0
-		var early, late float64
-		for done := false; !done; {
+		ws := []*window{{from: 4, to: 8}, {from: 8, to: 12}, {from: 12, to: 16}}
+		var warm []report
+		for len(warm) < 3 {
 			r := c.next(t, 15*time.Second)
 			age := r.start().Add(r.end.Sub(r.start()) / 2).Sub(started).Seconds() // at mid-interval
-			switch {
-			case age >= 4 && age <= 17 && int(age)%4 == 0:
-				// A few points along the ramp.
-				within(t, fmt.Sprintf("%s: share of the new provider %.0fs into its warmup", c.name, age), r.share("new"), mean(r), 5)
-				checked++
-				if early == 0 {
-					early = r.share("new")
+			for _, w := range ws {
+				if age >= w.from && age < w.to {
+					w.calls += r.Calls
+					w.share += float64(r.Calls) * r.share("new")
+					w.want += float64(r.Calls) * mean(r)
 				}
-				late = r.share("new")
-			case age >= warmup.Seconds()+2:
-				w := merge(c.collect(t, 2))
-				within(t, c.name+": share of the new provider once warm", w.share("new"), 100.0/3, 5)
-				if checked < 2 {
-					t.Errorf("%s: only %d points checked on the ramp", c.name, checked)
-				}
-				if late-early < 8 {
-					t.Errorf("%s: the new provider's share went from %.1f%% to %.1f%% along the ramp; want it to grow", c.name, early, late)
-				}
-				done = true
+			}
+			if age >= warmup.Seconds()+2 {
+				warm = append(warm, r)
 			}
 		}
+		checked := 0
+		var shares []float64
+		for _, w := range ws {
+			if w.calls < 300 {
+				t.Logf("%s: only %d calls %.0f-%.0fs into the warmup; window not checked", c.name, w.calls, w.from, w.to)
+				continue
+			}
+			w.share /= float64(w.calls)
+			w.want /= float64(w.calls)
+			within(t, fmt.Sprintf("%s: share of the new provider %.0f-%.0fs into its warmup", c.name, w.from, w.to), w.share, w.want, 5)
+			shares = append(shares, w.share)
+			checked++
+		}
+		if checked < 2 {
+			t.Errorf("%s: only %d windows of the ramp had enough calls to check", c.name, checked)
+		} else if shares[len(shares)-1]-shares[0] < 8 {
+			t.Errorf("%s: the new provider's share went from %.1f%% to %.1f%% along the ramp; want it to grow", c.name, shares[0], shares[len(shares)-1])
+		}
+		within(t, c.name+": share of the new provider once warm", merge(warm).share("new"), 100.0/3, 5)
 	}
 	for _, c := range cs {
 		noErrors(t, c, c.finish(t))
@@ -213,20 +236,21 @@ func TestWarmupRampsUpANewProvider(t *testing.T) {
 // latency-aware balancers and its fair share under weighted random.
 func TestSlowProviderShare(t *testing.T) {
 	e := setup(t)
+	// Service times well above what a busy machine adds to every call.
 	ps := []*provider{
-		e.startProvider(t, providerSpec{name: "fast1", latency: "2ms"}),
-		e.startProvider(t, providerSpec{name: "fast2", latency: "2ms"}),
-		e.startProvider(t, providerSpec{name: "slow", latency: "20ms"}),
+		e.startProvider(t, providerSpec{name: "fast1", latency: "5ms"}),
+		e.startProvider(t, providerSpec{name: "fast2", latency: "5ms"}),
+		e.startProvider(t, providerSpec{name: "slow", latency: "50ms"}),
 	}
 	e.waitRegistered(t, ps...)
 	cs := map[string]*consumer{}
-	for _, b := range extension.Balancers() {
-		cs[b] = e.startConsumer(t, b, "-providers", "3", "-concurrency", "3")
+	for _, c := range e.startConsumers(t, 3, specsFor(balancers(t, "warmrandom", "swrr", "lalb", "rtadaptive"), "-concurrency", "4")...) {
+		cs[c.balancer] = c
 	}
 	slow := map[string]float64{}
 	for b, c := range cs {
 		c.collect(t, 3) // adaptation
-		w := merge(c.collect(t, 4))
+		w := c.collectCalls(t, 1500, 20)
 		slow[b] = w.share("slow")
 		t.Logf("%s: %v", c.name, w)
 	}
@@ -238,6 +262,8 @@ func TestSlowProviderShare(t *testing.T) {
 		case "lalb", "rtadaptive":
 			if slow[b] > 15 {
 				t.Errorf("%s: the 10x slower provider got %.1f%% of the calls, want a small share (<= 15%%)", b, slow[b])
+			} else {
+				t.Logf("%s: share of the slow provider: %.1f%% (want <= 15%%)", b, slow[b])
 			}
 		}
 	}
@@ -257,9 +283,17 @@ func TestRingHashIsSticky(t *testing.T) {
 	}
 	e.waitRegistered(t, ps...)
 	run := func() map[string]string {
-		c := e.startConsumer(t, "ringhash", "-calls", "1000", "-keys", "20", "-track-keys", "-providers", "3")
-		total := c.result(t, 2*time.Minute)
-		noErrors(t, c, total)
+		var total report
+		for attempt := 1; ; attempt++ {
+			c := e.startConsumer(t, "ringhash", "-calls", "1000", "-keys", "20", "-track-keys", "-providers", "3")
+			if c.wait(2*time.Minute) != nil && strings.Contains(c.log.String(), startupLost) && attempt < 3 {
+				t.Logf("%s lost a provider at start-up (nacos-sdk-go#818); starting it again", c.name)
+				continue
+			}
+			total = c.result(t, time.Minute)
+			noErrors(t, c, total)
+			break
+		}
 		if total.Calls != 1000 || len(total.Keys) != 20 {
 			t.Fatalf("%d calls over %d keys, want 1000 over 20", total.Calls, len(total.Keys))
 		}
@@ -297,15 +331,12 @@ func TestRingHashIsSticky(t *testing.T) {
 func TestProviderKilledDuringLoad(t *testing.T) {
 	e := setup(t)
 	ps := []*provider{
-		e.startProvider(t, providerSpec{name: "k1"}),
-		e.startProvider(t, providerSpec{name: "k2"}),
-		e.startProvider(t, providerSpec{name: "k3"}),
+		e.startProvider(t, providerSpec{name: "k1", latency: "5ms"}),
+		e.startProvider(t, providerSpec{name: "k2", latency: "5ms"}),
+		e.startProvider(t, providerSpec{name: "k3", latency: "5ms"}),
 	}
 	e.waitRegistered(t, ps...)
-	var cs []*consumer
-	for _, b := range extension.Balancers() {
-		cs = append(cs, e.startConsumer(t, b, "-providers", "3", "-concurrency", "3"))
-	}
+	cs := e.startConsumers(t, 3, specsFor(extension.Balancers(), "-concurrency", "2")...)
 	for _, c := range cs {
 		c.until(t, 20*time.Second, "reaching all providers", func(r report) bool { return all(r, "k1", "k2", "k3") })
 	}
@@ -352,15 +383,14 @@ func TestNacosRestartDuringLoad(t *testing.T) {
 		t.Skipf("the Nacos at %s is not managed by it/nacos.sh: %s", e.nacos, out)
 	}
 	ps := []*provider{
-		e.startProvider(t, providerSpec{name: "r1"}),
-		e.startProvider(t, providerSpec{name: "r2"}),
-		e.startProvider(t, providerSpec{name: "r3"}),
+		e.startProvider(t, providerSpec{name: "r1", latency: "5ms"}),
+		e.startProvider(t, providerSpec{name: "r2", latency: "5ms"}),
+		e.startProvider(t, providerSpec{name: "r3", latency: "5ms"}),
 	}
 	e.waitRegistered(t, ps...)
-	var cs []*consumer
-	for _, b := range balancers(t, "warmrandom", "swrr", "fewestactive", "lalb", "rtadaptive") {
-		cs = append(cs, e.startConsumer(t, b, "-providers", "3", "-concurrency", "2"))
-	}
+	// Few consumers: Nacos restarts on the same two cores, and its embedded
+	// Derby store gives up when starved for CPU.
+	cs := e.startConsumers(t, 3, specsFor(balancers(t, "warmrandom", "swrr", "lalb"), "-concurrency", "2")...)
 	for _, c := range cs {
 		c.until(t, 20*time.Second, "reaching all providers", func(r report) bool { return all(r, "r1", "r2", "r3") })
 	}
@@ -389,13 +419,20 @@ func TestNacosRestartDuringLoad(t *testing.T) {
 	t1 := time.Now()
 	out, err := e.nacosScript("start", 4*time.Minute)
 	if err != nil {
-		t.Fatalf("%v\n%s", err, out)
+		// Seen twice on a loaded 2-core machine: the embedded Derby store
+		// failed to load its schema. What is tested here is the consumers
+		// while Nacos is away, so one more start is allowed, and logged.
+		saveNacosLogs(t)
+		t.Logf("Nacos did not start (%v); starting it once more:\n%s", err, tail(out, 5))
+		if out, err = e.nacosScript("start", 4*time.Minute); err != nil {
+			t.Fatalf("%v\n%s", err, out)
+		}
 	}
 	t.Logf("Nacos started again in %v (%s)", time.Since(t1).Round(100*time.Millisecond), strings.TrimSpace(tail(out, 1)))
 	// The data was wiped: the providers must register again by themselves.
 	e.waitRegistered(t, ps...)
 	t.Logf("providers registered again %v after the start", time.Since(t1).Round(100*time.Millisecond))
-	late := e.startProvider(t, providerSpec{name: "r4"})
+	late := e.startProvider(t, providerSpec{name: "r4", latency: "5ms"})
 	e.waitRegistered(t, ps[0], ps[1], ps[2], late)
 	for _, c := range cs {
 		c.until(t, 60*time.Second, "finding the provider started after the restart", func(r report) bool {
@@ -405,4 +442,23 @@ func TestNacosRestartDuringLoad(t *testing.T) {
 	for _, c := range cs {
 		noErrors(t, c, c.finish(t))
 	}
+}
+
+// saveNacosLogs copies the logs of a Nacos that failed to start, before a
+// restart wipes them.
+func saveNacosLogs(t *testing.T) {
+	run := os.Getenv("NACOS_RUN_DIR")
+	if run == "" {
+		run = "/tmp/dubbogo-lb-nacos"
+	}
+	dir := filepath.Join(os.TempDir(), "dubbogo-lb-it-logs", "nacos-"+time.Now().Format("150405"))
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return
+	}
+	for _, f := range []string{"start.out", "home/logs/nacos.log"} {
+		if b, err := os.ReadFile(filepath.Join(run, f)); err == nil {
+			_ = os.WriteFile(filepath.Join(dir, filepath.Base(f)), b, 0o644)
+		}
+	}
+	t.Logf("logs of the failed Nacos start: %s", dir)
 }
