@@ -8,7 +8,6 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -517,57 +516,30 @@ func TestBalanceFactorOptions(t *testing.T) {
 	}
 }
 
-// Eight goroutines select (and start and end calls, for bounded load) while
-// another one keeps adding and removing providers and flipping their
-// availability.
+// Selectors, with and without bounded load, race with a goroutine that
+// keeps changing the providers and their availability.
 func TestConcurrentSelectWhileMembershipChanges(t *testing.T) {
 	pool := ports(20880, 12, nil)
 	lbs := []*Balancer{New(Options{}), New(Options{BalanceFactor: 1.25})}
-	var lists atomic.Pointer[[]base.Invoker]
-	first := pool[:5]
-	lists.Store(&first)
-	stop := make(chan struct{})
-	var wg sync.WaitGroup
-	var picks atomic.Int64
-	for g := range 8 {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			lb := lbs[g%2]
-			rng := rand.New(rand.NewPCG(uint64(g), 7))
-			for {
-				select {
-				case <-stop:
-					return
-				default:
-				}
-				l := *lists.Load()
-				var args []any
-				switch rng.IntN(3) {
-				case 0:
-					args = []any{key(rng.IntN(1000))}
-				case 1:
-					args = []any{rng.IntN(1000), 2.5}
-				}
-				got := lb.Select(l, lbtest.Call("Say", args...))
-				if !assert.Contains(t, l, got) {
-					return
-				}
-				p := rpcstatus.Of(got.GetURL())
-				p.Begin(p.Method("Say"), 0).End(0, false)
-				picks.Add(1)
-			}
-		}()
+	rngs := make([]*rand.Rand, 8)
+	for g := range rngs {
+		rngs[g] = rand.New(rand.NewPCG(uint64(g), 7))
 	}
-	deadline := time.Now().Add(2 * time.Second)
-	for i := 0; time.Now().Before(deadline); i++ {
-		l := append([]base.Invoker(nil), pool[i%6:i%6+2+i%5]...)
-		lists.Store(&l)
-		pool[i%len(pool)].(*base.BaseInvoker).SetAvailable(i%3 != 0)
-	}
-	close(stop)
-	wg.Wait()
-	assert.Positive(t, picks.Load())
+	lbtest.Churn(t, pool, 2*time.Second, func(g int, l []base.Invoker) base.Invoker {
+		var args []any
+		switch rngs[g].IntN(3) {
+		case 0:
+			args = []any{key(rngs[g].IntN(1000))}
+		case 1:
+			args = []any{rngs[g].IntN(1000), 2.5}
+		}
+		got := lbs[g%2].Select(l, lbtest.Call("Say", args...))
+		if got != nil {
+			p := rpcstatus.Of(got.GetURL())
+			p.Begin(p.Method("Say"), 0).End(0, false)
+		}
+		return got
+	}, func(i int) { pool[i%len(pool)].(*base.BaseInvoker).SetAvailable(i%3 != 0) })
 }
 
 // Select allocates nothing, whatever path it takes.

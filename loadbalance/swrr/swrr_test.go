@@ -2,8 +2,6 @@ package swrr
 
 import (
 	"slices"
-	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -241,39 +239,7 @@ func TestRetrySubsetPicksWithinSubset(t *testing.T) {
 // Selectors race with a goroutine that keeps changing the providers.
 func TestConcurrentSelectWhileMembershipChanges(t *testing.T) {
 	b := New(Options{})
-	pool := lbtest.Weighted("1", "2", "3", "4", "5", "6", "7", "8")
-	var lists atomic.Pointer[[]base.Invoker]
-	first := pool[:4]
-	lists.Store(&first)
-	stop := make(chan struct{})
-	var wg sync.WaitGroup
-	var picked atomic.Int64
-	for range 8 {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			inv := lbtest.Call("Say")
-			for {
-				select {
-				case <-stop:
-					return
-				default:
-				}
-				l := *lists.Load()
-				got := b.Select(l, inv)
-				if !assert.Contains(t, l, got) {
-					return
-				}
-				picked.Add(1)
-			}
-		}()
-	}
-	deadline := time.Now().Add(2 * time.Second)
-	for i := 0; time.Now().Before(deadline); i++ {
-		l := append([]base.Invoker(nil), pool[i%4:i%4+2+i%3]...)
-		lists.Store(&l)
-	}
-	close(stop)
-	wg.Wait()
-	assert.Positive(t, picked.Load())
+	inv := lbtest.Call("Say")
+	lbtest.Churn(t, lbtest.Weighted("1", "2", "3", "4", "5", "6", "7", "8"), 2*time.Second,
+		func(_ int, l []base.Invoker) base.Invoker { return b.Select(l, inv) }, nil)
 }
