@@ -100,7 +100,7 @@ func run() error {
 		return err
 	}
 	if *name == "" {
-		_, p, _ := cutLast(listen, ":")
+		_, p, _ := net.SplitHostPort(listen)
 		*name = "p" + p
 	}
 	// dubbo-go registers the service even when the port cannot be bound
@@ -138,13 +138,4 @@ func run() error {
 		return err
 	}
 	return nil
-}
-
-func cutLast(s, sep string) (before, after string, found bool) {
-	for i := len(s) - len(sep); i >= 0; i-- {
-		if s[i:i+len(sep)] == sep {
-			return s[:i], s[i+len(sep):], true
-		}
-	}
-	return s, "", false
 }

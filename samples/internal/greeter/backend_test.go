@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"dubbo.apache.org/dubbo-go/v3/client"
 	"google.golang.org/protobuf/types/known/wrapperspb"
 )
 
@@ -91,5 +92,13 @@ func TestRequestStringIsTheKey(t *testing.T) {
 	r := Request{wrapperspb.String("user-42")}
 	if got := r.String(); got != "user-42" {
 		t.Fatalf("Request.String() = %q, want the key", got)
+	}
+}
+
+func TestHasInvoker(t *testing.T) {
+	// A connection dubbo-go failed to build (nil invoker) is refused
+	// instead of panicking on its first call.
+	if hasInvoker(nil) || hasInvoker(&client.Connection{}) {
+		t.Fatal("hasInvoker accepted a connection without an invoker")
 	}
 }

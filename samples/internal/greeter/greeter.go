@@ -18,6 +18,7 @@ package greeter
 import (
 	"context"
 	"errors"
+	"reflect"
 
 	"dubbo.apache.org/dubbo-go/v3/client"
 	"dubbo.apache.org/dubbo-go/v3/common"
@@ -96,6 +97,9 @@ func NewGreeter(cli *client.Client, opts ...client.ReferenceOption) (Greeter, er
 	if err != nil {
 		return nil, err
 	}
+	if !hasInvoker(conn) {
+		return nil, errNoInvoker
+	}
 	return &stub{conn: conn}, nil
 }
 
@@ -112,8 +116,39 @@ func NewConfiguredGreeter(cli *client.Client, opts ...client.ReferenceOption) (G
 	if err != nil {
 		return nil, err
 	}
+	if !hasInvoker(conn) {
+		return nil, errNoInvoker
+	}
 	s.conn = conn
 	return s, nil
+}
+
+// errNoInvoker says why a connection cannot be used.
+var errNoInvoker = errors.New("greeter: dubbo-go built no invoker for " + Interface +
+	": is the registry reachable? (see dubbo-go's log above)")
+
+// hasInvoker reports whether dubbo-go built an invoker for conn. When the
+// registry cannot be reached, dubbo-go v3.3.2 returns no error from Dial
+// but a connection whose every call dereferences a nil invoker and panics.
+// The field is unexported, so it is read by reflection; should a later
+// dubbo-go rename it, the check passes rather than refuse a good
+// connection.
+func hasInvoker(conn *client.Connection) bool {
+	if conn == nil {
+		return false
+	}
+	ref := reflect.ValueOf(conn).Elem().FieldByName("refOpts")
+	if !ref.IsValid() || ref.Kind() != reflect.Pointer {
+		return true
+	}
+	if ref.IsNil() {
+		return false
+	}
+	inv := ref.Elem().FieldByName("invoker")
+	if !inv.IsValid() || inv.Kind() != reflect.Interface {
+		return true
+	}
+	return !inv.IsNil()
 }
 
 // Handler is the server side of the service.
