@@ -11,6 +11,7 @@ import (
 	"github.com/dubbogo-lb/lb/loadbalance/internal/member"
 	"github.com/dubbogo-lb/lb/rpcstatus"
 	"github.com/dubbogo-lb/lb/warmup"
+	"github.com/dubbogo/gost/log/logger"
 )
 
 // This file is the dubbo-go adapter: it keeps one weight Tree per (service,
@@ -99,6 +100,7 @@ type Balancer struct {
 	// pickMask and otherMask are pickRefreshMask and otherRefreshMask;
 	// tests change them to measure other rates.
 	pickMask, otherMask uint64
+	missing             atomic.Bool
 }
 
 // table is the state of one snapshot: the tree and what a refresh needs.
@@ -150,6 +152,9 @@ func (b *Balancer) Select(invokers []base.Invoker, inv base.Invocation) base.Inv
 		return invokers[0]
 	}
 	v, exact := b.views.Lookup(invokers, inv.MethodName())
+	if v.CheckFilter() && b.missing.CompareAndSwap(false, true) {
+		logger.Errorf("%s", member.MissingFilterMessage(Name, v.Set, "every provider keeps the weight of a new one: LALB picks at random"))
+	}
 	if !exact {
 		return b.pickAmong(v, invokers)
 	}

@@ -18,10 +18,8 @@ const Name = "fewestactive"
 
 // MissingFilterPicks is how many picks of one (service, method) that find
 // no call ever counted on any of its providers make the balancer conclude
-// that the lbactive filter is not configured. With the filter, the first
-// pick's call is counted as soon as it starts, so only picks that are never
-// followed by a call (a benchmark) could reach it.
-const MissingFilterPicks = 1000
+// that the lbactive filter is not configured.
+const MissingFilterPicks = member.MissingFilterPicks
 
 // Options configure a Balancer. The zero value is ready to use.
 type Options struct {
@@ -53,17 +51,6 @@ type table struct {
 	// power-of-d-choices mode; nil when the weights are equal or the mode
 	// is off.
 	alias *random.Alias
-	// watch is shared by every snapshot of one (service, method).
-	watch *watch
-}
-
-// watch looks for evidence that the filter counts the calls of one
-// (service, method).
-type watch struct {
-	// done is set once the question is settled either way.
-	done atomic.Bool
-	// idle counts picks that found no call counted.
-	idle atomic.Int64
 }
 
 // New returns a Balancer.
@@ -75,11 +62,8 @@ func New(opts Options) *Balancer {
 	if b.logf == nil {
 		b.logf = logger.Errorf
 	}
-	b.views = member.NewRegistry(opts.Warmup, func(s *member.Set, prev *member.View[table]) *table {
-		t := &table{watch: new(watch)}
-		if prev != nil {
-			t.watch = prev.Table.watch
-		}
+	b.views = member.NewRegistry(opts.Warmup, func(s *member.Set, _ *member.View[table]) *table {
+		t := &table{}
 		if b.choices != 0 && !s.Uniform && s.Len() > b.choices {
 			t.alias = random.NewAlias(s.Weights)
 		}
@@ -99,8 +83,8 @@ func (b *Balancer) Select(invokers []base.Invoker, inv base.Invocation) base.Inv
 		return invokers[0]
 	}
 	v, exact := b.views.Lookup(invokers, inv.MethodName())
-	if w := v.Table.watch; !w.done.Load() {
-		b.check(v, w)
+	if v.CheckFilter() && b.missing.CompareAndSwap(false, true) {
+		b.logf("%s", member.MissingFilterMessage(Name, v.Set, "least-active works as weighted random"))
 	}
 	if !exact {
 		return among(v.Set, invokers, rand.Uint64())
@@ -115,31 +99,6 @@ func (b *Balancer) Select(invokers []base.Invoker, inv base.Invocation) base.Inv
 // whose calls are not counted, because the lbactive filter is not in the
 // consumer's filter chain.
 func (b *Balancer) FilterMissing() bool { return b.missing.Load() }
-
-// check settles, within MissingFilterPicks picks, whether the calls of the
-// view's (service, method) are counted.
-func (b *Balancer) check(v *member.View[table], w *watch) {
-	for _, s := range v.Stats {
-		if s.Active() != 0 || s.Total() != 0 {
-			w.done.Store(true)
-			return
-		}
-	}
-	if w.idle.Add(1) < MissingFilterPicks {
-		return
-	}
-	w.done.Store(true)
-	if b.missing.CompareAndSwap(false, true) {
-		b.logf(`[dubbogo-lb] load balancer %q, service %s, method %s: no call to any provider was counted in %d picks, `+
-			`so the %q filter is not in the consumer's filter chain and least-active works as weighted random. `+
-			"Add it for every reference:\n"+
-			"dubbo:\n  consumer:\n    filter: lbactive\n"+
-			"or for one reference:\n"+
-			"dubbo:\n  consumer:\n    references:\n      <YourReference>:\n        filter: lbactive\n"+
-			`(dubbo-go's own "active" filter does not feed this balancer.)`,
-			Name, v.Invokers[0].GetURL().ServiceKey(), v.Method, MissingFilterPicks, "lbactive")
-	}
-}
 
 // among applies the least-active rule to list, a subset of s offered by a
 // failover retry. It looks each provider up in s, which is slower than

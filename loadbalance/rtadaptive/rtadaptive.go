@@ -63,7 +63,7 @@ const Name = "rtadaptive"
 // MissingFilterPicks is how many picks of one (service, method) that find
 // no call counted on any of its providers make the balancer conclude that
 // the lbactive filter is not configured.
-const MissingFilterPicks = 1000
+const MissingFilterPicks = member.MissingFilterPicks
 
 // Options configure a Balancer. The zero value is ready to use; negative
 // durations count as 0, which means the default.
@@ -121,22 +121,12 @@ type table struct {
 	// snapshot after the copy is not lost: the new one sees the failure
 	// count differ from its copy and dates the error then.)
 	errs []errState
-	// watch checks that calls are counted; shared by every snapshot of
-	// one (service, method).
-	watch *watch
 }
 
 // errState remembers when a provider's failure count last grew.
 type errState struct {
 	failed atomic.Int64 // Stats.Failed() when last seen
 	at     atomic.Int64 // when it was seen to grow (ns); 0: never
-}
-
-// watch looks for evidence that the filter counts the calls of one
-// (service, method).
-type watch struct {
-	done atomic.Bool  // settled either way
-	idle atomic.Int64 // picks that found no call counted
 }
 
 // New returns a Balancer.
@@ -164,10 +154,7 @@ func New(opts Options) *Balancer {
 
 func (b *Balancer) build(s *member.Set, prev *member.View[table]) *table {
 	n := s.Len()
-	t := &table{errCost: make([]time.Duration, n), errs: make([]errState, n), watch: new(watch)}
-	if prev != nil {
-		t.watch = prev.Table.watch
-	}
+	t := &table{errCost: make([]time.Duration, n), errs: make([]errState, n)}
 	if !s.Uniform {
 		t.alias = random.NewAlias(s.Weights)
 	}
@@ -213,8 +200,8 @@ func (b *Balancer) Select(invokers []base.Invoker, inv base.Invocation) base.Inv
 	}
 	v, exact := b.views.Lookup(invokers, inv.MethodName())
 	t := v.Table
-	if !t.watch.done.Load() {
-		b.check(v)
+	if v.CheckFilter() && b.missing.CompareAndSwap(false, true) {
+		b.logf("%s", member.MissingFilterMessage(Name, v.Set, "response times are unknown, so the balancer picks at random"))
 	}
 	if !exact {
 		return b.pickAmong(v, invokers)
@@ -333,27 +320,3 @@ func (b *Balancer) errorRatio(es *errState, st *rpcstatus.Stats, now int64) floa
 // whose calls are not counted, because the lbactive filter is not in the
 // consumer's filter chain.
 func (b *Balancer) FilterMissing() bool { return b.missing.Load() }
-
-// check settles, within MissingFilterPicks picks, whether the calls of the
-// view's (service, method) are counted. It scans the providers, but only
-// until the first counted call is seen, normally on the first picks.
-func (b *Balancer) check(v *member.View[table]) {
-	w := v.Table.watch
-	for _, s := range v.Stats {
-		if s.Active() != 0 || s.Total() != 0 {
-			w.done.Store(true)
-			return
-		}
-	}
-	if w.idle.Add(1) < MissingFilterPicks {
-		return
-	}
-	w.done.Store(true)
-	if b.missing.CompareAndSwap(false, true) {
-		b.logf(`[dubbogo-lb] load balancer %q, service %s, method %s: no call to any provider was counted in %d picks: `+
-			`the %q filter is missing from the consumer's filter chain, so response times are unknown and the balancer `+
-			`picks at random. Enable it for every reference with dubbo.consumer.filter: lbactive, or for one with `+
-			`dubbo.consumer.references.<YourReference>.filter: lbactive.`,
-			Name, v.Invokers[0].GetURL().ServiceKey(), v.Method, MissingFilterPicks, "lbactive")
-	}
-}

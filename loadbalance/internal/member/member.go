@@ -132,6 +132,8 @@ type View[T any] struct {
 	*Set
 	// Table is the balancer's own state for the Set.
 	Table *T
+
+	watch *filterWatch
 }
 
 // BuildFunc builds a balancer's table for set. prev is the view it
@@ -158,6 +160,7 @@ type state[T any] struct {
 	view   atomic.Pointer[View[T]]
 	mu     sync.Mutex // held while building
 	misses atomic.Int32
+	watch  filterWatch
 }
 
 // NewRegistry returns a Registry that builds tables with build.
@@ -222,7 +225,7 @@ func (r *Registry[T]) update(st *state[T], list []base.Invoker, method string, r
 		return prev // another caller rebuilt it meanwhile
 	}
 	set := r.newSet(list, method, prev, now)
-	v := &View[T]{Set: set, Table: r.build(set, prev)}
+	v := &View[T]{Set: set, Table: r.build(set, prev), watch: &st.watch}
 	st.view.Store(v)
 	st.misses.Store(0)
 	return v

@@ -155,3 +155,27 @@ func TestMethodWeightAndServiceSeparation(t *testing.T) {
 	v, _ = r.Lookup([]base.Invoker{a, b}, "Say")
 	assert.Equal(t, []float64{300, 100}, v.Weights)
 }
+
+func TestCheckFilterSettlesOncePerMethod(t *testing.T) {
+	r, _ := newCounting()
+	list := lbtest.N(2)
+	fired := 0
+	for range 3 * MissingFilterPicks {
+		v, _ := r.Lookup(list, "Uncounted")
+		if v.CheckFilter() {
+			fired++
+			assert.Contains(t, MissingFilterMessage("x", v.Set, "it is random"), "filter: lbactive")
+		}
+	}
+	assert.Equal(t, 1, fired, "told once")
+
+	// Calls counted on one provider: never fires, even across a rebuild.
+	counted := lbtest.N(3)
+	v, _ := r.Lookup(counted, "Counted")
+	v.Providers[1].Begin(v.Stats[1], 0).End(1, false)
+	assert.False(t, v.CheckFilter())
+	v, _ = r.Lookup(counted[:2], "Counted")
+	for range 2 * MissingFilterPicks {
+		assert.False(t, v.CheckFilter())
+	}
+}
