@@ -26,15 +26,14 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
-	"strings"
 	"time"
 
 	"dubbo.apache.org/dubbo-go/v3/common"
-	"dubbo.apache.org/dubbo-go/v3/common/constant"
 	"dubbo.apache.org/dubbo-go/v3/protocol/base"
 	"dubbo.apache.org/dubbo-go/v3/protocol/result"
 
 	"github.com/dubbogo-lb/lb/rpcstatus"
+	"github.com/dubbogo-lb/lb/warmup"
 )
 
 // Name is the name the filter is registered under with dubbo-go.
@@ -42,10 +41,6 @@ const Name = "lbactive"
 
 // ActivesKey is the URL parameter that limits calls in flight per method.
 const ActivesKey = "actives"
-
-// DefaultTimeout is how long a caller waits for a slot when the provider URL
-// states no timeout (dubbo-go's default request timeout).
-const DefaultTimeout = 3 * time.Second
 
 // ErrActiveLimit is returned, wrapped with details, when a call waited for
 // a free slot under the actives limit for its whole timeout.
@@ -140,36 +135,10 @@ func (f *Filter) acquire(ctx context.Context, p *rpcstatus.Provider, m *rpcstatu
 
 // readLimit reads the actives limit and the timeout of method from u.
 func readLimit(u *common.URL, method string) *rpcstatus.Limit {
-	lim := &rpcstatus.Limit{Wait: DefaultTimeout}
-	if v := methodParam(u, method, ActivesKey); v != "" {
-		if n, err := strconv.ParseInt(v, 10, 64); err == nil && n > 0 {
-			lim.Max = n
-		}
+	lim := &rpcstatus.Limit{}
+	if n, err := strconv.ParseInt(warmup.MethodParam(u, method, ActivesKey), 10, 64); err == nil && n > 0 {
+		lim.Max = n
 	}
-	if v := methodParam(u, method, constant.TimeoutKey); v != "" {
-		if d, ok := parseTimeout(v); ok {
-			lim.Wait = d
-		}
-	}
+	lim.Wait, _ = warmup.MethodTimeout(u, method)
 	return lim
-}
-
-func methodParam(u *common.URL, method, key string) string {
-	if v := u.GetParam("methods."+method+"."+key, ""); v != "" {
-		return v
-	}
-	return u.GetParam(key, "")
-}
-
-// parseTimeout reads "3s"-style durations (dubbo-go) and plain milliseconds
-// (Dubbo Java).
-func parseTimeout(v string) (time.Duration, bool) {
-	v = strings.TrimSpace(v)
-	if d, err := time.ParseDuration(v); err == nil && d > 0 {
-		return d, true
-	}
-	if ms, err := strconv.ParseInt(v, 10, 64); err == nil && ms > 0 {
-		return time.Duration(ms) * time.Millisecond, true
-	}
-	return 0, false
 }

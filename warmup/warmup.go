@@ -80,13 +80,7 @@ func (o Options) WithDefaults() Options {
 // Parse reads the weight, timestamp and warmup parameters of the provider
 // URL u for method (empty for service level), at time now.
 func Parse(u *common.URL, method string, now time.Time) Meta {
-	raw := ""
-	if method != "" {
-		raw = u.GetParam("methods."+method+"."+constant.WeightKey, "")
-	}
-	if raw == "" {
-		raw = u.GetParam(constant.WeightKey, "")
-	}
+	raw := MethodParam(u, method, constant.WeightKey)
 	goProvider := strings.HasPrefix(u.GetParam(constant.ReleaseKey, ""), dubboGoRelease)
 	var m Meta
 	m.Weight, m.Problem = ParseWeight(raw, goProvider)

@@ -132,8 +132,8 @@ func New(opts Options) *Balancer {
 func build(set *member.Set, prev *member.View[table]) *table {
 	u := set.Invokers[0].GetURL() // Dubbo reads the first provider's URL
 	method := set.Method
-	nodesRaw := methodParam(u.GetParam, method, NodesKey)
-	argsRaw := methodParam(u.GetParam, method, ArgumentsKey)
+	nodesRaw := warmup.MethodParam(u, method, NodesKey)
+	argsRaw := warmup.MethodParam(u, method, ArgumentsKey)
 
 	var old *table
 	if prev != nil {
@@ -177,17 +177,6 @@ func build(set *member.Set, prev *member.View[table]) *table {
 			Name, where, len(members), NormalizeNodes(nodes), MaxPoints, t.ring.Nodes())
 	}
 	return t
-}
-
-// methodParam returns the method-level value of key, else the
-// service-level one, else "".
-func methodParam(get func(key, def string) string, method, key string) string {
-	if method != "" {
-		if v := get("methods."+method+"."+key, ""); v != "" {
-			return v
-		}
-	}
-	return get(key, "")
 }
 
 // parseNodes parses hash.nodes; a problem explains a replaced value.

@@ -328,10 +328,7 @@ func (b *Balancer) build(s *member.Set, prev *member.View[table]) *table {
 		}
 		t.live++
 		if b.chargeTimeout {
-			d, ok := member.MethodTimeout(s.Invokers[i].GetURL(), s.Method)
-			if !ok {
-				d = member.DefaultTimeout
-			}
+			d, _ := warmup.MethodTimeout(s.Invokers[i].GetURL(), s.Method)
 			t.timeout[i] = d
 		}
 		st := s.Stats[i]

@@ -161,10 +161,7 @@ func (b *Balancer) build(s *member.Set, prev *member.View[table]) *table {
 	for i, inv := range s.Invokers {
 		t.errCost[i] = b.errorCost
 		if t.errCost[i] == 0 {
-			d, ok := member.MethodTimeout(inv.GetURL(), s.Method)
-			if !ok {
-				d = member.DefaultTimeout
-			}
+			d, _ := warmup.MethodTimeout(inv.GetURL(), s.Method)
 			t.errCost[i] = d
 		}
 		es := &t.errs[i]

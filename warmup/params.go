@@ -1,4 +1,4 @@
-package member
+package warmup
 
 import (
 	"strconv"
@@ -13,18 +13,33 @@ import (
 // states none.
 const DefaultTimeout = 3 * time.Second
 
+// MethodParam returns the value of key for method on the provider URL u:
+// methods.<method>.<key> first, then key, else "". It builds strings: call
+// it when a snapshot is built, never per call.
+func MethodParam(u *common.URL, method, key string) string {
+	if method != "" {
+		if v := u.GetParam("methods."+method+"."+key, ""); v != "" {
+			return v
+		}
+	}
+	return u.GetParam(key, "")
+}
+
 // MethodTimeout returns the call timeout of method that the provider URL u
 // states (methods.<method>.timeout first, then timeout), and whether it
-// states a valid one. Both dubbo-go's duration strings ("3s", "500ms") and
-// Dubbo Java's plain milliseconds ("3000") are understood. It builds
-// strings: call it when a snapshot is built, never per call.
+// states a valid one; DefaultTimeout when it does not. Both dubbo-go's
+// duration strings ("3s", "500ms") and Dubbo Java's plain milliseconds
+// ("3000") are understood. Like MethodParam, it is for snapshot builds.
 func MethodTimeout(u *common.URL, method string) (time.Duration, bool) {
 	if method != "" {
 		if d, ok := parseTimeout(u.GetParam("methods."+method+"."+constant.TimeoutKey, "")); ok {
 			return d, true
 		}
 	}
-	return parseTimeout(u.GetParam(constant.TimeoutKey, ""))
+	if d, ok := parseTimeout(u.GetParam(constant.TimeoutKey, "")); ok {
+		return d, true
+	}
+	return DefaultTimeout, false
 }
 
 func parseTimeout(v string) (time.Duration, bool) {
