@@ -328,8 +328,7 @@ func (b *Balancer) build(s *member.Set, prev *member.View[table]) *table {
 		}
 		t.live++
 		if b.chargeTimeout {
-			d, _ := warmup.MethodTimeout(s.Invokers[i].GetURL(), s.Method)
-			t.timeout[i] = d
+			t.timeout[i], _ = warmup.MethodTimeout(s.Invokers[i].GetURL(), s.Method)
 		}
 		st := s.Stats[i]
 		delays[i] = st.InflightDelay(now)

@@ -161,8 +161,7 @@ func (b *Balancer) build(s *member.Set, prev *member.View[table]) *table {
 	for i, inv := range s.Invokers {
 		t.errCost[i] = b.errorCost
 		if t.errCost[i] == 0 {
-			d, _ := warmup.MethodTimeout(inv.GetURL(), s.Method)
-			t.errCost[i] = d
+			t.errCost[i], _ = warmup.MethodTimeout(inv.GetURL(), s.Method)
 		}
 		es := &t.errs[i]
 		if prev != nil {
