@@ -2,6 +2,8 @@ package filter
 
 import (
 	"context"
+	"strconv"
+	"sync/atomic"
 	"testing"
 
 	"dubbo.apache.org/dubbo-go/v3/common/extension"
@@ -13,6 +15,7 @@ import (
 // BenchmarkFilter measures Invoke+OnResponse around a provider that answers
 // at once, ours beside dubbo-go's own "active" filter, in the same run.
 func BenchmarkFilter(b *testing.B) {
+	// One provider: every goroutine hits the same counters.
 	ivk := newInvoker(b, nil, nil)
 	ours := New(Options{})
 	theirs, _ := extension.GetFilter("active")
@@ -24,6 +27,35 @@ func BenchmarkFilter(b *testing.B) {
 			ctx := context.Background()
 			b.ReportAllocs()
 			b.RunParallel(func(pb *testing.PB) {
+				inv := invocation.NewRPCInvocation("Say", nil, nil)
+				for pb.Next() {
+					c.f.OnResponse(ctx, c.f.Invoke(ctx, ivk, inv), ivk, inv)
+				}
+			})
+		})
+	}
+}
+
+// BenchmarkFilterSpread is BenchmarkFilter with the calls spread over 16
+// providers, as a consumer's are: parallel goroutines share no counter, so
+// the cost stays flat with more cores (no global lock).
+func BenchmarkFilterSpread(b *testing.B) {
+	ivks := make([]*fakeInvoker, 16)
+	for i := range ivks {
+		ivks[i] = newInvoker(b, map[string]string{"i": strconv.Itoa(i)}, nil)
+	}
+	ours := New(Options{})
+	theirs, _ := extension.GetFilter("active")
+	for _, c := range []struct {
+		name string
+		f    dgfilter.Filter
+	}{{"lbactive", ours}, {"dubbo-go-active", theirs}} {
+		b.Run(c.name, func(b *testing.B) {
+			ctx := context.Background()
+			var next atomic.Int64
+			b.ReportAllocs()
+			b.RunParallel(func(pb *testing.PB) {
+				ivk := ivks[next.Add(1)%int64(len(ivks))]
 				inv := invocation.NewRPCInvocation("Say", nil, nil)
 				for pb.Next() {
 					c.f.OnResponse(ctx, c.f.Invoke(ctx, ivk, inv), ivk, inv)
