@@ -1,7 +1,6 @@
 package lalb
 
 import (
-	"fmt"
 	"math/rand/v2"
 	"testing"
 	"time"
@@ -37,34 +36,11 @@ var sinkInvoker base.Invoker
 // and in parallel. Calls alternate between two copies of the list, as
 // dubbo-go's router chain hands out a fresh slice per call.
 func BenchmarkSelect(b *testing.B) {
-	lbs := []lbtest.Named{
+	lbtest.BenchSelectSizes(b, benchSizes, []lbtest.Named{
 		{Name: Name, LB: New(BalancerOptions{})},
 		{Name: "dubbo-go-p2c", LB: extension.GetLoadbalance("p2c")},
 		{Name: "dubbo-go-random", LB: dgrandom.NewRandomLoadBalance()},
-	}
-	inv := lbtest.Call("Say")
-	for _, n := range benchSizes {
-		l := benchList(n)
-		copies := [2][]base.Invoker{append([]base.Invoker(nil), l...), append([]base.Invoker(nil), l...)}
-		for _, lb := range lbs {
-			b.Run(fmt.Sprintf("%s/N=%d/seq", lb.Name, n), func(b *testing.B) {
-				b.ReportAllocs()
-				for i := 0; b.Loop(); i++ {
-					sinkInvoker = lb.LB.Select(copies[i&1], inv)
-				}
-			})
-			b.Run(fmt.Sprintf("%s/N=%d/par", lb.Name, n), func(b *testing.B) {
-				b.ReportAllocs()
-				b.RunParallel(func(pb *testing.PB) {
-					var got base.Invoker
-					for i := 0; pb.Next(); i++ {
-						got = lb.LB.Select(copies[i&1], inv)
-					}
-					_ = got
-				})
-			})
-		}
-	}
+	}, benchList, lbtest.Call("Say"))
 }
 
 // BenchmarkAdapterFeedback is the feedback path alone: recompute one provider's

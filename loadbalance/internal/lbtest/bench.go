@@ -18,7 +18,12 @@ var Sizes = []int{10, 100, 1000}
 // can recognise the list by its address. Run ours and dubbo-go's built-in
 // in one call so that they are measured in the same run.
 func BenchSelect(b *testing.B, lbs []Named, list func(n int) []base.Invoker, inv base.Invocation) {
-	for _, n := range Sizes {
+	BenchSelectSizes(b, Sizes, lbs, list, inv)
+}
+
+// BenchSelectSizes is BenchSelect at the provider counts sizes.
+func BenchSelectSizes(b *testing.B, sizes []int, lbs []Named, list func(n int) []base.Invoker, inv base.Invocation) {
+	for _, n := range sizes {
 		l := list(n)
 		copies := [2][]base.Invoker{append([]base.Invoker(nil), l...), append([]base.Invoker(nil), l...)}
 		for _, lb := range lbs {
