@@ -181,14 +181,14 @@ func (r *Registry[T]) Lookup(list []base.Invoker, method string) (v *View[T], ex
 			st.misses.Store(0)
 		}
 		if v.refreshAt != 0 && r.opts.Now().UnixNano() >= v.refreshAt {
-			return r.update(st, list, method, true), true
+			return r.update(st, list, method, v), true
 		}
 		return v, true
 	}
 	if v != nil && len(list) < v.Len() && v.contains(list) && st.misses.Add(1) < subsetRebuild {
 		return v, false
 	}
-	return r.update(st, list, method, false), true
+	return r.update(st, list, method, nil), true
 }
 
 func (r *Registry[T]) state(u *common.URL, method string) *state[T] {
@@ -208,12 +208,14 @@ func (r *Registry[T]) state(u *common.URL, method string) *state[T] {
 	return methods.Get(method)
 }
 
-// update rebuilds the snapshot of st for list. A warmup refresh does not
-// wait for a build already under way: the current snapshot is still good.
-func (r *Registry[T]) update(st *state[T], list []base.Invoker, method string, refresh bool) *View[T] {
-	if refresh {
+// update rebuilds the snapshot of st for list. A warmup refresh of stale,
+// a snapshot that matches list, does not wait for a build already under
+// way: stale is still good for this pick. (The snapshot being built may be
+// for another list, so stale, not st.view, is what this caller gets.)
+func (r *Registry[T]) update(st *state[T], list []base.Invoker, method string, stale *View[T]) *View[T] {
+	if stale != nil {
 		if !st.mu.TryLock() {
-			return st.view.Load()
+			return stale
 		}
 	} else {
 		st.mu.Lock()

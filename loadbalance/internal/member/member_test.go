@@ -1,6 +1,8 @@
 package member
 
 import (
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -178,4 +180,53 @@ func TestCheckFilterSettlesOncePerMethod(t *testing.T) {
 	for range 2 * MissingFilterPicks {
 		assert.False(t, v.CheckFilter())
 	}
+}
+
+// Warmup refreshes and membership changes of one (service, method) race:
+// whatever Lookup returns as exact must hold exactly the list it was given.
+func TestLookupExactMatchesListUnderRacingRebuilds(t *testing.T) {
+	start := time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC)
+	clock := lbtest.NewClock(start)
+	r := NewRegistry(warmup.Options{Now: clock.Now, RefreshStep: time.Nanosecond},
+		func(*Set, *View[table]) *table { return &table{} })
+	pool := []base.Invoker{
+		lbtest.Started(20000, start, time.Hour), lbtest.Started(20001, start, time.Hour),
+		lbtest.Started(20002, start, time.Hour), lbtest.Started(20003, start, time.Hour),
+	}
+	lists := [][]base.Invoker{pool[:2], pool[1:4], {pool[3], pool[0]}}
+	var bad atomic.Int64
+	var wg sync.WaitGroup
+	for g := range 6 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range 3000 {
+				l := lists[(g+i)%len(lists)]
+				clock.Advance(time.Microsecond) // every Lookup is due for a refresh
+				if v, exact := r.Lookup(l, "Say"); exact && !v.matches(l) {
+					bad.Add(1)
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	assert.Zero(t, bad.Load(), "an exact view for another list")
+}
+
+// The interleaving the test above can only hope to hit: a refresh finds the
+// lock held by a rebuild for another list that has already published.
+func TestRefreshDuringForeignRebuildKeepsItsOwnView(t *testing.T) {
+	r, _ := newCounting()
+	pool := lbtest.N(4)
+	mine, theirs := pool[:2], pool[1:4]
+	st := r.state(mine[0].GetURL(), "Say")
+	v, _ := r.Lookup(mine, "Say")
+
+	st.mu.Lock() // a rebuild for theirs is under way...
+	other := &View[table]{Set: r.newSet(theirs, "Say", nil, time.Now()), Table: &table{}, watch: &st.watch}
+	st.view.Store(other) // ...and has published, but not unlocked yet
+	got := r.update(st, mine, "Say", v)
+	st.mu.Unlock()
+	assert.Same(t, v, got, "the refresh must not hand out the view of another list")
+	assert.True(t, got.matches(mine))
 }
