@@ -1,8 +1,9 @@
 # The commands README.md gives and CI runs. Every target is self-contained.
 .PHONY: demo demo-nacos sim test bench lint
 
-# The main demo: every balancer side by side on in-process providers over
-# loopback; needs nothing installed beyond Go.
+# The main demo: every balancer side by side against three providers that
+# the demo starts itself on loopback (direct URLs, no registry); needs
+# nothing installed beyond Go.
 demo:
 	go run ./samples/demo
 
