@@ -3,9 +3,6 @@ package lalb
 import (
 	"math"
 	"math/rand/v2"
-	"runtime"
-	"slices"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -275,62 +272,16 @@ func TestFailoverSubset(t *testing.T) {
 // Selectors, feedback and membership changes race (run with -race).
 func TestConcurrentSelectFeedbackAndMembership(t *testing.T) {
 	b := New(BalancerOptions{})
-	pool := lbtest.N(16)
-	var evens []base.Invoker
-	for i := 0; i < len(pool); i += 2 {
-		evens = append(evens, pool[i])
-	}
-	var lists atomic.Pointer[[]base.Invoker]
-	first := append([]base.Invoker(nil), pool...)
-	lists.Store(&first)
-	var wg sync.WaitGroup
-	var stop atomic.Bool
-	var picks atomic.Int64
-	for g := range 4 {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			inv := lbtest.Call("Say")
-			for i := 0; !stop.Load(); i++ {
-				l := *lists.Load()
-				got := b.Select(l, inv)
-				if !slices.Contains(l, got) {
-					t.Errorf("picked %v, not in the list", got)
-					return
-				}
-				p := rpcstatus.Of(got.GetURL())
-				now := rpcstatus.Nanotime()
-				p.Begin(p.Method("Say"), now).End(now+int64(g+1)*int64(ms), i%50 == 0)
-				picks.Add(1)
-				if i%64 == 0 {
-					runtime.Gosched() // let the membership changer in
-				}
-			}
-		}()
-	}
-	changes := 0
-	for ; changes < 300; changes++ {
-		var l []base.Invoker
-		switch changes % 3 {
-		case 0:
-			l = pool
-		case 1:
-			l = evens // half removed at once
-		default:
-			l = pool[changes%8 : changes%8+8]
+	last := lbtest.ChurnPaced(t, lbtest.N(16), func(g, i int, l []base.Invoker) base.Invoker {
+		got := b.Select(l, lbtest.Call("Say"))
+		if got == nil {
+			return nil // ChurnPaced reports it
 		}
-		l = append([]base.Invoker(nil), l...)
-		lists.Store(&l)
-		// Let the selectors pick from this list a while (no sleep: wait
-		// for their progress; they yield every 64 picks).
-		for target := picks.Load() + 20; picks.Load() < target && !t.Failed(); {
-			runtime.Gosched()
-		}
-	}
-	stop.Store(true)
-	wg.Wait()
-	assert.GreaterOrEqual(t, picks.Load(), int64(20*changes), "selectors ran while the membership changed")
-	last := *lists.Load()
+		p := rpcstatus.Of(got.GetURL())
+		now := rpcstatus.Nanotime()
+		p.Begin(p.Method("Say"), now).End(now+int64(g+1)*int64(ms), i%50 == 0)
+		return got
+	})
 	for range 20 { // past the failover-subset allowance
 		b.Select(last, lbtest.Call("Say"))
 	}

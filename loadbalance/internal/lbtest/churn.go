@@ -1,6 +1,7 @@
 package lbtest
 
 import (
+	"runtime"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -60,4 +61,66 @@ func Churn(t testing.TB, pool []base.Invoker, d time.Duration, pick func(g int, 
 		t.Error("no pick was made")
 	}
 	return picks.Load()
+}
+
+// ChurnPaced races 4 goroutines, each calling pick(g, i, list), against
+// 300 membership changes of pool (16 providers or more): the whole pool,
+// every other provider (half removed at once), a window of 8. It waits for
+// 20 picks on each list before the next change, by the selectors' progress
+// rather than the clock, and fails t when a pick is not in the list it was
+// made from. It returns the last list.
+func ChurnPaced(t testing.TB, pool []base.Invoker, pick func(g, i int, list []base.Invoker) base.Invoker) []base.Invoker {
+	t.Helper()
+	var evens []base.Invoker
+	for i := 0; i < len(pool); i += 2 {
+		evens = append(evens, pool[i])
+	}
+	var list atomic.Pointer[[]base.Invoker]
+	first := slices.Clone(pool)
+	list.Store(&first)
+	var wg sync.WaitGroup
+	var stop atomic.Bool
+	var picks, strays atomic.Int64
+	for g := range 4 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := 0; !stop.Load(); i++ {
+				l := *list.Load()
+				if !slices.Contains(l, pick(g, i, l)) {
+					strays.Add(1)
+					return
+				}
+				picks.Add(1)
+				if i%64 == 0 {
+					runtime.Gosched() // let the membership changer in
+				}
+			}
+		}()
+	}
+	const changes = 300
+	for c := range changes {
+		var l []base.Invoker
+		switch c % 3 {
+		case 0:
+			l = pool
+		case 1:
+			l = evens
+		default:
+			l = pool[c%8 : c%8+8]
+		}
+		l = slices.Clone(l)
+		list.Store(&l)
+		for target := picks.Load() + 20; picks.Load() < target && strays.Load() == 0; {
+			runtime.Gosched()
+		}
+	}
+	stop.Store(true)
+	wg.Wait()
+	if strays.Load() != 0 {
+		t.Errorf("a pick was not in the list it was made from")
+	} else if picks.Load() < 20*changes {
+		t.Errorf("%d picks in %d membership changes: the selectors did not run", picks.Load(), changes)
+	}
+	return *list.Load()
 }
