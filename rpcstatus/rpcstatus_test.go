@@ -1,6 +1,7 @@
 package rpcstatus
 
 import (
+	"math"
 	"runtime"
 	"sync"
 	"testing"
@@ -139,6 +140,16 @@ func TestPeakEWMA(t *testing.T) {
 	// Without samples it decays, so a punished provider is tried again.
 	v2, _ := e.Value(ms + 4*int64(EWMADecay))
 	assert.Less(t, int64(v2), int64(v)/10)
+}
+
+// TestDecayMatchesExp checks the series that replaces math.Exp for short
+// gaps against it, up to and past the switch, at the stamp resolution.
+func TestDecayMatchesExp(t *testing.T) {
+	for ds := int64(0); ds < 1200; ds++ {
+		dt := float64(ds << stampShift)
+		want := math.Exp(-dt / float64(EWMADecay))
+		require.InEpsilon(t, want, decay(dt), 1e-9, "dt=%v", time.Duration(dt))
+	}
 }
 
 type key struct{ _ [16]byte }

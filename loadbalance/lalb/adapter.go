@@ -151,33 +151,45 @@ func (b *Balancer) Select(invokers []base.Invoker, inv base.Invocation) base.Inv
 	case 1:
 		return invokers[0]
 	}
-	v, exact := b.views.Lookup(invokers, inv.MethodName())
+	method := inv.MethodName()
+	v, exact := b.views.QuickLookup(invokers, method)
 	if v.CheckFilter() && b.missing.CompareAndSwap(false, true) {
 		logger.Errorf("%s", member.MissingFilterMessage(Name, v.Set, "every provider keeps the weight of a new one: LALB picks at random"))
+	}
+	if exact {
+		if i := b.pick(v); v.Holds(invokers, i) {
+			return invokers[i]
+		}
+		v, exact = b.views.Lookup(invokers, method) // a slot the quick look skipped changed
 	}
 	if !exact {
 		return b.pickAmong(v, invokers)
 	}
-	t := v.Table
+	return invokers[b.pick(v)]
+}
+
+// pick draws a slot of v in proportion to its tree weight and refreshes
+// weights as the file comment says.
+func (b *Balancer) pick(v *member.View[table]) int {
 	// One random word: its high bits choose the provider (Choose keeps the
 	// high word of r × total), its low bits, which move that choice by at
 	// most one unit of weight, decide the refreshes.
 	r := rand.Uint64()
-	i := t.tree.Choose(r)
+	i := v.Table.tree.Choose(r)
 	if i < 0 {
 		// Every leaf 0: impossible, as a snapshot never drains every
 		// provider, but a pick must not fail.
-		i = rand.IntN(len(invokers))
+		i = rand.IntN(v.Len())
 	}
 	if r&b.pickMask == 0 {
 		b.refresh(v, i)
 	}
 	if r>>refreshBits&b.otherMask == 0 {
-		if j := rand.IntN(len(invokers)); j != i {
+		if j := rand.IntN(v.Len()); j != i {
 			b.refresh(v, j)
 		}
 	}
-	return invokers[i]
+	return i
 }
 
 // pickAmong picks from list, a failover retry's subset of the snapshot, in

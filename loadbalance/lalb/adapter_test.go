@@ -409,3 +409,7 @@ func TestChargeTimeout(t *testing.T) {
 		}
 	}
 }
+
+func TestFollowsAReplacementInTheMiddle(t *testing.T) {
+	lbtest.CheckReplacement(t, New(BalancerOptions{}), lbtest.Call("Say"))
+}

@@ -82,17 +82,40 @@ func (b *Balancer) Select(invokers []base.Invoker, inv base.Invocation) base.Inv
 	case 1:
 		return invokers[0]
 	}
-	v, exact := b.views.Lookup(invokers, inv.MethodName())
-	if v.CheckFilter() && b.missing.CompareAndSwap(false, true) {
-		b.logf("%s", member.MissingFilterMessage(Name, v.Set, "least-active works as weighted random"))
+	method := inv.MethodName()
+	if b.choices != 0 && b.choices < len(invokers) {
+		return b.sample(invokers, method)
+	}
+	v, exact := b.views.Lookup(invokers, method) // the scan reads every slot
+	b.checkFilter(v)
+	if !exact {
+		return among(v.Set, invokers, rand.Uint64())
+	}
+	return invokers[Scan(v.Stats, v.Weights, v.Uniform, rand.Uint64())]
+}
+
+// sample picks the provider with the fewest calls in flight among
+// b.choices candidates drawn in proportion to warm weight.
+func (b *Balancer) sample(invokers []base.Invoker, method string) base.Invoker {
+	v, exact := b.views.QuickLookup(invokers, method)
+	b.checkFilter(v)
+	if exact {
+		if i := Choose(v.Stats, v.Table.alias, b.choices, rand.Uint64); v.Holds(invokers, i) {
+			return invokers[i]
+		}
+		v, exact = b.views.Lookup(invokers, method) // a slot the quick look skipped changed
 	}
 	if !exact {
 		return among(v.Set, invokers, rand.Uint64())
 	}
-	if b.choices != 0 && b.choices < len(invokers) {
-		return invokers[Choose(v.Stats, v.Table.alias, b.choices, rand.Uint64)]
+	return invokers[Choose(v.Stats, v.Table.alias, b.choices, rand.Uint64)]
+}
+
+// checkFilter tells the user, once, that the calls of v are not counted.
+func (b *Balancer) checkFilter(v *member.View[table]) {
+	if v.CheckFilter() && b.missing.CompareAndSwap(false, true) {
+		b.logf("%s", member.MissingFilterMessage(Name, v.Set, "least-active works as weighted random"))
 	}
-	return invokers[Scan(v.Stats, v.Weights, v.Uniform, rand.Uint64())]
 }
 
 // FilterMissing reports whether the balancer found a (service, method)

@@ -340,3 +340,10 @@ func TestFilterMessageNamesTheFilter(t *testing.T) {
 	require.Len(t, l.lines(), 1)
 	assert.Equal(t, 2, strings.Count(l.lines()[0], "filter: "+filter.Name))
 }
+
+func TestFollowsAReplacementInTheMiddle(t *testing.T) {
+	for _, choices := range []int{0, 2} {
+		b, _ := quiet(Options{Choices: choices})
+		lbtest.CheckReplacement(t, b, lbtest.Call("Say"))
+	}
+}

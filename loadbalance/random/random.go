@@ -51,12 +51,24 @@ func (b *Balancer) Select(invokers []base.Invoker, inv base.Invocation) base.Inv
 	case 1:
 		return invokers[0]
 	}
-	v, exact := b.views.Lookup(invokers, inv.MethodName())
+	method := inv.MethodName()
+	v, exact := b.views.QuickLookup(invokers, method)
+	if exact {
+		if i := pick(v); v.Holds(invokers, i) {
+			return invokers[i]
+		}
+		v, exact = b.views.Lookup(invokers, method) // a slot the quick look skipped changed
+	}
 	if !exact {
 		return v.PickAmong(invokers)
 	}
+	return invokers[pick(v)]
+}
+
+// pick draws a slot of v in proportion to its warm weight.
+func pick(v *member.View[Alias]) int {
 	if v.Table == nil {
-		return invokers[rand.IntN(len(invokers))]
+		return rand.IntN(v.Len())
 	}
-	return invokers[v.Table.Pick(rand.Uint64())]
+	return v.Table.Pick(rand.Uint64())
 }

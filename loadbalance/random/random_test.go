@@ -130,3 +130,7 @@ func TestConcurrentSelectWhileMembershipChanges(t *testing.T) {
 	lbtest.Churn(t, lbtest.Weighted("1", "2", "3", "4", "5", "6", "7", "8"), 2*time.Second,
 		func(_ int, l []base.Invoker) base.Invoker { return b.Select(l, inv) }, nil)
 }
+
+func TestFollowsAReplacementInTheMiddle(t *testing.T) {
+	lbtest.CheckReplacement(t, New(Options{}), lbtest.Call("Say"))
+}

@@ -194,33 +194,49 @@ func (b *Balancer) Select(invokers []base.Invoker, inv base.Invocation) base.Inv
 	case 1:
 		return invokers[0]
 	}
-	v, exact := b.views.Lookup(invokers, inv.MethodName())
-	t := v.Table
+	method := inv.MethodName()
+	v, exact := b.views.QuickLookup(invokers, method)
 	if v.CheckFilter() && b.missing.CompareAndSwap(false, true) {
 		b.logf("%s", member.MissingFilterMessage(Name, v.Set, "response times are unknown, so the balancer picks at random"))
+	}
+	if exact {
+		// Both candidates are confirmed, so that the comparison is between
+		// the very providers of invokers.
+		if i, j := candidates(v); v.Holds(invokers, i) && v.Holds(invokers, j) {
+			return invokers[b.choose(v, i, j)]
+		}
+		v, exact = b.views.Lookup(invokers, method) // a slot the quick look skipped changed
 	}
 	if !exact {
 		return b.pickAmong(v, invokers)
 	}
+	i, j := candidates(v)
+	return invokers[b.choose(v, i, j)]
+}
+
+// candidates draws the two candidates of a pick from v: two distinct slots
+// uniformly when all weights are equal, else two independent draws in
+// proportion to warm weight (possibly the same slot).
+func candidates(v *member.View[table]) (i, j int) {
 	r := rand.Uint64()
-	var i, j int
-	if t.alias == nil {
-		n := uint64(len(invokers))
-		i = int((r >> 32) * n >> 32)
-		j = int((r & math.MaxUint32) * (n - 1) >> 32)
-		if j >= i {
-			j++
-		}
-	} else {
-		i, j = t.alias.Pick(r), t.alias.Pick(rand.Uint64())
-		if i == j {
-			return invokers[i]
-		}
+	if a := v.Table.alias; a != nil {
+		return a.Pick(r), a.Pick(rand.Uint64())
 	}
-	if b.better(v, i, j) {
-		return invokers[i]
+	n := uint64(v.Len())
+	i = int((r >> 32) * n >> 32)
+	j = int((r & math.MaxUint32) * (n - 1) >> 32)
+	if j >= i {
+		j++
 	}
-	return invokers[j]
+	return i, j
+}
+
+// choose returns the better of candidates i and j of v.
+func (b *Balancer) choose(v *member.View[table], i, j int) int {
+	if i == j || b.better(v, i, j) {
+		return i
+	}
+	return j
 }
 
 // pickAmong applies the same rule to list, a failover retry's subset of the

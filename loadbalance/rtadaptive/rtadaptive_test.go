@@ -316,3 +316,7 @@ func TestConcurrentSelectFeedbackAndMembership(t *testing.T) {
 		return got
 	})
 }
+
+func TestFollowsAReplacementInTheMiddle(t *testing.T) {
+	lbtest.CheckReplacement(t, New(Options{Logf: quiet}), lbtest.Call("Say"))
+}

@@ -95,7 +95,14 @@ func (b *Balancer) Select(invokers []base.Invoker, inv base.Invocation) base.Inv
 	case 1:
 		return invokers[0]
 	}
-	v, exact := b.views.Lookup(invokers, inv.MethodName())
+	method := inv.MethodName()
+	v, exact := b.views.QuickLookup(invokers, method)
+	if exact {
+		if i := v.Table.Next(); v.Holds(invokers, i) {
+			return invokers[i]
+		}
+		v, exact = b.views.Lookup(invokers, method) // a slot the quick look skipped changed
+	}
 	if !exact {
 		return v.PickAmong(invokers)
 	}

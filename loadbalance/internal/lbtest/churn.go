@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"dubbo.apache.org/dubbo-go/v3/cluster/loadbalance"
 	"dubbo.apache.org/dubbo-go/v3/protocol/base"
 )
 
@@ -123,4 +124,34 @@ func ChurnPaced(t testing.TB, pool []base.Invoker, pick func(g, i int, list []ba
 		t.Errorf("%d picks in %d membership changes: the selectors did not run", picks.Load(), changes)
 	}
 	return *list.Load()
+}
+
+// CheckReplacement checks that lb follows a change of membership that
+// keeps the length and both ends of the list, which a quick membership
+// check (member.QuickLookup) cannot see: provider 3 of 8 replaced by a new
+// one. Every pick is made on a fresh copy of the list, as dubbo-go's router
+// chain makes one per call. It fails t when a pick is not in the list it
+// was made from (the provider that left, in particular), or when the
+// newcomer gets less than half its even share of 8000 picks.
+func CheckReplacement(t testing.TB, lb loadbalance.LoadBalance, inv base.Invocation) {
+	t.Helper()
+	list := N(8)
+	for range 1000 {
+		lb.Select(slices.Clone(list), inv)
+	}
+	changed := slices.Clone(list)
+	changed[3] = Provider(20100, nil)
+	picks := 0
+	for range 8000 {
+		got := lb.Select(slices.Clone(changed), inv)
+		if !slices.Contains(changed, got) {
+			t.Fatalf("Select returned %v, not in the list", got)
+		}
+		if got == changed[3] {
+			picks++
+		}
+	}
+	if picks < 500 {
+		t.Errorf("the newcomer got %d of 8000 picks, want at least 500 (its even share is 1000)", picks)
+	}
 }

@@ -83,6 +83,51 @@ func TestSubsetIsARetryUntilItPersists(t *testing.T) {
 	assert.Equal(t, 2, *builds)
 }
 
+// QuickLookup takes a list whose length and ends match for the snapshot;
+// a change elsewhere shows in Holds at once and in a full compare within a
+// few calls.
+func TestQuickLookupConfirmsAndCatchesUp(t *testing.T) {
+	r, builds := newCounting()
+	list := lbtest.N(5)
+	v, exact := r.QuickLookup(list, "Say")
+	require.True(t, exact)
+	require.Equal(t, 1, *builds)
+
+	// A changed end is seen at once.
+	for _, k := range []int{0, 4} {
+		changed := append([]base.Invoker(nil), list...)
+		changed[k] = lbtest.Provider(20100+k, nil)
+		w, exact := r.QuickLookup(changed, "Say")
+		require.True(t, exact)
+		assert.True(t, w.matches(changed, false), "slot %d", k)
+	}
+	_, _ = r.Lookup(list, "Say")
+	builds0 := *builds
+
+	// A changed middle slot: any view handed out either holds the list or
+	// fails Holds on that slot, and a full compare rebuilds soon.
+	changed := append([]base.Invoker(nil), list...)
+	changed[2] = lbtest.Provider(20102, nil)
+	calls := 0
+	for ; calls < 1000 && *builds == builds0; calls++ {
+		w, exact := r.QuickLookup(append([]base.Invoker(nil), changed...), "Say")
+		require.True(t, exact)
+		if !w.matches(changed, false) {
+			assert.False(t, w.Holds(changed, 2))
+			assert.True(t, w.Holds(changed, 1))
+		}
+	}
+	assert.Equal(t, builds0+1, *builds, "rebuilt after %d calls", calls)
+	w, _ := r.QuickLookup(changed, "Say")
+	assert.True(t, w.matches(changed, false))
+	assert.NotSame(t, v, w)
+
+	// Lookup never takes a stale view.
+	_, _ = r.Lookup(list, "Say")
+	w, _ = r.Lookup(changed, "Say")
+	assert.True(t, w.matches(changed, false))
+}
+
 func TestPickAmongFollowsWeights(t *testing.T) {
 	r, _ := newCounting()
 	list := lbtest.Weighted("100", "100", "300", "100")
@@ -203,7 +248,11 @@ func TestLookupExactMatchesListUnderRacingRebuilds(t *testing.T) {
 			for i := range 3000 {
 				l := lists[(g+i)%len(lists)]
 				clock.Advance(time.Microsecond) // every Lookup is due for a refresh
-				if v, exact := r.Lookup(l, "Say"); exact && !v.matches(l) {
+				if v, exact := r.Lookup(l, "Say"); exact && !v.matches(l, false) {
+					bad.Add(1)
+				}
+				// A quick look checks length and ends only.
+				if v, exact := r.QuickLookup(l, "Say"); exact && (v.Len() != len(l) || !v.Holds(l, 0) || !v.Holds(l, len(l)-1)) {
 					bad.Add(1)
 				}
 			}
@@ -228,5 +277,5 @@ func TestRefreshDuringForeignRebuildKeepsItsOwnView(t *testing.T) {
 	got := r.update(st, mine, "Say", v)
 	st.mu.Unlock()
 	assert.Same(t, v, got, "the refresh must not hand out the view of another list")
-	assert.True(t, got.matches(mine))
+	assert.True(t, got.matches(mine, false))
 }
