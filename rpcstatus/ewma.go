@@ -71,6 +71,34 @@ func (e *PeakEWMA) Value(now int64) (time.Duration, bool) {
 	return time.Duration(v), true
 }
 
+// Pair returns the averages of a and b, the older decayed to the time of
+// the later's last sample, and whether each has a sample. Decaying both on
+// to any later time scales them by one common factor, so Pair orders two
+// providers as their Values at any time after both samples do, without
+// reading a clock.
+func Pair(a, b *PeakEWMA) (va, vb float64, oka, okb bool) {
+	sa, sb := a.state.Load(), b.state.Load()
+	oka, okb = sa != 0, sb != 0
+	va = float64(math.Float32frombits(uint32(sa >> 32)))
+	vb = float64(math.Float32frombits(uint32(sb >> 32)))
+	if oka && okb {
+		// Stamps are 32-bit, wrap-safe within half their range (26 days).
+		switch ds := int64(int32(uint32(sa) - uint32(sb))); {
+		case ds > 0:
+			vb *= decay(float64(ds << stampShift))
+		case ds < 0:
+			va *= decay(float64(-ds << stampShift))
+		}
+	}
+	if !finite(va) {
+		va = 0
+	}
+	if !finite(vb) {
+		vb = 0
+	}
+	return va, vb, oka, okb
+}
+
 // decay returns e^(-dt/EWMADecay). Samples of a provider with traffic are
 // at most a few hundred milliseconds apart (x < 1/16), where five terms of
 // the series, x^6/720 < 1e-10 from the exact value, cost a few

@@ -152,6 +152,30 @@ func TestDecayMatchesExp(t *testing.T) {
 	}
 }
 
+// TestPairOrdersLikeValue: Pair's averages stand in the ratio of Values
+// read at any later time, and say which EWMA has no sample.
+func TestPairOrdersLikeValue(t *testing.T) {
+	ms := int64(time.Millisecond)
+	var a, b, empty PeakEWMA
+	a.Observe(1000*ms, 4*ms)
+	b.Observe(9000*ms, 3*ms)
+	va, vb, oka, okb := Pair(&a, &b)
+	require.True(t, oka && okb)
+	for _, now := range []int64{9000 * ms, 12000 * ms, 60000 * ms} {
+		wa, _ := a.Value(now)
+		wb, _ := b.Value(now)
+		assert.InEpsilon(t, float64(wa)/float64(wb), va/vb, 1e-4, "now %d ms (Value truncates to 1 ns)", now/ms)
+	}
+	assert.Less(t, va, vb, "4 ms eight seconds older is below 3 ms")
+	vb2, va2, okb2, oka2 := Pair(&b, &a)
+	assert.Equal(t, []any{va, vb, oka, okb}, []any{va2, vb2, oka2, okb2}, "symmetric")
+
+	_, ve, ok, okEmpty := Pair(&a, &empty)
+	assert.True(t, ok)
+	assert.False(t, okEmpty)
+	assert.Zero(t, ve)
+}
+
 type key struct{ _ [16]byte }
 
 func TestStoreLookupAndIdentity(t *testing.T) {

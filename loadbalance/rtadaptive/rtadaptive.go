@@ -37,7 +37,9 @@
 //     never drawn while another has weight.
 //
 // The pick is O(1): two draws (an alias table when weights differ), two
-// estimates, no lock, no allocation. The calls must be counted by the
+// estimates, no lock, no allocation. Between two providers with no error
+// to charge it does not even read the clock: fading both estimates to the
+// later of their last samples scales them as fading to now would. The calls must be counted by the
 // lbactive filter (package filter); the balancer logs once if a (service,
 // method) shows no counted call after MissingFilterPicks picks.
 package rtadaptive
@@ -270,9 +272,19 @@ func (b *Balancer) pickAmong(v *member.View[table], list []base.Invoker) base.In
 // better reports whether provider i of v is the better choice against j:
 // the cheaper (see Costs), or on a tie a coin flip.
 func (b *Balancer) better(v *member.View[table], i, j int) bool {
-	now := b.now()
-	ci, pi, ki := b.rtt(v, i, now)
-	cj, pj, kj := b.rtt(v, j, now)
+	var ci, pi, cj, pj float64
+	var ki, kj bool
+	if clean(v, i) && clean(v, j) {
+		// No error to charge: RTTs compared as of the later of the two
+		// last samples (the 1 µs floor applies then too) order the
+		// providers as RTTs as of now would, and the clock is not read.
+		pi, pj, ki, kj = rpcstatus.Pair(v.Stats[i].EWMA(), v.Stats[j].EWMA())
+		ci, cj = charged(pi, 0, 0), charged(pj, 0, 0)
+	} else {
+		now := b.now()
+		ci, pi, ki = b.rtt(v, i, now)
+		cj, pj, kj = b.rtt(v, j, now)
+	}
 	ri, rj := rtts(ci, pi, ki, cj, pj, kj, b.defaultRTT)
 	ri *= inflightFactor(v.Stats[i].Active())
 	rj *= inflightFactor(v.Stats[j].Active())
@@ -306,6 +318,14 @@ func (b *Balancer) estimate(v *member.View[table], i int, now int64) Estimate {
 	return e
 }
 
+// clean reports whether provider i of v has no error to charge: none
+// since the snapshot first saw it, or the last one so old that errorRatio
+// has forgotten it.
+func clean(v *member.View[table], i int) bool {
+	es := &v.Table.errs[i]
+	return es.at.Load() == 0 && v.Stats[i].Failed() == es.failed.Load()
+}
+
 // errorRatio returns the share of failed calls in the provider's window,
 // faded by the time since its failure count last grew. The window alone
 // cannot say when its errors happened: a punished provider gets no traffic,
@@ -318,7 +338,11 @@ func (b *Balancer) errorRatio(es *errState, st *rpcstatus.Stats, now int64) floa
 		at = max(now, 1)
 		es.at.Store(at)
 	}
-	if at == 0 || now-at > b.errorHorizon {
+	if at == 0 {
+		return 0
+	}
+	if now-at > b.errorHorizon {
+		es.at.CompareAndSwap(at, 0) // forgotten: the provider is clean again
 		return 0
 	}
 	sum := st.Window().Summary()

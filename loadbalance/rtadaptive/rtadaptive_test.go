@@ -3,6 +3,7 @@ package rtadaptive
 import (
 	"fmt"
 	"math"
+	"math/rand/v2"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -201,9 +202,53 @@ func TestErrorChargeFades(t *testing.T) {
 	bigger := append(append([]base.Invoker(nil), list...), lbtest.N(1)...)
 	assert.InDelta(t, 65.0/128*math.Exp(-0.5), ratio(bigger), 1e-3)
 
-	// Long after, nothing is left and the cost is the RTT.
+	// Long after, nothing is left and the cost is the RTT; the provider is
+	// clean again, compared without reading the clock.
+	v, _ := b.views.Lookup(bigger, "Say")
+	assert.False(t, clean(v, 0))
 	clock.Add(int64(30 * rpcstatus.EWMADecay))
 	assert.Zero(t, ratio(bigger))
+	assert.True(t, clean(v, 0))
+	feed(list[0], clock.Load(), 1, ms, true)
+	assert.False(t, clean(v, 0), "a new failure")
+}
+
+// TestCleanComparisonMatchesCosts: between providers without errors the
+// balancer compares RTTs as of the later of their last samples, without a
+// clock; it must decide as Costs on estimates as of now does.
+func TestCleanComparisonMatchesCosts(t *testing.T) {
+	var clock atomic.Int64
+	b := New(Options{Now: clock.Load, Logf: quiet})
+	list := lbtest.N(16)
+	rng := rand.New(rand.NewPCG(1, 2))
+	for k, p := range list {
+		// Samples of 0.2 to 20 ms, the last one 0 to 40 s before the clock.
+		at := int64(rng.IntN(40_000)) * int64(ms)
+		feed(p, at, 1+rng.IntN(8), time.Duration(200+rng.IntN(20_000))*time.Microsecond, false)
+		if k%3 == 0 {
+			rpcstatus.Of(p.GetURL()).Begin(rpcstatus.Of(p.GetURL()).Method("Say"), at) // a call in flight
+		}
+	}
+	clock.Store(int64(45 * sec))
+	v, exact := b.views.Lookup(list, "Say")
+	require.True(t, exact)
+	now := clock.Load()
+	decided := 0
+	for i := range list {
+		for j := range list {
+			if i == j {
+				continue
+			}
+			require.True(t, clean(v, i) && clean(v, j))
+			ci, cj := Costs(b.estimate(v, i, now), b.estimate(v, j, now), 0)
+			if math.Abs(ci-cj) <= 1e-6*max(ci, cj) {
+				continue // a tie (or within rounding of one): a coin decides
+			}
+			assert.Equal(t, ci < cj, b.better(v, i, j), "providers %d and %d: costs %.0f and %.0f", i, j, ci, cj)
+			decided++
+		}
+	}
+	assert.Greater(t, decided, 200)
 }
 
 // TestWarmupFoldedIn: a provider warming up is drawn as a candidate in
