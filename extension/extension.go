@@ -7,12 +7,15 @@
 // active-count filter and every balancer of the module under the names
 // below, none of which collides with a dubbo-go built-in (random,
 // roundrobin, leastactive, consistenthashing, p2c, aliasmethod,
-// interleavedweightedroundrobin). Pick a balancer per reference or per
-// method with loadbalance: NAME in the dubbo-go configuration, and enable the
-// filter with filter: lbactive.
+// interleavedweightedroundrobin). Pick a balancer per reference with
+// loadbalance: NAME in the dubbo-go configuration, per method with the
+// reference param methods.<method>.loadbalance: NAME (see
+// MethodBalancersToParams), and enable the filter with filter: lbactive.
+// CheckReferences checks the names at start-up.
 package extension
 
 import (
+	"errors"
 	"fmt"
 	"slices"
 	"sort"
@@ -21,6 +24,7 @@ import (
 	"dubbo.apache.org/dubbo-go/v3/cluster/loadbalance"
 	dgext "dubbo.apache.org/dubbo-go/v3/common/extension"
 	dgfilter "dubbo.apache.org/dubbo-go/v3/filter"
+	"dubbo.apache.org/dubbo-go/v3/global"
 
 	"github.com/dubbogo-lb/lb/filter"
 	"github.com/dubbogo-lb/lb/loadbalance/chash"
@@ -75,4 +79,86 @@ func CheckBalancer(name string) error {
 	others := dgext.GetAllLoadbalanceNames()
 	sort.Strings(others)
 	return fmt.Errorf("unknown load balancer %q; registered: %s", name, strings.Join(others, ", "))
+}
+
+// CheckReferences applies CheckBalancer to every balancer that refs, the
+// consumer's references by name (dubbo.consumer.references), configure:
+// per reference and per method. It returns nil when all are valid, else
+// one error per bad name, each naming its reference and method.
+func CheckReferences(refs map[string]*global.ReferenceConfig) error {
+	names := make([]string, 0, len(refs))
+	for name := range refs {
+		names = append(names, name)
+	}
+	sort.Strings(names) // a stable message
+	var errs []error
+	for _, name := range names {
+		ref := refs[name]
+		if ref == nil {
+			continue
+		}
+		if err := CheckBalancer(ref.Loadbalance); err != nil {
+			errs = append(errs, fmt.Errorf("reference %s: %w", name, err))
+		}
+		for _, m := range ref.MethodsConfig {
+			if m == nil {
+				continue
+			}
+			if err := CheckBalancer(m.LoadBalance); err != nil {
+				errs = append(errs, fmt.Errorf("reference %s, method %s: %w", name, m.Name, err))
+			}
+		}
+		keys := make([]string, 0, len(ref.Params))
+		for key := range ref.Params {
+			keys = append(keys, key)
+		}
+		sort.Strings(keys)
+		for _, key := range keys {
+			if method, ok := methodBalancerKey(key); ok {
+				if err := CheckBalancer(ref.Params[key]); err != nil {
+					errs = append(errs, fmt.Errorf("reference %s, method %s (params): %w", name, method, err))
+				}
+			}
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// MethodBalancersToParams copies the balancer of each method of each
+// reference (references.<ref>.methods[].loadbalance) into the reference's
+// params as methods.<method>.loadbalance, where it overrides a balancer
+// the params set for the method, as in dubbo-go's own URL building.
+// dubbo-go v3.3.2 drops the methods section of a reference when its
+// Instance API dials an IDL service (global.ReferenceConfig.GetOptions
+// does not copy it), so a per-method balancer written there is silently
+// ignored; the params are carried to every invoker URL, where the cluster
+// looks the method's balancer up. Call it on the consumer's references
+// before the client dials, e.g. in a dubbo.InstanceOption after the YAML
+// is loaded; with dubbo.Load, write the params form in the YAML instead.
+func MethodBalancersToParams(refs map[string]*global.ReferenceConfig) {
+	for _, ref := range refs {
+		if ref == nil {
+			continue
+		}
+		for _, m := range ref.MethodsConfig {
+			if m == nil || m.Name == "" || m.LoadBalance == "" {
+				continue
+			}
+			if ref.Params == nil {
+				ref.Params = map[string]string{}
+			}
+			ref.Params["methods."+m.Name+".loadbalance"] = m.LoadBalance
+		}
+	}
+}
+
+// methodBalancerKey reports whether key is a reference param that sets a
+// method's balancer, methods.<method>.loadbalance, and names the method.
+func methodBalancerKey(key string) (method string, ok bool) {
+	rest, ok := strings.CutPrefix(key, "methods.")
+	if !ok {
+		return "", false
+	}
+	method, ok = strings.CutSuffix(rest, ".loadbalance")
+	return method, ok && method != ""
 }

@@ -1,9 +1,11 @@
 package extension
 
 import (
+	"strings"
 	"testing"
 
 	dgext "dubbo.apache.org/dubbo-go/v3/common/extension"
+	"dubbo.apache.org/dubbo-go/v3/global"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -31,4 +33,43 @@ func TestCheckBalancerNamesTheChoices(t *testing.T) {
 	for _, name := range Balancers() {
 		assert.Contains(t, err.Error(), name)
 	}
+}
+
+func TestCheckReferencesNamesReferenceAndMethod(t *testing.T) {
+	refs := map[string]*global.ReferenceConfig{
+		"Good": {Loadbalance: "lalb", MethodsConfig: []*global.MethodConfig{{Name: "Say", LoadBalance: "ringhash"}, {Name: "Other"}}},
+		"Nil":  nil,
+	}
+	assert.NoError(t, CheckReferences(refs))
+	assert.NoError(t, CheckReferences(nil))
+
+	refs["Params"] = &global.ReferenceConfig{Params: map[string]string{"methods.Say.loadbalance": "lalb", "timeout": "1s"}}
+	assert.NoError(t, CheckReferences(refs))
+
+	refs["BadRef"] = &global.ReferenceConfig{Loadbalance: "lalbb"}
+	refs["BadParam"] = &global.ReferenceConfig{Params: map[string]string{"methods.Say.loadbalance": "rthash"}}
+	refs["BadMethod"] = &global.ReferenceConfig{MethodsConfig: []*global.MethodConfig{nil, {Name: "Hello", LoadBalance: "swr"}}}
+	err := CheckReferences(refs)
+	require.Error(t, err)
+	msg := err.Error()
+	assert.Contains(t, msg, `reference BadRef: unknown load balancer "lalbb"`)
+	assert.Contains(t, msg, `reference BadMethod, method Hello: unknown load balancer "swr"`)
+	assert.Contains(t, msg, `reference BadParam, method Say (params): unknown load balancer "rthash"`)
+	assert.Less(t, strings.Index(msg, "BadMethod"), strings.Index(msg, "BadRef"), "sorted by reference")
+	assert.NotContains(t, msg, "Good")
+}
+
+func TestMethodBalancersToParams(t *testing.T) {
+	refs := map[string]*global.ReferenceConfig{
+		"A": {MethodsConfig: []*global.MethodConfig{{Name: "Hello", LoadBalance: "lalb"}, {Name: "Bye"}, nil, {LoadBalance: "swrr"}}},
+		"B": {
+			Params:        map[string]string{"methods.Hello.loadbalance": "ringhash"},
+			MethodsConfig: []*global.MethodConfig{{Name: "Hello", LoadBalance: "lalb"}, {Name: "Bye", LoadBalance: "swrr"}},
+		},
+		"C": nil,
+	}
+	MethodBalancersToParams(refs)
+	assert.Equal(t, map[string]string{"methods.Hello.loadbalance": "lalb"}, refs["A"].Params)
+	assert.Equal(t, map[string]string{"methods.Hello.loadbalance": "lalb", "methods.Bye.loadbalance": "swrr"}, refs["B"].Params,
+		"the methods section overrides the params")
 }

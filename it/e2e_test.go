@@ -36,8 +36,9 @@ func noErrors(t *testing.T, c *consumer, total report) {
 }
 
 // consumerYAML writes a copy of conf/consumer.yaml whose reference uses
-// balancer, and returns its path.
-func consumerYAML(t *testing.T, balancer string) string {
+// balancer, and returns its path. methodBalancer, if not empty, is the
+// balancer of the method Hello alone (references.<ref>.methods).
+func consumerYAML(t *testing.T, balancer, methodBalancer string) string {
 	t.Helper()
 	b, err := os.ReadFile(filepath.Join(rootDir, "conf", "consumer.yaml"))
 	if err != nil {
@@ -47,9 +48,12 @@ func consumerYAML(t *testing.T, balancer string) string {
 	if strings.Count(string(b), key) != 1 {
 		t.Fatalf("conf/consumer.yaml no longer has %q once: update the test", strings.TrimSpace(key))
 	}
-	path := filepath.Join(t.TempDir(), "consumer-"+balancer+".yaml")
-	out := strings.Replace(string(b), key, "        loadbalance: "+balancer+"\n", 1)
-	if err := os.WriteFile(path, []byte(out), 0o644); err != nil {
+	repl := "        loadbalance: " + balancer + "\n"
+	if methodBalancer != "" {
+		repl += "        methods:\n          - name: Hello\n            loadbalance: " + methodBalancer + "\n"
+	}
+	path := filepath.Join(t.TempDir(), "consumer-"+balancer+"-"+methodBalancer+".yaml")
+	if err := os.WriteFile(path, []byte(strings.Replace(string(b), key, repl, 1)), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	return path
@@ -70,7 +74,8 @@ func specsFor(balancers []string, args ...string) []consumerSpec {
 func TestUnknownBalancerIsAClearStartupError(t *testing.T) {
 	e := setup(t)
 	cases := map[string][]string{
-		"in_the_YAML":  {"-conf", consumerYAML(t, "no-such-balancer")},
+		"in_the_YAML":  {"-conf", consumerYAML(t, "no-such-balancer", "")},
+		"per_method":   {"-conf", consumerYAML(t, "random", "no-such-balancer")},
 		"by_-balancer": {"-balancer", "no-such-balancer"},
 	}
 	for name, args := range cases {
@@ -87,6 +92,9 @@ func TestUnknownBalancerIsAClearStartupError(t *testing.T) {
 			}
 			if !strings.Contains(log, `unknown load balancer "no-such-balancer"`) {
 				t.Errorf("the message does not name the bad balancer:\n%s", tail(log, 20))
+			}
+			if name == "per_method" && !strings.Contains(log, "method Hello") {
+				t.Errorf("the message does not name the method:\n%s", tail(log, 20))
 			}
 			for _, b := range extension.Balancers() {
 				if !strings.Contains(log, b) {
@@ -117,7 +125,7 @@ func TestNacosWeightsAndLiveWeightChange(t *testing.T) {
 	// configures it.
 	var specs []consumerSpec
 	for _, b := range balancers(t, "swrr", "warmrandom") {
-		specs = append(specs, consumerSpec{name: "consumer " + b, args: []string{"-conf", consumerYAML(t, b)}})
+		specs = append(specs, consumerSpec{name: "consumer " + b, args: []string{"-conf", consumerYAML(t, b, "")}})
 	}
 	cs := e.startConsumers(t, 2, specs...)
 	for _, c := range cs {
@@ -233,7 +241,9 @@ func TestWarmupRampsUpANewProvider(t *testing.T) {
 }
 
 // A provider ten times slower than the others gets a small share under the
-// latency-aware balancers and its fair share under weighted random.
+// latency-aware balancers and its fair share under weighted random. A
+// balancer configured for the method alone (random for the reference, lalb
+// for Hello) is the one that serves the method.
 func TestSlowProviderShare(t *testing.T) {
 	e := setup(t)
 	// Service times well above what a busy machine adds to every call.
@@ -243,9 +253,16 @@ func TestSlowProviderShare(t *testing.T) {
 		e.startProvider(t, providerSpec{name: "slow", latency: "50ms"}),
 	}
 	e.waitRegistered(t, ps...)
+	const perMethod = "random, Hello: lalb"
+	specs := append(specsFor(balancers(t, "warmrandom", "swrr", "lalb", "rtadaptive"), "-concurrency", "4"),
+		consumerSpec{name: perMethod, args: []string{"-conf", consumerYAML(t, "random", "lalb"), "-concurrency", "4"}})
 	cs := map[string]*consumer{}
-	for _, c := range e.startConsumers(t, 3, specsFor(balancers(t, "warmrandom", "swrr", "lalb", "rtadaptive"), "-concurrency", "4")...) {
-		cs[c.balancer] = c
+	for _, c := range e.startConsumers(t, 3, specs...) {
+		if c.balancer == "" {
+			cs[perMethod] = c
+		} else {
+			cs[c.balancer] = c
+		}
 	}
 	slow := map[string]float64{}
 	for b, c := range cs {
@@ -259,7 +276,7 @@ func TestSlowProviderShare(t *testing.T) {
 		switch b {
 		case "warmrandom", "swrr":
 			within(t, b+": share of the slow provider", slow[b], 100.0/3, 5)
-		case "lalb", "rtadaptive":
+		case "lalb", "rtadaptive", perMethod:
 			if slow[b] > 15 {
 				t.Errorf("%s: the 10x slower provider got %.1f%% of the calls, want a small share (<= 15%%)", b, slow[b])
 			} else {

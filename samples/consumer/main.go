@@ -93,12 +93,6 @@ func run() error {
 	if *balancer != "" {
 		name = *balancer
 	}
-	// dubbo-go itself would only notice an unknown name on the first call,
-	// with a nil-pointer panic.
-	if err := extension.CheckBalancer(name); err != nil {
-		return fmt.Errorf("%w: %w (set by %s)", errConfig, err, source(*balancer, *confPath, refKey))
-	}
-
 	ins, err := app.NewInstance(k, func(o *dubbo.InstanceOptions) error {
 		ref := o.Consumer.References[greeter.Reference]
 		if ref == nil {
@@ -116,6 +110,15 @@ func run() error {
 				r.Group = *group
 			}
 		}
+		// Every balancer name, per reference and per method: dubbo-go
+		// itself would only notice an unknown one on the first call, with
+		// a nil-pointer panic.
+		if err := extension.CheckReferences(o.Consumer.References); err != nil {
+			return fmt.Errorf("%w: %s: %w", errConfig, source(*balancer, *confPath), err)
+		}
+		// dubbo-go v3.3.2 would drop the per-method balancers of the
+		// methods section when it dials.
+		extension.MethodBalancersToParams(o.Consumer.References)
 		return nil
 	})
 	if err != nil {
@@ -168,11 +171,12 @@ func run() error {
 	return nil
 }
 
-func source(flagValue, path, key string) string {
-	if flagValue != "" {
-		return "-balancer"
+// source says where the balancer names come from.
+func source(balancerFlag, path string) string {
+	if balancerFlag != "" {
+		return path + " with -balancer " + balancerFlag
 	}
-	return path + " " + key + ".loadbalance"
+	return path
 }
 
 func orDefault(name string) string {

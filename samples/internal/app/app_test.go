@@ -7,6 +7,8 @@ import (
 	"testing"
 
 	"dubbo.apache.org/dubbo-go/v3"
+
+	"github.com/dubbogo-lb/lb/extension"
 )
 
 func TestReadConfigErrorsInsteadOfPanics(t *testing.T) {
@@ -54,5 +56,42 @@ func TestShippedConfiguration(t *testing.T) {
 	boom := errors.New("boom")
 	if _, err := NewInstance(k, func(*dubbo.InstanceOptions) error { return boom }); !errors.Is(err, boom) {
 		t.Fatalf("NewInstance returned %v, want the edit's error", err)
+	}
+}
+
+// Both YAML forms of a per-method balancer reach the reference: the params
+// form as it is, the methods section through MethodBalancersToParams
+// (dubbo-go v3.3.2 would drop the methods section when it dials).
+func TestPerMethodBalancerForms(t *testing.T) {
+	dir := t.TempDir()
+	forms := map[string]string{
+		"params":  "        params:\n          methods.Hello.loadbalance: lalb\n",
+		"methods": "        methods:\n          - name: Hello\n            loadbalance: lalb\n",
+	}
+	for name, section := range forms {
+		yaml := "dubbo:\n  consumer:\n    references:\n      GreeterClient:\n        loadbalance: random\n" + section
+		path := filepath.Join(dir, name+".yaml")
+		if err := os.WriteFile(path, []byte(yaml), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		k, err := ReadConfig(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var params map[string]string
+		_, err = NewInstance(k, func(o *dubbo.InstanceOptions) error {
+			if err := extension.CheckReferences(o.Consumer.References); err != nil {
+				return err
+			}
+			extension.MethodBalancersToParams(o.Consumer.References)
+			params = o.Consumer.References["GreeterClient"].Params
+			return nil
+		})
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		if got := params["methods.Hello.loadbalance"]; got != "lalb" {
+			t.Errorf("%s form: params %v, want methods.Hello.loadbalance=lalb", name, params)
+		}
 	}
 }
