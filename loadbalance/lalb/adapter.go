@@ -151,21 +151,14 @@ func (b *Balancer) Select(invokers []base.Invoker, inv base.Invocation) base.Inv
 	case 1:
 		return invokers[0]
 	}
-	method := inv.MethodName()
-	v, exact := b.views.QuickLookup(invokers, method)
+	v, i, exact := b.views.Pick(invokers, inv.MethodName(), b.pick)
 	if v.CheckFilter() && b.missing.CompareAndSwap(false, true) {
 		logger.Errorf("%s", member.MissingFilterMessage(Name, v.Set, "every provider keeps the weight of a new one: LALB picks at random"))
-	}
-	if exact {
-		if i := b.pick(v); v.Holds(invokers, i) {
-			return invokers[i]
-		}
-		v, exact = b.views.Lookup(invokers, method) // a slot the quick look skipped changed
 	}
 	if !exact {
 		return b.pickAmong(v, invokers)
 	}
-	return invokers[b.pick(v)]
+	return invokers[i]
 }
 
 // pick draws a slot of v in proportion to its tree weight and refreshes

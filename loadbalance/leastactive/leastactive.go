@@ -97,18 +97,18 @@ func (b *Balancer) Select(invokers []base.Invoker, inv base.Invocation) base.Inv
 // sample picks the provider with the fewest calls in flight among
 // b.choices candidates drawn in proportion to warm weight.
 func (b *Balancer) sample(invokers []base.Invoker, method string) base.Invoker {
-	v, exact := b.views.QuickLookup(invokers, method)
+	v, i, exact := b.views.Pick(invokers, method, b.choose)
 	b.checkFilter(v)
-	if exact {
-		if i := Choose(v.Stats, v.Table.alias, b.choices, rand.Uint64); v.Holds(invokers, i) {
-			return invokers[i]
-		}
-		v, exact = b.views.Lookup(invokers, method) // a slot the quick look skipped changed
-	}
 	if !exact {
 		return among(v.Set, invokers, rand.Uint64())
 	}
-	return invokers[Choose(v.Stats, v.Table.alias, b.choices, rand.Uint64)]
+	return invokers[i]
+}
+
+// choose returns the slot of v with the fewest calls in flight among
+// b.choices candidates.
+func (b *Balancer) choose(v *member.View[table]) int {
+	return Choose(v.Stats, v.Table.alias, b.choices, rand.Uint64)
 }
 
 // checkFilter tells the user, once, that the calls of v are not counted.

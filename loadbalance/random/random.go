@@ -51,18 +51,11 @@ func (b *Balancer) Select(invokers []base.Invoker, inv base.Invocation) base.Inv
 	case 1:
 		return invokers[0]
 	}
-	method := inv.MethodName()
-	v, exact := b.views.QuickLookup(invokers, method)
-	if exact {
-		if i := pick(v); v.Holds(invokers, i) {
-			return invokers[i]
-		}
-		v, exact = b.views.Lookup(invokers, method) // a slot the quick look skipped changed
-	}
+	v, i, exact := b.views.Pick(invokers, inv.MethodName(), pick)
 	if !exact {
 		return v.PickAmong(invokers)
 	}
-	return invokers[pick(v)]
+	return invokers[i]
 }
 
 // pick draws a slot of v in proportion to its warm weight.

@@ -196,24 +196,23 @@ func (b *Balancer) Select(invokers []base.Invoker, inv base.Invocation) base.Inv
 	case 1:
 		return invokers[0]
 	}
-	method := inv.MethodName()
-	v, exact := b.views.QuickLookup(invokers, method)
+	v, i, exact := b.views.Pick(invokers, inv.MethodName(), b.pick)
 	if v.CheckFilter() && b.missing.CompareAndSwap(false, true) {
 		b.logf("%s", member.MissingFilterMessage(Name, v.Set, "response times are unknown, so the balancer picks at random"))
-	}
-	if exact {
-		// Both candidates are confirmed, so that the comparison is between
-		// the very providers of invokers.
-		if i, j := candidates(v); v.Holds(invokers, i) && v.Holds(invokers, j) {
-			return invokers[b.choose(v, i, j)]
-		}
-		v, exact = b.views.Lookup(invokers, method) // a slot the quick look skipped changed
 	}
 	if !exact {
 		return b.pickAmong(v, invokers)
 	}
+	return invokers[i]
+}
+
+// pick returns the better of two candidates drawn from v.
+func (b *Balancer) pick(v *member.View[table]) int {
 	i, j := candidates(v)
-	return invokers[b.choose(v, i, j)]
+	if i == j || b.better(v, i, j) {
+		return i
+	}
+	return j
 }
 
 // candidates draws the two candidates of a pick from v: two distinct slots
@@ -231,14 +230,6 @@ func candidates(v *member.View[table]) (i, j int) {
 		j++
 	}
 	return i, j
-}
-
-// choose returns the better of candidates i and j of v.
-func (b *Balancer) choose(v *member.View[table], i, j int) int {
-	if i == j || b.better(v, i, j) {
-		return i
-	}
-	return j
 }
 
 // pickAmong applies the same rule to list, a failover retry's subset of the

@@ -95,16 +95,12 @@ func (b *Balancer) Select(invokers []base.Invoker, inv base.Invocation) base.Inv
 	case 1:
 		return invokers[0]
 	}
-	method := inv.MethodName()
-	v, exact := b.views.QuickLookup(invokers, method)
-	if exact {
-		if i := v.Table.Next(); v.Holds(invokers, i) {
-			return invokers[i]
-		}
-		v, exact = b.views.Lookup(invokers, method) // a slot the quick look skipped changed
-	}
+	v, i, exact := b.views.Pick(invokers, inv.MethodName(), next)
 	if !exact {
 		return v.PickAmong(invokers)
 	}
-	return invokers[v.Table.Next()]
+	return invokers[i]
 }
+
+// next returns the next slot of v's cycle.
+func next(v *member.View[Cycle]) int { return v.Table.Next() }

@@ -128,7 +128,7 @@ func ChurnPaced(t testing.TB, pool []base.Invoker, pick func(g, i int, list []ba
 
 // CheckReplacement checks that lb follows a change of membership that
 // keeps the length and both ends of the list, which a quick membership
-// check (member.QuickLookup) cannot see: provider 3 of 8 replaced by a new
+// check (member.Registry.Pick) cannot see: provider 3 of 8 replaced by a new
 // one. Every pick is made on a fresh copy of the list, as dubbo-go's router
 // chain makes one per call. It fails t when a pick is not in the list it
 // was made from (the provider that left, in particular), or when the

@@ -30,7 +30,7 @@ const (
 	// it on every call.
 	subsetRebuild = 16
 
-	// fullCheckEvery is how often (1 call in fullCheckEvery) QuickLookup
+	// fullCheckEvery is how often (1 call in fullCheckEvery) Pick
 	// compares the whole list when its ends match the snapshot.
 	fullCheckEvery = 16
 )
@@ -72,13 +72,9 @@ func (s *Set) Index(inv base.Invoker) (int, bool) {
 	return i, ok
 }
 
-// Holds reports whether slot i of list, a list QuickLookup matched with
-// the Set, holds the Set's provider i.
-func (s *Set) Holds(list []base.Invoker, i int) bool { return list[i] == s.Invokers[i] }
-
 // matches reports whether list holds exactly the Set's providers in order.
 // When quick, it does so on 1 call in fullCheckEvery and otherwise only
-// compares the first and last providers (see QuickLookup).
+// compares the first and last providers (see Pick).
 func (s *Set) matches(list []base.Invoker, quick bool) bool {
 	n := len(list)
 	if n != len(s.Invokers) {
@@ -194,21 +190,33 @@ func (r *Registry[T]) Lookup(list []base.Invoker, method string) (v *View[T], ex
 	return r.lookup(list, method, false)
 }
 
-// QuickLookup is Lookup in O(1) for balancers that read the state of the
-// providers they draw, not of all of them: when list has the snapshot's
-// length and its first and last providers, it is taken as exact without
-// comparing the rest, except on 1 call in fullCheckEvery, which compares
-// in full. The caller must confirm with View.Holds each slot whose state
-// it reads or whose provider it returns, and on a failure call Lookup and
-// pick again.
+// Pick draws a slot of list, a non-empty invoker list of one service, for
+// method, in O(1) for balancers that read the state of the providers they
+// draw rather than of all of them. It finds the snapshot as Lookup does,
+// except that a list with the snapshot's length and its first and last
+// providers is taken as matching without comparing the rest, but on 1 call
+// in fullCheckEvery; it draws the slot with pick and confirms that list
+// holds the snapshot's provider there, else it compares in full (Lookup)
+// and draws again. When exact is false, list is a failover retry's subset
+// of v and i is meaningless: pick among list instead (see Lookup).
 //
-// The provider returned thus always comes from list and is judged on its
-// own state. What a change of membership in unread slots delays, by
-// fullCheckEvery Selects on average, is only the switch to the new
-// snapshot's probabilities for those slots; dubbo-go itself learns of a
-// change a registry push later.
-func (r *Registry[T]) QuickLookup(list []base.Invoker, method string) (v *View[T], exact bool) {
-	return r.lookup(list, method, true)
+// The provider drawn thus always comes from list and was judged on its own
+// state. A change of membership in slots the pick did not return is seen
+// fullCheckEvery Selects later on average: until then the draw weighs
+// those slots with the state of the providers that held them; dubbo-go
+// itself learns of a change a registry push later.
+func (r *Registry[T]) Pick(list []base.Invoker, method string, pick func(*View[T]) int) (v *View[T], i int, exact bool) {
+	v, exact = r.lookup(list, method, true)
+	if exact {
+		if i = pick(v); list[i] == v.Invokers[i] {
+			return v, i, true
+		}
+		v, exact = r.Lookup(list, method) // a slot the quick look skipped changed
+	}
+	if !exact {
+		return v, -1, false
+	}
+	return v, pick(v), true
 }
 
 func (r *Registry[T]) lookup(list []base.Invoker, method string, quick bool) (v *View[T], exact bool) {

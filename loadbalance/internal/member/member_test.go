@@ -83,49 +83,55 @@ func TestSubsetIsARetryUntilItPersists(t *testing.T) {
 	assert.Equal(t, 2, *builds)
 }
 
-// QuickLookup takes a list whose length and ends match for the snapshot;
-// a change elsewhere shows in Holds at once and in a full compare within a
-// few calls.
-func TestQuickLookupConfirmsAndCatchesUp(t *testing.T) {
+// Pick takes a list whose length and ends match for the snapshot's; a
+// change elsewhere shows at once when the pick lands on it, and in a full
+// compare within a few calls otherwise.
+func TestPickConfirmsAndCatchesUp(t *testing.T) {
 	r, builds := newCounting()
+	slot := func(k int) func(*View[table]) int { return func(*View[table]) int { return k } }
 	list := lbtest.N(5)
-	v, exact := r.QuickLookup(list, "Say")
+	v, i, exact := r.Pick(list, "Say", slot(1))
 	require.True(t, exact)
+	require.Equal(t, 1, i)
 	require.Equal(t, 1, *builds)
 
 	// A changed end is seen at once.
 	for _, k := range []int{0, 4} {
 		changed := append([]base.Invoker(nil), list...)
 		changed[k] = lbtest.Provider(20100+k, nil)
-		w, exact := r.QuickLookup(changed, "Say")
+		w, _, exact := r.Pick(changed, "Say", slot(2))
 		require.True(t, exact)
 		assert.True(t, w.matches(changed, false), "slot %d", k)
 	}
 	_, _ = r.Lookup(list, "Say")
 	builds0 := *builds
 
-	// A changed middle slot: any view handed out either holds the list or
-	// fails Holds on that slot, and a full compare rebuilds soon.
+	// A changed middle slot: a pick elsewhere may use the old snapshot for
+	// a few calls, until a full compare rebuilds.
 	changed := append([]base.Invoker(nil), list...)
 	changed[2] = lbtest.Provider(20102, nil)
 	calls := 0
 	for ; calls < 1000 && *builds == builds0; calls++ {
-		w, exact := r.QuickLookup(append([]base.Invoker(nil), changed...), "Say")
+		_, i, exact := r.Pick(append([]base.Invoker(nil), changed...), "Say", slot(1))
 		require.True(t, exact)
-		if !w.matches(changed, false) {
-			assert.False(t, w.Holds(changed, 2))
-			assert.True(t, w.Holds(changed, 1))
-		}
+		require.Equal(t, 1, i)
 	}
 	assert.Equal(t, builds0+1, *builds, "rebuilt after %d calls", calls)
-	w, _ := r.QuickLookup(changed, "Say")
+	w, _, _ := r.Pick(changed, "Say", slot(1))
 	assert.True(t, w.matches(changed, false))
 	assert.NotSame(t, v, w)
 
-	// Lookup never takes a stale view.
+	// A pick that lands on the changed slot sees the change at once.
 	_, _ = r.Lookup(list, "Say")
-	w, _ = r.Lookup(changed, "Say")
+	w, i, exact = r.Pick(append([]base.Invoker(nil), changed...), "Say", slot(2))
+	assert.True(t, exact)
+	assert.Equal(t, 2, i)
 	assert.True(t, w.matches(changed, false))
+
+	// A retry's subset is not exact.
+	_, i, exact = r.Pick(changed[:3], "Say", slot(1))
+	assert.False(t, exact)
+	assert.Equal(t, -1, i)
 }
 
 func TestPickAmongFollowsWeights(t *testing.T) {
@@ -252,7 +258,7 @@ func TestLookupExactMatchesListUnderRacingRebuilds(t *testing.T) {
 					bad.Add(1)
 				}
 				// A quick look checks length and ends only.
-				if v, exact := r.QuickLookup(l, "Say"); exact && (v.Len() != len(l) || !v.Holds(l, 0) || !v.Holds(l, len(l)-1)) {
+				if v, exact := r.lookup(l, "Say", true); exact && (v.Len() != len(l) || l[0] != v.Invokers[0] || l[len(l)-1] != v.Invokers[len(l)-1]) {
 					bad.Add(1)
 				}
 			}
