@@ -39,9 +39,11 @@
 // The pick is O(1): two draws (an alias table when weights differ), two
 // estimates, no lock, no allocation. Between two providers with no error
 // to charge it does not even read the clock: fading both estimates to the
-// later of their last samples scales them as fading to now would. The calls must be counted by the
-// lbactive filter (package filter); the balancer logs once if a (service,
-// method) shows no counted call after MissingFilterPicks picks.
+// later of their last samples scales them as fading to now would.
+//
+// The calls must be counted by the lbactive filter (package filter); the
+// balancer logs once if a (service, method) shows no counted call after
+// MissingFilterPicks picks.
 package rtadaptive
 
 import (
