@@ -17,6 +17,10 @@
 // than the others gains weight at every update until its latency rises to
 // theirs or it takes all the traffic: the split is not proportional to the
 // latencies but settles where latencies meet (see brpc's docs/cn/lalb.md).
+// The flip side, in brpc too: equally fast providers whose latency does not
+// grow with their load have no preferred split, and their shares wander
+// (the simulator's slowdown scenario shows it); providers that queue when
+// busy settle at an even split.
 // Errors lower both terms: only successes count as throughput, and each
 // error adds a penalised latency (PunishErrorRatio, or the timeout) spread
 // over the successes. Calls still in flight are watched too: if their mean
