@@ -244,7 +244,8 @@ func TestLookupExactMatchesListUnderRacingRebuilds(t *testing.T) {
 		lbtest.Started(20000, start, time.Hour), lbtest.Started(20001, start, time.Hour),
 		lbtest.Started(20002, start, time.Hour), lbtest.Started(20003, start, time.Hour),
 	}
-	lists := [][]base.Invoker{pool[:2], pool[1:4], {pool[3], pool[0]}}
+	// The last two differ only in the middle, which a quick look skips.
+	lists := [][]base.Invoker{pool[:2], pool[1:4], {pool[3], pool[0]}, {pool[0], pool[1], pool[3]}, {pool[0], pool[2], pool[3]}}
 	var bad atomic.Int64
 	var wg sync.WaitGroup
 	for g := range 6 {
@@ -259,6 +260,11 @@ func TestLookupExactMatchesListUnderRacingRebuilds(t *testing.T) {
 				}
 				// A quick look checks length and ends only.
 				if v, exact := r.lookup(l, "Say", true); exact && (v.Len() != len(l) || l[0] != v.Invokers[0] || l[len(l)-1] != v.Invokers[len(l)-1]) {
+					bad.Add(1)
+				}
+				// Pick confirms the slot it returns.
+				slot := func(v *View[table]) int { return (g + i) % v.Len() }
+				if v, k, exact := r.Pick(l, "Say", slot); exact && (v.Len() != len(l) || l[k] != v.Invokers[k]) {
 					bad.Add(1)
 				}
 			}
