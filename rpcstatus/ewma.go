@@ -16,7 +16,9 @@ const EWMADecay = 10 * time.Second
 // call; a sample below it is blended in with weight 1-e^(-dt/EWMADecay).
 // Reading decays the value by the time since the last sample, so a provider
 // that stopped receiving traffic drifts back towards zero and gets probed
-// again instead of staying punished forever.
+// again instead of staying punished forever. Samples are compared with and
+// blended into that decayed value (see Observe), as the references do
+// when they decay the value on every read.
 //
 // State is one 64-bit word (a float32 of nanoseconds and a 32-bit stamp in
 // units of 2^20 ns ≈ 1 ms), updated with compare-and-swap.
@@ -40,15 +42,23 @@ func unpack(s uint64, now int64) (v, dt float64) {
 }
 
 // Observe blends a latency sample (ns) taken at now (ns) into the average.
+// Both rules start from the average as Value reads it at now, faded since
+// the last sample: a sample above it replaces it; a sample below it moves
+// it towards the sample by 1-w, w the fade (e^(-dt/EWMADecay)). So a
+// sample never moves the average away from itself, and the first sample
+// after a long silence, when the old value has faded, counts for nearly
+// everything.
 func (e *PeakEWMA) Observe(now, latency int64) {
 	x := float64(max(latency, 0))
 	for {
 		old := e.state.Load()
 		nv := x
-		if old != 0 && x < float64(math.Float32frombits(uint32(old>>32))) {
+		if old != 0 {
 			v, dt := unpack(old, now)
 			w := decay(dt)
-			nv = v*w + x*(1-w)
+			if faded := v * w; x < faded {
+				nv = faded*w + x*(1-w)
+			}
 		}
 		if e.state.CompareAndSwap(old, pack(nv, now)) {
 			return

@@ -133,13 +133,27 @@ func TestPeakEWMA(t *testing.T) {
 	e.Observe(ms, 100*ms)
 	v, _ = e.Value(ms)
 	assert.InDelta(t, 100*ms, int64(v), float64(ms))
-	// A low sample a decay time later moves it by 1-1/e.
-	e.Observe(ms+int64(EWMADecay), 10*ms)
-	v, _ = e.Value(ms + int64(EWMADecay))
-	assert.InDelta(t, 10+90/2.71828, float64(v)/float64(ms), 1)
+	// A decay time later it reads 100/e ms; a lower sample then moves it
+	// 1-1/e of the way from there to the sample.
+	at := ms + int64(EWMADecay)
+	before, _ := e.Value(at)
+	assert.InDelta(t, 100/math.E, float64(before)/float64(ms), 0.1)
+	e.Observe(at, 10*ms)
+	v, _ = e.Value(at)
+	assert.InDelta(t, 100/math.E/math.E+10*(1-1/math.E), float64(v)/float64(ms), 0.1)
+	assert.Less(t, v, before, "a sample below the average never raises it")
 	// Without samples it decays, so a punished provider is tried again.
-	v2, _ := e.Value(ms + 4*int64(EWMADecay))
+	v2, _ := e.Value(at + 3*int64(EWMADecay))
 	assert.Less(t, int64(v2), int64(v)/10)
+
+	// A sample above the decayed average replaces it, even below the old
+	// peak it decayed from.
+	var p PeakEWMA
+	p.Observe(0, 100*ms)
+	at = 2 * int64(EWMADecay) // reads 100/e² ≈ 13.5 ms
+	p.Observe(at, 20*ms)
+	v, _ = p.Value(at)
+	assert.InDelta(t, 20, float64(v)/float64(ms), 0.01)
 }
 
 // TestDecayMatchesExp checks the series that replaces math.Exp for short

@@ -9,8 +9,11 @@
 // provider that turns slow loses its share after one observation; faster
 // samples blend in over EWMADecay (10 s); and it fades with the time since
 // the last sample, so a provider that lost all its traffic looks cheaper
-// and cheaper until it is probed again. The calls in flight make a provider
-// that is piling up calls (or hanging) costlier at once.
+// and cheaper until it is probed again, and the probe's answer, after that
+// silence, counts for most of the estimate: a provider 10× slower for a
+// while gets its share back about 15 s after it recovers. The calls in
+// flight make a provider that is piling up calls (or hanging) costlier at
+// once.
 //
 // Beyond the references:
 //   - Errors are charged (see Estimate.Charged): each error in the provider's
