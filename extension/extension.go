@@ -17,6 +17,7 @@ package extension
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"sort"
 	"strings"
@@ -86,13 +87,8 @@ func CheckBalancer(name string) error {
 // per reference and per method. It returns nil when all are valid, else
 // one error per bad name, each naming its reference and method.
 func CheckReferences(refs map[string]*global.ReferenceConfig) error {
-	names := make([]string, 0, len(refs))
-	for name := range refs {
-		names = append(names, name)
-	}
-	sort.Strings(names) // a stable message
 	var errs []error
-	for _, name := range names {
+	for _, name := range slices.Sorted(maps.Keys(refs)) { // a stable message
 		ref := refs[name]
 		if ref == nil {
 			continue
@@ -108,12 +104,7 @@ func CheckReferences(refs map[string]*global.ReferenceConfig) error {
 				errs = append(errs, fmt.Errorf("reference %s, method %s: %w", name, m.Name, err))
 			}
 		}
-		keys := make([]string, 0, len(ref.Params))
-		for key := range ref.Params {
-			keys = append(keys, key)
-		}
-		sort.Strings(keys)
-		for _, key := range keys {
+		for _, key := range slices.Sorted(maps.Keys(ref.Params)) {
 			if method, ok := methodBalancerKey(key); ok {
 				if err := CheckBalancer(ref.Params[key]); err != nil {
 					errs = append(errs, fmt.Errorf("reference %s, method %s (params): %w", name, method, err))
