@@ -9,6 +9,6 @@ make lint
 
 bash it/nacos.sh start
 trap 'bash it/nacos.sh stop' EXIT
-export DUBBOGO_LB_NACOS=127.0.0.1:8848
+export DUBBOGO_LB_NACOS=127.0.0.1:${NACOS_PORT:-8848}
 
 go test -race -count=1 -timeout 20m ./...
