@@ -26,6 +26,7 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"strings"
 	"time"
 
 	"dubbo.apache.org/dubbo-go/v3/common"
@@ -135,10 +136,16 @@ func (f *Filter) acquire(ctx context.Context, p *rpcstatus.Provider, m *rpcstatu
 
 // readLimit reads the actives limit and the timeout of method from u.
 func readLimit(u *common.URL, method string) *rpcstatus.Limit {
-	lim := &rpcstatus.Limit{}
-	if n, err := strconv.ParseInt(warmup.MethodParam(u, method, ActivesKey), 10, 64); err == nil && n > 0 {
-		lim.Max = n
-	}
+	lim := &rpcstatus.Limit{Max: parseActives(warmup.MethodParam(u, method, ActivesKey))}
 	lim.Wait, _ = warmup.MethodTimeout(u, method)
 	return lim
+}
+
+// parseActives reads an actives value: a positive integer is the limit;
+// anything else (unset, 0, negative, not an integer) means no limit.
+func parseActives(raw string) int64 {
+	if n, err := strconv.ParseInt(strings.TrimSpace(raw), 10, 64); err == nil && n > 0 {
+		return n
+	}
+	return 0
 }

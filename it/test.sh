@@ -12,3 +12,10 @@ trap 'bash it/nacos.sh stop' EXIT
 export DUBBOGO_LB_NACOS=127.0.0.1:${NACOS_PORT:-8848}
 
 go test -race -count=1 -timeout 20m ./...
+
+# Every fuzz target of a parser of network or configuration input, ~10 s each.
+for target in warmup:FuzzParseWeight warmup:FuzzParseAge warmup:FuzzParseTimeout \
+	loadbalance/chash:FuzzParseArguments loadbalance/chash:FuzzParseNodes \
+	loadbalance/chash:FuzzAppendJava filter:FuzzParseActives; do
+	go test -run '^$' -fuzz "^${target#*:}\$" -fuzztime 10s "./${target%%:*}"
+done

@@ -42,15 +42,18 @@ func MethodTimeout(u *common.URL, method string) (time.Duration, bool) {
 	return DefaultTimeout, false
 }
 
+// maxTimeout caps a method timeout: a longer one is taken as a mistake.
+const maxTimeout = 365 * 24 * time.Hour
+
 func parseTimeout(v string) (time.Duration, bool) {
 	v = strings.TrimSpace(v)
 	if v == "" {
 		return 0, false
 	}
-	if d, err := time.ParseDuration(v); err == nil && d > 0 {
+	if d, err := time.ParseDuration(v); err == nil && d > 0 && d <= maxTimeout {
 		return d, true
 	}
-	if ms, err := strconv.ParseInt(v, 10, 64); err == nil && ms > 0 && ms < int64(365*24*time.Hour/time.Millisecond) {
+	if ms, err := strconv.ParseInt(v, 10, 64); err == nil && ms > 0 && ms <= int64(maxTimeout/time.Millisecond) {
 		return time.Duration(ms) * time.Millisecond, true
 	}
 	return 0, false
