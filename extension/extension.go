@@ -52,7 +52,7 @@ func init() {
 	register(chash.Name, chash.New(chash.Options{}))
 	register(leastactive.Name, leastactive.New(leastactive.Options{}))
 	register(swrr.Name, swrr.New(swrr.Options{}))
-	register(lalb.Name, lalb.New(lalb.BalancerOptions{}))
+	register(lalb.Name, lalb.New(lalb.Options{}))
 	register(rtadaptive.Name, rtadaptive.New(rtadaptive.Options{}))
 }
 

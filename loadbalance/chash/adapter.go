@@ -10,9 +10,10 @@ import (
 	"unsafe"
 
 	"dubbo.apache.org/dubbo-go/v3/protocol/base"
-	"github.com/dubbogo/gost/log/logger"
 
+	"github.com/dubbogo-lb/lb/loadbalance/internal/lblog"
 	"github.com/dubbogo-lb/lb/loadbalance/internal/member"
+	"github.com/dubbogo-lb/lb/loadbalance/internal/skeleton"
 	"github.com/dubbogo-lb/lb/warmup"
 )
 
@@ -82,7 +83,7 @@ type Options struct {
 // the lbactive filter does not feed for generic calls (it records them
 // under "$invoke"), so generic calls are not bounded.
 type Balancer struct {
-	views  *member.Registry[table]
+	*skeleton.Balancer[table]
 	factor float64 // 0: bounded load off
 }
 
@@ -112,16 +113,18 @@ type keySpec struct {
 	warned atomic.Bool
 }
 
-// warnf logs a configuration problem; tests replace it to count messages.
-var warnf = func(format string, args ...any) { logger.Warnf(format, args...) }
-
 // New returns a Balancer.
 func New(opts Options) *Balancer {
 	b := &Balancer{}
 	if f := opts.BalanceFactor; f > 0 { // false for NaN
 		b.factor = max(f, 1)
 	}
-	b.views = member.NewRegistry(opts.Warmup, build)
+	b.Balancer = skeleton.New(skeleton.Spec[table]{
+		Name: Name, Warmup: opts.Warmup,
+		Build: build, Pick: b.pick, Among: b.among,
+		ReadsAll: func(int) bool { return true }, // the ring holds every provider
+		Method:   func(inv base.Invocation) string { m, _ := callOf(inv); return m },
+	})
 	return b
 }
 
@@ -165,7 +168,7 @@ func build(set *member.Set, prev *member.View[table]) *table {
 	}
 	nodes, problem := parseNodes(nodesRaw)
 	if problem != "" && (old == nil || old.nodesRaw != nodesRaw) {
-		warnf("[dubbogo-lb] %s %s: %s", Name, where, problem)
+		lblog.Warnf("%s %s: %s", Name, where, problem)
 	}
 	members := make([]Member, len(t.addrs))
 	for i, a := range t.addrs {
@@ -173,7 +176,7 @@ func build(set *member.Set, prev *member.View[table]) *table {
 	}
 	t.ring = Build(members, nodes)
 	if t.ring.Nodes() != NormalizeNodes(nodes) {
-		warnf("[dubbogo-lb] %s %s: %d providers × %d virtual nodes exceed %d ring points; using %d nodes, which Java consumers do not match",
+		lblog.Warnf("%s %s: %d providers × %d virtual nodes exceed %d ring points; using %d nodes, which Java consumers do not match",
 			Name, where, len(members), NormalizeNodes(nodes), MaxPoints, t.ring.Nodes())
 	}
 	return t
@@ -219,7 +222,7 @@ func newKeySpec(raw, where string) *keySpec {
 		k.single = k.indexes[0]
 	}
 	if p := argumentsProblem(spec, k); p != "" {
-		warnf("[dubbogo-lb] %s %s: %s %q: %s", Name, where, ArgumentsKey, raw, p)
+		lblog.Warnf("%s %s: %s %q: %s", Name, where, ArgumentsKey, raw, p)
 	}
 	return k
 }
@@ -357,33 +360,34 @@ func (k *keySpec) warnMissing(n int) {
 	if k.warned.Load() || !k.warned.CompareAndSwap(false, true) {
 		return
 	}
-	warnf("[dubbogo-lb] %s %s: a call has %d argument(s) but %s %q selects index %d; missing arguments contribute nothing to the key (logged once)",
+	lblog.Warnf("%s %s: a call has %d argument(s) but %s %q selects index %d; missing arguments contribute nothing to the key (logged once)",
 		Name, k.where, n, ArgumentsKey, k.spec, k.maxIndex)
 }
 
-// Select returns the provider of invokers that owns the invocation's key on
-// the ring: nil for an empty list, the only provider of a list of one.
-// See [Balancer] for unavailable providers, retries and bounded load.
-func (b *Balancer) Select(invokers []base.Invoker, inv base.Invocation) base.Invoker {
-	switch len(invokers) {
-	case 0:
-		return nil
-	case 1:
-		return invokers[0]
-	}
-	method, args := callOf(inv)
-	v, exact := b.views.Lookup(invokers, method)
+// pick returns the slot of v that owns the invocation's key on the ring
+// (see [Balancer] for unavailable providers and bounded load).
+func (b *Balancer) pick(v *member.View[table], inv base.Invocation) int {
+	_, args := callOf(inv)
 	t := v.Table
 	kp := t.key.point(args)
-	if exact && b.factor == 0 {
+	if b.factor == 0 {
 		// The common case: the key's own provider, when it is available.
-		if i := t.ring.Lookup(kp); i >= 0 {
-			if c := v.Invokers[i]; c.IsAvailable() {
-				return c
-			}
+		if i := t.ring.Lookup(kp); i >= 0 && v.Invokers[i].IsAvailable() {
+			return i
 		}
 	}
-	return b.walk(v, exact, invokers, kp)
+	return b.walk(v, true, v.Invokers, kp)
+}
+
+// among returns the provider of list, a failover retry's subset of v, first
+// clockwise from the invocation's key.
+func (b *Balancer) among(v *member.View[table], list []base.Invoker, inv base.Invocation) base.Invoker {
+	_, args := callOf(inv)
+	i := b.walk(v, false, list, v.Table.key.point(args))
+	if i < 0 {
+		return list[0] // unreachable: the ring holds every provider of the Set
+	}
+	return v.Invokers[i]
 }
 
 // callOf returns the method and arguments of inv as Dubbo's RpcUtils sees
@@ -425,9 +429,10 @@ func anySlice(v any) ([]any, bool) {
 	return unsafe.Slice((*any)(rv.UnsafePointer()), rv.Len()), true
 }
 
-// walk is Select past the common case: skipping unavailable providers,
-// keeping to a retry subset, bounding load.
-func (b *Balancer) walk(v *member.View[table], exact bool, list []base.Invoker, kp uint32) base.Invoker {
+// walk is the pick past the common case: skipping unavailable providers,
+// keeping to a retry subset (exact false), bounding load. It returns a slot
+// of v, 0 if the ring were ever short of one.
+func (b *Balancer) walk(v *member.View[table], exact bool, list []base.Invoker, kp uint32) int {
 	ring := v.Table.ring
 	inList := func(i int) bool { return exact || slices.Contains(list, v.Invokers[i]) }
 	usable := func(i int) bool { return inList(i) && v.Invokers[i].IsAvailable() }
@@ -448,7 +453,10 @@ func (b *Balancer) walk(v *member.View[table], exact bool, list []base.Invoker, 
 		idx, ok = ring.LookupFunc(kp, inList)
 	}
 	if !ok || idx < 0 || idx >= v.Len() {
-		return list[0] // unreachable: the ring holds every provider of the Set
+		if exact {
+			return 0 // unreachable: the ring holds every provider of the Set
+		}
+		return -1
 	}
-	return v.Invokers[idx]
+	return idx
 }

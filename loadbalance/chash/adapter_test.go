@@ -1,13 +1,11 @@
 package chash
 
 import (
-	"fmt"
 	"math"
 	"math/rand/v2"
 	"net/url"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -76,23 +74,7 @@ func indexOf(list []base.Invoker, inv base.Invoker) int {
 func key(i int) string { return "user-" + strconv.Itoa(i) }
 
 // captureWarnings collects what the balancer logs until the test ends.
-func captureWarnings(t *testing.T) func() []string {
-	t.Helper()
-	var mu sync.Mutex
-	var got []string
-	old := warnf
-	warnf = func(format string, args ...any) {
-		mu.Lock()
-		got = append(got, fmt.Sprintf(format, args...))
-		mu.Unlock()
-	}
-	t.Cleanup(func() { warnf = old })
-	return func() []string {
-		mu.Lock()
-		defer mu.Unlock()
-		return append([]string(nil), got...)
-	}
-}
+func captureWarnings(t *testing.T) func() []string { return lbtest.CaptureLogs(t) }
 
 // javaArg turns a vectors.txt argument "Type=value" into the Go value a Go
 // consumer would pass for that Java value.
@@ -174,9 +156,9 @@ func TestMethodLevelParametersWin(t *testing.T) {
 		"methods.byUser.hash.nodes":     "40",
 	})
 	b := New(Options{})
-	v, _ := b.views.Lookup(list, "byUser")
+	v, _ := b.View(list, "byUser")
 	assert.Equal(t, 40, v.Table.ring.Nodes())
-	v, _ = b.views.Lookup(list, "other")
+	v, _ = b.View(list, "other")
 	assert.Equal(t, DefaultNodes, v.Table.ring.Nodes())
 
 	r40, r160 := ringOf(list, 40), ringOf(list, 160)
@@ -342,7 +324,7 @@ func TestBadHashNodes(t *testing.T) {
 		for i := range 50 {
 			lb.Select(list, lbtest.Call("Say", key(i)))
 		}
-		v, _ := lb.views.Lookup(list, "Say")
+		v, _ := lb.View(list, "Say")
 		assert.Equal(t, c.nodes, v.Table.ring.Nodes(), "hash.nodes %q", c.spec)
 		if c.warn {
 			assert.Len(t, warnings(), 1, "hash.nodes %q", c.spec)
@@ -448,7 +430,7 @@ func TestRingRebuiltOnlyOnMembershipChange(t *testing.T) {
 	}
 	view := func(l []base.Invoker) (*Ring, any) {
 		lb.Select(l, lbtest.Call("Say", "k"))
-		v, exact := lb.views.Lookup(l, "Say")
+		v, exact := lb.View(l, "Say")
 		require.True(t, exact)
 		return v.Table.ring, v
 	}

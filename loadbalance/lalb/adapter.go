@@ -2,57 +2,23 @@ package lalb
 
 import (
 	"math"
-	"math/rand/v2"
+	"math/bits"
 	"sync/atomic"
 	"time"
 
 	"dubbo.apache.org/dubbo-go/v3/protocol/base"
 
+	"github.com/dubbogo-lb/lb/loadbalance/internal/algo"
 	"github.com/dubbogo-lb/lb/loadbalance/internal/member"
+	"github.com/dubbogo-lb/lb/loadbalance/internal/skeleton"
 	"github.com/dubbogo-lb/lb/rpcstatus"
 	"github.com/dubbogo-lb/lb/warmup"
-	"github.com/dubbogo/gost/log/logger"
 )
-
-// This file is the dubbo-go adapter: it keeps one weight Tree per (service,
-// method) in a member snapshot and feeds it from the statistics that the
-// lbactive filter (package filter) records in package rpcstatus.
-//
-// # Feedback
-//
-// brpc updates a provider's weight on every completion. Our completions are
-// recorded by the filter, which knows nothing of balancers, so weights are
-// refreshed on the pick side instead: a Select recomputes, from rpcstatus,
-// the weight of the provider it picked (on 1 pick in 4) and of a provider
-// drawn uniformly (on 1 pick in 8); each is one O(log N) update of the tree
-// with atomic adds, no lock.
-//   - A provider is refreshed in proportion to its picks, so to its
-//     completions, as with a completion hook, and a refresh reads every
-//     completion up to that moment: skipping picks delays, loses nothing.
-//   - A provider whose calls hang sends no completion at all; only a
-//     pick-side refresh sees its calls in flight age and lowers its weight
-//     (the in-flight penalty) while calls are still being sent to it.
-//   - The uniform refresh bounds staleness: every leaf is recomputed about
-//     once every 8N picks whatever its share, so a provider held at a tiny
-//     share (a floor that the growth of the others made smaller) converges.
-//   - A rebuild of the snapshot (membership change, and every warmup step
-//     while some provider warms up) recomputes every leaf.
-//
-// A completion hook in rpcstatus would cost every call of every balancer a
-// callback and would still need the pick-side refresh for hanging calls.
-// TestFeedbackOnPickMatchesCompletionHook runs brpc's experiment both ways
-// and TestRefreshRates compares these rates with refreshing on every pick:
-// convergence and calls lost to a hung provider are about the same, for a
-// refresh cost per pick of 0.375 instead of 2 weight computations.
-//
-// A weight that moved by less than 1/64 (1.6 %) is not written back: the
-// estimate is noisier than that, and skipping the write keeps the root of
-// the tree, which every write touches, out of contended cache traffic.
 
 // Name is the name the balancer is registered under with dubbo-go.
 const Name = "lalb"
 
-// Refresh rates, as masks on the low random bits of a pick: the picked
+// Refresh rates (see "Feedback" in DESIGN.md), as masks on the low random bits of a pick: the picked
 // provider is refreshed on 1 pick in 4, a uniformly drawn one on 1 in 8.
 // TestRefreshRates measures what these rates cost against refreshing both
 // on every pick.
@@ -62,13 +28,13 @@ const (
 	refreshBits      = 2 // bits of pickRefreshMask
 )
 
-// BalancerOptions configure a Balancer. The zero value is ready to use.
-// (Options, in this package, are those of the weight function; they are
+// Options configure a Balancer. The zero value is ready to use.
+// (Tuning, in this package, are those of the weight function; they are
 // the LALB field here.)
-type BalancerOptions struct {
+type Options struct {
 	// LALB tunes the weight function. Its zero value means the defaults
-	// listed with Options; invalid fields are replaced by their defaults.
-	LALB Options
+	// listed with Tuning; invalid fields are replaced by their defaults.
+	Tuning Tuning
 	// Warmup configures the warmup of new providers. A provider that warms
 	// up (package warmup: uptime below its warmup period) starts at the
 	// average weight times its warm fraction and then follows the ramp,
@@ -88,19 +54,23 @@ type BalancerOptions struct {
 	// for every error would let one business exception in a window of 128
 	// divide a 1 ms provider's weight by 25.
 	ChargeTimeout bool
+	// Rand is the random source, safe for concurrent use; default
+	// math/rand/v2's Uint64. Tests inject a seeded one.
+	Rand func() uint64
 }
 
 // Balancer is the locality-aware balancer. It is safe for concurrent use;
-// one Balancer serves every service and method.
+// one Balancer serves every service and method. Select picks a provider
+// with probability proportional to its LALB weight.
 type Balancer struct {
-	opts          Options
+	*skeleton.Balancer[table]
+	rand          algo.Rand
+	opts          Tuning
 	now           func() int64
 	chargeTimeout bool
-	views         *member.Registry[table]
 	// pickMask and otherMask are pickRefreshMask and otherRefreshMask;
 	// tests change them to measure other rates.
 	pickMask, otherMask uint64
-	missing             atomic.Bool
 }
 
 // table is the state of one snapshot: the tree and what a refresh needs.
@@ -130,55 +100,39 @@ type table struct {
 }
 
 // New returns a Balancer.
-func New(opts BalancerOptions) *Balancer {
-	b := &Balancer{opts: opts.LALB.withDefaults(), now: opts.Now, chargeTimeout: opts.ChargeTimeout,
-		pickMask: pickRefreshMask, otherMask: otherRefreshMask}
+func New(opts Options) *Balancer {
+	b := &Balancer{opts: opts.Tuning.withDefaults(), now: opts.Now, chargeTimeout: opts.ChargeTimeout,
+		pickMask: pickRefreshMask, otherMask: otherRefreshMask, rand: algo.Rand(opts.Rand).Or()}
 	if b.now == nil {
 		b.now = rpcstatus.Nanotime
 	}
-	b.views = member.NewRegistry(opts.Warmup, b.build)
+	b.Balancer = skeleton.New(skeleton.Spec[table]{
+		Name: Name, Warmup: opts.Warmup, Rand: b.rand,
+		Build: b.build, Pick: b.pick, Among: b.pickAmong,
+		Uncounted: "every provider keeps the weight of a new one: LALB picks at random",
+	})
 	return b
 }
 
-// Select picks a provider of invokers with probability proportional to its
-// LALB weight: nil for an empty list, the only provider of a list of one.
-// It allocates nothing and takes no lock, except on the first call after a
-// membership change, which builds the new snapshot.
-func (b *Balancer) Select(invokers []base.Invoker, inv base.Invocation) base.Invoker {
-	switch len(invokers) {
-	case 0:
-		return nil
-	case 1:
-		return invokers[0]
-	}
-	v, i, exact := b.views.Pick(invokers, inv.MethodName(), b.pick)
-	if v.CheckFilter() && b.missing.CompareAndSwap(false, true) {
-		logger.Errorf("%s", member.MissingFilterMessage(Name, v.Set, "every provider keeps the weight of a new one: LALB picks at random"))
-	}
-	if !exact {
-		return b.pickAmong(v, invokers)
-	}
-	return invokers[i]
-}
-
 // pick draws a slot of v in proportion to its tree weight and refreshes
-// weights as the file comment says.
-func (b *Balancer) pick(v *member.View[table]) int {
+// weights on the pick side (see "Feedback" in DESIGN.md): the picked
+// provider on 1 pick in 4, a uniformly drawn one on 1 in 8.
+func (b *Balancer) pick(v *member.View[table], _ base.Invocation) int {
 	// One random word: its high bits choose the provider (Choose keeps the
 	// high word of r × total), its low bits, which move that choice by at
 	// most one unit of weight, decide the refreshes.
-	r := rand.Uint64()
+	r := b.rand()
 	i := v.Table.tree.Choose(r)
 	if i < 0 {
 		// Every leaf 0: impossible, as a snapshot never drains every
 		// provider, but a pick must not fail.
-		i = rand.IntN(v.Len())
+		i = algo.IntN(b.rand(), v.Len())
 	}
 	if r&b.pickMask == 0 {
 		b.refresh(v, i)
 	}
 	if r>>refreshBits&b.otherMask == 0 {
-		if j := rand.IntN(v.Len()); j != i {
+		if j := algo.IntN(b.rand(), v.Len()); j != i {
 			b.refresh(v, j)
 		}
 	}
@@ -188,7 +142,7 @@ func (b *Balancer) pick(v *member.View[table]) int {
 // pickAmong picks from list, a failover retry's subset of the snapshot, in
 // proportion to the current tree weights: a retry should go where the
 // first try would most likely have gone, not to a hung provider. O(len(list)).
-func (b *Balancer) pickAmong(v *member.View[table], list []base.Invoker) base.Invoker {
+func (b *Balancer) pickAmong(v *member.View[table], list []base.Invoker, _ base.Invocation) base.Invoker {
 	t := v.Table
 	var total int64
 	for _, inv := range list {
@@ -197,9 +151,10 @@ func (b *Balancer) pickAmong(v *member.View[table], list []base.Invoker) base.In
 		}
 	}
 	if total <= 0 {
-		return v.PickAmong(list)
+		return v.PickAmong(list, b.rand())
 	}
-	r := rand.Int64N(total)
+	hi, _ := bits.Mul64(b.rand(), uint64(total))
+	r := int64(hi)            // uniform in [0, total)
 	pick := list[len(list)-1] // if concurrent refreshes lowered the weights meanwhile
 	for _, inv := range list {
 		if i, ok := v.Index(inv); ok {
@@ -299,7 +254,7 @@ func (t *table) warming(w, qps, warm float64) float64 {
 // in-flight penalty would if its calls hang (brpc has no penalty for a
 // server without samples, so a new provider that never answers keeps the
 // average until its calls time out).
-func (t *table) newcomer(avg, warm float64, delay time.Duration, o Options) float64 {
+func (t *table) newcomer(avg, warm float64, delay time.Duration, o Tuning) float64 {
 	w := avg * warm
 	if ref := math.Float64frombits(t.refLatency.Load()); delay > 0 && ref > 0 {
 		if limit := o.PunishInflightRatio * ref; float64(delay) > limit {
@@ -415,7 +370,7 @@ func (b *Balancer) Weights(invokers []base.Invoker, method string) []int64 {
 	if len(invokers) == 0 {
 		return out
 	}
-	v, _ := b.views.Lookup(invokers, method)
+	v, _ := b.View(invokers, method)
 	for k, inv := range invokers {
 		if i, ok := v.Index(inv); ok {
 			out[k] = v.Table.tree.Weight(i)

@@ -37,7 +37,7 @@ var sinkInvoker base.Invoker
 // dubbo-go's router chain hands out a fresh slice per call.
 func BenchmarkSelect(b *testing.B) {
 	lbtest.BenchSelectSizes(b, benchSizes, []lbtest.Named{
-		{Name: Name, LB: New(BalancerOptions{})},
+		{Name: Name, LB: New(Options{})},
 		{Name: "dubbo-go-p2c", LB: extension.GetLoadbalance("p2c")},
 		{Name: "dubbo-go-random", LB: dgrandom.NewRandomLoadBalance()},
 	}, benchList, lbtest.Call("Say"))
@@ -47,9 +47,9 @@ func BenchmarkSelect(b *testing.B) {
 // weight from rpcstatus and write it into the tree of N = 1024 providers.
 // Select runs it twice (the picked provider and a random one).
 func BenchmarkAdapterFeedback(b *testing.B) {
-	bl := New(BalancerOptions{})
+	bl := New(Options{})
 	list := benchList(1024)
-	v, _ := bl.views.Lookup(list, "Say")
+	v, _ := bl.View(list, "Say")
 	b.Run("seq", func(b *testing.B) {
 		b.ReportAllocs()
 		for b.Loop() {
@@ -72,7 +72,7 @@ func BenchmarkAdapterFeedback(b *testing.B) {
 // fresh slice) and the rest, LALB's own pick and refreshes ("same list":
 // the very slice the snapshot was built from, whose check is O(1)).
 func BenchmarkSelectParts(b *testing.B) {
-	bl := New(BalancerOptions{})
+	bl := New(Options{})
 	l := benchList(1024)
 	copies := [2][]base.Invoker{append([]base.Invoker(nil), l...), append([]base.Invoker(nil), l...)}
 	inv := lbtest.Call("Say")
@@ -80,7 +80,7 @@ func BenchmarkSelectParts(b *testing.B) {
 	b.Run("lookup-only", func(b *testing.B) {
 		b.ReportAllocs()
 		for i := 0; b.Loop(); i++ {
-			v, _ := bl.views.Lookup(copies[i&1], "Say")
+			v, _ := bl.View(copies[i&1], "Say")
 			_ = v
 		}
 	})

@@ -24,7 +24,7 @@ var _ loadbalance.LoadBalance = (*Balancer)(nil)
 // It returns the driver and how long after the reversal the new fastest
 // first had 90 % of the picks of a 10 ms bucket (-1: never).
 func brpcExperiment(hook bool) (*driver, time.Duration) {
-	d := newDriver(BalancerOptions{}, 2, 10*ms,
+	d := newDriver(Options{}, 2, 10*ms,
 		switching(1*ms, 3*ms, 2*sec),
 		switching(2*ms, 2*ms, 2*sec),
 		switching(3*ms, 1*ms, 2*sec))
@@ -92,14 +92,14 @@ func TestInflightPenaltyWhenCallsHang(t *testing.T) {
 			}
 			return int64(500 * ms), true
 		}}
-		run := func(o Options) float64 {
-			d := newDriver(BalancerOptions{LALB: o}, 3, 10*ms, hang, fixed(2*ms))
+		run := func(o Tuning) float64 {
+			d := newDriver(Options{Tuning: o}, 3, 10*ms, hang, fixed(2*ms))
 			from := max(at, time.Duration(d.now()))
 			d.runOpen(10_000, from+300*ms)
 			return d.share(0, from+100*ms, from+300*ms)
 		}
-		on := run(Options{})
-		off := run(Options{PunishInflightRatio: 1e12}) // penalty off
+		on := run(Tuning{})
+		off := run(Tuning{PunishInflightRatio: 1e12}) // penalty off
 		t.Logf("hung from %v: its share from 100 to 300 ms later: %.3f with the in-flight penalty, %.3f without", at, on, off)
 		assert.Greater(t, off, 0.3, "without the penalty it keeps its traffic until the timeouts")
 		assert.Less(t, on, 0.06, "the penalty takes the traffic away")
@@ -113,7 +113,7 @@ func TestInflightPenaltyWhenCallsHang(t *testing.T) {
 func TestInflightPenaltyOnNewcomer(t *testing.T) {
 	var clock atomic.Int64
 	clock.Store(int64(10 * sec))
-	b := New(BalancerOptions{Now: clock.Load})
+	b := New(Options{Now: clock.Load})
 	list := lbtest.N(3)
 	for _, p := range list[:2] {
 		feed(p, int64(9*sec), 128, ms, false)
@@ -139,7 +139,7 @@ func TestFailingProviderKeepsProbeShare(t *testing.T) {
 		failing := &simServer{service: func(now int64, _ *rand.Rand) (int64, bool) {
 			return int64(ms), now < int64(3*sec)
 		}, slots: make([]int64, 4)}
-		d := newDriver(BalancerOptions{ChargeTimeout: charge}, 4, 100*ms, queued(ms, 4), queued(ms, 4), failing)
+		d := newDriver(Options{ChargeTimeout: charge}, 4, 100*ms, queued(ms, 4), queued(ms, 4), failing)
 		d.run(20, 8*sec)
 		got := d.share(2, 1*sec, 3*sec)
 		assert.True(t, got > 0.003 && got < 0.03, "charge timeout %v: failing provider has %.4f of the traffic, want about %.2f", charge, got, DefaultMinShare)
@@ -163,14 +163,14 @@ func TestNewProviderWarmsUpToItsFairShare(t *testing.T) {
 		{"queued", func() *simServer { return queued(ms, 4) }},
 		{"fixed", func() *simServer { return fixed(ms) }},
 	} {
-		d := newDriver(BalancerOptions{}, 5, 100*ms, c.server(), c.server())
+		d := newDriver(Options{}, 5, 100*ms, c.server(), c.server())
 		d.run(20, 2*sec)
 		joined := d.startedAt(2*sec, 10*sec, c.server())
 		d.list = append(append([]base.Invoker(nil), d.list...), joined)
 		w := d.weights()
 		warm := 0.01 // Dubbo's floor: one weight unit of 100 at uptime 0
 		avg := float64(w[0]+w[1]) / 2
-		want := max(warm*avg, float64(Floor(w[0]+w[1]+w[2], 3, Options{})))
+		want := max(warm*avg, float64(Floor(w[0]+w[1]+w[2], 3, Tuning{})))
 		assert.InDelta(t, want, float64(w[2]), 0.01*avg, "%s: joins at warm × average (or the floor): %v", c.name, w)
 
 		d.run(20, 16*sec)
@@ -195,7 +195,7 @@ func TestRemoveHalfAtOnce(t *testing.T) {
 	for i := range servers {
 		servers[i] = fixed(time.Duration(1+i%4) * ms)
 	}
-	d := newDriver(BalancerOptions{}, 6, 100*ms, servers...)
+	d := newDriver(Options{}, 6, 100*ms, servers...)
 	d.run(64, sec)
 	before := d.weights()
 
@@ -213,14 +213,14 @@ func TestRemoveHalfAtOnce(t *testing.T) {
 	exact := false
 	for k := 0; k < 100 && !exact; k++ {
 		require.Contains(t, kept, d.b.Select(kept, d.inv))
-		v, exact = d.b.views.Lookup(kept, "Say")
+		v, exact = d.b.View(kept, "Say")
 	}
 	require.True(t, exact, "the subset became the membership")
 	tr := v.Table.tree
 	require.Equal(t, 32, tr.Len())
 	checkTree(t, tr)
 	got := tr.Weights(nil)
-	floor := Floor(tr.Total(), 32, Options{})
+	floor := Floor(tr.Total(), 32, Tuning{})
 	for i := range got {
 		if want[i] > 3*floor {
 			assert.InDelta(t, 1, float64(got[i])/float64(want[i]), 0.05, "provider %d kept its weight", 2*i)
@@ -248,7 +248,7 @@ func checkTree(t *testing.T, tr *Tree) {
 func TestFailoverSubset(t *testing.T) {
 	var clock atomic.Int64
 	clock.Store(int64(10 * sec))
-	b := New(BalancerOptions{Now: clock.Load})
+	b := New(Options{Now: clock.Load})
 	list := lbtest.N(4)
 	feed(list[0], int64(9*sec), 128, ms, true)
 	for _, p := range list[1:] {
@@ -264,14 +264,14 @@ func TestFailoverSubset(t *testing.T) {
 		n[got]++
 	}
 	assert.Less(t, float64(n[list[0]])/4000, 0.1, "failing provider in the retry: %v", n)
-	v, exact := b.views.Lookup(list, "Say")
+	v, exact := b.View(list, "Say")
 	assert.True(t, exact)
 	assert.Equal(t, 4, v.Table.tree.Len(), "the retries did not replace the membership")
 }
 
 // Selectors, feedback and membership changes race (run with -race).
 func TestConcurrentSelectFeedbackAndMembership(t *testing.T) {
-	b := New(BalancerOptions{})
+	b := New(Options{})
 	last := lbtest.ChurnPaced(t, lbtest.N(16), func(g, i int, l []base.Invoker) base.Invoker {
 		got := b.Select(l, lbtest.Call("Say"))
 		if got == nil {
@@ -285,14 +285,14 @@ func TestConcurrentSelectFeedbackAndMembership(t *testing.T) {
 	for range 20 { // past the failover-subset allowance
 		b.Select(last, lbtest.Call("Say"))
 	}
-	v, exact := b.views.Lookup(last, "Say")
+	v, exact := b.View(last, "Say")
 	require.True(t, exact)
 	checkTree(t, v.Table.tree)
 }
 
 func TestBadInput(t *testing.T) {
-	b := New(BalancerOptions{LALB: Options{P: math.NaN(), Scale: -1, MinShare: 5, PunishErrorRatio: math.Inf(1), MinSamples: -3}})
-	assert.Equal(t, Options{}.withDefaults(), b.opts, "invalid options fall back to the defaults")
+	b := New(Options{Tuning: Tuning{P: math.NaN(), Scale: -1, MinShare: 5, PunishErrorRatio: math.Inf(1), MinSamples: -3}})
+	assert.Equal(t, Tuning{}.withDefaults(), b.opts, "invalid options fall back to the defaults")
 	inv := lbtest.Call("Say")
 	assert.Nil(t, b.Select(nil, inv))
 	assert.Nil(t, b.Select([]base.Invoker{}, inv))
@@ -337,7 +337,7 @@ func TestRefreshRates(t *testing.T) {
 		const seeds = 4
 		set := func(d *driver) { d.b.pickMask, d.b.otherMask = pick, other }
 		for seed := range uint64(seeds) {
-			d := newDriver(BalancerOptions{}, seed, 10*ms,
+			d := newDriver(Options{}, seed, 10*ms,
 				switching(1*ms, 3*ms, 2*sec), switching(2*ms, 2*ms, 2*sec), switching(3*ms, 1*ms, 2*sec))
 			set(d)
 			d.run(50, 3*sec)
@@ -360,7 +360,7 @@ func TestRefreshRates(t *testing.T) {
 					}
 					return int64(time.Hour), true
 				}}
-				d = newDriver(BalancerOptions{}, seed, 10*ms, hang, fixed(2*ms))
+				d = newDriver(Options{}, seed, 10*ms, hang, fixed(2*ms))
 				set(d)
 				d.runOpen(load.rate, 2*sec+load.span)
 				*load.dst += d.picked(0, 2*sec, 2*sec+load.span) / seeds
@@ -389,7 +389,7 @@ func TestChargeTimeout(t *testing.T) {
 	for _, charge := range []bool{false, true} {
 		var clock atomic.Int64
 		clock.Store(int64(10 * sec))
-		b := New(BalancerOptions{Now: clock.Load, ChargeTimeout: charge})
+		b := New(Options{Now: clock.Load, ChargeTimeout: charge})
 		list := []base.Invoker{
 			lbtest.Provider(20000, map[string]string{"timeout": "3s", "methods.Say.timeout": "1s"}),
 			lbtest.Provider(20001, nil),
@@ -411,5 +411,5 @@ func TestChargeTimeout(t *testing.T) {
 }
 
 func TestFollowsAReplacementInTheMiddle(t *testing.T) {
-	lbtest.CheckReplacement(t, New(BalancerOptions{}), lbtest.Call("Say"))
+	lbtest.CheckReplacement(t, New(Options{}), lbtest.Call("Say"))
 }

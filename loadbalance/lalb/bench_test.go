@@ -81,7 +81,7 @@ func BenchmarkFeedback(b *testing.B) {
 	s := Stats{Samples: 128, Errors: 2, Span: 127 * time.Millisecond,
 		SuccessLatency: time.Millisecond, ErrorLatency: 3 * time.Millisecond,
 		Inflight: 3, InflightStartSum: 3 * int64(time.Second)}
-	o := Options{}.withDefaults()
+	o := Tuning{}.withDefaults()
 	now := int64(time.Second + time.Millisecond)
 	b.ReportAllocs()
 	for b.Loop() {
@@ -94,7 +94,7 @@ func BenchmarkFeedback(b *testing.B) {
 
 func BenchmarkFeedbackParallel(b *testing.B) {
 	t := benchTree()
-	o := Options{}.withDefaults()
+	o := Tuning{}.withDefaults()
 	now := int64(time.Second + time.Millisecond)
 	b.ReportAllocs()
 	b.RunParallel(func(pb *testing.PB) {

@@ -29,7 +29,7 @@
 // instead of a timeout.
 //
 // Every provider keeps a minimum share of the traffic ([Floor], from
-// Options.MinShare), so a provider that failed or was slow is still probed
+// Tuning.MinShare), so a provider that failed or was slow is still probed
 // and its recovery is seen. A provider with too few completions of its own
 // counts as new and gets the average weight of the others
 // ([NewProviderWeight]), which the adapter scales by its warmup factor;

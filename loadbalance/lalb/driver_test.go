@@ -68,7 +68,7 @@ const drvArrival = -1 // drvEvent.srv of an open-loop arrival
 
 // newDriver returns a driver over one provider per server, all of weight
 // 100, and a Balancer built with opts on the driver's clocks.
-func newDriver(opts BalancerOptions, seed uint64, bucket time.Duration, servers ...*simServer) *driver {
+func newDriver(opts Options, seed uint64, bucket time.Duration, servers ...*simServer) *driver {
 	d := &driver{rng: rand.New(rand.NewPCG(seed, 7)), inv: lbtest.Call("Say"), bucket: int64(bucket), id: map[base.Invoker]int{}}
 	d.clock.Store(int64(time.Second)) // away from 0, which rpcstatus reads as "never"
 	opts.Now = d.clock.Load
@@ -171,7 +171,7 @@ func (d *driver) loop(until time.Duration, closed bool) {
 
 // feedback refreshes p's weight, as a completion hook would.
 func (d *driver) feedback(p base.Invoker) {
-	v, _ := d.b.views.Lookup(d.list, "Say")
+	v, _ := d.b.View(d.list, "Say")
 	if i, ok := v.Index(p); ok {
 		d.b.refresh(v, i)
 	}

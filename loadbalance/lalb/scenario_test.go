@@ -13,7 +13,7 @@ import (
 const sec = time.Second
 
 func TestScenarioMovesToFaster(t *testing.T) {
-	s := newSim(Options{}, 1, 100*ms, fixed(3*ms), fixed(1*ms))
+	s := newSim(Tuning{}, 1, 100*ms, fixed(3*ms), fixed(1*ms))
 	s.run(10, 3*sec)
 	if got := s.share(1, 1*sec, 3*sec); got < 0.95 {
 		t.Errorf("1 ms provider: %.3f of traffic, want >= 0.95", got)
@@ -27,7 +27,7 @@ func TestScenarioMovesToFaster(t *testing.T) {
 // TestScenarioBrpcExperiment reproduces brpc's lalb.md experiment: servers
 // sleeping 1, 2 and 3 ms, 50 callers; then the latencies are reversed.
 func TestScenarioBrpcExperiment(t *testing.T) {
-	s := newSim(Options{}, 2, 100*ms,
+	s := newSim(Tuning{}, 2, 100*ms,
 		switching(1*ms, 3*ms, 2*sec),
 		switching(2*ms, 2*ms, 2*sec),
 		switching(3*ms, 1*ms, 2*sec))
@@ -59,7 +59,7 @@ func TestScenarioHangingProvider(t *testing.T) {
 			return int64(500 * ms), true
 		}}
 	}
-	run := func(o Options) (hung int64) {
+	run := func(o Tuning) (hung int64) {
 		s := newSim(o, 3, 10*ms, fixed(ms), hang())
 		s.runOpen(10_000, 1700*ms)
 		// Calls started on the hung provider in [1 s, 1.2 s) fail in
@@ -69,8 +69,8 @@ func TestScenarioHangingProvider(t *testing.T) {
 		}
 		return hung
 	}
-	on := run(Options{})
-	off := run(Options{PunishInflightRatio: 1e12}) // penalty off
+	on := run(Tuning{})
+	off := run(Tuning{PunishInflightRatio: 1e12}) // penalty off
 	t.Logf("calls sent to the hung provider in its first 200 ms: %d with the in-flight penalty, %d without", on, off)
 	if on*4 > off {
 		t.Errorf("in-flight penalty: %d calls hung, without it %d; want at most a quarter", on, off)
@@ -89,7 +89,7 @@ func TestScenarioFailingProviderProbe(t *testing.T) {
 			return int64(ms), now < int64(3*sec)
 		}}
 		failing.slots = make([]int64, 4)
-		s := newSim(Options{}, 4, 100*ms, queued(ms, 4), queued(ms, 4), failing)
+		s := newSim(Tuning{}, 4, 100*ms, queued(ms, 4), queued(ms, 4), failing)
 		s.stats[2].timeout = timeout
 		s.run(20, 6*sec)
 		got := s.share(2, 1*sec, 3*sec)
@@ -113,7 +113,7 @@ func TestScenarioFailingProviderProbe(t *testing.T) {
 // its first completion as in brpc.
 func TestScenarioNewProvider(t *testing.T) {
 	for _, warm := range []float64{1, 0.5} {
-		s := newSim(Options{}, 5, 100*ms, queued(ms, 4), queued(ms, 4))
+		s := newSim(Tuning{}, 5, 100*ms, queued(ms, 4), queued(ms, 4))
 		s.run(10, 2*sec)
 		s.join(queued(ms, 4), warm)
 		avg := float64(s.tree.Weight(0)+s.tree.Weight(1)) / 2
@@ -152,7 +152,7 @@ func TestCompareP(t *testing.T) {
 	res := map[float64]result{}
 	for _, p := range []float64{1, 2} {
 		var r result
-		o := Options{P: p}
+		o := Tuning{P: p}
 		s := newSim(o, 1, 10*ms,
 			switching(1*ms, 3*ms, 2*sec), switching(2*ms, 2*ms, 2*sec), switching(3*ms, 1*ms, 2*sec))
 		s.run(50, 3*sec)

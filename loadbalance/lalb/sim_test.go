@@ -125,7 +125,7 @@ func (h *simHeap) Pop() any {
 }
 
 type sim struct {
-	opts     Options
+	opts     Tuning
 	servers  []*simServer
 	stats    []*simStats
 	known    []bool
@@ -143,7 +143,7 @@ type sim struct {
 	errCount []int64   // [bucket]
 }
 
-func newSim(opts Options, seed uint64, bucket time.Duration, servers ...*simServer) *sim {
+func newSim(opts Tuning, seed uint64, bucket time.Duration, servers ...*simServer) *sim {
 	s := &sim{
 		opts:    opts,
 		servers: servers,

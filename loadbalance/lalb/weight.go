@@ -5,7 +5,7 @@ import (
 	"time"
 )
 
-// Defaults of Options. A zero Options means all of them.
+// Defaults of Tuning. A zero Tuning means all of them.
 const (
 	// DefaultP is the latency exponent. brpc's code uses 1, its doc says 2.
 	// We keep 1. In TestCompareP (simulated, 50 callers), P = 2 moves
@@ -28,7 +28,7 @@ const (
 	// DefaultPunishInflightRatio is brpc's punish_inflight_ratio.
 	DefaultPunishInflightRatio = 1.5
 	// DefaultMinShare keeps 1% of traffic on a provider however bad it looks,
-	// so that its recovery is noticed (see Options.MinShare).
+	// so that its recovery is noticed (see Tuning.MinShare).
 	DefaultMinShare = 0.01
 	// DefaultMinSamples is the number of completions below which a window is
 	// too small to estimate a rate (its relative error is about 1/sqrt(n)).
@@ -45,10 +45,10 @@ const minQPS = 1.0
 // weights stay finite.
 const minLatency = float64(time.Microsecond)
 
-// Options tunes the weight function. The zero value means the defaults;
+// Tuning tunes the weight function. The zero value means the defaults;
 // invalid fields (NaN, infinite, zero, negative or out of range) are replaced
 // by their defaults.
-type Options struct {
+type Tuning struct {
 	// P is the latency exponent in QPS × Scale / latency^P, in (0, 4].
 	// Larger values move traffic to the fastest provider more aggressively.
 	P float64
@@ -76,7 +76,7 @@ type Options struct {
 }
 
 // withDefaults returns o with every invalid field replaced by its default.
-func (o Options) withDefaults() Options {
+func (o Tuning) withDefaults() Tuning {
 	if !positive(o.P) || o.P > 4 {
 		o.P = DefaultP
 	}
@@ -153,7 +153,7 @@ type Stats struct {
 // are, without waiting for timeouts.
 //
 // The result is finite and >= 0; it is not floored: see TreeWeight.
-func Weight(s Stats, now int64, o Options) (w float64, ok bool) {
+func Weight(s Stats, now int64, o Tuning) (w float64, ok bool) {
 	o = o.withDefaults()
 	n := s.Samples
 	if n <= 0 {
@@ -226,7 +226,7 @@ func pow(x, p float64) float64 {
 // the first completion, when its throughput is still unknown and defaults to
 // 1 call/s, so the weight collapses; here the average holds until
 // MinSamples completions give a real estimate.
-func NewProviderWeight(sum int64, n int, o Options) float64 {
+func NewProviderWeight(sum int64, n int, o Tuning) float64 {
 	o = o.withDefaults()
 	if n <= 0 || sum <= 0 {
 		return o.Scale
@@ -239,7 +239,7 @@ func NewProviderWeight(sum int64, n int, o Options) float64 {
 // and at least 1. A provider held at its floor receives that share of the
 // traffic (the total includes the floors themselves, so the share is exact
 // at the fixed point).
-func Floor(total int64, n int, o Options) int64 {
+func Floor(total int64, n int, o Tuning) int64 {
 	o = o.withDefaults()
 	if n <= 0 || total <= 0 {
 		return 1
@@ -252,7 +252,7 @@ func Floor(total int64, n int, o Options) int64 {
 // the integer to Set in the Tree: rounded, raised to Floor(total, n) and
 // capped at MaxLeafWeight. Every provider thus keeps a positive weight;
 // only the caller removes one, by building a tree without it or setting 0.
-func TreeWeight(w float64, total int64, n int, o Options) int64 {
+func TreeWeight(w float64, total int64, n int, o Tuning) int64 {
 	q := int64(0)
 	switch {
 	case !(w > 0): // also NaN

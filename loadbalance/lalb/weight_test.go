@@ -14,7 +14,7 @@ func steady(lat time.Duration) Stats {
 	return Stats{Samples: 128, Span: 127 * ms, SuccessLatency: lat}
 }
 
-func mustWeight(t *testing.T, s Stats, now int64, o Options) float64 {
+func mustWeight(t *testing.T, s Stats, now int64, o Tuning) float64 {
 	t.Helper()
 	w, ok := Weight(s, now, o)
 	if !ok {
@@ -27,64 +27,64 @@ func near(a, b float64) bool { return math.Abs(a-b) <= 1e-9*math.Max(math.Abs(a)
 
 func TestWeightFormula(t *testing.T) {
 	// 1000 calls/s at 1 ms with the default scale: 1e9.
-	if w := mustWeight(t, steady(ms), 0, Options{}); !near(w, 1e9) {
+	if w := mustWeight(t, steady(ms), 0, Tuning{}); !near(w, 1e9) {
 		t.Errorf("1000/s at 1 ms: %g, want 1e9", w)
 	}
 	// Same throughput, 3× the latency: a third (P = 1), a ninth (P = 2).
-	w1 := mustWeight(t, steady(ms), 0, Options{})
-	w3 := mustWeight(t, steady(3*ms), 0, Options{})
+	w1 := mustWeight(t, steady(ms), 0, Tuning{})
+	w3 := mustWeight(t, steady(3*ms), 0, Tuning{})
 	if !near(w1/w3, 3) {
 		t.Errorf("P=1: ratio %g, want 3", w1/w3)
 	}
-	w1 = mustWeight(t, steady(ms), 0, Options{P: 2})
-	w3 = mustWeight(t, steady(3*ms), 0, Options{P: 2})
+	w1 = mustWeight(t, steady(ms), 0, Tuning{P: 2})
+	w3 = mustWeight(t, steady(3*ms), 0, Tuning{P: 2})
 	if !near(w1/w3, 9) {
 		t.Errorf("P=2: ratio %g, want 9", w1/w3)
 	}
 	// Twice the throughput at the same latency: twice the weight.
 	fast := steady(ms)
 	fast.Span /= 2
-	if r := mustWeight(t, fast, 0, Options{}) / mustWeight(t, steady(ms), 0, Options{}); !near(r, 2) {
+	if r := mustWeight(t, fast, 0, Tuning{}) / mustWeight(t, steady(ms), 0, Tuning{}); !near(r, 2) {
 		t.Errorf("double QPS: ratio %g, want 2", r)
 	}
 	// A window too short to tell assumes 1 call/s, never less.
 	slow := Stats{Samples: 20, Span: 100 * time.Second, SuccessLatency: ms}
-	if w := mustWeight(t, slow, 0, Options{}); !near(w, 1e6) {
+	if w := mustWeight(t, slow, 0, Tuning{}); !near(w, 1e6) {
 		t.Errorf("0.19 calls/s: %g, want the 1/s minimum 1e6", w)
 	}
 	// A zero latency (coarse clock) stays finite.
-	if w := mustWeight(t, steady(0), 0, Options{}); !finite(w) || w <= 0 {
+	if w := mustWeight(t, steady(0), 0, Tuning{}); !finite(w) || w <= 0 {
 		t.Errorf("zero latency: %g", w)
 	}
 }
 
 func TestWeightErrors(t *testing.T) {
-	base := mustWeight(t, steady(10*ms), 0, Options{})
+	base := mustWeight(t, steady(10*ms), 0, Tuning{})
 	// 10% errors at 2 ms: each costs 1.2 × max(2, 10) = 12 ms, spread over
 	// the successes; throughput counts successes only.
 	s := steady(10 * ms)
 	s.Errors, s.ErrorLatency = 13, 2*ms
 	lat := 10 + 13*12.0/115
 	want := base * (115.0 / 128) * 10 / lat
-	if w := mustWeight(t, s, 0, Options{}); !near(w, want) {
+	if w := mustWeight(t, s, 0, Tuning{}); !near(w, want) {
 		t.Errorf("10%% errors: %g, want %g", w, want)
 	}
 	// A slow error costs 1.2 × its own latency.
 	s.ErrorLatency = 50 * ms
 	lat = 10 + 13*60.0/115
 	want = base * (115.0 / 128) * 10 / lat
-	if w := mustWeight(t, s, 0, Options{}); !near(w, want) {
+	if w := mustWeight(t, s, 0, Tuning{}); !near(w, want) {
 		t.Errorf("slow errors: %g, want %g", w, want)
 	}
 	// With a timeout, an error costs at least the timeout.
 	s.Timeout = time.Second
 	lat = 10 + 13*1000.0/115
 	want = base * (115.0 / 128) * 10 / lat
-	if w := mustWeight(t, s, 0, Options{}); !near(w, want) {
+	if w := mustWeight(t, s, 0, Tuning{}); !near(w, want) {
 		t.Errorf("errors with timeout: %g, want %g", w, want)
 	}
 	// Only errors: weight 0 (known, not new).
-	w, ok := Weight(Stats{Samples: 128, Errors: 128, Span: time.Second, ErrorLatency: ms}, 0, Options{})
+	w, ok := Weight(Stats{Samples: 128, Errors: 128, Span: time.Second, ErrorLatency: ms}, 0, Tuning{})
 	if !ok || w != 0 {
 		t.Errorf("all errors: %g, %v; want 0, true", w, ok)
 	}
@@ -93,12 +93,12 @@ func TestWeightErrors(t *testing.T) {
 func TestInflightPenalty(t *testing.T) {
 	const now = int64(1000 * time.Second)
 	s := steady(10 * ms)
-	base := mustWeight(t, s, now, Options{})
+	base := mustWeight(t, s, now, Tuning{})
 	at := func(count int64, age time.Duration) float64 {
 		s := s
 		s.Inflight = count
 		s.InflightStartSum = count * (now - int64(age))
-		return mustWeight(t, s, now, Options{})
+		return mustWeight(t, s, now, Tuning{})
 	}
 	// Calls in flight for up to 1.5 average latencies are normal.
 	for _, age := range []time.Duration{0, 5 * ms, 10 * ms, 15 * ms} {
@@ -115,7 +115,7 @@ func TestInflightPenalty(t *testing.T) {
 	}
 	// The mean counts fresh calls too: one hung 100 ms, three just started.
 	s.Inflight, s.InflightStartSum = 4, 3*now+(now-int64(100*ms))
-	if w, want := mustWeight(t, s, now, Options{}), base*15/25; !near(w, want) {
+	if w, want := mustWeight(t, s, now, Tuning{}), base*15/25; !near(w, want) {
 		t.Errorf("mean age 25 ms: %g, want %g", w, want)
 	}
 }
@@ -139,7 +139,7 @@ func TestMeanAgeWraps(t *testing.T) {
 }
 
 func TestNewProvider(t *testing.T) {
-	o := Options{}
+	o := Tuning{}
 	// Too few samples: new, unless most of them failed.
 	for _, s := range []Stats{
 		{},
@@ -160,7 +160,7 @@ func TestNewProvider(t *testing.T) {
 			t.Errorf("%+v: new, want computed", s)
 		}
 	}
-	if _, ok := Weight(Stats{Samples: 1, SuccessLatency: ms}, 0, Options{MinSamples: 1}); !ok {
+	if _, ok := Weight(Stats{Samples: 1, SuccessLatency: ms}, 0, Tuning{MinSamples: 1}); !ok {
 		t.Errorf("MinSamples 1: one success should be enough")
 	}
 
@@ -190,7 +190,7 @@ func TestNewProvider(t *testing.T) {
 }
 
 func TestFloor(t *testing.T) {
-	o := Options{}
+	o := Tuning{}
 	if got := Floor(1_000_000, 3, o); got != 10_000 {
 		t.Errorf("3 providers: floor %d, want 1%% = 10000", got)
 	}
@@ -220,13 +220,13 @@ func TestFloor(t *testing.T) {
 }
 
 func TestOptionsDefaults(t *testing.T) {
-	want := Options{
+	want := Tuning{
 		P: DefaultP, Scale: DefaultScale,
 		PunishErrorRatio: DefaultPunishErrorRatio, PunishInflightRatio: DefaultPunishInflightRatio,
 		MinShare: DefaultMinShare, MinSamples: DefaultMinSamples,
 	}
 	nan, inf := math.NaN(), math.Inf(1)
-	for _, bad := range []Options{
+	for _, bad := range []Tuning{
 		{},
 		{P: nan, Scale: nan, PunishErrorRatio: nan, PunishInflightRatio: nan, MinShare: nan},
 		{P: inf, Scale: inf, PunishErrorRatio: inf, PunishInflightRatio: inf, MinShare: inf},
@@ -237,7 +237,7 @@ func TestOptionsDefaults(t *testing.T) {
 			t.Errorf("%+v.withDefaults() = %+v, want %+v", bad, got, want)
 		}
 	}
-	good := Options{P: 2, Scale: 10, PunishErrorRatio: 1, PunishInflightRatio: 3, MinShare: 0.5, MinSamples: 1}
+	good := Tuning{P: 2, Scale: 10, PunishErrorRatio: 1, PunishInflightRatio: 3, MinShare: 0.5, MinSamples: 1}
 	if got := good.withDefaults(); got != good {
 		t.Errorf("valid options changed: %+v", got)
 	}
@@ -259,7 +259,7 @@ func TestWeightAlwaysFinite(t *testing.T) {
 			Inflight:         pick(-1, 0, 1, 1000, math.MaxInt64),
 			InflightStartSum: pick(math.MinInt64, -1, 0, rng.Int64(), math.MaxInt64),
 		}
-		o := Options{P: float64(rng.IntN(6)) * 0.5, MinShare: rng.Float64()}
+		o := Tuning{P: float64(rng.IntN(6)) * 0.5, MinShare: rng.Float64()}
 		w, _ := Weight(s, pick(0, rng.Int64(), math.MaxInt64), o)
 		if !finite(w) || w < 0 {
 			t.Fatalf("Weight(%+v) = %g", s, w)
@@ -275,8 +275,8 @@ func TestWeightNoAllocs(t *testing.T) {
 	s := steady(ms)
 	s.Errors, s.ErrorLatency, s.Inflight, s.InflightStartSum = 3, ms, 2, 10
 	if a := testing.AllocsPerRun(1000, func() {
-		w, _ := Weight(s, int64(time.Second), Options{P: 1.5})
-		_ = TreeWeight(w, 1e12, 10, Options{})
+		w, _ := Weight(s, int64(time.Second), Tuning{P: 1.5})
+		_ = TreeWeight(w, 1e12, 10, Tuning{})
 	}); a != 0 {
 		t.Errorf("%v allocs", a)
 	}

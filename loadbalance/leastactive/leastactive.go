@@ -2,14 +2,12 @@ package leastactive
 
 import (
 	"math"
-	"math/rand/v2"
-	"sync/atomic"
 
 	"dubbo.apache.org/dubbo-go/v3/protocol/base"
-	"github.com/dubbogo/gost/log/logger"
 
+	"github.com/dubbogo-lb/lb/loadbalance/internal/algo"
 	"github.com/dubbogo-lb/lb/loadbalance/internal/member"
-	"github.com/dubbogo-lb/lb/loadbalance/random"
+	"github.com/dubbogo-lb/lb/loadbalance/internal/skeleton"
 	"github.com/dubbogo-lb/lb/warmup"
 )
 
@@ -31,18 +29,19 @@ type Options struct {
 	// the fewest calls in flight. The default, 0, and any value below 2
 	// scan every provider, which finds the true minimum.
 	Choices int
-	// Logf receives the message saying that the lbactive filter is
-	// missing; default the error level of dubbo-go's logger.
-	Logf func(format string, args ...any)
+	// Rand is the random source, safe for concurrent use; default
+	// math/rand/v2's Uint64. Tests inject a seeded one.
+	Rand func() uint64
 }
 
 // Balancer is the least-active balancer. It is safe for concurrent use; one
-// Balancer serves every service and method.
+// Balancer serves every service and method. Select returns the provider
+// with the fewest calls in flight for the invocation's method, ties broken
+// in proportion to warm weight.
 type Balancer struct {
-	views   *member.Registry[table]
+	*skeleton.Balancer[table]
 	choices int
-	logf    func(format string, args ...any)
-	missing atomic.Bool
+	rand    algo.Rand
 }
 
 // table is the balancer's state for one snapshot of providers.
@@ -50,78 +49,46 @@ type table struct {
 	// alias draws candidates in proportion to warm weight in the
 	// power-of-d-choices mode; nil when the weights are equal or the mode
 	// is off.
-	alias *random.Alias
+	alias *algo.Alias
 }
 
 // New returns a Balancer.
 func New(opts Options) *Balancer {
-	b := &Balancer{choices: opts.Choices, logf: opts.Logf}
+	b := &Balancer{choices: opts.Choices, rand: algo.Rand(opts.Rand).Or()}
 	if b.choices < 2 {
 		b.choices = 0
 	}
-	if b.logf == nil {
-		b.logf = logger.Errorf
-	}
-	b.views = member.NewRegistry(opts.Warmup, func(s *member.Set, _ *member.View[table]) *table {
-		t := &table{}
-		if b.choices != 0 && !s.Uniform && s.Len() > b.choices {
-			t.alias = random.NewAlias(s.Weights)
-		}
-		return t
+	b.Balancer = skeleton.New(skeleton.Spec[table]{
+		Name: Name, Warmup: opts.Warmup, Rand: b.rand,
+		Build: func(s *member.Set, _ *member.View[table]) *table {
+			t := &table{}
+			if b.choices != 0 && !s.Uniform && s.Len() > b.choices {
+				t.alias = algo.NewAlias(s.Weights)
+			}
+			return t
+		},
+		Pick: b.pick,
+		Among: func(v *member.View[table], list []base.Invoker, _ base.Invocation) base.Invoker {
+			return among(v.Set, list, b.rand())
+		},
+		ReadsAll:  b.scans,
+		Uncounted: "least-active works as weighted random",
 	})
 	return b
 }
 
-// Select returns the provider of invokers with the fewest calls in flight
-// for the invocation's method, ties broken in proportion to warm weight:
-// nil for an empty list, the only provider of a list of one.
-func (b *Balancer) Select(invokers []base.Invoker, inv base.Invocation) base.Invoker {
-	switch len(invokers) {
-	case 0:
-		return nil
-	case 1:
-		return invokers[0]
-	}
-	method := inv.MethodName()
-	if b.choices != 0 && b.choices < len(invokers) {
-		return b.sample(invokers, method)
-	}
-	v, exact := b.views.Lookup(invokers, method) // the scan reads every slot
-	b.checkFilter(v)
-	if !exact {
-		return among(v.Set, invokers, rand.Uint64())
-	}
-	return invokers[Scan(v.Stats, v.Weights, v.Uniform, rand.Uint64())]
-}
+// scans reports whether a pick among n providers scans them all.
+func (b *Balancer) scans(n int) bool { return b.choices == 0 || b.choices >= n }
 
-// sample picks the provider with the fewest calls in flight among
-// b.choices candidates drawn in proportion to warm weight.
-func (b *Balancer) sample(invokers []base.Invoker, method string) base.Invoker {
-	v, i, exact := b.views.Pick(invokers, method, b.choose)
-	b.checkFilter(v)
-	if !exact {
-		return among(v.Set, invokers, rand.Uint64())
+// pick returns the slot of v with the fewest calls in flight: among all
+// providers, or among b.choices candidates drawn in proportion to warm
+// weight.
+func (b *Balancer) pick(v *member.View[table], _ base.Invocation) int {
+	if b.scans(v.Len()) {
+		return Scan(v.Stats, v.Weights, v.Uniform, b.rand())
 	}
-	return invokers[i]
+	return Choose(v.Stats, v.Table.alias, b.choices, b.rand)
 }
-
-// choose returns the slot of v with the fewest calls in flight among
-// b.choices candidates.
-func (b *Balancer) choose(v *member.View[table]) int {
-	return Choose(v.Stats, v.Table.alias, b.choices, rand.Uint64)
-}
-
-// checkFilter tells the user, once, that the calls of v are not counted.
-func (b *Balancer) checkFilter(v *member.View[table]) {
-	if v.CheckFilter() && b.missing.CompareAndSwap(false, true) {
-		b.logf("%s", member.MissingFilterMessage(Name, v.Set, "least-active works as weighted random"))
-	}
-}
-
-// FilterMissing reports whether the balancer found a (service, method)
-// whose calls are not counted, because the lbactive filter is not in the
-// consumer's filter chain.
-func (b *Balancer) FilterMissing() bool { return b.missing.Load() }
 
 // among applies the least-active rule to list, a subset of s offered by a
 // failover retry. It looks each provider up in s, which is slower than
@@ -133,7 +100,7 @@ func among(s *member.Set, list []base.Invoker, u uint64) base.Invoker {
 	for j, inv := range list {
 		i, _ := s.Index(inv)
 		w := s.Weights[i]
-		if !usable(w) {
+		if !algo.Usable(w) {
 			continue
 		}
 		switch a := s.Stats[i].Active(); {
@@ -145,16 +112,16 @@ func among(s *member.Set, list []base.Invoker, u uint64) base.Invoker {
 	}
 	switch count {
 	case 0: // every provider of the subset is drained
-		return s.PickAmong(list)
+		return s.PickAmong(list, u)
 	case 1:
 		return list[first]
 	}
-	r := float64(u>>11) * 0x1p-53 * total
+	r := algo.Float64(u) * total
 	found := first
 	for j := first; j <= last; j++ {
 		i, _ := s.Index(list[j])
 		w := s.Weights[i]
-		if !usable(w) || s.Stats[i].Active() != least {
+		if !algo.Usable(w) || s.Stats[i].Active() != least {
 			continue
 		}
 		found = j

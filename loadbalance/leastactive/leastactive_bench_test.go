@@ -8,6 +8,7 @@ import (
 	dgext "dubbo.apache.org/dubbo-go/v3/common/extension"
 	"dubbo.apache.org/dubbo-go/v3/protocol/base"
 
+	"github.com/dubbogo-lb/lb/loadbalance/internal/lblog"
 	"github.com/dubbogo-lb/lb/loadbalance/internal/lbtest"
 )
 
@@ -24,10 +25,10 @@ func BenchmarkSelect(b *testing.B) {
 		}
 		return lbtest.Weighted(w...)
 	}
-	nop := func(string, ...any) {} // the benchmark never calls: not a missing filter
+	defer lblog.Capture(func(string) {})() // the benchmark never calls: not a missing filter
 	lbtest.BenchSelect(b, []lbtest.Named{
-		{Name: Name, LB: New(Options{Logf: nop})},
-		{Name: Name + "-p2c", LB: New(Options{Choices: 2, Logf: nop})},
+		{Name: Name, LB: New(Options{})},
+		{Name: Name + "-p2c", LB: New(Options{Choices: 2})},
 		{Name: "dubbo-go-leastactive", LB: dgext.GetLoadbalance("leastactive")},
 	}, weighted, lbtest.Call("Say"))
 }

@@ -2,8 +2,6 @@ package leastactive
 
 import (
 	"context"
-	"fmt"
-	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -13,9 +11,9 @@ import (
 	"dubbo.apache.org/dubbo-go/v3/protocol/base"
 	"dubbo.apache.org/dubbo-go/v3/protocol/result"
 	"github.com/stretchr/testify/assert"
-	"github.com/stretchr/testify/require"
 
 	"github.com/dubbogo-lb/lb/filter"
+	"github.com/dubbogo-lb/lb/loadbalance/internal/lblog"
 	"github.com/dubbogo-lb/lb/loadbalance/internal/lbtest"
 	"github.com/dubbogo-lb/lb/rpcstatus"
 	"github.com/dubbogo-lb/lb/warmup"
@@ -27,10 +25,10 @@ type logs struct {
 	got []string
 }
 
-func (l *logs) logf(format string, args ...any) {
+func (l *logs) line(s string) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	l.got = append(l.got, fmt.Sprintf(format, args...))
+	l.got = append(l.got, s)
 }
 
 func (l *logs) lines() []string {
@@ -42,7 +40,7 @@ func (l *logs) lines() []string {
 // quiet returns a Balancer whose missing-filter message goes to a test log.
 func quiet(opts Options) (*Balancer, *logs) {
 	l := new(logs)
-	opts.Logf = l.logf
+	lblog.Capture(l.line) // tests run one at a time
 	return New(opts), l
 }
 
@@ -272,28 +270,6 @@ func TestRetrySubsetAppliesTheRuleWithinIt(t *testing.T) {
 	assert.InDelta(t, 0.25, float64(sum[0])/4_000, 0.03)
 }
 
-func TestMissingFilterIsReportedOnce(t *testing.T) {
-	b, l := quiet(Options{})
-	list := lbtest.N(3)
-	inv := lbtest.Call("Say")
-	lbtest.Counts(b, list, inv, MissingFilterPicks-1)
-	assert.False(t, b.FilterMissing(), "not before the threshold")
-	assert.Empty(t, l.lines())
-	lbtest.Counts(b, list, inv, 1)
-	assert.True(t, b.FilterMissing())
-	require.Len(t, l.lines(), 1)
-	msg := l.lines()[0]
-	assert.Contains(t, msg, "dubbo:\n  consumer:\n    filter: lbactive\n")
-	assert.Contains(t, msg, "references:")
-	assert.Contains(t, msg, lbtest.Service)
-	assert.Contains(t, msg, "Say")
-
-	// Once per Balancer, whatever else is missing it.
-	lbtest.Counts(b, list, lbtest.Call("Other"), 5*MissingFilterPicks)
-	lbtest.Counts(b, lbtest.N(2), inv, 5*MissingFilterPicks)
-	assert.Len(t, l.lines(), 1)
-}
-
 func TestNoReportWhenTheFilterCounts(t *testing.T) {
 	b, l := quiet(Options{})
 	list := lbtest.N(3)
@@ -309,7 +285,7 @@ func TestNoReportWhenTheFilterCounts(t *testing.T) {
 	assert.False(t, b.FilterMissing())
 	assert.Empty(t, l.lines())
 	// The watch survives rebuilds; a state that saw calls once stays settled.
-	v, _ := b.views.Lookup(grown, "Say")
+	v, _ := b.View(grown, "Say")
 	assert.False(t, v.CheckFilter())
 }
 
@@ -329,16 +305,6 @@ func TestConcurrentSelectWhileMembershipChanges(t *testing.T) {
 			assert.Zero(t, rpcstatus.Of(p.GetURL()).Method("Say").Active())
 		}
 	}
-}
-
-func TestFilterMessageNamesTheFilter(t *testing.T) {
-	// The YAML in the message and the package doc must name the filter
-	// that is actually registered.
-	assert.Equal(t, "lbactive", filter.Name)
-	b, l := quiet(Options{})
-	lbtest.Counts(b, lbtest.N(2), lbtest.Call("Say"), MissingFilterPicks)
-	require.Len(t, l.lines(), 1)
-	assert.Equal(t, 2, strings.Count(l.lines()[0], "filter: "+filter.Name))
 }
 
 func TestFollowsAReplacementInTheMiddle(t *testing.T) {

@@ -3,7 +3,7 @@ package leastactive
 import (
 	"math"
 
-	"github.com/dubbogo-lb/lb/loadbalance/random"
+	"github.com/dubbogo-lb/lb/loadbalance/internal/algo"
 	"github.com/dubbogo-lb/lb/rpcstatus"
 )
 
@@ -28,9 +28,6 @@ func Scan(stats []*rpcstatus.Stats, weights []float64, uniform bool, u uint64) i
 	return i
 }
 
-// usable reports whether w is a weight a provider can be picked with.
-func usable(w float64) bool { return w > 0 && w <= math.MaxFloat64 }
-
 func scan(stats []*rpcstatus.Stats, weights []float64, uniform bool, u uint64, equal bool) (int, bool) {
 	least := int64(math.MaxInt64)
 	first, last, count := -1, -1, 0
@@ -38,7 +35,7 @@ func scan(stats []*rpcstatus.Stats, weights []float64, uniform bool, u uint64, e
 	for i, s := range stats {
 		w := 1.0
 		if !equal {
-			if w = weights[i]; !usable(w) {
+			if w = weights[i]; !algo.Usable(w) {
 				continue
 			}
 		}
@@ -54,10 +51,10 @@ func scan(stats []*rpcstatus.Stats, weights []float64, uniform bool, u uint64, e
 	}
 	// Second pass: draw among the tied providers.
 	if uniform || equal || !(total <= math.MaxFloat64) {
-		k := int((u >> 32) * uint64(count) >> 32)
+		k := algo.IntN(u, count)
 		found := first
 		for i := first; i <= last; i++ {
-			if (!equal && !usable(weights[i])) || stats[i].Active() != least {
+			if (!equal && !algo.Usable(weights[i])) || stats[i].Active() != least {
 				continue
 			}
 			if found = i; k == 0 {
@@ -69,11 +66,11 @@ func scan(stats []*rpcstatus.Stats, weights []float64, uniform bool, u uint64, e
 	}
 	// An unbiased draw in [0, total): each tied provider owns a slice of
 	// the range as wide as its weight.
-	r := float64(u>>11) * 0x1p-53 * total
+	r := algo.Float64(u) * total
 	found := first
 	for i := first; i <= last; i++ {
 		w := weights[i]
-		if !usable(w) || stats[i].Active() != least {
+		if !algo.Usable(w) || stats[i].Active() != least {
 			continue
 		}
 		found = i
@@ -90,14 +87,14 @@ func scan(stats []*rpcstatus.Stats, weights []float64, uniform bool, u uint64, e
 // tie the one drawn first, which keeps the draw proportional to weight when
 // every count is equal. next returns uniformly random numbers. d < 1 counts
 // as 1.
-func Choose(stats []*rpcstatus.Stats, alias *random.Alias, d int, next func() uint64) int {
+func Choose(stats []*rpcstatus.Stats, alias *algo.Alias, d int, next func() uint64) int {
 	best, bestActive := -1, int64(0)
 	for c := 0; c < d || best < 0; c++ {
 		var i int
 		if alias != nil {
 			i = alias.Pick(next())
 		} else {
-			i = int((next() >> 32) * uint64(len(stats)) >> 32)
+			i = algo.IntN(next(), len(stats))
 		}
 		if a := stats[i].Active(); best < 0 || a < bestActive {
 			best, bestActive = i, a

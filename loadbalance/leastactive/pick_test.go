@@ -6,7 +6,7 @@ import (
 
 	"github.com/stretchr/testify/assert"
 
-	"github.com/dubbogo-lb/lb/loadbalance/random"
+	"github.com/dubbogo-lb/lb/loadbalance/internal/algo"
 	"github.com/dubbogo-lb/lb/rpcstatus"
 )
 
@@ -79,7 +79,7 @@ func TestScanExcludesUnusableWeights(t *testing.T) {
 
 func TestChoose(t *testing.T) {
 	stats := statsWith(0, 0, 0, 0)
-	alias := random.NewAlias([]float64{1, 1, 2, 0})
+	alias := algo.NewAlias([]float64{1, 1, 2, 0})
 	var seq []uint64
 	next := func() uint64 { u := seq[0]; seq = seq[1:]; return u }
 

@@ -1,19 +1,18 @@
-// Package random is weighted random selection over warm weights: each
-// provider is picked with a probability proportional to its weight, reduced
-// while it warms up (package warmup).
-//
-// Unlike Dubbo's RandomLoadBalance, which walks prefix sums on every call
-// (and decides "weighted or not" from the first invoker alone), the pick is
+// Package random is the warmrandom balancer: weighted random selection
+// over warm weights, each provider picked with a probability proportional
+// to its weight, reduced while it warms up (package warmup). The pick is
 // O(1) from an alias table rebuilt only when the providers or their warm
 // weights change.
+//
+// The package keeps the name of its algorithm; it registers as warmrandom
+// to stay apart from dubbo-go's own "random" (see the README's design
+// section). Design notes: DESIGN.md beside this file.
 package random
 
 import (
-	"math/rand/v2"
-
-	"dubbo.apache.org/dubbo-go/v3/protocol/base"
-
+	"github.com/dubbogo-lb/lb/loadbalance/internal/algo"
 	"github.com/dubbogo-lb/lb/loadbalance/internal/member"
+	"github.com/dubbogo-lb/lb/loadbalance/internal/skeleton"
 	"github.com/dubbogo-lb/lb/warmup"
 )
 
@@ -24,44 +23,30 @@ const Name = "warmrandom"
 type Options struct {
 	// Warmup configures the warmup of new providers.
 	Warmup warmup.Options
+	// Rand is the random source, safe for concurrent use; default
+	// math/rand/v2's Uint64. Tests inject a seeded one.
+	Rand func() uint64
 }
 
 // Balancer is the weighted random balancer. It is safe for concurrent use;
-// one Balancer serves every service and method.
+// one Balancer serves every service and method. Select picks a provider at
+// random in proportion to its warm weight.
 type Balancer struct {
-	views *member.Registry[Alias]
+	*skeleton.Balancer[algo.Alias]
 }
 
 // New returns a Balancer.
 func New(opts Options) *Balancer {
-	return &Balancer{views: member.NewRegistry(opts.Warmup, func(s *member.Set, _ *member.View[Alias]) *Alias {
-		if s.Uniform {
-			return nil // a uniform pick needs no table
-		}
-		return NewAlias(s.Weights)
-	})}
-}
-
-// Select picks a provider of invokers at random in proportion to its warm
-// weight: nil for an empty list, the only provider of a list of one.
-func (b *Balancer) Select(invokers []base.Invoker, inv base.Invocation) base.Invoker {
-	switch len(invokers) {
-	case 0:
-		return nil
-	case 1:
-		return invokers[0]
-	}
-	v, i, exact := b.views.Pick(invokers, inv.MethodName(), pick)
-	if !exact {
-		return v.PickAmong(invokers)
-	}
-	return invokers[i]
-}
-
-// pick draws a slot of v in proportion to its warm weight.
-func pick(v *member.View[Alias]) int {
-	if v.Table == nil {
-		return rand.IntN(v.Len())
-	}
-	return v.Table.Pick(rand.Uint64())
+	b := &Balancer{}
+	b.Balancer = skeleton.New(skeleton.Spec[algo.Alias]{
+		Name: Name, Warmup: opts.Warmup, Rand: opts.Rand,
+		Build: func(s *member.Set, _ *member.View[algo.Alias]) *algo.Alias {
+			if s.Uniform {
+				return nil // a uniform pick needs no table
+			}
+			return algo.NewAlias(s.Weights)
+		},
+		Pick: b.pick,
+	})
+	return b
 }

@@ -1,7 +1,6 @@
 package random
 
 import (
-	"math"
 	"testing"
 	"time"
 
@@ -11,45 +10,6 @@ import (
 	"github.com/dubbogo-lb/lb/loadbalance/internal/lbtest"
 	"github.com/dubbogo-lb/lb/warmup"
 )
-
-// exact returns the probability of each item of a, computed from the table.
-func exact(a *Alias) []float64 {
-	n := float64(a.Len())
-	p := make([]float64, a.Len())
-	for i := range p {
-		keep := float64(a.threshold[i]) / (1 << 32)
-		p[i] += keep / n
-		p[a.alias[i]] += (1 - keep) / n
-	}
-	return p
-}
-
-func TestAliasProbabilitiesAreExact(t *testing.T) {
-	for _, w := range [][]float64{
-		{1, 9}, {1, 1, 2}, {5, 1, 1}, {0, 3, 0, 1}, {0.4, 0.1, 100, 7, 7, 7, 1e6},
-		{1}, {math.NaN(), 1, -4, math.Inf(1)},
-	} {
-		total := 0.0
-		for _, x := range w {
-			total += clean(x)
-		}
-		p := exact(NewAlias(w))
-		for i := range w {
-			assert.InDelta(t, clean(w[i])/total, p[i], 1e-8, "weights %v item %d", w, i)
-		}
-	}
-	// No positive weight: uniform.
-	assert.InDeltaSlice(t, []float64{1. / 3, 1. / 3, 1. / 3}, exact(NewAlias([]float64{0, 0, 0})), 1e-8)
-	assert.Equal(t, 0, NewAlias(nil).Len())
-}
-
-func TestAliasPickNeverOutOfRange(t *testing.T) {
-	a := NewAlias([]float64{1, 2, 3})
-	for _, r := range []uint64{0, math.MaxUint64, 1 << 63, math.MaxUint32} {
-		i := a.Pick(r)
-		assert.True(t, i >= 0 && i < 3)
-	}
-}
 
 func TestSharesFollowWeights(t *testing.T) {
 	b := New(Options{})

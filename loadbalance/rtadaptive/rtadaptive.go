@@ -51,15 +51,14 @@ package rtadaptive
 
 import (
 	"math"
-	"math/rand/v2"
 	"sync/atomic"
 	"time"
 
 	"dubbo.apache.org/dubbo-go/v3/protocol/base"
-	"github.com/dubbogo/gost/log/logger"
 
+	"github.com/dubbogo-lb/lb/loadbalance/internal/algo"
 	"github.com/dubbogo-lb/lb/loadbalance/internal/member"
-	"github.com/dubbogo-lb/lb/loadbalance/random"
+	"github.com/dubbogo-lb/lb/loadbalance/internal/skeleton"
 	"github.com/dubbogo-lb/lb/rpcstatus"
 	"github.com/dubbogo-lb/lb/warmup"
 )
@@ -96,14 +95,17 @@ type Options struct {
 	// after a provider's last error; default rpcstatus.EWMADecay (10 s), the
 	// time constant of the RTT estimate.
 	ErrorDecay time.Duration
-	// Logf receives the message saying that the lbactive filter is
-	// missing; default the error level of dubbo-go's logger.
-	Logf func(format string, args ...any)
+	// Rand is the random source, safe for concurrent use; default
+	// math/rand/v2's Uint64. Tests inject a seeded one.
+	Rand func() uint64
 }
 
 // Balancer is the RT-adaptive balancer. It is safe for concurrent use; one
-// Balancer serves every service and method.
+// Balancer serves every service and method. Select picks the cheaper of two
+// candidates (see the package documentation).
 type Balancer struct {
+	*skeleton.Balancer[table]
+	rand       algo.Rand
 	now        func() int64
 	defaultRTT time.Duration
 	errorCost  time.Duration
@@ -111,16 +113,13 @@ type Balancer struct {
 	// errorHorizon is the age (ns) after which a faded error charge is
 	// negligible (e^-20 of it is left) and is not computed.
 	errorHorizon int64
-	logf         func(format string, args ...any)
-	missing      atomic.Bool
-	views        *member.Registry[table]
 }
 
 // table is the balancer's state for one snapshot of providers.
 type table struct {
 	// alias draws candidates in proportion to warm weight; nil when every
 	// weight is equal (candidates are then two distinct providers).
-	alias *random.Alias
+	alias *algo.Alias
 	// errCost is what an error of each provider is charged at least.
 	errCost []time.Duration
 	// errs tracks each provider's last error, copied from the snapshot
@@ -143,7 +142,7 @@ func New(opts Options) *Balancer {
 		defaultRTT: max(opts.DefaultRTT, 0),
 		errorCost:  max(opts.ErrorCost, 0),
 		errorDecay: float64(opts.ErrorDecay),
-		logf:       opts.Logf,
+		rand:       algo.Rand(opts.Rand).Or(),
 	}
 	if b.now == nil {
 		b.now = rpcstatus.Nanotime
@@ -152,10 +151,11 @@ func New(opts Options) *Balancer {
 		b.errorDecay = float64(rpcstatus.EWMADecay)
 	}
 	b.errorHorizon = int64(min(20*b.errorDecay, math.MaxInt64/2))
-	if b.logf == nil {
-		b.logf = logger.Errorf
-	}
-	b.views = member.NewRegistry(opts.Warmup, b.build)
+	b.Balancer = skeleton.New(skeleton.Spec[table]{
+		Name: Name, Warmup: opts.Warmup, Rand: b.rand,
+		Build: b.build, Pick: b.pick, Among: b.pickAmong,
+		Uncounted: "response times are unknown, so the balancer picks at random",
+	})
 	return b
 }
 
@@ -163,7 +163,7 @@ func (b *Balancer) build(s *member.Set, prev *member.View[table]) *table {
 	n := s.Len()
 	t := &table{errCost: make([]time.Duration, n), errs: make([]errState, n)}
 	if !s.Uniform {
-		t.alias = random.NewAlias(s.Weights)
+		t.alias = algo.NewAlias(s.Weights)
 	}
 	for i, inv := range s.Invokers {
 		t.errCost[i] = b.errorCost
@@ -190,30 +190,9 @@ func (b *Balancer) build(s *member.Set, prev *member.View[table]) *table {
 	return t
 }
 
-// Select picks the cheaper of two candidates of invokers (see the package
-// documentation): nil for an empty list, the only provider of a list of
-// one. It allocates nothing and takes no lock, except on the first call
-// after a membership change, which builds the new snapshot.
-func (b *Balancer) Select(invokers []base.Invoker, inv base.Invocation) base.Invoker {
-	switch len(invokers) {
-	case 0:
-		return nil
-	case 1:
-		return invokers[0]
-	}
-	v, i, exact := b.views.Pick(invokers, inv.MethodName(), b.pick)
-	if v.CheckFilter() && b.missing.CompareAndSwap(false, true) {
-		b.logf("%s", member.MissingFilterMessage(Name, v.Set, "response times are unknown, so the balancer picks at random"))
-	}
-	if !exact {
-		return b.pickAmong(v, invokers)
-	}
-	return invokers[i]
-}
-
 // pick returns the better of two candidates drawn from v.
-func (b *Balancer) pick(v *member.View[table]) int {
-	i, j := candidates(v)
+func (b *Balancer) pick(v *member.View[table], _ base.Invocation) int {
+	i, j := b.candidates(v)
 	if i == j || b.better(v, i, j) {
 		return i
 	}
@@ -223,36 +202,25 @@ func (b *Balancer) pick(v *member.View[table]) int {
 // candidates draws the two candidates of a pick from v: two distinct slots
 // uniformly when all weights are equal, else two independent draws in
 // proportion to warm weight (possibly the same slot).
-func candidates(v *member.View[table]) (i, j int) {
-	r := rand.Uint64()
+func (b *Balancer) candidates(v *member.View[table]) (i, j int) {
+	r := b.rand()
 	if a := v.Table.alias; a != nil {
-		return a.Pick(r), a.Pick(rand.Uint64())
+		return a.Pick(r), a.Pick(b.rand())
 	}
-	n := uint64(v.Len())
-	i = int((r >> 32) * n >> 32)
-	j = int((r & math.MaxUint32) * (n - 1) >> 32)
-	if j >= i {
-		j++
-	}
-	return i, j
+	return algo.Pair(r, v.Len())
 }
 
 // pickAmong applies the same rule to list, a failover retry's subset of the
 // snapshot: two distinct candidates when the weights are equal, else two
 // draws in proportion to warm weight; the cheaper wins. O(len(list)) when
 // weights differ; retries are rare.
-func (b *Balancer) pickAmong(v *member.View[table], list []base.Invoker) base.Invoker {
+func (b *Balancer) pickAmong(v *member.View[table], list []base.Invoker, _ base.Invocation) base.Invoker {
 	var a, c base.Invoker
 	if v.Uniform {
-		n := uint64(len(list))
-		r := rand.Uint64()
-		k, l := (r>>32)*n>>32, (r&math.MaxUint32)*(n-1)>>32
-		if l >= k {
-			l++
-		}
+		k, l := algo.Pair(b.rand(), len(list))
 		a, c = list[k], list[l]
 	} else {
-		a, c = v.PickAmong(list), v.PickAmong(list)
+		a, c = v.PickAmong(list, b.rand()), v.PickAmong(list, b.rand())
 	}
 	i, okA := v.Index(a)
 	j, okC := v.Index(c)
@@ -287,7 +255,7 @@ func (b *Balancer) better(v *member.View[table], i, j int) bool {
 	if ri != rj {
 		return ri < rj
 	}
-	return rand.Uint64()&1 == 0
+	return b.rand()&1 == 0
 }
 
 // rtt returns the charged and the plain response time of provider i of v
@@ -347,8 +315,3 @@ func (b *Balancer) errorRatio(es *errState, st *rpcstatus.Stats, now int64) floa
 	}
 	return float64(sum.Errors) / float64(sum.Samples) * fade(float64(now-at), b.errorDecay)
 }
-
-// FilterMissing reports whether the balancer found a (service, method)
-// whose calls are not counted, because the lbactive filter is not in the
-// consumer's filter chain.
-func (b *Balancer) FilterMissing() bool { return b.missing.Load() }

@@ -1,7 +1,6 @@
 package rtadaptive
 
 import (
-	"fmt"
 	"math"
 	"math/rand/v2"
 	"sync/atomic"
@@ -18,10 +17,6 @@ import (
 )
 
 var _ loadbalance.LoadBalance = (*Balancer)(nil)
-
-// quiet swallows the missing-filter message of tests that pick without
-// counting calls.
-func quiet(string, ...any) {}
 
 // feed records n completions on p for method Say, one per millisecond from
 // at (ns), each taking lat, as the lbactive filter would.
@@ -102,15 +97,15 @@ func TestNoHerdingOntoProviderWithoutSamples(t *testing.T) {
 		return float64(lbtest.Counts(b, list, inv, picks)[0]) / picks
 	}
 	fair := 1.0 / n
-	got := share(New(Options{Now: clock.Load, Logf: quiet}))
+	got := share(New(Options{Now: clock.Load}))
 	assert.InDelta(t, fair, got, fair/4, "new provider's share %.4f, fair %.4f; a score of 0 would give %.4f", got, fair, 2*fair)
 
 	// With a configured default RTT above the others' it waits for the
 	// others' calls in flight to make it cheaper (here none: no traffic).
-	assert.Zero(t, share(New(Options{Now: clock.Load, DefaultRTT: 100 * ms, Logf: quiet})))
+	assert.Zero(t, share(New(Options{Now: clock.Load, DefaultRTT: 100 * ms})))
 
 	// All unknown (a cold start): even.
-	cold := lbtest.Counts(New(Options{Now: clock.Load, Logf: quiet}), lbtest.N(4), inv, picks)
+	cold := lbtest.Counts(New(Options{Now: clock.Load}), lbtest.N(4), inv, picks)
 	for _, c := range cold {
 		assert.InDelta(t, picks/4, c, picks/40)
 	}
@@ -184,7 +179,7 @@ func TestErrorChargeFades(t *testing.T) {
 	inv := lbtest.Call("Say")
 	b.Select(list, inv)
 	ratio := func(l []base.Invoker) float64 {
-		v, exact := b.views.Lookup(l, "Say")
+		v, exact := b.View(l, "Say")
 		require.True(t, exact)
 		i, _ := v.Index(list[0])
 		return b.estimate(v, i, clock.Load()).ErrorRatio
@@ -206,7 +201,7 @@ func TestErrorChargeFades(t *testing.T) {
 
 	// Long after, nothing is left and the cost is the RTT; the provider is
 	// clean again, compared without reading the clock.
-	v, _ := b.views.Lookup(bigger, "Say")
+	v, _ := b.View(bigger, "Say")
 	assert.False(t, clean(v, 0))
 	clock.Add(int64(30 * rpcstatus.EWMADecay))
 	assert.Zero(t, ratio(bigger))
@@ -220,7 +215,7 @@ func TestErrorChargeFades(t *testing.T) {
 // clock; it must decide as Costs on estimates as of now does.
 func TestCleanComparisonMatchesCosts(t *testing.T) {
 	var clock atomic.Int64
-	b := New(Options{Now: clock.Load, Logf: quiet})
+	b := New(Options{Now: clock.Load})
 	list := lbtest.N(16)
 	rng := rand.New(rand.NewPCG(1, 2))
 	for k, p := range list {
@@ -232,7 +227,7 @@ func TestCleanComparisonMatchesCosts(t *testing.T) {
 		}
 	}
 	clock.Store(int64(45 * sec))
-	v, exact := b.views.Lookup(list, "Say")
+	v, exact := b.View(list, "Say")
 	require.True(t, exact)
 	now := clock.Load()
 	decided := 0
@@ -296,13 +291,13 @@ func TestFailoverSubset(t *testing.T) {
 		n[got]++
 	}
 	assert.Less(t, float64(n[list[0]])/4000, 0.05, "slow provider in the retry: %v", n)
-	v, exact := b.views.Lookup(list, "Say")
+	v, exact := b.View(list, "Say")
 	assert.True(t, exact)
 	assert.Equal(t, 4, v.Len(), "the retries did not replace the membership")
 }
 
 func TestBadInput(t *testing.T) {
-	b := New(Options{DefaultRTT: -sec, ErrorCost: -sec, ErrorDecay: -sec, Logf: quiet})
+	b := New(Options{DefaultRTT: -sec, ErrorCost: -sec, ErrorDecay: -sec})
 	assert.Zero(t, b.defaultRTT)
 	assert.Zero(t, b.errorCost)
 	assert.Equal(t, float64(rpcstatus.EWMADecay), b.errorDecay)
@@ -327,27 +322,6 @@ func TestBadInput(t *testing.T) {
 	assert.InDelta(t, 0.1, float64(c[0])/20_000, 0.02)
 }
 
-// Without the lbactive filter no call is ever counted: the balancer says
-// so, once, and keeps working (at random).
-func TestMissingFilterIsReported(t *testing.T) {
-	var logs []string
-	b := New(Options{Logf: func(f string, args ...any) { logs = append(logs, fmt.Sprintf(f, args...)) }})
-	inv := lbtest.Call("Say")
-	lbtest.Counts(b, lbtest.N(3), inv, MissingFilterPicks+10)
-	require.Len(t, logs, 1)
-	assert.Contains(t, logs[0], "lbactive")
-	assert.True(t, b.FilterMissing())
-	lbtest.Counts(b, lbtest.N(3), inv, MissingFilterPicks+10)
-	assert.Len(t, logs, 1, "once")
-
-	// With counted calls: nothing to say.
-	b = New(Options{Logf: func(f string, args ...any) { logs = append(logs, f) }})
-	list := lbtest.N(3)
-	feed(list[0], 0, 1, ms, false)
-	lbtest.Counts(b, list, inv, MissingFilterPicks+10)
-	assert.False(t, b.FilterMissing())
-}
-
 // Selectors, feedback and membership changes race (run with -race).
 func TestConcurrentSelectFeedbackAndMembership(t *testing.T) {
 	b := New(Options{})
@@ -365,5 +339,5 @@ func TestConcurrentSelectFeedbackAndMembership(t *testing.T) {
 }
 
 func TestFollowsAReplacementInTheMiddle(t *testing.T) {
-	lbtest.CheckReplacement(t, New(Options{Logf: quiet}), lbtest.Call("Say"))
+	lbtest.CheckReplacement(t, New(Options{}), lbtest.Call("Say"))
 }

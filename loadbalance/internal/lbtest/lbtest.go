@@ -7,13 +7,17 @@ import (
 	"fmt"
 	"net/url"
 	"strconv"
+	"sync"
 	"sync/atomic"
+	"testing"
 	"time"
 
 	"dubbo.apache.org/dubbo-go/v3/cluster/loadbalance"
 	"dubbo.apache.org/dubbo-go/v3/common"
 	"dubbo.apache.org/dubbo-go/v3/protocol/base"
 	"dubbo.apache.org/dubbo-go/v3/protocol/invocation"
+
+	"github.com/dubbogo-lb/lb/loadbalance/internal/lblog"
 )
 
 // Service is the interface the fake providers serve.
@@ -117,3 +121,20 @@ func (c *Clock) Now() time.Time { return time.Unix(0, c.ns.Load()) }
 
 // Advance moves the clock forward by d.
 func (c *Clock) Advance(d time.Duration) { c.ns.Add(int64(d)) }
+
+// CaptureLogs collects the lines the module logs (package lblog) until
+// the test ends, and returns what reads them.
+func CaptureLogs(t testing.TB) func() []string {
+	var mu sync.Mutex
+	var got []string
+	t.Cleanup(lblog.Capture(func(line string) {
+		mu.Lock()
+		got = append(got, line)
+		mu.Unlock()
+	}))
+	return func() []string {
+		mu.Lock()
+		defer mu.Unlock()
+		return append([]string(nil), got...)
+	}
+}

@@ -17,8 +17,9 @@ import (
 
 	"dubbo.apache.org/dubbo-go/v3/common"
 	"dubbo.apache.org/dubbo-go/v3/protocol/base"
-	"github.com/dubbogo/gost/log/logger"
 
+	"github.com/dubbogo-lb/lb/loadbalance/internal/algo"
+	"github.com/dubbogo-lb/lb/loadbalance/internal/lblog"
 	"github.com/dubbogo-lb/lb/rpcstatus"
 	"github.com/dubbogo-lb/lb/warmup"
 )
@@ -117,24 +118,12 @@ func (s *Set) contains(list []base.Invoker) bool {
 	return true
 }
 
-// PickAmong returns a provider of list, a subset of the Set, drawn at
-// random in proportion to its warm weight. Balancers use it for the
-// reselection lists of the failover cluster.
-func (s *Set) PickAmong(list []base.Invoker) base.Invoker {
-	total := 0.0
-	for _, inv := range list {
-		total += s.Weights[s.index[inv]]
-	}
-	if total <= 0 {
-		return list[rand.IntN(len(list))]
-	}
-	r := rand.Float64() * total
-	for _, inv := range list {
-		if r -= s.Weights[s.index[inv]]; r < 0 {
-			return inv
-		}
-	}
-	return list[len(list)-1]
+// PickAmong returns a provider of list, a subset of the Set, drawn with
+// the random word r in proportion to its warm weight (uniformly if no
+// provider of list has weight). It is the default pick of the failover
+// cluster's reselection lists.
+func (s *Set) PickAmong(list []base.Invoker, r uint64) base.Invoker {
+	return list[algo.Weighted(len(list), func(k int) float64 { return s.Weights[s.index[list[k]]] }, r)]
 }
 
 // View pairs a Set with the table a balancer built from it.
@@ -195,7 +184,7 @@ func (r *Registry[T]) Lookup(list []base.Invoker, method string) (v *View[T], ex
 // draw rather than of all of them. It finds the snapshot as Lookup does,
 // except that a list with the snapshot's length and its first and last
 // providers is taken as matching without comparing the rest, but on 1 call
-// in fullCheckEvery; it draws the slot with pick and confirms that list
+// in fullCheckEvery; it draws the slot with pick(v, inv) and confirms that list
 // holds the snapshot's provider there, else it compares in full (Lookup)
 // and draws again. When exact is false, list is a failover retry's subset
 // of v and i is meaningless: pick among list instead (see Lookup).
@@ -205,10 +194,10 @@ func (r *Registry[T]) Lookup(list []base.Invoker, method string) (v *View[T], ex
 // fullCheckEvery Selects later on average: until then the draw weighs
 // those slots with the state of the providers that held them; dubbo-go
 // itself learns of a change a registry push later.
-func (r *Registry[T]) Pick(list []base.Invoker, method string, pick func(*View[T]) int) (v *View[T], i int, exact bool) {
+func (r *Registry[T]) Pick(list []base.Invoker, method string, pick PickFunc[T], inv base.Invocation) (v *View[T], i int, exact bool) {
 	v, exact = r.lookup(list, method, true)
 	if exact {
-		if i = pick(v); list[i] == v.Invokers[i] {
+		if i = pick(v, inv); list[i] == v.Invokers[i] {
 			return v, i, true
 		}
 		v, exact = r.Lookup(list, method) // a slot the quick look skipped changed
@@ -216,8 +205,11 @@ func (r *Registry[T]) Pick(list []base.Invoker, method string, pick func(*View[T
 	if !exact {
 		return v, -1, false
 	}
-	return v, pick(v), true
+	return v, pick(v, inv), true
 }
+
+// PickFunc draws a slot of v for the invocation inv.
+type PickFunc[T any] func(v *View[T], inv base.Invocation) int
 
 func (r *Registry[T]) lookup(list []base.Invoker, method string, quick bool) (v *View[T], exact bool) {
 	st := r.state(list[0].GetURL(), method)
@@ -304,7 +296,7 @@ func (r *Registry[T]) newSet(list []base.Invoker, method string, prev *View[T], 
 			s.Stats[i] = s.Providers[i].Method(method)
 			s.Meta[i] = warmup.Parse(u, method, now)
 			if p := s.Meta[i].Problem; p != "" {
-				logger.Warnf("[dubbogo-lb] provider %s: %s", u.Location, p)
+				lblog.Warnf("provider %s: %s", u.Location, p)
 			}
 		}
 		s.Weights[i] = r.opts.Weight(s.Meta[i], now)

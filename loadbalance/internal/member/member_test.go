@@ -1,6 +1,7 @@
 package member
 
 import (
+	"math/rand/v2"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -10,6 +11,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/dubbogo-lb/lb/loadbalance/internal/algo"
 	"github.com/dubbogo-lb/lb/loadbalance/internal/lbtest"
 	"github.com/dubbogo-lb/lb/warmup"
 )
@@ -66,7 +68,7 @@ func TestSubsetIsARetryUntilItPersists(t *testing.T) {
 		v, exact := r.Lookup(retry, "Say")
 		require.False(t, exact)
 		assert.Same(t, full, v)
-		assert.Contains(t, retry, v.PickAmong(retry))
+		assert.Contains(t, retry, v.PickAmong(retry, rand.Uint64()))
 	}
 	// A full-list call in between resets the count.
 	_, exact := r.Lookup(list, "Say")
@@ -88,9 +90,9 @@ func TestSubsetIsARetryUntilItPersists(t *testing.T) {
 // compare within a few calls otherwise.
 func TestPickConfirmsAndCatchesUp(t *testing.T) {
 	r, builds := newCounting()
-	slot := func(k int) func(*View[table]) int { return func(*View[table]) int { return k } }
+	slot := func(k int) PickFunc[table] { return func(*View[table], base.Invocation) int { return k } }
 	list := lbtest.N(5)
-	v, i, exact := r.Pick(list, "Say", slot(1))
+	v, i, exact := r.Pick(list, "Say", slot(1), nil)
 	require.True(t, exact)
 	require.Equal(t, 1, i)
 	require.Equal(t, 1, *builds)
@@ -99,7 +101,7 @@ func TestPickConfirmsAndCatchesUp(t *testing.T) {
 	for _, k := range []int{0, 4} {
 		changed := append([]base.Invoker(nil), list...)
 		changed[k] = lbtest.Provider(20100+k, nil)
-		w, _, exact := r.Pick(changed, "Say", slot(2))
+		w, _, exact := r.Pick(changed, "Say", slot(2), nil)
 		require.True(t, exact)
 		assert.True(t, w.matches(changed, false), "slot %d", k)
 	}
@@ -112,24 +114,24 @@ func TestPickConfirmsAndCatchesUp(t *testing.T) {
 	changed[2] = lbtest.Provider(20102, nil)
 	calls := 0
 	for ; calls < 1000 && *builds == builds0; calls++ {
-		_, i, exact := r.Pick(append([]base.Invoker(nil), changed...), "Say", slot(1))
+		_, i, exact := r.Pick(append([]base.Invoker(nil), changed...), "Say", slot(1), nil)
 		require.True(t, exact)
 		require.Equal(t, 1, i)
 	}
 	assert.Equal(t, builds0+1, *builds, "rebuilt after %d calls", calls)
-	w, _, _ := r.Pick(changed, "Say", slot(1))
+	w, _, _ := r.Pick(changed, "Say", slot(1), nil)
 	assert.True(t, w.matches(changed, false))
 	assert.NotSame(t, v, w)
 
 	// A pick that lands on the changed slot sees the change at once.
 	_, _ = r.Lookup(list, "Say")
-	w, i, exact = r.Pick(append([]base.Invoker(nil), changed...), "Say", slot(2))
+	w, i, exact = r.Pick(append([]base.Invoker(nil), changed...), "Say", slot(2), nil)
 	assert.True(t, exact)
 	assert.Equal(t, 2, i)
 	assert.True(t, w.matches(changed, false))
 
 	// A retry's subset is not exact.
-	_, i, exact = r.Pick(changed[:3], "Say", slot(1))
+	_, i, exact = r.Pick(changed[:3], "Say", slot(1), nil)
 	assert.False(t, exact)
 	assert.Equal(t, -1, i)
 }
@@ -140,8 +142,9 @@ func TestPickAmongFollowsWeights(t *testing.T) {
 	v, _ := r.Lookup(list, "Say")
 	sub := []base.Invoker{list[1], list[2]}
 	counts := map[base.Invoker]int{}
+	rng := algo.Seeded(3)
 	for range 40000 {
-		counts[v.PickAmong(sub)]++
+		counts[v.PickAmong(sub, rng())]++
 	}
 	assert.InDelta(t, 0.75, float64(counts[list[2]])/40000, 0.015)
 }
@@ -217,7 +220,9 @@ func TestCheckFilterSettlesOncePerMethod(t *testing.T) {
 		v, _ := r.Lookup(list, "Uncounted")
 		if v.CheckFilter() {
 			fired++
-			assert.Contains(t, MissingFilterMessage("x", v.Set, "it is random"), "filter: lbactive")
+			msg := MissingFilterMessage("x", v.Set, "it is random")
+			assert.Contains(t, msg, "dubbo.consumer.filter")
+			assert.NotContains(t, msg, "\n")
 		}
 	}
 	assert.Equal(t, 1, fired, "told once")
@@ -263,8 +268,8 @@ func TestLookupExactMatchesListUnderRacingRebuilds(t *testing.T) {
 					bad.Add(1)
 				}
 				// Pick confirms the slot it returns.
-				slot := func(v *View[table]) int { return (g + i) % v.Len() }
-				if v, k, exact := r.Pick(l, "Say", slot); exact && (v.Len() != len(l) || l[k] != v.Invokers[k]) {
+				slot := func(v *View[table], _ base.Invocation) int { return (g + i) % v.Len() }
+				if v, k, exact := r.Pick(l, "Say", slot, nil); exact && (v.Len() != len(l) || l[k] != v.Invokers[k]) {
 					bad.Add(1)
 				}
 			}

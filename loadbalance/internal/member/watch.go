@@ -45,14 +45,12 @@ func (v *View[T]) CheckFilter() bool {
 	return true
 }
 
-// MissingFilterMessage says that balancer found the calls of s uncounted,
-// what follows from it (consequence), and the YAML that fixes it.
+// MissingFilterMessage says, on one line, that balancer found the calls of
+// s uncounted, what follows from it (consequence), and the setting that
+// fixes it.
 func MissingFilterMessage(balancer string, s *Set, consequence string) string {
-	return fmt.Sprintf("[dubbogo-lb] load balancer %q, service %s, method %s: no call to any provider was counted in %d picks, "+
-		"so the %q filter is not in the consumer's filter chain and %s. Add it for every reference:\n"+
-		"dubbo:\n  consumer:\n    filter: lbactive\n"+
-		"or for one reference:\n"+
-		"dubbo:\n  consumer:\n    references:\n      <YourReference>:\n        filter: lbactive\n"+
-		`(dubbo-go's own "active" filter does not feed this balancer.)`,
-		balancer, s.Invokers[0].GetURL().ServiceKey(), s.Method, MissingFilterPicks, "lbactive", consequence)
+	return fmt.Sprintf("load balancer %q, service %s, method %s: no call to any provider was counted in %d picks, "+
+		"so the %q filter is not in the consumer's filter chain and %s; add %q to dubbo.consumer.filter "+
+		"(or to the reference's filter); dubbo-go's own \"active\" filter does not feed this balancer",
+		balancer, s.Invokers[0].GetURL().ServiceKey(), s.Method, MissingFilterPicks, "lbactive", consequence, "lbactive")
 }

@@ -54,7 +54,7 @@ var factories = map[string]Factory{
 	// The filter, lalb and rtadaptive must share the monotonic clock: they
 	// read call ages, windows and averages that the filter stamped.
 	lalb.Name: func(c Clocks) loadbalance.LoadBalance {
-		return lalb.New(lalb.BalancerOptions{Now: c.Now, Warmup: warmup.Options{Now: c.Wall}})
+		return lalb.New(lalb.Options{Now: c.Now, Warmup: warmup.Options{Now: c.Wall}})
 	},
 	rtadaptive.Name: func(c Clocks) loadbalance.LoadBalance {
 		return rtadaptive.New(rtadaptive.Options{Now: c.Now, Warmup: warmup.Options{Now: c.Wall}})

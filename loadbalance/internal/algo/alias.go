@@ -1,4 +1,4 @@
-package random
+package algo
 
 import "math"
 

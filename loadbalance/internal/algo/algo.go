@@ -1,0 +1,87 @@
+// Package algo holds the small algorithms that several balancers share:
+// the alias table, draws from one random word, and the tests of weights
+// and numbers that every balancer applies alike. It knows nothing of
+// dubbo-go, and no balancer package imports another for them.
+package algo
+
+import (
+	"math"
+	"math/rand/v2"
+)
+
+// Rand is a source of uniformly random 64-bit words. Balancers draw every
+// random number from one, so tests can inject a seeded source and assert
+// exact sequences. It must be safe for concurrent use when the balancer
+// is; the default, math/rand/v2's Uint64, is, without a lock.
+type Rand func() uint64
+
+// Or returns r, or the default source when r is nil.
+func (r Rand) Or() Rand {
+	if r == nil {
+		return rand.Uint64
+	}
+	return r
+}
+
+// Seeded returns a deterministic source for tests; it is not safe for
+// concurrent use.
+func Seeded(seed uint64) Rand {
+	return rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15)).Uint64
+}
+
+// IntN maps the high 32 bits of the random word r to [0, n), n > 0
+// (Lemire's multiply-shift; the bias, n/2^32, is far below what a test of
+// shares can see).
+func IntN(r uint64, n int) int { return int((r >> 32) * uint64(n) >> 32) }
+
+// Float64 maps the random word r to [0, 1) with 53 bits of precision.
+func Float64(r uint64) float64 { return float64(r>>11) * 0x1p-53 }
+
+// Pair draws two distinct slots of [0, n), n >= 2, uniformly from one
+// random word: the first from its high 32 bits, the second from its low
+// 32 bits among the n-1 others.
+func Pair(r uint64, n int) (i, j int) {
+	u := uint64(n)
+	i = int((r >> 32) * u >> 32)
+	j = int((r & math.MaxUint32) * (u - 1) >> 32)
+	if j >= i {
+		j++
+	}
+	return i, j
+}
+
+// Usable reports whether w is a weight a provider can be picked with:
+// positive and finite.
+func Usable(w float64) bool { return w > 0 && w <= math.MaxFloat64 }
+
+// Finite reports whether f is neither NaN nor infinite.
+func Finite(f float64) bool { return !math.IsNaN(f) && !math.IsInf(f, 0) }
+
+// Weighted returns an index of weights drawn in proportion to its weight
+// with the random word r, in O(len(weights)), skipping weights that are not
+// Usable; uniformly when none is. at(i) returns weight i. For picks among
+// a failover retry's subset, which are rare; hot paths use tables.
+func Weighted(n int, at func(i int) float64, r uint64) int {
+	total := 0.0
+	for i := range n {
+		if w := at(i); Usable(w) {
+			total += w
+		}
+	}
+	if !(total > 0 && total <= math.MaxFloat64) {
+		return IntN(r, n)
+	}
+	x := Float64(r) * total
+	last := -1
+	for i := range n {
+		w := at(i)
+		if !Usable(w) {
+			continue
+		}
+		last = i
+		if x -= w; x < 0 {
+			return i
+		}
+	}
+	return last
+}

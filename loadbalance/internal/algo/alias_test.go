@@ -1,0 +1,85 @@
+package algo
+
+import (
+	"math"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+)
+
+// exact returns the probability of each item of a, computed from the table.
+func exact(a *Alias) []float64 {
+	n := float64(a.Len())
+	p := make([]float64, a.Len())
+	for i := range p {
+		keep := float64(a.threshold[i]) / (1 << 32)
+		p[i] += keep / n
+		p[a.alias[i]] += (1 - keep) / n
+	}
+	return p
+}
+
+func TestAliasProbabilitiesAreExact(t *testing.T) {
+	for _, w := range [][]float64{
+		{1, 9}, {1, 1, 2}, {5, 1, 1}, {0, 3, 0, 1}, {0.4, 0.1, 100, 7, 7, 7, 1e6},
+		{1}, {math.NaN(), 1, -4, math.Inf(1)},
+	} {
+		total := 0.0
+		for _, x := range w {
+			total += clean(x)
+		}
+		p := exact(NewAlias(w))
+		for i := range w {
+			assert.InDelta(t, clean(w[i])/total, p[i], 1e-8, "weights %v item %d", w, i)
+		}
+	}
+	// No positive weight: uniform.
+	assert.InDeltaSlice(t, []float64{1. / 3, 1. / 3, 1. / 3}, exact(NewAlias([]float64{0, 0, 0})), 1e-8)
+	assert.Equal(t, 0, NewAlias(nil).Len())
+}
+
+func TestAliasPickNeverOutOfRange(t *testing.T) {
+	a := NewAlias([]float64{1, 2, 3})
+	for _, r := range []uint64{0, math.MaxUint64, 1 << 63, math.MaxUint32} {
+		i := a.Pick(r)
+		assert.True(t, i >= 0 && i < 3)
+	}
+}
+
+func TestPairIsDistinctAndUniform(t *testing.T) {
+	const n = 5
+	var c [n][n]int
+	r := Seeded(1)
+	for range 50_000 {
+		i, j := Pair(r(), n)
+		if i == j || i < 0 || j < 0 || i >= n || j >= n {
+			t.Fatalf("Pair gave %d, %d", i, j)
+		}
+		c[i][j]++
+	}
+	for i := range n {
+		for j := range n {
+			if i != j {
+				assert.InDelta(t, 50_000/20, c[i][j], 250, "pair %d,%d", i, j)
+			}
+		}
+	}
+	for _, r := range []uint64{0, math.MaxUint64} {
+		i, j := Pair(r, 2)
+		assert.NotEqual(t, i, j)
+	}
+}
+
+func TestWeighted(t *testing.T) {
+	w := []float64{1, 0, math.NaN(), 3, math.Inf(1), -2}
+	at := func(i int) float64 { return w[i] }
+	var c [6]int
+	r := Seeded(2)
+	for range 40_000 {
+		c[Weighted(len(w), at, r())]++
+	}
+	assert.Equal(t, 0, c[1]+c[2]+c[4]+c[5], "unusable weights are never drawn")
+	assert.InDelta(t, 10_000, c[0], 400)
+	assert.Equal(t, 1, Weighted(3, func(int) float64 { return 0 }, 1<<63), "uniform when no weight is usable")
+	assert.Equal(t, 3, Weighted(len(w), at, math.MaxUint64), "the top of the range")
+}

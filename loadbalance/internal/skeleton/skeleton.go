@@ -1,0 +1,120 @@
+// Package skeleton owns Select for every balancer of the module: the
+// prologue (an empty list, a single provider), the snapshot lookup and
+// rebuild (package member), the failover retry's subset, the watch for a
+// missing lbactive filter and the logging. A balancer supplies only its
+// algorithm, as a Spec: how to build its table from a snapshot, its pick,
+// optionally its pick among a retry's subset, and whether it needs the
+// lbactive filter. What every balancer needs next (outlier ejection,
+// metrics) goes here, once.
+package skeleton
+
+import (
+	"sync/atomic"
+
+	"dubbo.apache.org/dubbo-go/v3/protocol/base"
+
+	"github.com/dubbogo-lb/lb/loadbalance/internal/algo"
+	"github.com/dubbogo-lb/lb/loadbalance/internal/lblog"
+	"github.com/dubbogo-lb/lb/loadbalance/internal/member"
+	"github.com/dubbogo-lb/lb/warmup"
+)
+
+// Spec is what a balancer supplies to the skeleton.
+type Spec[T any] struct {
+	// Name is the name the balancer is registered under, for logs.
+	Name string
+	// Warmup configures the warm weights of the snapshots.
+	Warmup warmup.Options
+	// Rand is the random source of the balancer; nil: math/rand/v2.
+	Rand algo.Rand
+	// Build makes the balancer's table for a snapshot (required).
+	Build member.BuildFunc[T]
+	// Pick returns a slot of the snapshot for an invocation (required).
+	Pick member.PickFunc[T]
+	// Among picks from list, a failover retry's strict subset of the
+	// snapshot v. Default: at random in proportion to warm weight.
+	Among func(v *member.View[T], list []base.Invoker, inv base.Invocation) base.Invoker
+	// ReadsAll reports whether a pick among n providers reads the state of
+	// every one (a full scan, a ring), so that the whole list must be
+	// compared with the snapshot on every Select. Default: no; the pick
+	// reads the providers it draws and the snapshot is checked in O(1)
+	// (see member.Registry.Pick).
+	ReadsAll func(n int) bool
+	// Method returns the method whose snapshot serves inv. Default:
+	// inv.MethodName().
+	Method func(inv base.Invocation) string
+	// Uncounted is what goes wrong when the lbactive filter does not count
+	// the calls, for balancers that need it; "" for those that do not.
+	Uncounted string
+}
+
+// Balancer implements dubbo-go's loadbalance.LoadBalance for a Spec. It is
+// safe for concurrent use; one Balancer serves every service and method.
+type Balancer[T any] struct {
+	spec    Spec[T]
+	rand    algo.Rand
+	views   *member.Registry[T]
+	missing atomic.Bool
+}
+
+// New returns the Balancer of spec.
+func New[T any](spec Spec[T]) *Balancer[T] {
+	b := &Balancer[T]{spec: spec, rand: spec.Rand.Or()}
+	b.views = member.NewRegistry(spec.Warmup, spec.Build)
+	return b
+}
+
+// Select returns the provider of invokers that the balancer's algorithm
+// picks for inv: nil for an empty list, the only provider of a list of one.
+// It allocates nothing and takes no lock, except on the first call after a
+// membership change, which builds the new snapshot.
+func (b *Balancer[T]) Select(invokers []base.Invoker, inv base.Invocation) base.Invoker {
+	switch len(invokers) {
+	case 0:
+		return nil
+	case 1:
+		return invokers[0]
+	}
+	var method string
+	if b.spec.Method != nil {
+		method = b.spec.Method(inv)
+	} else {
+		method = inv.MethodName()
+	}
+	var v *member.View[T]
+	var i int
+	var exact bool
+	if b.spec.ReadsAll != nil && b.spec.ReadsAll(len(invokers)) {
+		if v, exact = b.views.Lookup(invokers, method); exact {
+			i = b.spec.Pick(v, inv)
+		}
+	} else {
+		v, i, exact = b.views.Pick(invokers, method, b.spec.Pick, inv)
+	}
+	if b.spec.Uncounted != "" && v.CheckFilter() {
+		b.missing.Store(true)
+		lblog.Warnf("%s", member.MissingFilterMessage(b.spec.Name, v.Set, b.spec.Uncounted))
+	}
+	if !exact {
+		if b.spec.Among != nil {
+			return b.spec.Among(v, invokers, inv)
+		}
+		return v.PickAmong(invokers, b.rand())
+	}
+	return invokers[i]
+}
+
+// Rand returns a random word from the balancer's source.
+func (b *Balancer[T]) Rand() uint64 { return b.rand() }
+
+// View returns the snapshot for invokers (non-empty) and method, building
+// it if none matches, and whether it holds exactly invokers. For
+// inspection (tests, simulators); Select does not need it.
+func (b *Balancer[T]) View(invokers []base.Invoker, method string) (*member.View[T], bool) {
+	return b.views.Lookup(invokers, method)
+}
+
+// FilterMissing reports whether the balancer found a (service, method)
+// whose calls are not counted, because the lbactive filter is not in the
+// consumer's filter chain. Always false for balancers that do not need it.
+func (b *Balancer[T]) FilterMissing() bool { return b.missing.Load() }
