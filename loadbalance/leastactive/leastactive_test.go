@@ -197,8 +197,6 @@ func TestWarmupThroughMergedNacosURL(t *testing.T) {
 func TestBadInput(t *testing.T) {
 	b, _ := quiet(Options{})
 	inv := lbtest.Call("Say")
-	assert.Nil(t, b.Select(nil, inv))
-	assert.Nil(t, b.Select([]base.Invoker{}, inv))
 	one := lbtest.N(1)
 	end := inflight(one[0], "Say", 3)
 	assert.Same(t, one[0], b.Select(one, inv), "the only provider, however busy")
@@ -287,29 +285,4 @@ func TestNoReportWhenTheFilterCounts(t *testing.T) {
 	// The watch survives rebuilds; a state that saw calls once stays settled.
 	v, _ := b.View(grown, "Say")
 	assert.False(t, v.CheckFilter())
-}
-
-// Selectors race with a goroutine that keeps changing the providers, while
-// calls start and end on them.
-func TestConcurrentSelectWhileMembershipChanges(t *testing.T) {
-	for _, choices := range []int{0, 2} {
-		b, _ := quiet(Options{Choices: choices})
-		pool := lbtest.Weighted("1", "2", "3", "4", "5", "6", "7", "8")
-		inv := lbtest.Call("Say")
-		lbtest.Churn(t, pool, time.Second, func(_ int, l []base.Invoker) base.Invoker {
-			got := b.Select(l, inv)
-			inflight(got, "Say", 1)()
-			return got
-		}, nil)
-		for _, p := range pool {
-			assert.Zero(t, rpcstatus.Of(p.GetURL()).Method("Say").Active())
-		}
-	}
-}
-
-func TestFollowsAReplacementInTheMiddle(t *testing.T) {
-	for _, choices := range []int{0, 2} {
-		b, _ := quiet(Options{Choices: choices})
-		lbtest.CheckReplacement(t, b, lbtest.Call("Say"))
-	}
 }

@@ -302,42 +302,7 @@ func TestBadInput(t *testing.T) {
 	assert.Zero(t, b.errorCost)
 	assert.Equal(t, float64(rpcstatus.EWMADecay), b.errorDecay)
 	inv := lbtest.Call("Say")
-	assert.Nil(t, b.Select(nil, inv))
-	assert.Nil(t, b.Select([]base.Invoker{}, inv))
-	one := lbtest.N(1)
-	assert.Same(t, one[0], b.Select(one, inv))
-
-	// A drained provider (weight 0 from a provider that means it) gets
-	// nothing while another is left; when all are drained they share.
-	drained := func(port int) base.Invoker {
-		return lbtest.Provider(port, map[string]string{"weight": "0", "release": "3.2.15"})
-	}
-	c := lbtest.Counts(b, []base.Invoker{drained(20000), lbtest.N(1)[0], lbtest.N(1)[0]}, inv, 10_000)
-	assert.Zero(t, c[0])
-	c = lbtest.Counts(b, []base.Invoker{drained(20000), drained(20001)}, inv, 10_000)
-	assert.InDelta(t, 5000, c[0], 500)
-
 	// Static weights: drawn in proportion.
-	c = lbtest.Counts(b, lbtest.Weighted("1", "9"), inv, 20_000)
+	c := lbtest.Counts(b, lbtest.Weighted("1", "9"), inv, 20_000)
 	assert.InDelta(t, 0.1, float64(c[0])/20_000, 0.02)
-}
-
-// Selectors, feedback and membership changes race (run with -race).
-func TestConcurrentSelectFeedbackAndMembership(t *testing.T) {
-	b := New(Options{})
-	pool := append(lbtest.Weighted("100", "100", "50", "100", "100", "100", "100", "100"), lbtest.N(8)...)
-	lbtest.ChurnPaced(t, pool, func(g, i int, l []base.Invoker) base.Invoker {
-		got := b.Select(l, lbtest.Call("Say"))
-		if got == nil {
-			return nil // ChurnPaced reports it
-		}
-		p := rpcstatus.Of(got.GetURL())
-		now := rpcstatus.Nanotime()
-		p.Begin(p.Method("Say"), now).End(now+int64(g+1)*int64(ms), i%50 == 0)
-		return got
-	})
-}
-
-func TestFollowsAReplacementInTheMiddle(t *testing.T) {
-	lbtest.CheckReplacement(t, New(Options{}), lbtest.Call("Say"))
 }

@@ -130,20 +130,21 @@ func ChurnPaced(t testing.TB, pool []base.Invoker, pick func(g, i int, list []ba
 // keeps the length and both ends of the list, which a quick membership
 // check (member.Registry.Pick) cannot see: provider 3 of 8 replaced by a new
 // one. Every pick is made on a fresh copy of the list, as dubbo-go's router
-// chain makes one per call. It fails t when a pick is not in the list it
+// chain makes one per call, with the invocation call(i) for the i-th pick.
+// It fails t when a pick is not in the list it
 // was made from (the provider that left, in particular), or when the
 // newcomer gets less than half its even share of 8000 picks.
-func CheckReplacement(t testing.TB, lb loadbalance.LoadBalance, inv base.Invocation) {
+func CheckReplacement(t testing.TB, lb loadbalance.LoadBalance, call func(i int) base.Invocation) {
 	t.Helper()
 	list := N(8)
-	for range 1000 {
-		lb.Select(slices.Clone(list), inv)
+	for i := range 1000 {
+		lb.Select(slices.Clone(list), call(i))
 	}
 	changed := slices.Clone(list)
 	changed[3] = Provider(20100, nil)
 	picks := 0
-	for range 8000 {
-		got := lb.Select(slices.Clone(changed), inv)
+	for i := range 8000 {
+		got := lb.Select(slices.Clone(changed), call(i))
 		if !slices.Contains(changed, got) {
 			t.Fatalf("Select returned %v, not in the list", got)
 		}

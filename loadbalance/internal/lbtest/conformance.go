@@ -1,0 +1,225 @@
+package lbtest
+
+import (
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"dubbo.apache.org/dubbo-go/v3/cluster/loadbalance"
+	"dubbo.apache.org/dubbo-go/v3/protocol/base"
+
+	"github.com/dubbogo-lb/lb/loadbalance/internal/lblog"
+	"github.com/dubbogo-lb/lb/rpcstatus"
+)
+
+// Subject describes a balancer to Conformance.
+type Subject struct {
+	// New returns a fresh balancer.
+	New func() loadbalance.LoadBalance
+	// Keyed is true for a balancer that routes by the invocation's
+	// arguments (consistent hashing): the suite then varies them.
+	Keyed bool
+	// IgnoresWeights is true for a balancer whose choice never depends on
+	// weights (consistent hashing, as Dubbo's): the weight rules are then
+	// only checked for safety, not for shares.
+	IgnoresWeights bool
+}
+
+// call returns the i-th invocation the suite makes.
+func (s Subject) call(i int) base.Invocation {
+	if s.Keyed {
+		return Call("Say", "user-"+strconv.Itoa(i))
+	}
+	return Call("Say")
+}
+
+// Conformance runs the checks every balancer must pass, as subtests: an
+// empty list, a single provider, a failover retry's subset, membership
+// churn racing selections and feedback (run it with -race), a replacement
+// that keeps the list's length, every bad input of the module's balancer
+// semantics (weights, timestamps, warmup, hash parameters), the log lines
+// they cause, and 0 allocations per Select.
+func Conformance(t *testing.T, s Subject) {
+	t.Run("Empty", func(t *testing.T) {
+		lb := s.New()
+		if got := lb.Select(nil, s.call(0)); got != nil {
+			t.Errorf("Select(nil) = %v, want nil", got)
+		}
+		if got := lb.Select([]base.Invoker{}, s.call(0)); got != nil {
+			t.Errorf("Select(empty) = %v, want nil", got)
+		}
+	})
+	t.Run("Single", func(t *testing.T) {
+		lb := s.New()
+		for _, p := range []base.Invoker{N(1)[0], Weighted("abc")[0], Provider(20000, map[string]string{"weight": "0", "release": "3.2.15"})} {
+			if got := lb.Select([]base.Invoker{p}, s.call(0)); got != p {
+				t.Errorf("Select of one provider = %v, want it", got)
+			}
+		}
+	})
+	t.Run("RetrySubset", func(t *testing.T) {
+		lb := s.New()
+		list := N(6)
+		for i := range 50 {
+			lb.Select(slices.Clone(list), s.call(i))
+		}
+		sub := []base.Invoker{list[1], list[3], list[4]}
+		seen := map[base.Invoker]bool{}
+		for i := range 15 { // fewer than a subset that persists (a real change)
+			got := lb.Select(slices.Clone(sub), s.call(i))
+			if !slices.Contains(sub, got) {
+				t.Fatalf("retry pick %v is not in the subset", got)
+			}
+			seen[got] = true
+		}
+		if len(seen) < 2 && !s.Keyed {
+			t.Errorf("15 retries all went to one provider of 3")
+		}
+		// The full list afterwards is served from the same snapshot.
+		if got := lb.Select(slices.Clone(list), s.call(0)); !slices.Contains(list, got) {
+			t.Errorf("pick %v not in the list", got)
+		}
+	})
+	t.Run("Churn", func(t *testing.T) {
+		lb := s.New()
+		pool := append(Weighted("100", "100", "50", "100", "100", "100", "100", "100"), Ports(20100, 8)...)
+		ChurnPaced(t, pool, func(g, i int, l []base.Invoker) base.Invoker {
+			got := lb.Select(l, s.call(i))
+			if got == nil {
+				return nil // ChurnPaced reports it
+			}
+			p := rpcstatus.Of(got.GetURL())
+			now := rpcstatus.Nanotime()
+			p.Begin(p.Method("Say"), now).End(now+int64(g+1)*int64(time.Millisecond), i%50 == 0)
+			return got
+		})
+	})
+	t.Run("Replacement", func(t *testing.T) {
+		CheckReplacement(t, s.New(), s.call)
+	})
+	t.Run("BadInput", func(t *testing.T) { badInput(t, s) })
+	t.Run("ZeroAllocs", func(t *testing.T) {
+		defer lblog.Capture(func(string) {})() // picks without calls: the filter watch speaks
+		lb := s.New()
+		for _, n := range []int{10, 100} {
+			l := N(n)
+			copies := [2][]base.Invoker{slices.Clone(l), slices.Clone(l)}
+			inv := s.call(7)
+			for i := range 100 {
+				lb.Select(copies[i&1], inv)
+			}
+			i := 0
+			if a := testing.AllocsPerRun(1000, func() { lb.Select(copies[i&1], inv); i++ }); a != 0 {
+				t.Errorf("N=%d: %v allocations per Select, want 0", n, a)
+			}
+		}
+	})
+}
+
+// Ports returns n providers of weight 100 on ports from, from+1, …
+func Ports(from, n int) []base.Invoker {
+	out := make([]base.Invoker, n)
+	for i := range out {
+		out[i] = Provider(from+i, map[string]string{"weight": "100"})
+	}
+	return out
+}
+
+// java returns a provider as a Dubbo Java provider registers it, for which
+// weight 0 means 0 (a dubbo-go provider writes 0 when no weight was set).
+func java(port int, params map[string]string) base.Invoker {
+	if params == nil {
+		params = map[string]string{}
+	}
+	params["release"] = "3.2.15"
+	return Provider(port, params)
+}
+
+// badInput checks the bad inputs of the balancer semantics: each yields a
+// safe default, never a panic nor a pick outside the list, and what is
+// logged about them is one line with the module's prefix.
+func badInput(t *testing.T, s Subject) {
+	logs := CaptureLogs(t)
+	const picks = 20_000
+	counts := func(lb loadbalance.LoadBalance, list []base.Invoker) []int {
+		t.Helper()
+		c := make([]int, len(list))
+		for i := range picks {
+			got := lb.Select(slices.Clone(list), s.call(i))
+			k := slices.Index(list, got)
+			if k < 0 {
+				t.Fatalf("Select returned %v, not in the list", got)
+			}
+			c[k]++
+		}
+		return c
+	}
+	everyOneServed := func(what string, c []int) {
+		t.Helper()
+		for i, n := range c {
+			if n == 0 {
+				t.Errorf("%s: provider %d got none of %d picks (%v)", what, i, picks, c)
+			}
+		}
+	}
+
+	// Malformed weights are replaced by the default: every provider serves.
+	bad := []string{"abc", "-5", "1e99", "NaN", "Inf", "1e7", "", " 100 "}
+	everyOneServed("malformed weights", counts(s.New(), Weighted(bad...)))
+
+	// A fractional weight is never rounded to 0.
+	c := counts(s.New(), Weighted("0.4", "1", "1"))
+	everyOneServed("fractional weights", c)
+
+	// Weight 0 means no traffic while another provider has weight; all 0
+	// share evenly.
+	drained := []base.Invoker{java(20000, map[string]string{"weight": "0"}), java(20001, nil), java(20002, nil)}
+	c = counts(s.New(), drained)
+	if !s.IgnoresWeights && c[0] != 0 {
+		t.Errorf("a provider of weight 0 got %d of %d picks", c[0], picks)
+	}
+	all0 := []base.Invoker{java(20000, map[string]string{"weight": "0"}), java(20001, map[string]string{"weight": "0"})}
+	everyOneServed("all weights 0", counts(s.New(), all0))
+
+	// A timestamp in the future (clock skew): just started, neither full
+	// weight nor none.
+	now := time.Now()
+	skewed := append(Ports(20000, 3), Started(20003, now.Add(time.Hour), 600*time.Second))
+	c = counts(s.New(), skewed)
+	everyOneServed("a future timestamp", c)
+	if !s.IgnoresWeights && c[3] > picks/4/2 {
+		t.Errorf("a provider whose timestamp is in the future got %d of %d picks, not less than half its share", c[3], picks)
+	}
+
+	// Unparsable timestamps and warmup periods: warm, or the default period.
+	odd := []base.Invoker{
+		Provider(20000, map[string]string{"timestamp": "abc", "warmup": "10"}),
+		Provider(20001, map[string]string{"timestamp": "-1"}),
+		Provider(20002, map[string]string{"timestamp": "9223372036854775807", "warmup": "NaN"}),
+		Provider(20003, map[string]string{"timestamp": strconv.FormatInt(now.Add(-time.Hour).Unix(), 10), "warmup": "-5"}),
+		Provider(20004, map[string]string{"timestamp": strconv.FormatInt(now.Add(-time.Hour).UnixMilli(), 10), "warmup": "1e30"}),
+	}
+	everyOneServed("odd timestamps", counts(s.New(), odd))
+
+	// Bad hash parameters and timeouts: ignored or replaced, never fatal.
+	hashy := []base.Invoker{
+		Provider(20000, map[string]string{"hash.arguments": "x,-1,99", "hash.nodes": "abc", "timeout": "forever", "actives": "-3"}),
+		Provider(20001, map[string]string{"hash.arguments": "", "hash.nodes": "-4", "timeout": "0"}),
+		Provider(20002, map[string]string{"hash.nodes": "99999999999999999999", "methods.Say.timeout": "1e3"}),
+	}
+	lb := s.New()
+	counts(lb, hashy)
+	for _, inv := range []base.Invocation{Call("Say"), Call("Say", nil), Call("Say", nil, nil, nil), Call("")} {
+		if got := lb.Select(slices.Clone(hashy), inv); !slices.Contains(hashy, got) {
+			t.Errorf("Select(%v) = %v, not in the list", inv.Arguments(), got)
+		}
+	}
+
+	for _, line := range logs() {
+		if !strings.HasPrefix(line, lblog.Prefix) || strings.ContainsAny(line, "\r\n") || strings.Contains(line, "goroutine ") {
+			t.Errorf("log line is not one prefixed line: %q", line)
+		}
+	}
+}
