@@ -501,13 +501,16 @@ func TestBalanceFactorOptions(t *testing.T) {
 // Selectors, with and without bounded load, race with a goroutine that
 // keeps changing the providers and their availability.
 func TestConcurrentSelectWhileMembershipChanges(t *testing.T) {
-	pool := ports(20880, 12, nil)
+	pool := ports(20880, 16, nil)
 	lbs := []*Balancer{New(Options{}), New(Options{BalanceFactor: 1.25})}
-	rngs := make([]*rand.Rand, 8)
+	rngs := make([]*rand.Rand, 4)
 	for g := range rngs {
 		rngs[g] = rand.New(rand.NewPCG(uint64(g), 7))
 	}
-	lbtest.Churn(t, pool, 2*time.Second, func(g int, l []base.Invoker) base.Invoker {
+	lbtest.ChurnPaced(t, pool, func(g, i int, l []base.Invoker) base.Invoker {
+		if g == 0 && i%5 == 0 { // providers come and go from availability too
+			pool[i%len(pool)].(*base.BaseInvoker).SetAvailable(i%3 != 0)
+		}
 		var args []any
 		switch rngs[g].IntN(3) {
 		case 0:
@@ -521,7 +524,7 @@ func TestConcurrentSelectWhileMembershipChanges(t *testing.T) {
 			p.Begin(p.Method("Say"), 0).End(0, false)
 		}
 		return got
-	}, func(i int) { pool[i%len(pool)].(*base.BaseInvoker).SetAvailable(i%3 != 0) })
+	})
 }
 
 // Select allocates nothing, whatever path it takes.
@@ -600,4 +603,11 @@ func TestGenericCallRoutesLikeTheRealMethod(t *testing.T) {
 	assert.Same(t, list[r.Lookup(HashString("byUser"))], got)
 	inv := lbtest.Call("$invoke", "byUser", types, []object{"tenant", "u"})
 	assert.Zero(t, testing.AllocsPerRun(100, func() { lb.Select(list, inv) }))
+}
+
+func TestConformance(t *testing.T) {
+	for _, factor := range []float64{0, 1.25} {
+		lbtest.Conformance(t, lbtest.Subject{Keyed: true, IgnoresWeights: true,
+			New: func(w warmup.Options) loadbalance.LoadBalance { return New(Options{BalanceFactor: factor, Warmup: w}) }})
+	}
 }

@@ -1,6 +1,7 @@
 package lalb
 
 import (
+	"github.com/dubbogo-lb/lb/warmup"
 	"math"
 	"math/rand/v2"
 	"sync/atomic"
@@ -254,16 +255,8 @@ func TestFailoverSubset(t *testing.T) {
 	for _, p := range list[1:] {
 		feed(p, int64(9*sec), 128, ms, false)
 	}
-	inv := lbtest.Call("Say")
-	sub := []base.Invoker{list[0], list[1]}
-	n := map[base.Invoker]int{}
-	for range 4000 {
-		b.Select(list, inv) // a first try between retries keeps list the membership
-		got := b.Select(sub, inv)
-		require.Contains(t, sub, got)
-		n[got]++
-	}
-	assert.Less(t, float64(n[list[0]])/4000, 0.1, "failing provider in the retry: %v", n)
+	share := lbtest.RetryShare(t, b, list, []base.Invoker{list[0], list[1]})
+	assert.Less(t, share, 0.1, "the bad provider's share of the retries")
 	v, exact := b.View(list, "Say")
 	assert.True(t, exact)
 	assert.Equal(t, 4, v.Table.tree.Len(), "the retries did not replace the membership")
@@ -391,4 +384,8 @@ func TestChargeTimeout(t *testing.T) {
 			assert.InDelta(t, 127.0/128*10/(10+12.0/127), ratio, 0.02, "charged 1.2 × 10 ms: %v", w)
 		}
 	}
+}
+
+func TestConformance(t *testing.T) {
+	lbtest.Conformance(t, lbtest.Subject{New: func(w warmup.Options) loadbalance.LoadBalance { return New(Options{Warmup: w}) }})
 }

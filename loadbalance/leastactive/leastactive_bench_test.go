@@ -6,7 +6,6 @@ import (
 	"dubbo.apache.org/dubbo-go/v3/cluster/loadbalance"
 	_ "dubbo.apache.org/dubbo-go/v3/cluster/loadbalance/leastactive" // registers dubbo-go's own
 	dgext "dubbo.apache.org/dubbo-go/v3/common/extension"
-	"dubbo.apache.org/dubbo-go/v3/protocol/base"
 
 	"github.com/dubbogo-lb/lb/loadbalance/internal/lblog"
 	"github.com/dubbogo-lb/lb/loadbalance/internal/lbtest"
@@ -18,17 +17,10 @@ var _ loadbalance.LoadBalance = (*Balancer)(nil)
 // leastactive on weighted lists where every provider is tied at 0 calls in
 // flight: the most work for each of them (a scan plus a weighted draw).
 func BenchmarkSelect(b *testing.B) {
-	weighted := func(n int) []base.Invoker {
-		w := make([]string, n)
-		for i := range w {
-			w[i] = []string{"100", "200", "50"}[i%3]
-		}
-		return lbtest.Weighted(w...)
-	}
 	defer lblog.Capture(func(string) {})() // the benchmark never calls: not a missing filter
 	lbtest.BenchSelect(b, []lbtest.Named{
 		{Name: Name, LB: New(Options{})},
 		{Name: Name + "-p2c", LB: New(Options{Choices: 2})},
 		{Name: "dubbo-go-leastactive", LB: dgext.GetLoadbalance("leastactive")},
-	}, weighted, lbtest.Call("Say"))
+	}, lbtest.Mixed, lbtest.Call("Say"))
 }

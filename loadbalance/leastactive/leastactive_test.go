@@ -2,9 +2,10 @@ package leastactive
 
 import (
 	"context"
+	"dubbo.apache.org/dubbo-go/v3/cluster/loadbalance"
+	"github.com/dubbogo-lb/lb/warmup"
 	"sync"
 	"testing"
-	"time"
 
 	_ "dubbo.apache.org/dubbo-go/v3/cluster/loadbalance/leastactive" // registers dubbo-go's own
 	dgext "dubbo.apache.org/dubbo-go/v3/common/extension"
@@ -16,7 +17,6 @@ import (
 	"github.com/dubbogo-lb/lb/loadbalance/internal/lblog"
 	"github.com/dubbogo-lb/lb/loadbalance/internal/lbtest"
 	"github.com/dubbogo-lb/lb/rpcstatus"
-	"github.com/dubbogo-lb/lb/warmup"
 )
 
 // logs collects what a Balancer logs.
@@ -169,31 +169,6 @@ func (p *blocking) Invoke(ctx context.Context, inv base.Invocation) result.Resul
 	return p.Invoker.Invoke(ctx, inv)
 }
 
-func TestWarmupThroughMergedNacosURL(t *testing.T) {
-	start := time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC)
-	clock := lbtest.NewClock(start.Add(60 * time.Second))
-	for _, choices := range []int{0, 2} {
-		b, _ := quiet(Options{Choices: choices, Warmup: warmup.Options{Now: clock.Now}})
-		list := []base.Invoker{
-			lbtest.Started(20000, start.Add(-time.Hour), 600*time.Second),
-			lbtest.Started(20001, start, 600*time.Second), // up 60 s of 600 s
-		}
-		c := lbtest.Counts(b, list, lbtest.Call("Say"), 100_000)
-		assert.InDelta(t, 0.10, float64(c[1])/float64(c[0]), 0.01, "choices %d: ≈10 %% of a warm peer's traffic", choices)
-	}
-	b, _ := quiet(Options{Warmup: warmup.Options{Now: clock.Now}})
-	list := []base.Invoker{
-		lbtest.Started(20000, start.Add(-time.Hour), 600*time.Second),
-		lbtest.Started(20001, start, 600*time.Second),
-	}
-	clock.Advance(240 * time.Second) // half way
-	c := lbtest.Counts(b, list, lbtest.Call("Say"), 100_000)
-	assert.InDelta(t, 0.5, float64(c[1])/float64(c[0]), 0.03)
-	clock.Advance(time.Hour)
-	c = lbtest.Counts(b, list, lbtest.Call("Say"), 100_000)
-	assert.InDelta(t, 1, float64(c[1])/float64(c[0]), 0.04)
-}
-
 func TestBadInput(t *testing.T) {
 	b, _ := quiet(Options{})
 	inv := lbtest.Call("Say")
@@ -202,17 +177,6 @@ func TestBadInput(t *testing.T) {
 	assert.Same(t, one[0], b.Select(one, inv), "the only provider, however busy")
 	end()
 
-	// Malformed weights fall back to the default, 100, like a healthy peer.
-	got := lbtest.Shares(b, lbtest.Weighted("abc", "-5", "1e99", "NaN", "100"), inv, 100_000)
-	assert.InDeltaSlice(t, []float64{20, 20, 20, 20, 20}, got, 1.5)
-
-	// A timestamp in the future: just started, not full weight, not zero.
-	now := time.Now()
-	skewed := []base.Invoker{lbtest.N(1)[0], lbtest.Started(20001, now.Add(time.Hour), 600*time.Second)}
-	c := lbtest.Counts(b, skewed, inv, 50_000)
-	assert.Positive(t, c[1])
-	assert.Less(t, c[1], 2_000)
-
 	// A drained provider (weight 0 from a provider that means it) gets
 	// nothing even with the fewest calls in flight...
 	drained := []base.Invoker{
@@ -220,7 +184,7 @@ func TestBadInput(t *testing.T) {
 		lbtest.Provider(20001, nil),
 	}
 	end = inflight(drained[1], "Say", 2)
-	c = lbtest.Counts(b, drained, inv, 1_000)
+	c := lbtest.Counts(b, drained, inv, 1_000)
 	assert.Equal(t, []int{0, 1_000}, c)
 	end()
 	// ...unless every provider is drained.
@@ -228,7 +192,7 @@ func TestBadInput(t *testing.T) {
 		lbtest.Provider(20000, map[string]string{"weight": "0", "release": "java-3.2"}),
 		lbtest.Provider(20001, map[string]string{"weight": "0", "release": "java-3.2"}),
 	}
-	got = lbtest.Shares(b, allDrained, inv, 20_000)
+	got := lbtest.Shares(b, allDrained, inv, 20_000)
 	assert.InDeltaSlice(t, []float64{50, 50}, got, 1.5)
 
 	// Choices below 2 mean a full scan, which never picks the busy one.
@@ -285,4 +249,12 @@ func TestNoReportWhenTheFilterCounts(t *testing.T) {
 	// The watch survives rebuilds; a state that saw calls once stays settled.
 	v, _ := b.View(grown, "Say")
 	assert.False(t, v.CheckFilter())
+}
+
+func TestConformance(t *testing.T) {
+	for _, choices := range []int{0, 2} {
+		lbtest.Conformance(t, lbtest.Subject{WarmShares: true, New: func(w warmup.Options) loadbalance.LoadBalance {
+			return New(Options{Choices: choices, Warmup: w})
+		}})
+	}
 }

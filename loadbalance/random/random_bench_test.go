@@ -5,7 +5,6 @@ import (
 
 	"dubbo.apache.org/dubbo-go/v3/cluster/loadbalance"
 	dgrandom "dubbo.apache.org/dubbo-go/v3/cluster/loadbalance/random"
-	"dubbo.apache.org/dubbo-go/v3/protocol/base"
 
 	"github.com/dubbogo-lb/lb/loadbalance/internal/lbtest"
 )
@@ -14,15 +13,8 @@ var _ loadbalance.LoadBalance = (*Balancer)(nil)
 
 // BenchmarkSelect compares ours with dubbo-go's random on weighted lists.
 func BenchmarkSelect(b *testing.B) {
-	weighted := func(n int) []base.Invoker {
-		w := make([]string, n)
-		for i := range w {
-			w[i] = []string{"100", "200", "50"}[i%3]
-		}
-		return lbtest.Weighted(w...)
-	}
 	lbtest.BenchSelect(b, []lbtest.Named{
 		{Name: Name, LB: New(Options{})},
 		{Name: "dubbo-go-random", LB: dgrandom.NewRandomLoadBalance()},
-	}, weighted, lbtest.Call("Say"))
+	}, lbtest.Mixed, lbtest.Call("Say"))
 }

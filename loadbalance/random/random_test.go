@@ -1,14 +1,13 @@
 package random
 
 import (
+	"dubbo.apache.org/dubbo-go/v3/cluster/loadbalance"
+	"github.com/dubbogo-lb/lb/warmup"
 	"testing"
-	"time"
 
-	"dubbo.apache.org/dubbo-go/v3/protocol/base"
 	"github.com/stretchr/testify/assert"
 
 	"github.com/dubbogo-lb/lb/loadbalance/internal/lbtest"
-	"github.com/dubbogo-lb/lb/warmup"
 )
 
 func TestSharesFollowWeights(t *testing.T) {
@@ -33,22 +32,7 @@ func TestWeightedEvenWhenTheFirstTwoAreEqual(t *testing.T) {
 	assert.InDelta(t, 50, got[2], 1.5)
 }
 
-func TestWarmupThroughMergedNacosURL(t *testing.T) {
-	start := time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC)
-	clock := lbtest.NewClock(start.Add(60 * time.Second))
-	b := New(Options{Warmup: warmup.Options{Now: clock.Now}})
-	list := []base.Invoker{
-		lbtest.Started(20000, start.Add(-time.Hour), 600*time.Second),
-		lbtest.Started(20001, start, 600*time.Second), // up 60 s of 600 s
-	}
-	c := lbtest.Counts(b, list, lbtest.Call("Say"), 100_000)
-	assert.InDelta(t, 0.10, float64(c[1])/float64(c[0]), 0.01, "≈10 %% of a warm peer's traffic")
-
-	clock.Advance(240 * time.Second) // half way
-	c = lbtest.Counts(b, list, lbtest.Call("Say"), 100_000)
-	assert.InDelta(t, 0.5, float64(c[1])/float64(c[0]), 0.03)
-
-	clock.Advance(time.Hour)
-	c = lbtest.Counts(b, list, lbtest.Call("Say"), 100_000)
-	assert.InDelta(t, 1, float64(c[1])/float64(c[0]), 0.04)
+func TestConformance(t *testing.T) {
+	lbtest.Conformance(t, lbtest.Subject{WarmShares: true,
+		New: func(w warmup.Options) loadbalance.LoadBalance { return New(Options{Warmup: w}) }})
 }

@@ -42,11 +42,7 @@ func BenchmarkSelect(b *testing.B) {
 // candidates come from an alias table.
 func BenchmarkSelectWeighted(b *testing.B) {
 	weighted := func(n int) []base.Invoker {
-		w := make([]string, n)
-		for i := range w {
-			w[i] = []string{"100", "200", "50"}[i%3]
-		}
-		list := lbtest.Weighted(w...)
+		list := lbtest.Mixed(n)
 		now := rpcstatus.Nanotime()
 		for i, p := range list {
 			feed(p, now-int64(200*ms), 128, time.Duration(1+i%4)*ms, false)

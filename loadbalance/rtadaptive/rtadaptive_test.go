@@ -1,6 +1,7 @@
 package rtadaptive
 
 import (
+	"github.com/dubbogo-lb/lb/warmup"
 	"math"
 	"math/rand/v2"
 	"sync/atomic"
@@ -281,16 +282,8 @@ func TestFailoverSubset(t *testing.T) {
 	for _, p := range list[1:] {
 		feed(p, int64(9*sec), 128, ms, false)
 	}
-	inv := lbtest.Call("Say")
-	sub := []base.Invoker{list[0], list[1]}
-	n := map[base.Invoker]int{}
-	for range 4000 {
-		b.Select(list, inv) // a first try between retries keeps list the membership
-		got := b.Select(sub, inv)
-		require.Contains(t, sub, got)
-		n[got]++
-	}
-	assert.Less(t, float64(n[list[0]])/4000, 0.05, "slow provider in the retry: %v", n)
+	share := lbtest.RetryShare(t, b, list, []base.Invoker{list[0], list[1]})
+	assert.Less(t, share, 0.05, "the bad provider's share of the retries")
 	v, exact := b.View(list, "Say")
 	assert.True(t, exact)
 	assert.Equal(t, 4, v.Len(), "the retries did not replace the membership")
@@ -305,4 +298,9 @@ func TestBadInput(t *testing.T) {
 	// Static weights: drawn in proportion.
 	c := lbtest.Counts(b, lbtest.Weighted("1", "9"), inv, 20_000)
 	assert.InDelta(t, 0.1, float64(c[0])/20_000, 0.02)
+}
+
+func TestConformance(t *testing.T) {
+	newLB := func(w warmup.Options) loadbalance.LoadBalance { return New(Options{Warmup: w}) }
+	lbtest.Conformance(t, lbtest.Subject{New: newLB, WarmShares: true})
 }

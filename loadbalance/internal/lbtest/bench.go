@@ -54,3 +54,13 @@ type Named struct {
 }
 
 var sinkInvoker base.Invoker
+
+// Mixed returns n providers whose weights cycle through 100, 200 and 50:
+// the weighted lists of the benchmarks.
+func Mixed(n int) []base.Invoker {
+	w := make([]string, n)
+	for i := range w {
+		w[i] = []string{"100", "200", "50"}[i%3]
+	}
+	return Weighted(w...)
+}

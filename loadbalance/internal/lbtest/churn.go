@@ -6,63 +6,10 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
-	"time"
 
 	"dubbo.apache.org/dubbo-go/v3/cluster/loadbalance"
 	"dubbo.apache.org/dubbo-go/v3/protocol/base"
 )
-
-// Churn races 8 goroutines, each calling pick(g, list) in a loop, against
-// one that keeps replacing list with another window of pool (at least 4
-// providers) for d, calling change(i), when not nil, after each
-// replacement. It fails t when a pick is not in the list it was made from,
-// or when no pick was made, and returns the number of picks.
-func Churn(t testing.TB, pool []base.Invoker, d time.Duration, pick func(g int, list []base.Invoker) base.Invoker, change func(i int)) int64 {
-	t.Helper()
-	var list atomic.Pointer[[]base.Invoker]
-	first := pool[:len(pool)/2]
-	list.Store(&first)
-	stop := make(chan struct{})
-	var wg sync.WaitGroup
-	var picks, strays atomic.Int64
-	for g := range 8 {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for {
-				select {
-				case <-stop:
-					return
-				default:
-				}
-				l := *list.Load()
-				if !slices.Contains(l, pick(g, l)) {
-					strays.Add(1)
-				}
-				picks.Add(1)
-			}
-		}()
-	}
-	half := len(pool) / 2
-	deadline := time.Now().Add(d)
-	for i := 0; time.Now().Before(deadline); i++ {
-		lo := i % half
-		l := slices.Clone(pool[lo:min(lo+2+i%(half+1), len(pool))])
-		list.Store(&l)
-		if change != nil {
-			change(i)
-		}
-	}
-	close(stop)
-	wg.Wait()
-	if strays.Load() != 0 {
-		t.Errorf("%d of %d picks were not in the list they were made from", strays.Load(), picks.Load())
-	}
-	if picks.Load() == 0 {
-		t.Error("no pick was made")
-	}
-	return picks.Load()
-}
 
 // ChurnPaced races 4 goroutines, each calling pick(g, i, list), against
 // 300 membership changes of pool (16 providers or more): the whole pool,
@@ -155,4 +102,25 @@ func CheckReplacement(t testing.TB, lb loadbalance.LoadBalance, call func(i int)
 	if picks < 500 {
 		t.Errorf("the newcomer got %d of 8000 picks, want at least 500 (its even share is 1000)", picks)
 	}
+}
+
+// RetryShare alternates 4000 times a pick on list (a first try, which
+// keeps list the membership) and a pick on sub, a failover retry's subset
+// of it, and returns the share of the retries that went to sub[0]. It
+// fails t when a retry leaves sub.
+func RetryShare(t testing.TB, lb loadbalance.LoadBalance, list, sub []base.Invoker) float64 {
+	t.Helper()
+	inv := Call("Say")
+	n := 0
+	for range 4000 {
+		lb.Select(list, inv)
+		got := lb.Select(sub, inv)
+		if !slices.Contains(sub, got) {
+			t.Fatalf("retry pick %v is not in the subset", got)
+		}
+		if got == sub[0] {
+			n++
+		}
+	}
+	return float64(n) / 4000
 }

@@ -12,20 +12,28 @@ import (
 
 	"github.com/dubbogo-lb/lb/loadbalance/internal/lblog"
 	"github.com/dubbogo-lb/lb/rpcstatus"
+	"github.com/dubbogo-lb/lb/warmup"
 )
 
 // Subject describes a balancer to Conformance.
 type Subject struct {
-	// New returns a fresh balancer.
-	New func() loadbalance.LoadBalance
+	// New returns a fresh balancer with the given warmup options.
+	New func(warmup.Options) loadbalance.LoadBalance
 	// Keyed is true for a balancer that routes by the invocation's
 	// arguments (consistent hashing): the suite then varies them.
 	Keyed bool
+	// WarmShares is true for a balancer whose shares follow warm weights:
+	// the suite then checks the warmup ramp through a provider URL as
+	// Nacos delivers it.
+	WarmShares bool
 	// IgnoresWeights is true for a balancer whose choice never depends on
 	// weights (consistent hashing, as Dubbo's): the weight rules are then
 	// only checked for safety, not for shares.
 	IgnoresWeights bool
 }
+
+// new returns a fresh balancer with the default options.
+func (s Subject) new() loadbalance.LoadBalance { return s.New(warmup.Options{}) }
 
 // call returns the i-th invocation the suite makes.
 func (s Subject) call(i int) base.Invocation {
@@ -43,7 +51,7 @@ func (s Subject) call(i int) base.Invocation {
 // they cause, and 0 allocations per Select.
 func Conformance(t *testing.T, s Subject) {
 	t.Run("Empty", func(t *testing.T) {
-		lb := s.New()
+		lb := s.new()
 		if got := lb.Select(nil, s.call(0)); got != nil {
 			t.Errorf("Select(nil) = %v, want nil", got)
 		}
@@ -52,7 +60,7 @@ func Conformance(t *testing.T, s Subject) {
 		}
 	})
 	t.Run("Single", func(t *testing.T) {
-		lb := s.New()
+		lb := s.new()
 		for _, p := range []base.Invoker{N(1)[0], Weighted("abc")[0], Provider(20000, map[string]string{"weight": "0", "release": "3.2.15"})} {
 			if got := lb.Select([]base.Invoker{p}, s.call(0)); got != p {
 				t.Errorf("Select of one provider = %v, want it", got)
@@ -60,7 +68,7 @@ func Conformance(t *testing.T, s Subject) {
 		}
 	})
 	t.Run("RetrySubset", func(t *testing.T) {
-		lb := s.New()
+		lb := s.new()
 		list := N(6)
 		for i := range 50 {
 			lb.Select(slices.Clone(list), s.call(i))
@@ -83,7 +91,7 @@ func Conformance(t *testing.T, s Subject) {
 		}
 	})
 	t.Run("Churn", func(t *testing.T) {
-		lb := s.New()
+		lb := s.new()
 		pool := append(Weighted("100", "100", "50", "100", "100", "100", "100", "100"), Ports(20100, 8)...)
 		ChurnPaced(t, pool, func(g, i int, l []base.Invoker) base.Invoker {
 			got := lb.Select(l, s.call(i))
@@ -97,12 +105,15 @@ func Conformance(t *testing.T, s Subject) {
 		})
 	})
 	t.Run("Replacement", func(t *testing.T) {
-		CheckReplacement(t, s.New(), s.call)
+		CheckReplacement(t, s.new(), s.call)
 	})
 	t.Run("BadInput", func(t *testing.T) { badInput(t, s) })
+	if s.WarmShares {
+		t.Run("WarmupRamp", func(t *testing.T) { warmupRamp(t, s) })
+	}
 	t.Run("ZeroAllocs", func(t *testing.T) {
 		defer lblog.Capture(func(string) {})() // picks without calls: the filter watch speaks
-		lb := s.New()
+		lb := s.new()
 		for _, n := range []int{10, 100} {
 			l := N(n)
 			copies := [2][]base.Invoker{slices.Clone(l), slices.Clone(l)}
@@ -167,27 +178,27 @@ func badInput(t *testing.T, s Subject) {
 
 	// Malformed weights are replaced by the default: every provider serves.
 	bad := []string{"abc", "-5", "1e99", "NaN", "Inf", "1e7", "", " 100 "}
-	everyOneServed("malformed weights", counts(s.New(), Weighted(bad...)))
+	everyOneServed("malformed weights", counts(s.new(), Weighted(bad...)))
 
 	// A fractional weight is never rounded to 0.
-	c := counts(s.New(), Weighted("0.4", "1", "1"))
+	c := counts(s.new(), Weighted("0.4", "1", "1"))
 	everyOneServed("fractional weights", c)
 
 	// Weight 0 means no traffic while another provider has weight; all 0
 	// share evenly.
 	drained := []base.Invoker{java(20000, map[string]string{"weight": "0"}), java(20001, nil), java(20002, nil)}
-	c = counts(s.New(), drained)
+	c = counts(s.new(), drained)
 	if !s.IgnoresWeights && c[0] != 0 {
 		t.Errorf("a provider of weight 0 got %d of %d picks", c[0], picks)
 	}
 	all0 := []base.Invoker{java(20000, map[string]string{"weight": "0"}), java(20001, map[string]string{"weight": "0"})}
-	everyOneServed("all weights 0", counts(s.New(), all0))
+	everyOneServed("all weights 0", counts(s.new(), all0))
 
 	// A timestamp in the future (clock skew): just started, neither full
 	// weight nor none.
 	now := time.Now()
 	skewed := append(Ports(20000, 3), Started(20003, now.Add(time.Hour), 600*time.Second))
-	c = counts(s.New(), skewed)
+	c = counts(s.new(), skewed)
 	everyOneServed("a future timestamp", c)
 	if !s.IgnoresWeights && c[3] > picks/4/2 {
 		t.Errorf("a provider whose timestamp is in the future got %d of %d picks, not less than half its share", c[3], picks)
@@ -201,7 +212,7 @@ func badInput(t *testing.T, s Subject) {
 		Provider(20003, map[string]string{"timestamp": strconv.FormatInt(now.Add(-time.Hour).Unix(), 10), "warmup": "-5"}),
 		Provider(20004, map[string]string{"timestamp": strconv.FormatInt(now.Add(-time.Hour).UnixMilli(), 10), "warmup": "1e30"}),
 	}
-	everyOneServed("odd timestamps", counts(s.New(), odd))
+	everyOneServed("odd timestamps", counts(s.new(), odd))
 
 	// Bad hash parameters and timeouts: ignored or replaced, never fatal.
 	hashy := []base.Invoker{
@@ -209,7 +220,7 @@ func badInput(t *testing.T, s Subject) {
 		Provider(20001, map[string]string{"hash.arguments": "", "hash.nodes": "-4", "timeout": "0"}),
 		Provider(20002, map[string]string{"hash.nodes": "99999999999999999999", "methods.Say.timeout": "1e3"}),
 	}
-	lb := s.New()
+	lb := s.new()
 	counts(lb, hashy)
 	for _, inv := range []base.Invocation{Call("Say"), Call("Say", nil), Call("Say", nil, nil, nil), Call("")} {
 		if got := lb.Select(slices.Clone(hashy), inv); !slices.Contains(hashy, got) {
@@ -220,6 +231,30 @@ func badInput(t *testing.T, s Subject) {
 	for _, line := range logs() {
 		if !strings.HasPrefix(line, lblog.Prefix) || strings.ContainsAny(line, "\r\n") || strings.Contains(line, "goroutine ") {
 			t.Errorf("log line is not one prefixed line: %q", line)
+		}
+	}
+}
+
+// warmupRamp checks that a provider up 60 s of a 600 s warmup gets about
+// 10 % of a warm peer's traffic, half way about 50 %, and once warm as
+// much, on the wall clock the test sets.
+func warmupRamp(t *testing.T, s Subject) {
+	start := time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC)
+	clock := NewClock(start.Add(60 * time.Second))
+	lb := s.New(warmup.Options{Now: clock.Now})
+	list := []base.Invoker{
+		Started(20000, start.Add(-time.Hour), 600*time.Second),
+		Started(20001, start, 600*time.Second),
+	}
+	for _, c := range []struct {
+		advance   time.Duration
+		want, tol float64
+	}{{0, 0.1, 0.015}, {240 * time.Second, 0.5, 0.04}, {time.Hour, 1, 0.06}} {
+		clock.Advance(c.advance)
+		n := Counts(lb, list, s.call(0), 60_000)
+		if r := float64(n[1]) / float64(n[0]); r < c.want-c.tol || r > c.want+c.tol {
+			t.Errorf("at %v: the warming provider got %.3f of a warm peer's traffic, want %.2f ± %.3f",
+				clock.Now().Sub(start), r, c.want, c.tol)
 		}
 	}
 }

@@ -24,7 +24,9 @@ func seventh(uncounted string, among bool) (*Balancer[struct{}], *int) {
 		Uncounted: uncounted,
 	}
 	if among {
-		spec.Among = func(_ *member.View[struct{}], list []base.Invoker, _ base.Invocation) base.Invoker { return list[len(list)-1] }
+		spec.Among = func(_ *member.View[struct{}], list []base.Invoker, _ base.Invocation) base.Invoker {
+			return list[len(list)-1]
+		}
 	}
 	return New(spec), &builds
 }
