@@ -4,8 +4,6 @@ import (
 	"strconv"
 	"testing"
 
-	_ "dubbo.apache.org/dubbo-go/v3/cluster/loadbalance/consistenthashing" // registers dubbo-go's
-	dgext "dubbo.apache.org/dubbo-go/v3/common/extension"
 	"dubbo.apache.org/dubbo-go/v3/protocol/base"
 
 	"github.com/dubbogo-lb/lb/loadbalance/internal/lbtest"
@@ -20,7 +18,7 @@ func BenchmarkSelect(b *testing.B) {
 	lbs := []lbtest.Named{
 		{Name: Name, LB: New(Options{})},
 		{Name: Name + "-bounded", LB: New(Options{BalanceFactor: 1.25})},
-		{Name: "dubbo-go-consistenthashing", LB: dgext.GetLoadbalance("consistenthashing")},
+		lbtest.DubboGo("consistenthashing")[0],
 	}
 	inv := lbtest.Call("Say", "user-12345")
 	lists := map[int][]base.Invoker{}

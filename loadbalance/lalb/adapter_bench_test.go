@@ -5,9 +5,6 @@ import (
 	"testing"
 	"time"
 
-	_ "dubbo.apache.org/dubbo-go/v3/cluster/loadbalance/p2c" // registers "p2c"
-	dgrandom "dubbo.apache.org/dubbo-go/v3/cluster/loadbalance/random"
-	"dubbo.apache.org/dubbo-go/v3/common/extension"
 	"dubbo.apache.org/dubbo-go/v3/protocol/base"
 
 	"github.com/dubbogo-lb/lb/loadbalance/internal/lbtest"
@@ -36,11 +33,8 @@ var sinkInvoker base.Invoker
 // and in parallel. Calls alternate between two copies of the list, as
 // dubbo-go's router chain hands out a fresh slice per call.
 func BenchmarkSelect(b *testing.B) {
-	lbtest.BenchSelectSizes(b, benchSizes, []lbtest.Named{
-		{Name: Name, LB: New(Options{})},
-		{Name: "dubbo-go-p2c", LB: extension.GetLoadbalance("p2c")},
-		{Name: "dubbo-go-random", LB: dgrandom.NewRandomLoadBalance()},
-	}, benchList, lbtest.Call("Say"))
+	ours := lbtest.Named{Name: Name, LB: New(Options{})}
+	lbtest.BenchSelectSizes(b, benchSizes, lbtest.With(ours, lbtest.DubboGo("p2c", "random")...), benchList, lbtest.Call("Say"))
 }
 
 // BenchmarkAdapterFeedback is the feedback path alone: recompute one provider's

@@ -1,7 +1,6 @@
 package lalb
 
 import (
-	"github.com/dubbogo-lb/lb/warmup"
 	"math"
 	"math/rand/v2"
 	"sync/atomic"
@@ -16,6 +15,7 @@ import (
 	"github.com/dubbogo-lb/lb/loadbalance/internal/lbtest"
 	"github.com/dubbogo-lb/lb/loadbalance/internal/member"
 	"github.com/dubbogo-lb/lb/rpcstatus"
+	"github.com/dubbogo-lb/lb/warmup"
 )
 
 var _ loadbalance.LoadBalance = (*Balancer)(nil)
@@ -67,16 +67,8 @@ func TestFeedbackOnPickMatchesCompletionHook(t *testing.T) {
 	assert.Greater(t, qPick, 0.9*qHook)
 }
 
-// feed records n completions on p for method Say, one per millisecond from
-// at (ns), each taking lat, as the lbactive filter would.
-func feed(p base.Invoker, at int64, n int, lat time.Duration, fail bool) {
-	pr := rpcstatus.Of(p.GetURL())
-	m := pr.Method("Say")
-	for k := range n {
-		s := at + int64(k)*int64(ms)
-		pr.Begin(m, s).End(s+int64(lat), fail)
-	}
-}
+// feed is lbtest.Feed.
+var feed = lbtest.Feed
 
 // TestInflightPenaltyWhenCallsHang: the faster of two providers stops
 // answering (its calls fail at a 500 ms timeout) under 10 000 calls/s. The

@@ -4,8 +4,6 @@ import (
 	"testing"
 
 	"dubbo.apache.org/dubbo-go/v3/cluster/loadbalance"
-	_ "dubbo.apache.org/dubbo-go/v3/cluster/loadbalance/leastactive" // registers dubbo-go's own
-	dgext "dubbo.apache.org/dubbo-go/v3/common/extension"
 
 	"github.com/dubbogo-lb/lb/loadbalance/internal/lblog"
 	"github.com/dubbogo-lb/lb/loadbalance/internal/lbtest"
@@ -21,6 +19,6 @@ func BenchmarkSelect(b *testing.B) {
 	lbtest.BenchSelect(b, []lbtest.Named{
 		{Name: Name, LB: New(Options{})},
 		{Name: Name + "-p2c", LB: New(Options{Choices: 2})},
-		{Name: "dubbo-go-leastactive", LB: dgext.GetLoadbalance("leastactive")},
+		lbtest.DubboGo("leastactive")[0],
 	}, lbtest.Mixed, lbtest.Call("Say"))
 }

@@ -2,11 +2,10 @@ package leastactive
 
 import (
 	"context"
-	"dubbo.apache.org/dubbo-go/v3/cluster/loadbalance"
-	"github.com/dubbogo-lb/lb/warmup"
 	"sync"
 	"testing"
 
+	"dubbo.apache.org/dubbo-go/v3/cluster/loadbalance"
 	_ "dubbo.apache.org/dubbo-go/v3/cluster/loadbalance/leastactive" // registers dubbo-go's own
 	dgext "dubbo.apache.org/dubbo-go/v3/common/extension"
 	"dubbo.apache.org/dubbo-go/v3/protocol/base"
@@ -17,6 +16,7 @@ import (
 	"github.com/dubbogo-lb/lb/loadbalance/internal/lblog"
 	"github.com/dubbogo-lb/lb/loadbalance/internal/lbtest"
 	"github.com/dubbogo-lb/lb/rpcstatus"
+	"github.com/dubbogo-lb/lb/warmup"
 )
 
 // logs collects what a Balancer logs.
@@ -55,23 +55,6 @@ func inflight(provider base.Invoker, method string, n int) (end func()) {
 	return func() {
 		for _, c := range calls {
 			c.End(rpcstatus.Nanotime(), false)
-		}
-	}
-}
-
-func TestTiesFollowWarmWeights(t *testing.T) {
-	for _, choices := range []int{0, 2} {
-		b, _ := quiet(Options{Choices: choices})
-		for _, c := range []struct {
-			weights []string
-			want    []float64
-		}{
-			{[]string{"1", "9"}, []float64{10, 90}},
-			{[]string{"1", "1", "2"}, []float64{25, 25, 50}},
-			{[]string{"100", "100", "100", "100"}, []float64{25, 25, 25, 25}},
-		} {
-			got := lbtest.Shares(b, lbtest.Weighted(c.weights...), lbtest.Call("Say"), 100_000)
-			assert.InDeltaSlice(t, c.want, got, 1.5, "choices %d weights %v", choices, c.weights)
 		}
 	}
 }

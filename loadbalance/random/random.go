@@ -10,43 +10,54 @@
 package random
 
 import (
+	"dubbo.apache.org/dubbo-go/v3/protocol/base"
+
 	"github.com/dubbogo-lb/lb/loadbalance/internal/algo"
 	"github.com/dubbogo-lb/lb/loadbalance/internal/member"
 	"github.com/dubbogo-lb/lb/loadbalance/internal/skeleton"
 	"github.com/dubbogo-lb/lb/warmup"
 )
 
-// Name is the name the balancer is registered under with dubbo-go.
+// Name: the balancer's name in dubbo-go's registry ("loadbalance: warmrandom").
 const Name = "warmrandom"
 
-// Options configure a Balancer. The zero value is ready to use.
+// Options of New; the zero value gives Dubbo's warmup and math/rand/v2.
 type Options struct {
-	// Warmup configures the warmup of new providers.
-	Warmup warmup.Options
-	// Rand is the random source, safe for concurrent use; default
-	// math/rand/v2's Uint64. Tests inject a seeded one.
-	Rand func() uint64
+	Warmup warmup.Options // warmup of new providers (its clock, curve, refresh step)
+	Rand   func() uint64  // random words, safe for concurrent use; nil: math/rand/v2
 }
 
-// Balancer is the weighted random balancer. It is safe for concurrent use;
-// one Balancer serves every service and method. Select picks a provider at
-// random in proportion to its warm weight.
+// Balancer picks at random in proportion to warm weight, for every service
+// and method, safely from concurrent callers.
 type Balancer struct {
 	*skeleton.Balancer[algo.Alias]
+	rand algo.Rand
 }
 
 // New returns a Balancer.
 func New(opts Options) *Balancer {
-	b := &Balancer{}
+	b := &Balancer{rand: algo.Rand(opts.Rand).Or()}
 	b.Balancer = skeleton.New(skeleton.Spec[algo.Alias]{
-		Name: Name, Warmup: opts.Warmup, Rand: opts.Rand,
-		Build: func(s *member.Set, _ *member.View[algo.Alias]) *algo.Alias {
-			if s.Uniform {
-				return nil // a uniform pick needs no table
-			}
-			return algo.NewAlias(s.Weights)
-		},
-		Pick: b.pick,
+		Name: Name, Warmup: opts.Warmup, Rand: b.rand,
+		Build: table,
+		Pick:  b.pick,
 	})
 	return b
+}
+
+// table is the alias table of a snapshot's warm weights; nil when they are
+// all equal, as a uniform pick needs none.
+func table(s *member.Set, _ *member.View[algo.Alias]) *algo.Alias {
+	if s.Uniform {
+		return nil
+	}
+	return algo.NewAlias(s.Weights)
+}
+
+// pick draws a slot of v in proportion to its warm weight.
+func (b *Balancer) pick(v *member.View[algo.Alias], _ base.Invocation) int {
+	if v.Table == nil {
+		return algo.IntN(b.rand(), v.Len())
+	}
+	return v.Table.Pick(b.rand())
 }

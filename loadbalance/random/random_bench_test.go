@@ -4,7 +4,6 @@ import (
 	"testing"
 
 	"dubbo.apache.org/dubbo-go/v3/cluster/loadbalance"
-	dgrandom "dubbo.apache.org/dubbo-go/v3/cluster/loadbalance/random"
 
 	"github.com/dubbogo-lb/lb/loadbalance/internal/lbtest"
 )
@@ -13,8 +12,6 @@ var _ loadbalance.LoadBalance = (*Balancer)(nil)
 
 // BenchmarkSelect compares ours with dubbo-go's random on weighted lists.
 func BenchmarkSelect(b *testing.B) {
-	lbtest.BenchSelect(b, []lbtest.Named{
-		{Name: Name, LB: New(Options{})},
-		{Name: "dubbo-go-random", LB: dgrandom.NewRandomLoadBalance()},
-	}, lbtest.Mixed, lbtest.Call("Say"))
+	lbtest.BenchSelect(b, lbtest.With(lbtest.Named{Name: Name, LB: New(Options{})}, lbtest.DubboGo("random")...),
+		lbtest.Mixed, lbtest.Call("Say"))
 }

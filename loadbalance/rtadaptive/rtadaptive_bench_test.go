@@ -4,8 +4,6 @@ import (
 	"testing"
 	"time"
 
-	_ "dubbo.apache.org/dubbo-go/v3/cluster/loadbalance/p2c" // registers "p2c"
-	dgrandom "dubbo.apache.org/dubbo-go/v3/cluster/loadbalance/random"
 	"dubbo.apache.org/dubbo-go/v3/common/extension"
 	"dubbo.apache.org/dubbo-go/v3/protocol/base"
 
@@ -31,11 +29,7 @@ func benchList(n int) []base.Invoker {
 // BenchmarkSelect compares ours with dubbo-go's p2c (and random, for
 // scale) on the same lists, sequentially and in parallel.
 func BenchmarkSelect(b *testing.B) {
-	lbtest.BenchSelect(b, []lbtest.Named{
-		{Name: Name, LB: New(Options{})},
-		{Name: "dubbo-go-p2c", LB: extension.GetLoadbalance("p2c")},
-		{Name: "dubbo-go-random", LB: dgrandom.NewRandomLoadBalance()},
-	}, benchList, lbtest.Call("Say"))
+	lbtest.BenchSelect(b, lbtest.With(lbtest.Named{Name: Name, LB: New(Options{})}, lbtest.DubboGo("p2c", "random")...), benchList, lbtest.Call("Say"))
 }
 
 // BenchmarkSelectWeighted is the same with unequal weights, where the

@@ -1,7 +1,6 @@
 package rtadaptive
 
 import (
-	"github.com/dubbogo-lb/lb/warmup"
 	"math"
 	"math/rand/v2"
 	"sync/atomic"
@@ -15,20 +14,13 @@ import (
 
 	"github.com/dubbogo-lb/lb/loadbalance/internal/lbtest"
 	"github.com/dubbogo-lb/lb/rpcstatus"
+	"github.com/dubbogo-lb/lb/warmup"
 )
 
 var _ loadbalance.LoadBalance = (*Balancer)(nil)
 
-// feed records n completions on p for method Say, one per millisecond from
-// at (ns), each taking lat, as the lbactive filter would.
-func feed(p base.Invoker, at int64, n int, lat time.Duration, fail bool) {
-	pr := rpcstatus.Of(p.GetURL())
-	m := pr.Method("Say")
-	for k := range n {
-		s := at + int64(k)*int64(ms)
-		pr.Begin(m, s).End(s+int64(lat), fail)
-	}
-}
+// feed is lbtest.Feed.
+var feed = lbtest.Feed
 
 func TestCosts(t *testing.T) {
 	known := func(rtt time.Duration, inflight int64) Estimate {

@@ -5,7 +5,6 @@ import (
 	"testing"
 
 	"dubbo.apache.org/dubbo-go/v3/cluster/loadbalance"
-	dgroundrobin "dubbo.apache.org/dubbo-go/v3/cluster/loadbalance/roundrobin"
 
 	"github.com/dubbogo-lb/lb/loadbalance/internal/lbtest"
 )
@@ -15,10 +14,8 @@ var _ loadbalance.LoadBalance = (*Balancer)(nil)
 // BenchmarkSelect compares ours with dubbo-go's roundrobin, the same smooth
 // weighted round robin, on weighted lists.
 func BenchmarkSelect(b *testing.B) {
-	lbtest.BenchSelect(b, []lbtest.Named{
-		{Name: Name, LB: New(Options{})},
-		{Name: "dubbo-go-roundrobin", LB: dgroundrobin.NewRRLoadBalance()},
-	}, lbtest.Mixed, lbtest.Call("Say"))
+	ours := lbtest.Named{Name: Name, LB: New(Options{})}
+	lbtest.BenchSelect(b, lbtest.With(ours, lbtest.DubboGo("roundrobin")...), lbtest.Mixed, lbtest.Call("Say"))
 }
 
 // BenchmarkRebuild measures what a warmup refresh costs off the hot path:

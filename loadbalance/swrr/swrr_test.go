@@ -1,11 +1,11 @@
 package swrr
 
 import (
-	"dubbo.apache.org/dubbo-go/v3/cluster/loadbalance"
 	"slices"
 	"testing"
 	"time"
 
+	"dubbo.apache.org/dubbo-go/v3/cluster/loadbalance"
 	"dubbo.apache.org/dubbo-go/v3/protocol/base"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -51,22 +51,6 @@ func TestNginxCycle(t *testing.T) {
 	b := New(Options{})
 	got := picks(b, lbtest.Weighted("5", "1", "1"), lbtest.Call("Say"), 70)
 	assert.NotEqual(t, -1, rotation(got, aabacaa), "A A B A C A A, from some point: %v", got)
-}
-
-func TestSharesFollowWeights(t *testing.T) {
-	b := New(Options{})
-	for _, c := range []struct {
-		weights []string
-		want    []float64
-	}{
-		{[]string{"1", "9"}, []float64{10, 90}},
-		{[]string{"1", "1", "2"}, []float64{25, 25, 50}},
-		{[]string{"100", "100", "100"}, []float64{100. / 3, 100. / 3, 100. / 3}},
-	} {
-		got := lbtest.Shares(b, lbtest.Weighted(c.weights...), lbtest.Call("Say"), 100_000)
-		// Exact up to the one unfinished cycle.
-		assert.InDeltaSlice(t, c.want, got, 0.01, "weights %v", c.weights)
-	}
 }
 
 // Interleaved calls of two methods, and of two groups of one interface,
@@ -216,7 +200,7 @@ func TestBadInputSharesAreExact(t *testing.T) {
 }
 
 func TestConformance(t *testing.T) {
-	lbtest.Conformance(t, lbtest.Subject{WarmShares: true, New: func(w warmup.Options) loadbalance.LoadBalance {
+	lbtest.Conformance(t, lbtest.Subject{WarmShares: true, ExactShares: true, New: func(w warmup.Options) loadbalance.LoadBalance {
 		return New(Options{Warmup: w})
 	}})
 }

@@ -5,6 +5,12 @@ import (
 	"testing"
 
 	"dubbo.apache.org/dubbo-go/v3/cluster/loadbalance"
+	_ "dubbo.apache.org/dubbo-go/v3/cluster/loadbalance/consistenthashing" // registers dubbo-go's own
+	_ "dubbo.apache.org/dubbo-go/v3/cluster/loadbalance/leastactive"
+	_ "dubbo.apache.org/dubbo-go/v3/cluster/loadbalance/p2c"
+	_ "dubbo.apache.org/dubbo-go/v3/cluster/loadbalance/random"
+	_ "dubbo.apache.org/dubbo-go/v3/cluster/loadbalance/roundrobin"
+	dgext "dubbo.apache.org/dubbo-go/v3/common/extension"
 	"dubbo.apache.org/dubbo-go/v3/protocol/base"
 )
 
@@ -64,3 +70,17 @@ func Mixed(n int) []base.Invoker {
 	}
 	return Weighted(w...)
 }
+
+// DubboGo returns dubbo-go's own balancers of the given names, as its
+// cluster finds them, to benchmark beside ours; each is named
+// "dubbo-go-<name>".
+func DubboGo(names ...string) []Named {
+	out := make([]Named, len(names))
+	for i, n := range names {
+		out[i] = Named{Name: "dubbo-go-" + n, LB: dgext.GetLoadbalance(n)}
+	}
+	return out
+}
+
+// With returns ours followed by others.
+func With(ours Named, others ...Named) []Named { return append([]Named{ours}, others...) }

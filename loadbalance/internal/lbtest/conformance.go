@@ -26,6 +26,9 @@ type Subject struct {
 	// the suite then checks the warmup ramp through a provider URL as
 	// Nacos delivers it.
 	WarmShares bool
+	// ExactShares is true for a balancer whose shares are exact over a
+	// cycle (round robin): the share check then allows 0.01 %, not 1.5 %.
+	ExactShares bool
 	// IgnoresWeights is true for a balancer whose choice never depends on
 	// weights (consistent hashing, as Dubbo's): the weight rules are then
 	// only checked for safety, not for shares.
@@ -109,6 +112,7 @@ func Conformance(t *testing.T, s Subject) {
 	})
 	t.Run("BadInput", func(t *testing.T) { badInput(t, s) })
 	if s.WarmShares {
+		t.Run("SharesFollowWeights", func(t *testing.T) { sharesFollowWeights(t, s) })
 		t.Run("WarmupRamp", func(t *testing.T) { warmupRamp(t, s) })
 	}
 	t.Run("ZeroAllocs", func(t *testing.T) {
@@ -255,6 +259,32 @@ func warmupRamp(t *testing.T, s Subject) {
 		if r := float64(n[1]) / float64(n[0]); r < c.want-c.tol || r > c.want+c.tol {
 			t.Errorf("at %v: the warming provider got %.3f of a warm peer's traffic, want %.2f ± %.3f",
 				clock.Now().Sub(start), r, c.want, c.tol)
+		}
+	}
+}
+
+// sharesFollowWeights checks the shares of static weights, including
+// Dubbo's bug of deciding "weighted or not" from the first invokers.
+func sharesFollowWeights(t *testing.T, s Subject) {
+	tol := 1.5
+	if s.ExactShares {
+		tol = 0.01
+	}
+	lb := s.new()
+	for _, c := range []struct {
+		weights []string
+		want    []float64
+	}{
+		{[]string{"1", "9"}, []float64{10, 90}},
+		{[]string{"1", "1", "2"}, []float64{25, 25, 50}},
+		{[]string{"100", "100", "100", "100"}, []float64{25, 25, 25, 25}},
+	} {
+		got := Shares(lb, Weighted(c.weights...), s.call(0), 100_000)
+		for i := range got {
+			if d := got[i] - c.want[i]; d > tol || d < -tol {
+				t.Errorf("weights %v: shares %v, want %v ± %v", c.weights, got, c.want, tol)
+				break
+			}
 		}
 	}
 }

@@ -18,6 +18,7 @@ import (
 	"dubbo.apache.org/dubbo-go/v3/protocol/invocation"
 
 	"github.com/dubbogo-lb/lb/loadbalance/internal/lblog"
+	"github.com/dubbogo-lb/lb/rpcstatus"
 )
 
 // Service is the interface the fake providers serve.
@@ -136,5 +137,17 @@ func CaptureLogs(t testing.TB) func() []string {
 		mu.Lock()
 		defer mu.Unlock()
 		return append([]string(nil), got...)
+	}
+}
+
+// Feed records n completions of method Say on p, one per millisecond from
+// at (ns), each taking lat and failing if fail, as the lbactive filter
+// would.
+func Feed(p base.Invoker, at int64, n int, lat time.Duration, fail bool) {
+	pr := rpcstatus.Of(p.GetURL())
+	m := pr.Method("Say")
+	for k := range n {
+		s := at + int64(k)*int64(time.Millisecond)
+		pr.Begin(m, s).End(s+int64(lat), fail)
 	}
 }

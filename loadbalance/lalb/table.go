@@ -1,0 +1,231 @@
+package lalb
+
+// The balancer's state for one snapshot: the weight tree and how a pick
+// refreshes its leaves from the statistics (see "Feedback" in DESIGN.md).
+
+import (
+	"math"
+	"sync/atomic"
+	"time"
+
+	"github.com/dubbogo-lb/lb/loadbalance/internal/member"
+	"github.com/dubbogo-lb/lb/rpcstatus"
+	"github.com/dubbogo-lb/lb/warmup"
+)
+
+// table is the state of one snapshot: the tree and what a refresh needs.
+// Only the tree changes after it is built.
+type table struct {
+	tree *Tree
+	// live is the number of providers that are not drained: the n of Floor.
+	live int
+	// warm is each provider's warm fraction in (0, 1]; 0 marks a drained
+	// provider (weight 0), whose leaf stays 0.
+	warm []float64
+	// timeout is what each error of a provider is charged at least (0: the
+	// latency rule only).
+	timeout []time.Duration
+	// ref and refQPS are the mean weight and the mean throughput (calls/s)
+	// of the fully warm providers with samples when the table was built,
+	// 0 if there were none; they set the weight of a warming provider (see
+	// warming). The snapshot is rebuilt every warmup refresh step while a
+	// provider warms up, so they are never older than that.
+	ref, refQPS float64
+	// refLatency is the mean success latency (ns, float64 bits) of the
+	// providers with samples when the table was built: calls in flight on
+	// a provider without samples of its own are judged against it. If none
+	// had samples (a cold start), the first refresh of a provider with
+	// samples sets it, once.
+	refLatency atomic.Uint64
+}
+
+// refresh recomputes the tree weight of provider i from its statistics.
+func (b *Balancer) refresh(v *member.View[table], i int) {
+	t := v.Table
+	warm := t.warm[i]
+	if warm == 0 {
+		return // drained
+	}
+	st := v.Stats[i]
+	var now int64
+	var delay time.Duration
+	if st.Active() > 0 { // the clock matters only for calls in flight
+		now = b.now()
+		delay = st.InflightDelay(now)
+	}
+	w, known, lat, qps := b.weight(st, t.timeout[i], delay, now)
+	total := t.tree.Total()
+	if known {
+		w = t.warming(w, qps, warm)
+		if lat > 0 && t.refLatency.Load() == 0 {
+			t.refLatency.CompareAndSwap(0, math.Float64bits(float64(lat)))
+		}
+	} else {
+		w = t.newcomer(NewProviderWeight(total, t.live, b.opts), warm, delay, b.opts)
+	}
+	nw := TreeWeight(w, total, t.live, b.opts)
+	old := t.tree.Weight(i)
+	if d := nw - old; old > 0 && d <= old>>6 && -d <= old>>6 {
+		return
+	}
+	t.tree.Set(i, nw)
+}
+
+// weight returns the provider's own LALB weight from its window and calls
+// in flight (delay is their mean age), whether it has enough samples for
+// one, its mean success latency and its throughput (calls/s, as Weight
+// counts it before discounting errors).
+func (b *Balancer) weight(st *rpcstatus.Stats, timeout, delay time.Duration, now int64) (float64, bool, time.Duration, float64) {
+	sum := st.Window().Summary()
+	in := Stats{
+		Samples:        sum.Samples,
+		Errors:         sum.Errors,
+		Span:           sum.Span,
+		SuccessLatency: sum.SuccessLatency,
+		ErrorLatency:   sum.ErrorLatency,
+		Timeout:        timeout,
+	}
+	if delay > 0 {
+		// Weight needs only the mean age: one call started delay ago.
+		in.Inflight, in.InflightStartSum = 1, now-int64(delay)
+	}
+	w, ok := Weight(in, now, b.opts)
+	qps := minQPS
+	if sum.Samples >= 2 && sum.Span > 0 {
+		qps = max(float64(sum.Samples-1)/sum.Span.Seconds(), minQPS)
+	}
+	return w, ok, sum.SuccessLatency, qps
+}
+
+// warming returns the weight of a provider with samples, w, at throughput
+// qps, given its warm fraction. A warm provider keeps w. A warming one gets
+// its warm fraction of the weight it would have at the warm providers'
+// mean throughput, w × refQPS / qps, capped at their mean weight ref: so
+// its traffic follows the warmup ramp, still lowered by its latency,
+// errors and hanging calls, but never raised above the ramp because it is
+// faster than the others.
+//
+// Scaling w by the warm fraction alone would compound: LALB's weight grows
+// with the provider's throughput, which the scaled weight itself holds
+// down, so the provider would sit at its floor for the whole warmup and
+// take its full share only at the end. Normalising the throughput to the
+// warm providers' mean, which the warming provider does not drive, avoids
+// that.
+func (t *table) warming(w, qps, warm float64) float64 {
+	if warm >= 1 || t.ref <= 0 || t.refQPS <= 0 {
+		return w
+	}
+	return warm * min(w*t.refQPS/qps, t.ref)
+}
+
+// newcomer returns the weight of a provider without enough samples of its
+// own: the average weight avg times its warm fraction, lowered as the
+// in-flight penalty would if its calls hang (brpc has no penalty for a
+// server without samples, so a new provider that never answers keeps the
+// average until its calls time out).
+func (t *table) newcomer(avg, warm float64, delay time.Duration, o Tuning) float64 {
+	w := avg * warm
+	if ref := math.Float64frombits(t.refLatency.Load()); delay > 0 && ref > 0 {
+		if limit := o.PunishInflightRatio * ref; float64(delay) > limit {
+			w *= limit / float64(delay)
+		}
+	}
+	return w
+}
+
+// build makes the table of a snapshot. Every leaf is recomputed from the
+// statistics, which the snapshot carries over by pointer for the providers
+// that stay, so what the tree learned about them is kept (it is a function
+// of those statistics) and is as fresh as it can be; a provider without
+// samples of its own starts at the average weight of those with samples
+// times its warm fraction. prev supplies the reference latency when no
+// provider has samples.
+func (b *Balancer) build(s *member.Set, prev *member.View[table]) *table {
+	n := s.Len()
+	now := b.now()
+	t := &table{warm: make([]float64, n), timeout: make([]time.Duration, n)}
+	raw := make([]float64, n)
+	known := make([]bool, n)
+	delays := make([]time.Duration, n)
+	var knownSum, refSum, refQPS, latSum float64
+	var knownN, refN, latN int
+	qps := make([]float64, n)
+	for i := range n {
+		t.warm[i] = warmFraction(s, i)
+		if t.warm[i] == 0 {
+			continue
+		}
+		t.live++
+		if b.chargeTimeout {
+			t.timeout[i], _ = warmup.MethodTimeout(s.Invokers[i].GetURL(), s.Method)
+		}
+		st := s.Stats[i]
+		delays[i] = st.InflightDelay(now)
+		w, ok, lat, q := b.weight(st, t.timeout[i], delays[i], now)
+		if !ok {
+			continue
+		}
+		raw[i], known[i], qps[i] = w, true, q
+		knownSum += w
+		knownN++
+		if t.warm[i] >= 1 {
+			refSum += w
+			refQPS += q
+			refN++
+		}
+		if lat > 0 {
+			latSum += float64(lat)
+			latN++
+		}
+	}
+	if refN > 0 {
+		t.ref = refSum / float64(refN)
+		t.refQPS = refQPS / float64(refN)
+	}
+	switch {
+	case latN > 0:
+		t.refLatency.Store(math.Float64bits(latSum / float64(latN)))
+	case prev != nil:
+		t.refLatency.Store(prev.Table.refLatency.Load())
+	}
+	avg := NewProviderWeight(int64(min(knownSum, maxSum)), knownN, b.opts)
+	var total float64
+	for i := range n {
+		switch {
+		case t.warm[i] == 0:
+		case known[i]:
+			raw[i] = t.warming(raw[i], qps[i], t.warm[i])
+		default:
+			raw[i] = t.newcomer(avg, t.warm[i], delays[i], b.opts)
+		}
+		total += raw[i]
+	}
+	sum := int64(min(total, maxSum))
+	leaves := make([]int64, n)
+	for i := range n {
+		if t.warm[i] > 0 {
+			leaves[i] = TreeWeight(raw[i], sum, t.live, b.opts)
+		}
+	}
+	t.tree = NewTree(leaves)
+	return t
+}
+
+// maxSum bounds float sums of weights converted to int64.
+const maxSum = float64(1 << 62)
+
+// warmFraction returns the share of its full weight that provider i of s
+// gets now, in (0, 1], or 0 for a drained provider (weight 0 while others
+// have weight). LALB has no use for static weights beyond that: the
+// latencies it measures say what a provider can take.
+func warmFraction(s *member.Set, i int) float64 {
+	w := s.Weights[i]
+	if !(w > 0) {
+		return 0
+	}
+	full := s.Meta[i].Weight
+	if !(full > 0) || w >= full { // all drained: the Set gives each weight 1
+		return 1
+	}
+	return w / full
+}
