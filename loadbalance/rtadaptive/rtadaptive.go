@@ -1,52 +1,17 @@
 // Package rtadaptive is a response-time adaptive balancer: power of two
 // choices over a peak-EWMA cost, as in Finagle and Linkerd. Each pick draws
-// two candidates and sends the call to the cheaper one, whose cost is
+// two candidates, in proportion to warm weight, and sends the call to the
+// cheaper, whose cost is
 //
 //	charged RTT × (calls in flight + 1)
 //
-// The RTT is the peak EWMA of the provider's latencies that package rpcstatus
-// keeps per (provider, method): a slower sample replaces it at once, so a
-// provider that turns slow loses its share after one observation; faster
-// samples blend in over EWMADecay (10 s); and it fades with the time since
-// the last sample, so a provider that lost all its traffic looks cheaper
-// and cheaper until it is probed again, and the probe's answer, after that
-// silence, counts for most of the estimate: a provider 10× slower for a
-// while gets its share back about 15 s after it recovers. The calls in
-// flight make a provider that is piling up calls (or hanging) costlier at
-// once.
-//
-// Beyond the references:
-//   - Errors are charged (see Estimate.Charged): each error in the provider's
-//     window of recent calls counts as taking at least the method's timeout
-//     (or Options.ErrorCost), so a provider that fails fast does not look
-//     fast. The charge fades with the time since the provider's last error
-//     (Options.ErrorDecay), so a failing provider that recovers is probed
-//     again even though its window still holds the old errors. Dubbo's
-//     Adaptive balancer overwrites the real latency with a penalty after
-//     every call; here the latency estimate is never touched.
-//   - A provider without samples is neither preferred nor starved (see
-//     Costs): Dubbo's ShortestResponse scores it 0 and sends it everything.
-//   - Warm weights (package warmup) decide how often a provider is drawn
-//     as a candidate: the two candidates are drawn independently in
-//     proportion to their warm weights, and a pick whose two draws are the
-//     same provider takes it without comparison. A provider warming up at
-//     10 % of its weight is thus considered a tenth as often and gets about
-//     a tenth of its share when costs are equal, rising as it warms up;
-//     static weights work the same way. When all weights are equal, the two
-//     candidates are two distinct providers drawn uniformly (classic P2C).
-//     (Dividing the cost by the weight instead, as Linkerd does, would give
-//     a warming provider nothing at all while the cluster is idle: at equal
-//     costs the cheaper of the two always wins.) A provider of weight 0 is
-//     never drawn while another has weight.
-//
-// The pick is O(1): two draws (an alias table when weights differ), two
-// estimates, no lock, no allocation. Between two providers with no error
-// to charge it does not even read the clock: fading both estimates to the
-// later of their last samples scales them as fading to now would.
-//
-// The calls must be counted by the lbactive filter (package filter); the
-// balancer logs once if a (service, method) shows no counted call after
-// MissingFilterPicks picks.
+// The RTT is the peak EWMA of package rpcstatus; errors are charged at
+// least the method's timeout and fade; a provider without samples is
+// neither preferred nor starved (Costs). The pick is O(1) with no lock and
+// no allocation. It needs the lbactive filter and says so in one WARN line
+// per service and method when it is missing. Reasoning, comparison with
+// Dubbo's ShortestResponse and Adaptive, and figures: DESIGN.md beside this
+// file.
 package rtadaptive
 
 import (
