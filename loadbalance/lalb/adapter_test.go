@@ -30,9 +30,9 @@ func brpcExperiment(hook bool) (*driver, time.Duration) {
 		switching(2*ms, 2*ms, 2*sec),
 		switching(3*ms, 1*ms, 2*sec))
 	d.hook = hook
-	d.run(50, 4*sec)
+	d.Run(50, 4*sec)
 	for b := 2 * sec; b < 4*sec; b += 10 * ms {
-		if d.share(2, b, b+10*ms) >= 0.9 {
+		if d.Share(2, b, b+10*ms) >= 0.9 {
 			return d, b - 2*sec
 		}
 	}
@@ -41,12 +41,12 @@ func brpcExperiment(hook bool) (*driver, time.Duration) {
 
 func TestTrafficMovesToTheFasterProvider(t *testing.T) {
 	d, converge := brpcExperiment(false)
-	assert.GreaterOrEqual(t, d.share(0, 1*sec, 2*sec), 0.9, "before the reversal the 1 ms provider leads")
-	assert.GreaterOrEqual(t, d.share(2, 3*sec, 4*sec), 0.9, "after it the new 1 ms provider leads")
-	assert.Positive(t, d.share(1, 3*sec, 4*sec), "the others keep a probe share")
+	assert.GreaterOrEqual(t, d.Share(0, 1*sec, 2*sec), 0.9, "before the reversal the 1 ms provider leads")
+	assert.GreaterOrEqual(t, d.Share(2, 3*sec, 4*sec), 0.9, "after it the new 1 ms provider leads")
+	assert.Positive(t, d.Share(1, 3*sec, 4*sec), "the others keep a probe share")
 	assert.True(t, converge >= 0 && converge < 500*ms, "90 %% of the traffic on the new fastest after %v", converge)
-	before, _ := d.throughput(1*sec, 2*sec)
-	after, _ := d.throughput(2*sec, 3*sec)
+	before, _ := d.Throughput(1*sec, 2*sec)
+	after, _ := d.Throughput(2*sec, 3*sec)
 	assert.Greater(t, after, 0.8*before, "throughput in the second after the reversal")
 	t.Logf("throughput %.0f/s before, %.0f/s in the first second after; 90%% on the new fastest after %v", before, after, converge)
 }
@@ -58,8 +58,8 @@ func TestTrafficMovesToTheFasterProvider(t *testing.T) {
 func TestFeedbackOnPickMatchesCompletionHook(t *testing.T) {
 	pickOnly, cPick := brpcExperiment(false)
 	hooked, cHook := brpcExperiment(true)
-	qPick, lPick := pickOnly.throughput(2*sec, 4*sec)
-	qHook, lHook := hooked.throughput(2*sec, 4*sec)
+	qPick, lPick := pickOnly.Throughput(2*sec, 4*sec)
+	qHook, lHook := hooked.Throughput(2*sec, 4*sec)
 	t.Logf("pick-side refresh: 90%% after %v, %.0f/s at %v; with completion hook: 90%% after %v, %.0f/s at %v",
 		cPick, qPick, lPick, cHook, qHook, lHook)
 	require.True(t, cPick >= 0 && cHook >= 0)
@@ -87,9 +87,9 @@ func TestInflightPenaltyWhenCallsHang(t *testing.T) {
 		}}
 		run := func(o Tuning) float64 {
 			d := newDriver(Options{Tuning: o}, 3, 10*ms, hang, fixed(2*ms))
-			from := max(at, time.Duration(d.now()))
-			d.runOpen(10_000, from+300*ms)
-			return d.share(0, from+100*ms, from+300*ms)
+			from := max(at, time.Duration(d.Now()))
+			d.RunOpen(10_000, from+300*ms)
+			return d.Share(0, from+100*ms, from+300*ms)
 		}
 		on := run(Tuning{})
 		off := run(Tuning{PunishInflightRatio: 1e12}) // penalty off
@@ -133,10 +133,10 @@ func TestFailingProviderKeepsProbeShare(t *testing.T) {
 			return int64(ms), now < int64(3*sec)
 		}, slots: make([]int64, 4)}
 		d := newDriver(Options{ChargeTimeout: charge}, 4, 100*ms, queued(ms, 4), queued(ms, 4), failing)
-		d.run(20, 8*sec)
-		got := d.share(2, 1*sec, 3*sec)
+		d.Run(20, 8*sec)
+		got := d.Share(2, 1*sec, 3*sec)
 		assert.True(t, got > 0.003 && got < 0.03, "charge timeout %v: failing provider has %.4f of the traffic, want about %.2f", charge, got, DefaultMinShare)
-		back := d.share(2, 7*sec, 8*sec)
+		back := d.Share(2, 7*sec, 8*sec)
 		assert.Greater(t, back, 0.15, "charge timeout %v: 4 s after recovering", charge)
 		t.Logf("charge timeout %v: share while failing %.4f, 4 s after recovery %.3f", charge, got, back)
 	}
@@ -157,19 +157,19 @@ func TestNewProviderWarmsUpToItsFairShare(t *testing.T) {
 		{"fixed", func() *simServer { return fixed(ms) }},
 	} {
 		d := newDriver(Options{}, 5, 100*ms, c.server(), c.server())
-		d.run(20, 2*sec)
+		d.Run(20, 2*sec)
 		joined := d.startedAt(2*sec, 10*sec, c.server())
-		d.list = append(append([]base.Invoker(nil), d.list...), joined)
+		d.List = append(append([]base.Invoker(nil), d.List...), joined)
 		w := d.weights()
 		warm := 0.01 // Dubbo's floor: one weight unit of 100 at uptime 0
 		avg := float64(w[0]+w[1]) / 2
 		want := max(warm*avg, float64(Floor(w[0]+w[1]+w[2], 3, Tuning{})))
 		assert.InDelta(t, want, float64(w[2]), 0.01*avg, "%s: joins at warm × average (or the floor): %v", c.name, w)
 
-		d.run(20, 16*sec)
-		early := d.share(2, 3*sec, 4*sec)  // warm 0.1-0.2: ramp share 0.05-0.09
-		mid := d.share(2, 6*sec, 7*sec)    // warm 0.4-0.5: ramp share 0.17-0.2
-		late := d.share(2, 14*sec, 16*sec) // warm
+		d.Run(20, 16*sec)
+		early := d.Share(2, 3*sec, 4*sec)  // warm 0.1-0.2: ramp share 0.05-0.09
+		mid := d.Share(2, 6*sec, 7*sec)    // warm 0.4-0.5: ramp share 0.17-0.2
+		late := d.Share(2, 14*sec, 16*sec) // warm
 		t.Logf("%s: newcomer's share: %.3f at 10-20 %% warm, %.3f at 40-50 %%, %.3f when warm", c.name, early, mid, late)
 		assert.True(t, early > 0.03 && early < 0.12, "%s: near the ramp early: %.3f", c.name, early)
 		assert.True(t, mid > 0.12 && mid < 0.25, "%s: near the ramp half way: %.3f", c.name, mid)
@@ -189,23 +189,23 @@ func TestRemoveHalfAtOnce(t *testing.T) {
 		servers[i] = fixed(time.Duration(1+i%4) * ms)
 	}
 	d := newDriver(Options{}, 6, 100*ms, servers...)
-	d.run(64, sec)
+	d.Run(64, sec)
 	before := d.weights()
 
 	var kept []base.Invoker
 	var want []int64
-	for i, p := range d.list {
+	for i, p := range d.List {
 		if i%2 == 0 {
 			kept = append(kept, p)
 			want = append(want, before[i])
 		}
 	}
-	d.list = kept
+	d.List = kept
 	// A subset is a failover retry until it is seen on consecutive calls.
 	var v *member.View[table]
 	exact := false
 	for k := 0; k < 100 && !exact; k++ {
-		require.Contains(t, kept, d.b.Select(kept, d.inv))
+		require.Contains(t, kept, d.b.Select(kept, lbtest.Call("Say")))
 		v, exact = d.b.View(kept, "Say")
 	}
 	require.True(t, exact, "the subset became the membership")
@@ -219,7 +219,7 @@ func TestRemoveHalfAtOnce(t *testing.T) {
 			assert.InDelta(t, 1, float64(got[i])/float64(want[i]), 0.05, "provider %d kept its weight", 2*i)
 		}
 	}
-	d.run(64, 2*sec) // the driver panics on a pick outside the list
+	d.Run(64, 2*sec) // the driver panics on a pick outside the list
 	checkTree(t, tr)
 }
 
@@ -308,10 +308,10 @@ func TestRefreshRates(t *testing.T) {
 			d := newDriver(Options{}, seed, 10*ms,
 				switching(1*ms, 3*ms, 2*sec), switching(2*ms, 2*ms, 2*sec), switching(3*ms, 1*ms, 2*sec))
 			set(d)
-			d.run(50, 3*sec)
+			d.Run(50, 3*sec)
 			c := sec
 			for b := 2 * sec; b < 3*sec; b += 10 * ms {
-				if d.share(2, b, b+10*ms) >= 0.9 {
+				if d.Share(2, b, b+10*ms) >= 0.9 {
 					c = b - 2*sec
 					break
 				}
@@ -330,8 +330,8 @@ func TestRefreshRates(t *testing.T) {
 				}}
 				d = newDriver(Options{}, seed, 10*ms, hang, fixed(2*ms))
 				set(d)
-				d.runOpen(load.rate, 2*sec+load.span)
-				*load.dst += d.picked(0, 2*sec, 2*sec+load.span) / seeds
+				d.RunOpen(load.rate, 2*sec+load.span)
+				*load.dst += d.Picked(0, 2*sec, 2*sec+load.span) / seeds
 			}
 		}
 		r.refreshCost = 1/float64(pick+1) + 1/float64(other+1)

@@ -115,13 +115,13 @@ func TestSlowProviderLosesAndRegainsShare(t *testing.T) {
 		servers = append(servers, fixed(ms))
 	}
 	d := newDriver(Options{}, 100*ms, list, servers...)
-	d.runOpen(1000, 30*sec)
-	before := d.share(0, 1*sec, 2*sec)
-	first := d.picked(0, 2*sec, 2100*ms)
-	during := d.share(0, 2100*ms, 4*sec)
+	d.RunOpen(1000, 30*sec)
+	before := d.Share(0, 1*sec, 2*sec)
+	first := d.Picked(0, 2*sec, 2100*ms)
+	during := d.Share(0, 2100*ms, 4*sec)
 	// Its 10 ms estimate fades to the others' cost in about τ·ln(10/2) =
 	// 16 s; the first fast answer then counts for most of the estimate.
-	after := d.share(0, 20*sec, 30*sec)
+	after := d.Share(0, 20*sec, 30*sec)
 	t.Logf("slow provider's share: %.3f before, %d calls in the first 100 ms slow, %.4f while slow, %.3f 16-26 s after recovering", before, first, during, after)
 	assert.Greater(t, before, 0.1)
 	assert.LessOrEqual(t, first, int64(25), "a few observations: the first slow answers arrive after 10 ms")
@@ -144,14 +144,14 @@ func TestErrorsAreCharged(t *testing.T) {
 		list := []base.Invoker{lbtest.Provider(20000, map[string]string{"timeout": "500ms"})}
 		list = append(list, lbtest.N(3)...)
 		d := newDriver(o, 100*ms, list, failing, fixed(ms), fixed(ms), fixed(ms))
-		d.runOpen(1000, 80*sec)
+		d.RunOpen(1000, 80*sec)
 		return d
 	}
 	d := run(Options{})
-	during := d.share(0, 2200*ms, 4*sec)
-	after := d.share(0, 70*sec, 80*sec)
+	during := d.Share(0, 2200*ms, 4*sec)
+	after := d.Share(0, 70*sec, 80*sec)
 	// The same with errors charged next to nothing: herding.
-	uncharged := run(Options{ErrorCost: time.Nanosecond}).share(0, 2200*ms, 4*sec)
+	uncharged := run(Options{ErrorCost: time.Nanosecond}).Share(0, 2200*ms, 4*sec)
 	t.Logf("failing provider's share: %.4f while failing (%.3f if errors were not charged), %.3f 66-76 s after recovering", during, uncharged, after)
 	assert.Less(t, during, 0.02)
 	assert.Greater(t, uncharged, 0.4, "the bug the charge prevents")
@@ -248,12 +248,12 @@ func TestCleanComparisonMatchesCosts(t *testing.T) {
 // flight and fewer samples to push its peak EWMA up than its busy peers,
 // so it wins most of the comparisons it is drawn into.
 func TestWarmupFoldedIn(t *testing.T) {
-	list := append(lbtest.N(3), lbtest.Started(20003, wallBase.Add(sec), 100*sec))
+	list := append(lbtest.N(3), lbtest.Started(20003, lbtest.WallBase.Add(sec), 100*sec))
 	d := newDriver(Options{}, 100*ms, list, fixed(ms), fixed(ms), fixed(ms), fixed(ms))
-	d.runOpen(500, 130*sec)
-	early := d.share(3, 10*sec, 12*sec) // warm ≈ 10 %
-	mid := d.share(3, 50*sec, 52*sec)   // ≈ 50 %
-	late := d.share(3, 105*sec, 130*sec)
+	d.RunOpen(500, 130*sec)
+	early := d.Share(3, 10*sec, 12*sec) // warm ≈ 10 %
+	mid := d.Share(3, 50*sec, 52*sec)   // ≈ 50 %
+	late := d.Share(3, 105*sec, 130*sec)
 	t.Logf("warming provider's share: %.3f at 10 %% warm (weight share %.3f), %.3f at 50 %% (%.3f), %.3f warm",
 		early, 10.0/310, mid, 50.0/350, late)
 	for _, c := range []struct{ got, weightShare float64 }{{early, 10.0 / 310}, {mid, 50.0 / 350}} {
