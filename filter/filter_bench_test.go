@@ -14,26 +14,9 @@ import (
 
 // BenchmarkFilter measures Invoke+OnResponse around a provider that answers
 // at once, ours beside dubbo-go's own "active" filter, in the same run.
+// One provider: every goroutine hits the same counters.
 func BenchmarkFilter(b *testing.B) {
-	// One provider: every goroutine hits the same counters.
-	ivk := newInvoker(b, nil, nil)
-	ours := New(Options{})
-	theirs, _ := extension.GetFilter("active")
-	for _, c := range []struct {
-		name string
-		f    dgfilter.Filter
-	}{{"lbactive", ours}, {"dubbo-go-active", theirs}} {
-		b.Run(c.name, func(b *testing.B) {
-			ctx := context.Background()
-			b.ReportAllocs()
-			b.RunParallel(func(pb *testing.PB) {
-				inv := invocation.NewRPCInvocation("Say", nil, nil)
-				for pb.Next() {
-					c.f.OnResponse(ctx, c.f.Invoke(ctx, ivk, inv), ivk, inv)
-				}
-			})
-		})
-	}
+	benchFilters(b, []*fakeInvoker{newInvoker(b, nil, nil)})
 }
 
 // BenchmarkFilterSpread is BenchmarkFilter with the calls spread over 16
@@ -44,12 +27,17 @@ func BenchmarkFilterSpread(b *testing.B) {
 	for i := range ivks {
 		ivks[i] = newInvoker(b, map[string]string{"i": strconv.Itoa(i)}, nil)
 	}
-	ours := New(Options{})
+	benchFilters(b, ivks)
+}
+
+// benchFilters runs ours and dubbo-go's filter in parallel goroutines, each
+// calling one of ivks, in turn.
+func benchFilters(b *testing.B, ivks []*fakeInvoker) {
 	theirs, _ := extension.GetFilter("active")
 	for _, c := range []struct {
 		name string
 		f    dgfilter.Filter
-	}{{"lbactive", ours}, {"dubbo-go-active", theirs}} {
+	}{{"lbactive", New(Options{})}, {"dubbo-go-active", theirs}} {
 		b.Run(c.name, func(b *testing.B) {
 			ctx := context.Background()
 			var next atomic.Int64

@@ -604,10 +604,3 @@ func TestGenericCallRoutesLikeTheRealMethod(t *testing.T) {
 	inv := lbtest.Call("$invoke", "byUser", types, []object{"tenant", "u"})
 	assert.Zero(t, testing.AllocsPerRun(100, func() { lb.Select(list, inv) }))
 }
-
-func TestConformance(t *testing.T) {
-	for _, factor := range []float64{0, 1.25} {
-		lbtest.Conformance(t, lbtest.Subject{Keyed: true, IgnoresWeights: true,
-			New: func(w warmup.Options) loadbalance.LoadBalance { return New(Options{BalanceFactor: factor, Warmup: w}) }})
-	}
-}

@@ -15,7 +15,6 @@ import (
 	"github.com/dubbogo-lb/lb/loadbalance/internal/lbtest"
 	"github.com/dubbogo-lb/lb/loadbalance/internal/member"
 	"github.com/dubbogo-lb/lb/rpcstatus"
-	"github.com/dubbogo-lb/lb/warmup"
 )
 
 var _ loadbalance.LoadBalance = (*Balancer)(nil)
@@ -376,8 +375,4 @@ func TestChargeTimeout(t *testing.T) {
 			assert.InDelta(t, 127.0/128*10/(10+12.0/127), ratio, 0.02, "charged 1.2 × 10 ms: %v", w)
 		}
 	}
-}
-
-func TestConformance(t *testing.T) {
-	lbtest.Conformance(t, lbtest.Subject{New: func(w warmup.Options) loadbalance.LoadBalance { return New(Options{Warmup: w}) }})
 }

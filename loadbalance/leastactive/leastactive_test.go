@@ -5,7 +5,6 @@ import (
 	"sync"
 	"testing"
 
-	"dubbo.apache.org/dubbo-go/v3/cluster/loadbalance"
 	_ "dubbo.apache.org/dubbo-go/v3/cluster/loadbalance/leastactive" // registers dubbo-go's own
 	dgext "dubbo.apache.org/dubbo-go/v3/common/extension"
 	"dubbo.apache.org/dubbo-go/v3/protocol/base"
@@ -16,7 +15,6 @@ import (
 	"github.com/dubbogo-lb/lb/loadbalance/internal/lblog"
 	"github.com/dubbogo-lb/lb/loadbalance/internal/lbtest"
 	"github.com/dubbogo-lb/lb/rpcstatus"
-	"github.com/dubbogo-lb/lb/warmup"
 )
 
 // logs collects what a Balancer logs.
@@ -232,12 +230,4 @@ func TestNoReportWhenTheFilterCounts(t *testing.T) {
 	// The watch survives rebuilds; a state that saw calls once stays settled.
 	v, _ := b.View(grown, "Say")
 	assert.False(t, v.CheckFilter())
-}
-
-func TestConformance(t *testing.T) {
-	for _, choices := range []int{0, 2} {
-		lbtest.Conformance(t, lbtest.Subject{WarmShares: true, New: func(w warmup.Options) loadbalance.LoadBalance {
-			return New(Options{Choices: choices, Warmup: w})
-		}})
-	}
 }

@@ -3,11 +3,9 @@ package random
 import (
 	"testing"
 
-	"dubbo.apache.org/dubbo-go/v3/cluster/loadbalance"
 	"github.com/stretchr/testify/assert"
 
 	"github.com/dubbogo-lb/lb/loadbalance/internal/lbtest"
-	"github.com/dubbogo-lb/lb/warmup"
 )
 
 // Dubbo decides "weighted or not" from the first invoker alone; equal first
@@ -15,9 +13,4 @@ import (
 func TestWeightedEvenWhenTheFirstTwoAreEqual(t *testing.T) {
 	got := lbtest.Shares(New(Options{}), lbtest.Weighted("1", "1", "2"), lbtest.Call("Say"), 100_000)
 	assert.InDelta(t, 50, got[2], 1.5)
-}
-
-func TestConformance(t *testing.T) {
-	lbtest.Conformance(t, lbtest.Subject{WarmShares: true,
-		New: func(w warmup.Options) loadbalance.LoadBalance { return New(Options{Warmup: w}) }})
 }

@@ -7,17 +7,13 @@ import (
 	"testing"
 	"time"
 
-	"dubbo.apache.org/dubbo-go/v3/cluster/loadbalance"
 	"dubbo.apache.org/dubbo-go/v3/protocol/base"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/dubbogo-lb/lb/loadbalance/internal/lbtest"
 	"github.com/dubbogo-lb/lb/rpcstatus"
-	"github.com/dubbogo-lb/lb/warmup"
 )
-
-var _ loadbalance.LoadBalance = (*Balancer)(nil)
 
 // feed is lbtest.Feed.
 var feed = lbtest.Feed
@@ -290,9 +286,4 @@ func TestBadInput(t *testing.T) {
 	// Static weights: drawn in proportion.
 	c := lbtest.Counts(b, lbtest.Weighted("1", "9"), inv, 20_000)
 	assert.InDelta(t, 0.1, float64(c[0])/20_000, 0.02)
-}
-
-func TestConformance(t *testing.T) {
-	newLB := func(w warmup.Options) loadbalance.LoadBalance { return New(Options{Warmup: w}) }
-	lbtest.Conformance(t, lbtest.Subject{New: newLB, WarmShares: true})
 }

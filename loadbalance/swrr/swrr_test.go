@@ -5,7 +5,6 @@ import (
 	"testing"
 	"time"
 
-	"dubbo.apache.org/dubbo-go/v3/cluster/loadbalance"
 	"dubbo.apache.org/dubbo-go/v3/protocol/base"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -95,12 +94,7 @@ func TestWarmupChangesStaySmooth(t *testing.T) {
 	start := time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC)
 	clock := lbtest.NewClock(start.Add(30 * time.Second))
 	b := New(Options{Warmup: warmup.Options{Now: clock.Now}})
-	list := []base.Invoker{
-		lbtest.Started(20000, start.Add(-time.Hour), 600*time.Second),
-		lbtest.Started(20001, start.Add(-time.Hour), 600*time.Second),
-		lbtest.Started(20002, start, 600*time.Second),
-		lbtest.Started(20003, start.Add(-100*time.Second), 600*time.Second),
-	}
+	list := startedAt(start.Add(-time.Hour), start.Add(-time.Hour), start, start.Add(-100*time.Second))
 	inv := lbtest.Call("Say")
 	var got []int
 	var due [][]float64
@@ -125,10 +119,7 @@ func TestWarmupThroughMergedNacosURL(t *testing.T) {
 	start := time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC)
 	clock := lbtest.NewClock(start.Add(60 * time.Second))
 	b := New(Options{Warmup: warmup.Options{Now: clock.Now}})
-	list := []base.Invoker{
-		lbtest.Started(20000, start.Add(-time.Hour), 600*time.Second),
-		lbtest.Started(20001, start, 600*time.Second), // up 60 s of 600 s
-	}
+	list := startedAt(start.Add(-time.Hour), start) // the second is up 60 s of 600 s
 	c := lbtest.Counts(b, list, lbtest.Call("Say"), 110_000)
 	assert.InDelta(t, 0.10, float64(c[1])/float64(c[0]), 0.001, "10 %% of a warm peer's traffic")
 
@@ -199,8 +190,12 @@ func TestBadInputSharesAreExact(t *testing.T) {
 	assert.Equal(t, []int{500, 500}, c)
 }
 
-func TestConformance(t *testing.T) {
-	lbtest.Conformance(t, lbtest.Subject{WarmShares: true, ExactShares: true, New: func(w warmup.Options) loadbalance.LoadBalance {
-		return New(Options{Warmup: w})
-	}})
+// startedAt returns providers of weight 100 with a warmup of 600 s that
+// started at the given times, on ports 20000, 20001, …
+func startedAt(at ...time.Time) []base.Invoker {
+	out := make([]base.Invoker, len(at))
+	for i, t := range at {
+		out[i] = lbtest.Started(20000+i, t, 600*time.Second)
+	}
+	return out
 }
