@@ -243,9 +243,7 @@ func TestFailoverSubset(t *testing.T) {
 	b := New(Options{Now: clock.Load})
 	list := lbtest.N(4)
 	feed(list[0], int64(9*sec), 128, ms, true)
-	for _, p := range list[1:] {
-		feed(p, int64(9*sec), 128, ms, false)
-	}
+	lbtest.FeedAll(list[1:], int64(9*sec), 128, ms)
 	share := lbtest.RetryShare(t, b, list, []base.Invoker{list[0], list[1]})
 	assert.Less(t, share, 0.1, "the bad provider's share of the retries")
 	v, exact := b.View(list, "Say")

@@ -76,39 +76,45 @@ func BenchmarkSetParallel(b *testing.B) {
 // BenchmarkFeedback is the whole feedback path of one completion: compute
 // the weight from a window summary, floor it, and Set it.
 func BenchmarkFeedback(b *testing.B) {
-	t := benchTree()
-	r := xorshift(88172645463325252)
-	s := Stats{Samples: 128, Errors: 2, Span: 127 * time.Millisecond,
-		SuccessLatency: time.Millisecond, ErrorLatency: 3 * time.Millisecond,
-		Inflight: 3, InflightStartSum: 3 * int64(time.Second)}
-	o := Tuning{}.withDefaults()
-	now := int64(time.Second + time.Millisecond)
+	t, f := benchTree(), newFeeder(88172645463325252)
 	b.ReportAllocs()
 	for b.Loop() {
-		v := r.next()
-		s.SuccessLatency = time.Duration(v>>44) + time.Millisecond
-		w, _ := Weight(s, now, o)
-		t.Set(int(v%benchN), TreeWeight(w, t.Total(), benchN, o))
+		f.feed(t)
 	}
 }
 
 func BenchmarkFeedbackParallel(b *testing.B) {
 	t := benchTree()
-	o := Tuning{}.withDefaults()
-	now := int64(time.Second + time.Millisecond)
 	b.ReportAllocs()
 	b.RunParallel(func(pb *testing.PB) {
-		r := xorshift(rand.Uint64() | 1)
-		s := Stats{Samples: 128, Errors: 2, Span: 127 * time.Millisecond,
-			SuccessLatency: time.Millisecond, ErrorLatency: 3 * time.Millisecond,
-			Inflight: 3, InflightStartSum: 3 * int64(time.Second)}
+		f := newFeeder(rand.Uint64() | 1)
 		for pb.Next() {
-			v := r.next()
-			s.SuccessLatency = time.Duration(v>>44) + time.Millisecond
-			w, _ := Weight(s, now, o)
-			t.Set(int(v%benchN), TreeWeight(w, t.Total(), benchN, o))
+			f.feed(t)
 		}
 	})
+}
+
+// feeder makes the completions of the feedback benchmarks.
+type feeder struct {
+	r   xorshift
+	s   Stats
+	o   Tuning
+	now int64
+}
+
+func newFeeder(seed uint64) *feeder {
+	return &feeder{r: xorshift(seed), o: Tuning{}.withDefaults(), now: int64(time.Second + time.Millisecond),
+		s: Stats{Samples: 128, Errors: 2, Span: 127 * time.Millisecond,
+			SuccessLatency: time.Millisecond, ErrorLatency: 3 * time.Millisecond,
+			Inflight: 3, InflightStartSum: 3 * int64(time.Second)}}
+}
+
+// feed computes one provider's weight from a fresh latency and sets it.
+func (f *feeder) feed(t *Tree) {
+	v := f.r.next()
+	f.s.SuccessLatency = time.Duration(v>>44) + time.Millisecond
+	w, _ := Weight(f.s, f.now, f.o)
+	t.Set(int(v%benchN), TreeWeight(w, t.Total(), benchN, f.o))
 }
 
 // BenchmarkPickWithFeedback runs picks while other goroutines feed back, the

@@ -3,13 +3,9 @@ package leastactive
 import (
 	"testing"
 
-	"dubbo.apache.org/dubbo-go/v3/cluster/loadbalance"
-
 	"github.com/dubbogo-lb/lb/loadbalance/internal/lblog"
 	"github.com/dubbogo-lb/lb/loadbalance/internal/lbtest"
 )
-
-var _ loadbalance.LoadBalance = (*Balancer)(nil)
 
 // BenchmarkSelect compares ours, full scan and two choices, with dubbo-go's
 // leastactive on weighted lists where every provider is tied at 0 calls in

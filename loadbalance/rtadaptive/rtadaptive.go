@@ -16,7 +16,6 @@ package rtadaptive
 
 import (
 	"math"
-	"sync/atomic"
 	"time"
 
 	"dubbo.apache.org/dubbo-go/v3/protocol/base"
@@ -80,26 +79,6 @@ type Balancer struct {
 	errorHorizon int64
 }
 
-// table is the balancer's state for one snapshot of providers.
-type table struct {
-	// alias draws candidates in proportion to warm weight; nil when every
-	// weight is equal (candidates are then two distinct providers).
-	alias *algo.Alias
-	// errCost is what an error of each provider is charged at least.
-	errCost []time.Duration
-	// errs tracks each provider's last error, copied from the snapshot
-	// before for the providers that stay. (An error seen on the old
-	// snapshot after the copy is not lost: the new one sees the failure
-	// count differ from its copy and dates the error then.)
-	errs []errState
-}
-
-// errState remembers when a provider's failure count last grew.
-type errState struct {
-	failed atomic.Int64 // Stats.Failed() when last seen
-	at     atomic.Int64 // when it was seen to grow (ns); 0: never
-}
-
 // New returns a Balancer.
 func New(opts Options) *Balancer {
 	b := &Balancer{
@@ -116,43 +95,10 @@ func New(opts Options) *Balancer {
 		b.errorDecay = float64(rpcstatus.EWMADecay)
 	}
 	b.errorHorizon = int64(min(20*b.errorDecay, math.MaxInt64/2))
-	b.Balancer = skeleton.New(skeleton.Spec[table]{
-		Name: Name, Warmup: opts.Warmup, Rand: b.rand,
-		Build: b.build, Pick: b.pick, Among: b.pickAmong,
-		Uncounted: "response times are unknown, so the balancer picks at random",
-	})
+	spec := skeleton.Spec[table]{Name: Name, Warmup: opts.Warmup, Rand: b.rand, Build: b.build, Pick: b.pick, Among: b.pickAmong}
+	spec.Uncounted = "response times are unknown, so the balancer picks at random"
+	b.Balancer = skeleton.New(spec)
 	return b
-}
-
-func (b *Balancer) build(s *member.Set, prev *member.View[table]) *table {
-	n := s.Len()
-	t := &table{errCost: make([]time.Duration, n), errs: make([]errState, n)}
-	if !s.Uniform {
-		t.alias = algo.NewAlias(s.Weights)
-	}
-	for i, inv := range s.Invokers {
-		t.errCost[i] = b.errorCost
-		if t.errCost[i] == 0 {
-			t.errCost[i], _ = warmup.MethodTimeout(inv.GetURL(), s.Method)
-		}
-		es := &t.errs[i]
-		if prev != nil {
-			if j, ok := prev.Index(inv); ok {
-				old := &prev.Table.errs[j]
-				es.failed.Store(old.failed.Load())
-				es.at.Store(old.at.Load())
-				continue
-			}
-		}
-		// First seen: errors already in its window date from its last
-		// completion at the latest.
-		st := s.Stats[i]
-		es.failed.Store(st.Failed())
-		if sum := st.Window().Summary(); sum.Errors > 0 {
-			es.at.Store(max(sum.Last, 1))
-		}
-	}
-	return t
 }
 
 // pick returns the better of two candidates drawn from v.

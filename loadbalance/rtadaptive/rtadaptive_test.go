@@ -9,7 +9,6 @@ import (
 
 	"dubbo.apache.org/dubbo-go/v3/protocol/base"
 	"github.com/stretchr/testify/assert"
-	"github.com/stretchr/testify/require"
 
 	"github.com/dubbogo-lb/lb/loadbalance/internal/lbtest"
 	"github.com/dubbogo-lb/lb/rpcstatus"
@@ -79,9 +78,7 @@ func TestNoHerdingOntoProviderWithoutSamples(t *testing.T) {
 	inv := lbtest.Call("Say")
 	const n, picks = 20, 40_000
 	list := lbtest.N(n)
-	for _, p := range list[1:] {
-		feed(p, int64(9*sec), 128, ms, false)
-	}
+	lbtest.FeedAll(list[1:], int64(9*sec), 128, ms)
 	share := func(b *Balancer) float64 {
 		return float64(lbtest.Counts(b, list, inv, picks)[0]) / picks
 	}
@@ -169,7 +166,9 @@ func TestErrorChargeFades(t *testing.T) {
 	b.Select(list, inv)
 	ratio := func(l []base.Invoker) float64 {
 		v, exact := b.View(l, "Say")
-		require.True(t, exact)
+		if !exact {
+			t.Fatal("the view does not hold the list")
+		}
 		i, _ := v.Index(list[0])
 		return b.estimate(v, i, clock.Load()).ErrorRatio
 	}
@@ -217,7 +216,9 @@ func TestCleanComparisonMatchesCosts(t *testing.T) {
 	}
 	clock.Store(int64(45 * sec))
 	v, exact := b.View(list, "Say")
-	require.True(t, exact)
+	if !exact {
+		t.Fatal("the view does not hold the list")
+	}
 	now := clock.Load()
 	decided := 0
 	for i := range list {
@@ -225,7 +226,9 @@ func TestCleanComparisonMatchesCosts(t *testing.T) {
 			if i == j {
 				continue
 			}
-			require.True(t, clean(v, i) && clean(v, j))
+			if !clean(v, i) || !clean(v, j) {
+				t.Fatalf("providers %d and %d have errors to charge", i, j)
+			}
 			ci, cj := Costs(b.estimate(v, i, now), b.estimate(v, j, now), 0)
 			if math.Abs(ci-cj) <= 1e-6*max(ci, cj) {
 				continue // a tie (or within rounding of one): a coin decides
@@ -267,9 +270,7 @@ func TestFailoverSubset(t *testing.T) {
 	b := New(Options{Now: clock.Load})
 	list := lbtest.N(4)
 	feed(list[0], int64(9*sec), 128, 50*ms, false)
-	for _, p := range list[1:] {
-		feed(p, int64(9*sec), 128, ms, false)
-	}
+	lbtest.FeedAll(list[1:], int64(9*sec), 128, ms)
 	share := lbtest.RetryShare(t, b, list, []base.Invoker{list[0], list[1]})
 	assert.Less(t, share, 0.05, "the bad provider's share of the retries")
 	v, exact := b.View(list, "Say")

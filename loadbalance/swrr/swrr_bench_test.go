@@ -4,12 +4,8 @@ import (
 	"fmt"
 	"testing"
 
-	"dubbo.apache.org/dubbo-go/v3/cluster/loadbalance"
-
 	"github.com/dubbogo-lb/lb/loadbalance/internal/lbtest"
 )
-
-var _ loadbalance.LoadBalance = (*Balancer)(nil)
 
 // BenchmarkSelect compares ours with dubbo-go's roundrobin, the same smooth
 // weighted round robin, on weighted lists.

@@ -151,3 +151,11 @@ func Feed(p base.Invoker, at int64, n int, lat time.Duration, fail bool) {
 		pr.Begin(m, s).End(s+int64(lat), fail)
 	}
 }
+
+// FeedAll records n completions of lat each, without error, on every
+// provider of list, as Feed does.
+func FeedAll(list []base.Invoker, at int64, n int, lat time.Duration) {
+	for _, p := range list {
+		Feed(p, at, n, lat, false)
+	}
+}

@@ -1,0 +1,63 @@
+package rtadaptive
+
+import (
+	"sync/atomic"
+	"time"
+
+	"github.com/dubbogo-lb/lb/loadbalance/internal/algo"
+	"github.com/dubbogo-lb/lb/loadbalance/internal/member"
+	"github.com/dubbogo-lb/lb/warmup"
+)
+
+// table is the balancer's state for one snapshot of providers.
+type table struct {
+	// alias draws candidates in proportion to warm weight; nil when every
+	// weight is equal (candidates are then two distinct providers).
+	alias *algo.Alias
+	// errCost is what an error of each provider is charged at least.
+	errCost []time.Duration
+	// errs tracks each provider's last error, copied from the snapshot
+	// before for the providers that stay. (An error seen on the old
+	// snapshot after the copy is not lost: the new one sees the failure
+	// count differ from its copy and dates the error then.)
+	errs []errState
+}
+
+// errState remembers when a provider's failure count last grew.
+type errState struct {
+	failed atomic.Int64 // Stats.Failed() when last seen
+	at     atomic.Int64 // when it was seen to grow (ns); 0: never
+}
+
+// build makes the table of a snapshot, carrying each staying provider's
+// error state over from prev.
+func (b *Balancer) build(s *member.Set, prev *member.View[table]) *table {
+	n := s.Len()
+	t := &table{errCost: make([]time.Duration, n), errs: make([]errState, n)}
+	if !s.Uniform {
+		t.alias = algo.NewAlias(s.Weights)
+	}
+	for i, inv := range s.Invokers {
+		t.errCost[i] = b.errorCost
+		if t.errCost[i] == 0 {
+			t.errCost[i], _ = warmup.MethodTimeout(inv.GetURL(), s.Method)
+		}
+		es := &t.errs[i]
+		if prev != nil {
+			if j, ok := prev.Index(inv); ok {
+				old := &prev.Table.errs[j]
+				es.failed.Store(old.failed.Load())
+				es.at.Store(old.at.Load())
+				continue
+			}
+		}
+		// First seen: errors already in its window date from its last
+		// completion at the latest.
+		st := s.Stats[i]
+		es.failed.Store(st.Failed())
+		if sum := st.Window().Summary(); sum.Errors > 0 {
+			es.at.Store(max(sum.Last, 1))
+		}
+	}
+	return t
+}
