@@ -73,7 +73,7 @@ type Balancer struct {
 // New returns a Balancer.
 func New(opts Options) *Balancer {
 	b := &Balancer{opts: opts.Tuning.withDefaults(), now: opts.Now, chargeTimeout: opts.ChargeTimeout,
-		pickMask: pickRefreshMask, otherMask: otherRefreshMask, rand: algo.Rand(opts.Rand).Or()}
+		pickMask: pickRefreshMask, otherMask: otherRefreshMask, rand: algo.Source(opts.Rand)}
 	if b.now == nil {
 		b.now = rpcstatus.Nanotime
 	}
@@ -92,18 +92,18 @@ func (b *Balancer) pick(v *member.View[table], _ base.Invocation) int {
 	// One random word: its high bits choose the provider (Choose keeps the
 	// high word of r × total), its low bits, which move that choice by at
 	// most one unit of weight, decide the refreshes.
-	r := b.rand()
+	r := b.rand.Uint64()
 	i := v.Table.tree.Choose(r)
 	if i < 0 {
 		// Every leaf 0: impossible, as a snapshot never drains every
 		// provider, but a pick must not fail.
-		i = algo.IntN(b.rand(), v.Len())
+		i = algo.IntN(b.rand.Uint64(), v.Len())
 	}
 	if r&b.pickMask == 0 {
 		b.refresh(v, i)
 	}
 	if r>>refreshBits&b.otherMask == 0 {
-		if j := algo.IntN(b.rand(), v.Len()); j != i {
+		if j := algo.IntN(b.rand.Uint64(), v.Len()); j != i {
 			b.refresh(v, j)
 		}
 	}
@@ -122,9 +122,9 @@ func (b *Balancer) pickAmong(v *member.View[table], list []base.Invoker, _ base.
 		}
 	}
 	if total <= 0 {
-		return v.PickAmong(list, b.rand())
+		return v.PickAmong(list, b.rand.Uint64())
 	}
-	hi, _ := bits.Mul64(b.rand(), uint64(total))
+	hi, _ := bits.Mul64(b.rand.Uint64(), uint64(total))
 	r := int64(hi)            // uniform in [0, total)
 	pick := list[len(list)-1] // if concurrent refreshes lowered the weights meanwhile
 	for _, inv := range list {

@@ -54,7 +54,7 @@ type table struct {
 
 // New returns a Balancer.
 func New(opts Options) *Balancer {
-	b := &Balancer{choices: opts.Choices, rand: algo.Rand(opts.Rand).Or()}
+	b := &Balancer{choices: opts.Choices, rand: algo.Source(opts.Rand)}
 	if b.choices < 2 {
 		b.choices = 0
 	}
@@ -69,7 +69,7 @@ func New(opts Options) *Balancer {
 		},
 		Pick: b.pick,
 		Among: func(v *member.View[table], list []base.Invoker, _ base.Invocation) base.Invoker {
-			return among(v.Set, list, b.rand())
+			return among(v.Set, list, b.rand.Uint64())
 		},
 		ReadsAll:  b.scans,
 		Uncounted: "least-active works as weighted random",
@@ -85,9 +85,9 @@ func (b *Balancer) scans(n int) bool { return b.choices == 0 || b.choices >= n }
 // weight.
 func (b *Balancer) pick(v *member.View[table], _ base.Invocation) int {
 	if b.scans(v.Len()) {
-		return Scan(v.Stats, v.Weights, v.Uniform, b.rand())
+		return Scan(v.Stats, v.Weights, v.Uniform, b.rand.Uint64())
 	}
-	return Choose(v.Stats, v.Table.alias, b.choices, b.rand)
+	return Choose(v.Stats, v.Table.alias, b.choices, b.rand.Func())
 }
 
 // among applies the least-active rule to list, a subset of s offered by a

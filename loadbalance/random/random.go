@@ -36,7 +36,7 @@ type Balancer struct {
 
 // New returns a Balancer.
 func New(opts Options) *Balancer {
-	b := &Balancer{rand: algo.Rand(opts.Rand).Or()}
+	b := &Balancer{rand: algo.Source(opts.Rand)}
 	b.Balancer = skeleton.New(skeleton.Spec[algo.Alias]{
 		Name: Name, Warmup: opts.Warmup, Rand: b.rand,
 		Build: table,
@@ -57,7 +57,7 @@ func table(s *member.Set, _ *member.View[algo.Alias]) *algo.Alias {
 // pick draws a slot of v in proportion to its warm weight.
 func (b *Balancer) pick(v *member.View[algo.Alias], _ base.Invocation) int {
 	if v.Table == nil {
-		return algo.IntN(b.rand(), v.Len())
+		return algo.IntN(b.rand.Uint64(), v.Len())
 	}
-	return v.Table.Pick(b.rand())
+	return v.Table.Pick(b.rand.Uint64())
 }

@@ -86,7 +86,7 @@ func New(opts Options) *Balancer {
 		defaultRTT: max(opts.DefaultRTT, 0),
 		errorCost:  max(opts.ErrorCost, 0),
 		errorDecay: float64(opts.ErrorDecay),
-		rand:       algo.Rand(opts.Rand).Or(),
+		rand:       algo.Source(opts.Rand),
 	}
 	if b.now == nil {
 		b.now = rpcstatus.Nanotime
@@ -114,9 +114,9 @@ func (b *Balancer) pick(v *member.View[table], _ base.Invocation) int {
 // uniformly when all weights are equal, else two independent draws in
 // proportion to warm weight (possibly the same slot).
 func (b *Balancer) candidates(v *member.View[table]) (i, j int) {
-	r := b.rand()
+	r := b.rand.Uint64()
 	if a := v.Table.alias; a != nil {
-		return a.Pick(r), a.Pick(b.rand())
+		return a.Pick(r), a.Pick(b.rand.Uint64())
 	}
 	return algo.Pair(r, v.Len())
 }
@@ -128,10 +128,10 @@ func (b *Balancer) candidates(v *member.View[table]) (i, j int) {
 func (b *Balancer) pickAmong(v *member.View[table], list []base.Invoker, _ base.Invocation) base.Invoker {
 	var a, c base.Invoker
 	if v.Uniform {
-		k, l := algo.Pair(b.rand(), len(list))
+		k, l := algo.Pair(b.rand.Uint64(), len(list))
 		a, c = list[k], list[l]
 	} else {
-		a, c = v.PickAmong(list, b.rand()), v.PickAmong(list, b.rand())
+		a, c = v.PickAmong(list, b.rand.Uint64()), v.PickAmong(list, b.rand.Uint64())
 	}
 	i, okA := v.Index(a)
 	j, okC := v.Index(c)
@@ -166,7 +166,7 @@ func (b *Balancer) better(v *member.View[table], i, j int) bool {
 	if ri != rj {
 		return ri < rj
 	}
-	return b.rand()&1 == 0
+	return b.rand.Uint64()&1 == 0
 }
 
 // rtt returns the charged and the plain response time of provider i of v

@@ -14,6 +14,7 @@ package swrr
 import (
 	"dubbo.apache.org/dubbo-go/v3/protocol/base"
 
+	"github.com/dubbogo-lb/lb/loadbalance/internal/algo"
 	"github.com/dubbogo-lb/lb/loadbalance/internal/member"
 	"github.com/dubbogo-lb/lb/loadbalance/internal/skeleton"
 	"github.com/dubbogo-lb/lb/warmup"
@@ -43,7 +44,7 @@ type Balancer struct {
 func New(opts Options) *Balancer {
 	b := &Balancer{}
 	b.Balancer = skeleton.New(skeleton.Spec[Cycle]{
-		Name: Name, Warmup: opts.Warmup, Rand: opts.Rand,
+		Name: Name, Warmup: opts.Warmup, Rand: algo.Source(opts.Rand),
 		Build: b.build,
 		Pick:  func(v *member.View[Cycle], _ base.Invocation) int { return v.Table.Next() },
 	})

@@ -11,22 +11,35 @@ import (
 
 // Rand is a source of uniformly random 64-bit words. Balancers draw every
 // random number from one, so tests can inject a seeded source and assert
-// exact sequences. It must be safe for concurrent use when the balancer
-// is; the default, math/rand/v2's Uint64, is, without a lock.
-type Rand func() uint64
+// exact sequences. The zero Rand is math/rand/v2's Uint64, safe for
+// concurrent use without a lock, and called directly; an injected function
+// must be safe for concurrent use when the balancer is.
+type Rand struct{ f func() uint64 }
 
-// Or returns r, or the default source when r is nil.
-func (r Rand) Or() Rand {
-	if r == nil {
-		return rand.Uint64
-	}
-	return r
-}
+// Source returns the Rand that calls f, or the default source when f is
+// nil.
+func Source(f func() uint64) Rand { return Rand{f} }
 
 // Seeded returns a deterministic source for tests; it is not safe for
 // concurrent use.
 func Seeded(seed uint64) Rand {
-	return rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15)).Uint64
+	return Rand{rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15)).Uint64}
+}
+
+// Uint64 returns a random word.
+func (r Rand) Uint64() uint64 {
+	if r.f != nil {
+		return r.f()
+	}
+	return rand.Uint64()
+}
+
+// Func returns the source as a function.
+func (r Rand) Func() func() uint64 {
+	if r.f != nil {
+		return r.f
+	}
+	return rand.Uint64
 }
 
 // IntN maps the high 32 bits of the random word r to [0, n), n > 0

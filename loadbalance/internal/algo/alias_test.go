@@ -49,7 +49,7 @@ func TestAliasPickNeverOutOfRange(t *testing.T) {
 func TestPairIsDistinctAndUniform(t *testing.T) {
 	const n = 5
 	var c [n][n]int
-	r := Seeded(1)
+	r := Seeded(1).Uint64
 	for range 50_000 {
 		i, j := Pair(r(), n)
 		if i == j || i < 0 || j < 0 || i >= n || j >= n {
@@ -74,7 +74,7 @@ func TestWeighted(t *testing.T) {
 	w := []float64{1, 0, math.NaN(), 3, math.Inf(1), -2}
 	at := func(i int) float64 { return w[i] }
 	var c [6]int
-	r := Seeded(2)
+	r := Seeded(2).Uint64
 	for range 40_000 {
 		c[Weighted(len(w), at, r())]++
 	}

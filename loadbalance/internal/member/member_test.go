@@ -142,7 +142,7 @@ func TestPickAmongFollowsWeights(t *testing.T) {
 	v, _ := r.Lookup(list, "Say")
 	sub := []base.Invoker{list[1], list[2]}
 	counts := map[base.Invoker]int{}
-	rng := algo.Seeded(3)
+	rng := algo.Seeded(3).Uint64
 	for range 40000 {
 		counts[v.PickAmong(sub, rng())]++
 	}

@@ -59,7 +59,7 @@ type Balancer[T any] struct {
 
 // New returns the Balancer of spec.
 func New[T any](spec Spec[T]) *Balancer[T] {
-	b := &Balancer[T]{spec: spec, rand: spec.Rand.Or()}
+	b := &Balancer[T]{spec: spec, rand: spec.Rand}
 	b.views = member.NewRegistry(spec.Warmup, spec.Build)
 	return b
 }
@@ -99,13 +99,13 @@ func (b *Balancer[T]) Select(invokers []base.Invoker, inv base.Invocation) base.
 		if b.spec.Among != nil {
 			return b.spec.Among(v, invokers, inv)
 		}
-		return v.PickAmong(invokers, b.rand())
+		return v.PickAmong(invokers, b.rand.Uint64())
 	}
 	return invokers[i]
 }
 
 // Rand returns a random word from the balancer's source.
-func (b *Balancer[T]) Rand() uint64 { return b.rand() }
+func (b *Balancer[T]) Rand() uint64 { return b.rand.Uint64() }
 
 // View returns the snapshot for invokers (non-empty) and method, building
 // it if none matches, and whether it holds exactly invokers. For
