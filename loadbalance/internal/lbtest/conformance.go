@@ -157,7 +157,7 @@ func java(port int, params map[string]string) base.Invoker {
 // logged about them is one line with the module's prefix.
 func badInput(t *testing.T, s Subject) {
 	logs := CaptureLogs(t)
-	const picks = 20_000
+	const picks = 5_000
 	counts := func(lb loadbalance.LoadBalance, list []base.Invoker) []int {
 		t.Helper()
 		c := make([]int, len(list))
@@ -255,7 +255,7 @@ func warmupRamp(t *testing.T, s Subject) {
 		want, tol float64
 	}{{0, 0.1, 0.015}, {240 * time.Second, 0.5, 0.04}, {time.Hour, 1, 0.06}} {
 		clock.Advance(c.advance)
-		n := Counts(lb, list, s.call(0), 60_000)
+		n := Counts(lb, list, s.call(0), 30_000)
 		if r := float64(n[1]) / float64(n[0]); r < c.want-c.tol || r > c.want+c.tol {
 			t.Errorf("at %v: the warming provider got %.3f of a warm peer's traffic, want %.2f ± %.3f",
 				clock.Now().Sub(start), r, c.want, c.tol)
@@ -279,7 +279,7 @@ func sharesFollowWeights(t *testing.T, s Subject) {
 		{[]string{"1", "1", "2"}, []float64{25, 25, 50}},
 		{[]string{"100", "100", "100", "100"}, []float64{25, 25, 25, 25}},
 	} {
-		got := Shares(lb, Weighted(c.weights...), s.call(0), 100_000)
+		got := Shares(lb, Weighted(c.weights...), s.call(0), 40_000)
 		for i := range got {
 			if d := got[i] - c.want[i]; d > tol || d < -tol {
 				t.Errorf("weights %v: shares %v, want %v ± %v", c.weights, got, c.want, tol)
