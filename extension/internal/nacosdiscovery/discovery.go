@@ -89,7 +89,7 @@ func (s *subscriber) subscription(url *common.URL, listener registry.NotifyListe
 		logger.Warnf("[dubbogo-lb] nacos discovery: no Nacos client for %s (%v); dubbo-go's own listener serves it", s.GetURL().Location, err)
 		return nil
 	}
-	sub := &subscription{src: src, listener: listener, opts: s.opts, done: make(chan struct{})}
+	sub := &subscription{src: src, listener: listener, opts: s.opts, wake: make(chan struct{}, 1), done: make(chan struct{})}
 	sub.feed = src.watch(serviceName(url), s.GetURL().GetParam(constant.RegistryGroupKey, defaultGroup), sub)
 	s.subs[listener] = sub
 	return sub

@@ -20,7 +20,7 @@ type subscription struct {
 	listener registry.NotifyListener
 	opts     Options
 
-	wake chan struct{} // a push arrived; made by subscribe
+	wake chan struct{} // a push arrived (buffered, 1)
 	done chan struct{} // closed by close
 
 	mu        sync.Mutex                // serialises apply and the state below
@@ -47,7 +47,6 @@ func (sub *subscription) subscribe(available func() bool) {
 		return
 	}
 	sub.running = true
-	sub.wake = make(chan struct{}, 1)
 	sub.mu.Unlock()
 	for wait := sub.opts.Retry; ; wait = min(2*wait, 30*time.Second) {
 		err := sub.feed.subscribe()
@@ -81,15 +80,11 @@ func (sub *subscription) follow() {
 	}
 }
 
+// wakeUp asks follow to apply the feed. It takes no lock: the Nacos client
+// may call back from within a query that apply makes.
 func (sub *subscription) wakeUp() {
-	sub.mu.Lock()
-	wake := sub.wake
-	sub.mu.Unlock()
-	if wake == nil {
-		return
-	}
 	select {
-	case wake <- struct{}{}:
+	case sub.wake <- struct{}{}:
 	default:
 	}
 }
