@@ -11,7 +11,9 @@
 // loadbalance: NAME in the dubbo-go configuration, per method with the
 // reference param methods.<method>.loadbalance: NAME (see
 // MethodBalancersToParams), and enable the filter with filter: lbactive.
-// CheckReferences checks the names at start-up.
+// CheckReferences checks the names at start-up. It also registers the
+// registry directory of the nacos protocol, so that a consumer of Nacos
+// never misses a provider (see the README's Discovery section).
 package extension
 
 import (
@@ -27,6 +29,7 @@ import (
 	dgfilter "dubbo.apache.org/dubbo-go/v3/filter"
 	"dubbo.apache.org/dubbo-go/v3/global"
 
+	"github.com/dubbogo-lb/lb/extension/internal/nacosdiscovery"
 	"github.com/dubbogo-lb/lb/filter"
 	"github.com/dubbogo-lb/lb/loadbalance/chash"
 	"github.com/dubbogo-lb/lb/loadbalance/lalb"
@@ -43,6 +46,12 @@ const FilterName = filter.Name
 var balancers []string
 
 func init() {
+	// Consumers of Nacos at interface level find every provider: dubbo-go
+	// registers no directory for "nacos" (it warns and falls back to its
+	// registry directory, whose Nacos listener can miss a provider at
+	// start-up; see nacosdiscovery).
+	dgext.SetDirectory(nacosdiscovery.Protocol, nacosdiscovery.NewDirectory(nacosdiscovery.Options{}))
+
 	active := filter.New(filter.Options{})
 	dgext.SetFilter(FilterName, func() dgfilter.Filter { return active })
 

@@ -25,6 +25,7 @@ import (
 	"time"
 
 	"github.com/dubbogo-lb/lb/extension"
+	"github.com/dubbogo-lb/lb/it/racecheck"
 )
 
 const (
@@ -249,80 +250,13 @@ func (p *proc) kill() {
 // (races inside dependencies, such as nacos-sdk-go's reconnect).
 func (p *proc) checkRaces(t *testing.T) {
 	t.Helper()
-	ours, theirs := races(p.log.String())
+	ours, theirs := racecheck.Split(p.log.String())
 	for _, r := range ours {
 		t.Errorf("%s: data race in this module's code:\n%s", p.name, r)
 	}
 	for _, r := range theirs {
-		t.Logf("%s: data race inside a dependency, not in this module (ignored): %s", p.name, firstLine(r))
+		t.Logf("%s: data race inside a dependency, not in this module (ignored): %s", p.name, r)
 	}
-}
-
-// races splits the race detector's reports in out into ours and theirs. A
-// report is ours when, in one of its two access stacks ("Read at", "Write
-// at", "Previous ..."; not the goroutine creation stacks), the innermost
-// frame outside the standard library is code of this module (or a sample's
-// main): that code made the racing access. A race inside a dependency
-// called from our code is theirs.
-func races(out string) (ours, theirs []string) {
-	const begin, end = "WARNING: DATA RACE", "=================="
-	for {
-		i := strings.Index(out, begin)
-		if i < 0 {
-			return ours, theirs
-		}
-		out = out[i:]
-		j := strings.Index(out, end)
-		if j < 0 {
-			j = len(out)
-		}
-		report := out[:j]
-		out = out[j:]
-		inAccess, decided, mine := false, false, false
-		var summary []string
-		for _, line := range strings.Split(report, "\n") {
-			trimmed := strings.TrimSpace(line)
-			switch {
-			case strings.HasPrefix(line, "Read at"), strings.HasPrefix(line, "Write at"),
-				strings.HasPrefix(line, "Previous read at"), strings.HasPrefix(line, "Previous write at"):
-				inAccess, decided = true, false
-				summary = append(summary, trimmed)
-			case strings.HasPrefix(line, "Goroutine "), trimmed == "":
-				inAccess = false
-			case inAccess && !decided && !strings.HasPrefix(trimmed, "/") && !strings.HasPrefix(trimmed, "<"):
-				if standardLibrary(trimmed) {
-					continue
-				}
-				decided = true
-				if strings.HasPrefix(trimmed, "github.com/dubbogo-lb/lb/") || strings.HasPrefix(trimmed, "main.") {
-					mine = true
-				}
-				summary[len(summary)-1] += " in " + trimmed
-			}
-		}
-		if mine {
-			ours = append(ours, report)
-		} else {
-			theirs = append(theirs, strings.Join(summary, "; "))
-		}
-	}
-}
-
-// standardLibrary reports whether the stack frame fn (such as
-// "sort.insertionSort()" or "encoding/json.Marshal()") is in the standard
-// library: its import path has no dot in its first element. A sample's
-// "main." is not.
-func standardLibrary(fn string) bool {
-	first, _, _ := strings.Cut(fn, "/")
-	if !strings.Contains(fn, "/") {
-		first, _, _ = strings.Cut(fn, ".")
-	}
-	return !strings.Contains(first, ".") && first != "main"
-}
-
-func firstLine(s string) string {
-	line, _, _ := strings.Cut(s, "\n")
-	return line
 }
 
 // saveLog writes the whole output of a process of a failed test to a file
@@ -610,66 +544,32 @@ type consumerSpec struct {
 	args     []string // more flags
 }
 
-// startupLost is what the consumer prints when fewer providers than
-// -providers answered before its run: with nacos-sdk-go v2.2.5 a consumer
-// that subscribes while its Nacos connection comes up can keep an instance
-// list that misses a provider until the next change in Nacos (a data race
-// in the SDK's instance cache, nacos-group/nacos-sdk-go#818).
-const startupLost = "providers answered within"
-
 // startConsumers starts one consumer per spec, each waiting for n
 // providers, and returns them once each has reported once. A consumer that
-// lost a provider at start-up (see startupLost) is started again, up to
-// twice; the test logs it. A balancer that never picks some provider fails
-// every attempt, so this hides no balancer fault.
+// does not find every provider within its -ready-timeout exits, and fails
+// the test: discovery must never miss a provider.
 func (e *env) startConsumers(t *testing.T, n int, specs ...consumerSpec) []*consumer {
 	t.Helper()
-	start := func(s consumerSpec) *consumer {
-		args := append([]string{"-providers", strconv.Itoa(n)}, s.args...)
-		c := e.startConsumer(t, s.balancer, args...)
-		if s.name != "" {
-			c.name = s.name
-		}
-		return c
-	}
 	cs := make([]*consumer, len(specs))
 	for i, s := range specs {
-		cs[i] = start(s)
+		args := append([]string{"-providers", strconv.Itoa(n)}, s.args...)
+		cs[i] = e.startConsumer(t, s.balancer, args...)
+		if s.name != "" {
+			cs[i].name = s.name
+		}
 	}
-	for i, s := range specs {
-		for attempt := 1; ; attempt++ {
-			c := cs[i]
-			select {
-			case r, ok := <-c.intervals:
-				if ok {
-					c.first = &r
-					break
-				}
-				if strings.Contains(c.log.String(), startupLost) && attempt < 3 {
-					t.Logf("%s (attempt %d) lost a provider at start-up (nacos-sdk-go#818); starting it again: %s",
-						c.name, attempt, lastLine(c.log.String(), startupLost))
-					cs[i] = start(s)
-					continue
-				}
+	for _, c := range cs {
+		select {
+		case r, ok := <-c.intervals:
+			if !ok {
 				t.Fatalf("%s exited (%v) before reporting; log:\n%s", c.name, c.err, tail(c.log.String(), 30))
-			case <-time.After(60 * time.Second):
-				t.Fatalf("%s: no report within 60s; log:\n%s", c.name, tail(c.log.String(), 30))
 			}
-			break
+			c.first = &r
+		case <-time.After(60 * time.Second):
+			t.Fatalf("%s: no report within 60s; log:\n%s", c.name, tail(c.log.String(), 30))
 		}
 	}
 	return cs
-}
-
-// lastLine returns the last line of s that contains sub.
-func lastLine(s, sub string) string {
-	lines := strings.Split(s, "\n")
-	for i := len(lines) - 1; i >= 0; i-- {
-		if strings.Contains(lines[i], sub) {
-			return strings.TrimSpace(lines[i])
-		}
-	}
-	return ""
 }
 
 // startConsumer starts a consumer in e's group with balancer (by the

@@ -82,18 +82,7 @@ func withNacos(ctx context.Context, o options) (err error) {
 
 	var rows []load.Row
 	for _, b := range o.balancers {
-		var total load.Stats
-		for attempt := 1; ; attempt++ {
-			total, err = runConsumer(ctx, root, bin, o, b, len(names))
-			// With nacos-sdk-go v2.2.5 (what dubbo-go v3.3.2 uses) a
-			// consumer now and then starts with an instance list that
-			// misses a provider, until the next change in Nacos.
-			if err != nil && strings.Contains(err.Error(), "providers answered within") && attempt < 3 {
-				fmt.Printf("  %-12s the consumer started without every provider (a nacos-sdk-go fault); starting it again\n", b)
-				continue
-			}
-			break
-		}
+		total, err := runConsumer(ctx, root, bin, o, b, len(names))
 		if err != nil {
 			return fmt.Errorf("consumer with %s: %w", b, err)
 		}

@@ -1,4 +1,4 @@
-package it
+package racecheck
 
 import (
 	"strings"
@@ -77,7 +77,7 @@ Previous write at 0x1 by main goroutine:
       /work/main/samples/consumer/main.go:160 +0x1
 ==================
 `
-	o, th := races("noise\n" + theirs + "more noise\n" + ours + theirsViaUs + oursInMain + "tail\n")
+	o, th := Split("noise\n" + theirs + "more noise\n" + ours + theirsViaUs + oursInMain + "tail\n")
 	if len(o) != 2 || !strings.Contains(o[0], "swrr") || !strings.Contains(o[1], "main.run.func3") {
 		t.Fatalf("ours = %q, want the swrr and main reports", o)
 	}
@@ -85,7 +85,7 @@ Previous write at 0x1 by main goroutine:
 		!strings.Contains(th[1], "WriteServicesToFile") {
 		t.Fatalf("theirs = %q, want the two nacos-sdk-go reports summarised", th)
 	}
-	if o, th := races("no races here\n"); len(o)+len(th) != 0 {
+	if o, th := Split("no races here\n"); len(o)+len(th) != 0 {
 		t.Fatalf("found races in clean output: %q %q", o, th)
 	}
 }

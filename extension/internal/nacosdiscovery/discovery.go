@@ -1,0 +1,162 @@
+// Package nacosdiscovery is the consumer's view of providers registered in
+// Nacos at interface level: a registry directory that tells dubbo-go of
+// exactly the enabled, healthy instances of each subscribed service, and
+// never misses one.
+//
+// dubbo-go v3.3.2's Nacos listener loses a provider pushed to the shared
+// Nacos client between its first query and its subscription. Here a Nacos
+// client of this package's own subscribes to a service before it is ever
+// queried for it, so every push reaches the callback; one subscription per
+// service feeds every directory. Registration stays with dubbo-go. The
+// fault, the fix and the measurements are in DESIGN.md beside this file.
+package nacosdiscovery
+
+import (
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"dubbo.apache.org/dubbo-go/v3/cluster/directory"
+	"dubbo.apache.org/dubbo-go/v3/common"
+	"dubbo.apache.org/dubbo-go/v3/common/constant"
+	"dubbo.apache.org/dubbo-go/v3/registry"
+	regdir "dubbo.apache.org/dubbo-go/v3/registry/directory"
+	"github.com/dubbogo/gost/log/logger"
+)
+
+// Protocol is the registry protocol whose directory this package provides.
+const Protocol = constant.NacosKey
+
+// Options tune the directory. The zero value gives the defaults.
+type Options struct {
+	// Retry is the first wait after a failed subscription; it doubles up to
+	// 30 s. Default 1 s.
+	Retry time.Duration
+}
+
+func (o Options) withDefaults() Options {
+	if o.Retry <= 0 {
+		o.Retry = time.Second
+	}
+	return o
+}
+
+// NewDirectory returns a factory for dubbo-go's extension.SetDirectory:
+// dubbo-go's own registry directory, over a registry whose consumer
+// subscriptions this package serves (see Wrap).
+func NewDirectory(o Options) func(*common.URL, registry.Registry) (directory.Directory, error) {
+	return func(url *common.URL, reg registry.Registry) (directory.Directory, error) {
+		return regdir.NewRegistryDirectory(url, Wrap(reg, o))
+	}
+}
+
+// Wrap returns reg with its consumer subscriptions to one service served
+// by this package, through a Nacos client of its own configured from reg's
+// URL. Registration and everything else stay with reg.
+func Wrap(reg registry.Registry, o Options) registry.Registry {
+	return &subscriber{Registry: reg, opts: o.withDefaults(), subs: map[registry.NotifyListener]*subscription{}}
+}
+
+// subscriber is a registry whose consumer subscriptions go through this
+// package.
+type subscriber struct {
+	registry.Registry
+	opts Options
+
+	mu   sync.Mutex
+	subs map[registry.NotifyListener]*subscription
+}
+
+// served reports whether url asks for one service as a consumer, the case
+// this package serves.
+func served(url *common.URL) bool {
+	role, _ := strconv.Atoi(url.GetParam(constant.RegistryRoleKey, ""))
+	return role == common.CONSUMER && url.GetParam(constant.InterfaceKey, "") != constant.AnyValue
+}
+
+// subscription returns the subscription of listener, made for url on first
+// use; nil (logged) when no Nacos client can be made from the registry's
+// URL, and then dubbo-go's listener serves.
+func (s *subscriber) subscription(url *common.URL, listener registry.NotifyListener) *subscription {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if sub, ok := s.subs[listener]; ok {
+		return sub
+	}
+	src, err := acquire(s.GetURL())
+	if err != nil {
+		logger.Warnf("[dubbogo-lb] nacos discovery: no Nacos client for %s (%v); dubbo-go's own listener serves it", s.GetURL().Location, err)
+		return nil
+	}
+	sub := &subscription{src: src, listener: listener, opts: s.opts, wake: make(chan struct{}, 1), done: make(chan struct{})}
+	sub.feed = src.watch(serviceName(url), s.GetURL().GetParam(constant.RegistryGroupKey, defaultGroup), sub)
+	s.subs[listener] = sub
+	return sub
+}
+
+// LoadSubscribeInstances tells listener of the instances Nacos has now, as
+// dubbo-go asks before it subscribes. A failure (Nacos down, or its client
+// still connecting) is logged, not returned: dubbo-go would give up the
+// reference for good, where the subscription brings the instances as soon
+// as Nacos answers.
+func (s *subscriber) LoadSubscribeInstances(url *common.URL, listener registry.NotifyListener) error {
+	if !served(url) {
+		return s.Registry.LoadSubscribeInstances(url, listener)
+	}
+	sub := s.subscription(url, listener)
+	if sub == nil {
+		return s.Registry.LoadSubscribeInstances(url, listener)
+	}
+	if err := sub.load(); err != nil {
+		logger.Warnf("[dubbogo-lb] nacos discovery: reading %s before subscribing: %v; the subscription will bring the instances", sub.feed, err)
+	}
+	return nil
+}
+
+// Subscribe subscribes listener to the service of url, retrying while the
+// registry is available, and returns once subscribed.
+func (s *subscriber) Subscribe(url *common.URL, listener registry.NotifyListener) error {
+	if !served(url) {
+		return s.Registry.Subscribe(url, listener)
+	}
+	sub := s.subscription(url, listener)
+	if sub == nil {
+		return s.Registry.Subscribe(url, listener)
+	}
+	sub.subscribe(s.Registry.IsAvailable)
+	return nil
+}
+
+// UnSubscribe ends the subscription of listener.
+func (s *subscriber) UnSubscribe(url *common.URL, listener registry.NotifyListener) error {
+	s.mu.Lock()
+	sub := s.subs[listener]
+	delete(s.subs, listener)
+	s.mu.Unlock()
+	if sub == nil {
+		return s.Registry.UnSubscribe(url, listener)
+	}
+	return sub.close()
+}
+
+// Destroy ends every subscription, then destroys the wrapped registry.
+func (s *subscriber) Destroy() {
+	s.mu.Lock()
+	subs := s.subs
+	s.subs = map[registry.NotifyListener]*subscription{}
+	s.mu.Unlock()
+	for _, sub := range subs {
+		_ = sub.close()
+	}
+	s.Registry.Destroy()
+}
+
+const defaultGroup = "DEFAULT_GROUP"
+
+// serviceName is the Nacos service of url's interface, version and group
+// under interface-level registration, as dubbo-go names it.
+func serviceName(url *common.URL) string {
+	return strings.Join([]string{"providers", url.GetParam(constant.InterfaceKey, ""),
+		url.GetParam(constant.VersionKey, ""), url.GetParam(constant.GroupKey, "")}, ":")
+}

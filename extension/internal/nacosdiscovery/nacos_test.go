@@ -1,0 +1,294 @@
+package nacosdiscovery
+
+import (
+	"fmt"
+	"net"
+	"net/url"
+	"os"
+	"slices"
+	"strconv"
+	"sync"
+	"testing"
+	"time"
+
+	"dubbo.apache.org/dubbo-go/v3/common"
+	"dubbo.apache.org/dubbo-go/v3/common/constant"
+	dgext "dubbo.apache.org/dubbo-go/v3/common/extension"
+	"dubbo.apache.org/dubbo-go/v3/registry"
+	_ "dubbo.apache.org/dubbo-go/v3/registry/nacos"
+	"dubbo.apache.org/dubbo-go/v3/remoting"
+	dgnacos "dubbo.apache.org/dubbo-go/v3/remoting/nacos"
+	"github.com/nacos-group/nacos-sdk-go/v2/clients"
+	"github.com/nacos-group/nacos-sdk-go/v2/clients/naming_client"
+	nacosconst "github.com/nacos-group/nacos-sdk-go/v2/common/constant"
+	"github.com/nacos-group/nacos-sdk-go/v2/model"
+	"github.com/nacos-group/nacos-sdk-go/v2/vo"
+)
+
+// The tests in this file talk to a real Nacos server, as the it/ tests do.
+
+const (
+	envNacos = "DUBBOGO_LB_NACOS"
+	iface    = "org.dubbogo.lb.samples.Greeter"
+	service  = "providers:" + iface + "::"
+)
+
+// needNacos skips t without a Nacos in DUBBOGO_LB_NACOS, or fails it when
+// CI=true.
+func needNacos(t *testing.T) {
+	t.Helper()
+	if os.Getenv(envNacos) == "" {
+		if os.Getenv("CI") == "true" {
+			t.Fatalf("%s is not set but CI=true (bash it/test.sh starts a Nacos)", envNacos)
+		}
+		t.Skipf("%s is not set: Nacos tests skipped (bash it/test.sh runs them)", envNacos)
+	}
+}
+
+// nacosAddr returns the host and port of the Nacos in DUBBOGO_LB_NACOS.
+func nacosAddr(t tb) (host string, port uint64) {
+	t.Helper()
+	h, p, err := net.SplitHostPort(os.Getenv(envNacos))
+	if err != nil {
+		t.Fatal(err)
+	}
+	n, err := strconv.ParseUint(p, 10, 16)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return h, n
+}
+
+var groups sync.Map
+
+// groupOf returns a Nacos group of t's own.
+func groupOf(t tb) string {
+	g := fmt.Sprintf("NACOSDISCOVERY_%d", time.Now().UnixNano())
+	groups.Store(g, t.Name())
+	return g
+}
+
+// sdkClient returns a Nacos naming client of its own (not the pooled one
+// dubbo-go shares), closed when t ends.
+func sdkClient(t tb) naming_client.INamingClient {
+	t.Helper()
+	host, port := nacosAddr(t)
+	dir := t.TempDir()
+	c, err := clients.NewNamingClient(vo.NacosClientParam{
+		ClientConfig: &nacosconst.ClientConfig{
+			TimeoutMs: 10000, NotLoadCacheAtStart: true, CacheDir: dir, LogDir: dir, LogLevel: "warn",
+		},
+		ServerConfigs: []nacosconst.ServerConfig{{IpAddr: host, Port: port, ContextPath: "/nacos"}},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(c.CloseClient)
+	return c
+}
+
+// register registers a greeter provider at 127.0.0.1:port in group with
+// a Nacos client of its own, as a provider process does (Nacos keeps one
+// instance of a service per client connection).
+func register(t tb, group string, port uint64) {
+	t.Helper()
+	ok, err := sdkClient(t).RegisterInstance(vo.RegisterInstanceParam{
+		Ip: "127.0.0.1", Port: port, Weight: 100, Enable: true, Healthy: true, Ephemeral: true,
+		ServiceName: service, GroupName: group,
+		Metadata: map[string]string{"interface": iface, "path": iface, "protocol": "tri", "weight": "100"},
+	})
+	if err != nil || !ok {
+		t.Fatalf("register 127.0.0.1:%d: %v", port, err)
+	}
+}
+
+// dubboRegistry returns dubbo-go's Nacos registry for group, with a Nacos
+// client of its own (dubbo-go pools clients by name).
+func dubboRegistry(t tb, group, client string) registry.Registry {
+	t.Helper()
+	host, port := nacosAddr(t)
+	dir := t.TempDir()
+	u, err := common.NewURL(fmt.Sprintf("registry://%s:%d", host, port),
+		common.WithParamsValue(constant.RegistryGroupKey, group),
+		common.WithParamsValue(constant.ClientNameKey, client),
+		common.WithParamsValue(constant.NacosCacheDirKey, dir),
+		common.WithParamsValue(constant.NacosLogDirKey, dir),
+		common.WithParamsValue(constant.NacosLogLevelKey, "warn"),
+		common.WithParamsValue(constant.NacosUpdateCacheWhenEmpty, "false"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	reg, err := dgext.GetRegistry(constant.NacosKey, u)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return reg
+}
+
+// consumerURL is what a consumer of the greeter subscribes with.
+func consumerURL(t tb) *common.URL {
+	t.Helper()
+	u, err := common.NewURL("consumer://127.0.0.1/"+iface, common.WithParams(url.Values{
+		constant.InterfaceKey:    {iface},
+		constant.RegistryRoleKey: {strconv.Itoa(common.CONSUMER)},
+	}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return u
+}
+
+// recorder is a NotifyListener that keeps the providers it was told of.
+type recorder struct {
+	mu      sync.Mutex
+	events  []string       // "add 127.0.0.1:20001", in order
+	up      map[string]int // provider -> adds minus deletes
+	changed chan struct{}  // signalled on every event
+}
+
+func newRecorder() *recorder {
+	return &recorder{up: map[string]int{}, changed: make(chan struct{}, 1)}
+}
+
+func (r *recorder) Notify(e *registry.ServiceEvent) {
+	r.mu.Lock()
+	addr := e.Service.Location
+	switch e.Action {
+	case remoting.EventTypeAdd:
+		r.up[addr]++
+	case remoting.EventTypeDel:
+		r.up[addr]--
+	}
+	r.events = append(r.events, e.Action.String()+" "+addr)
+	r.mu.Unlock()
+	select {
+	case r.changed <- struct{}{}:
+	default:
+	}
+}
+
+func (r *recorder) NotifyAll(es []*registry.ServiceEvent, done func()) {
+	for _, e := range es {
+		r.Notify(e)
+	}
+	if done != nil {
+		done()
+	}
+}
+
+// providers returns the providers the listener was told are up, sorted.
+func (r *recorder) providers() []string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	var out []string
+	for p, n := range r.up {
+		if n > 0 {
+			out = append(out, p)
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+func (r *recorder) log() []string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return slices.Clone(r.events)
+}
+
+// waitProviders waits up to timeout until the listener knows exactly want,
+// and reports whether it did.
+func (r *recorder) waitProviders(timeout time.Duration, want ...string) bool {
+	slices.Sort(want)
+	deadline := time.NewTimer(timeout)
+	defer deadline.Stop()
+	for !slices.Equal(r.providers(), want) {
+		select {
+		case <-r.changed:
+		case <-deadline.C:
+			return false
+		}
+	}
+	return true
+}
+
+// pushed subscribes a probe to the service on c and returns a channel that
+// receives every list that the client's cache takes from a push.
+func pushed(t tb, c naming_client.INamingClient, group string) <-chan []string {
+	t.Helper()
+	ch := make(chan []string, 16)
+	param := &vo.SubscribeParam{ServiceName: service, GroupName: group, SubscribeCallback: func(list []model.Instance, _ error) {
+		var addrs []string
+		for _, in := range list {
+			addrs = append(addrs, hostOf(in))
+		}
+		slices.Sort(addrs)
+		select {
+		case ch <- addrs:
+		default:
+		}
+	}}
+	if err := c.Subscribe(param); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = c.Unsubscribe(param) })
+	return ch
+}
+
+// waitPushed waits for a push of exactly want.
+func waitPushed(t tb, ch <-chan []string, want ...string) {
+	t.Helper()
+	slices.Sort(want)
+	deadline := time.After(30 * time.Second)
+	for {
+		select {
+		case got := <-ch:
+			if slices.Equal(got, want) {
+				return
+			}
+		case <-deadline:
+			t.Fatalf("the Nacos client's cache did not receive %v within 30 s", want)
+		}
+	}
+}
+
+// pooledClient is the Nacos client that dubbo-go's registry reg shares
+// with its listeners.
+func pooledClient(t tb, reg registry.Registry) naming_client.INamingClient {
+	t.Helper()
+	nc, err := dgnacos.NewNacosClientByURL(reg.GetURL())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return nc.Client()
+}
+
+// waitFeed waits until the feed of listener's subscription through w has
+// been pushed exactly want.
+func waitFeed(t tb, w *subscriber, listener registry.NotifyListener, want ...string) {
+	t.Helper()
+	w.mu.Lock()
+	sub := w.subs[listener]
+	w.mu.Unlock()
+	if sub == nil {
+		t.Fatal("no subscription for the listener")
+	}
+	slices.Sort(want)
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		sub.feed.mu.Lock()
+		var got []string
+		for _, in := range sub.feed.pushed {
+			got = append(got, hostOf(in))
+		}
+		sub.feed.mu.Unlock()
+		slices.Sort(got)
+		if slices.Equal(got, want) {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the feed was pushed %v, want %v, within 30 s", got, want)
+		}
+		time.Sleep(20 * time.Millisecond) // polling the Nacos client's pushes
+	}
+}

@@ -1,0 +1,185 @@
+package nacosdiscovery
+
+import (
+	"slices"
+	"sync"
+
+	"dubbo.apache.org/dubbo-go/v3/common"
+	dgnacos "dubbo.apache.org/dubbo-go/v3/remoting/nacos"
+	"github.com/nacos-group/nacos-sdk-go/v2/clients"
+	"github.com/nacos-group/nacos-sdk-go/v2/clients/naming_client"
+	"github.com/nacos-group/nacos-sdk-go/v2/model"
+	"github.com/nacos-group/nacos-sdk-go/v2/vo"
+)
+
+// A source is a Nacos client of this package's own, one per registry
+// (Nacos address, namespace and credentials), shared by every subscription
+// through it and closed with the last one. Nobody else reads or fills its
+// cache, and each service is subscribed (its callback registered) before
+// the client is ever queried for it, so every change of the cache reaches
+// the callback. The callback copies the list: the client sorts its cached
+// lists in place later, so reading them outside the callback would race.
+type source struct {
+	key  string
+	sdk  naming_client.INamingClient
+	refs int // subscriptions; guarded by sourcesMu
+
+	mu    sync.Mutex
+	feeds map[string]*feed // by group and service
+}
+
+var (
+	sourcesMu sync.Mutex
+	sources   = map[string]*source{}
+)
+
+// acquire returns the source of the registry at regURL, made on first use.
+func acquire(regURL *common.URL) (*source, error) {
+	servers, config, err := dgnacos.GetNacosConfig(regURL)
+	if err != nil {
+		return nil, err
+	}
+	key := regURL.Location + "|" + config.NamespaceId + "|" + config.Username
+	sourcesMu.Lock()
+	defer sourcesMu.Unlock()
+	if src, ok := sources[key]; ok {
+		src.refs++
+		return src, nil
+	}
+	// An empty cache at start: a list loaded from disk would take the place
+	// of the first push, and no callback would follow.
+	config.NotLoadCacheAtStart = true
+	sdk, err := clients.NewNamingClient(vo.NacosClientParam{ClientConfig: &config, ServerConfigs: servers})
+	if err != nil {
+		return nil, err
+	}
+	src := &source{key: key, sdk: sdk, refs: 1, feeds: map[string]*feed{}}
+	sources[key] = src
+	return src, nil
+}
+
+// release drops one subscription's hold on src; the last closes it.
+func (src *source) release() {
+	sourcesMu.Lock()
+	src.refs--
+	last := src.refs == 0
+	if last {
+		delete(sources, src.key)
+	}
+	sourcesMu.Unlock()
+	if last {
+		src.sdk.CloseClient()
+	}
+}
+
+// A feed is the one subscription of a source to one service, and the last
+// list of instances pushed for it.
+type feed struct {
+	src     *source
+	service string
+	group   string
+	param   *vo.SubscribeParam
+
+	subscribing sync.Mutex // serialises subscribe; the client calls back from within it
+	mu          sync.Mutex
+	subscribed  bool
+	pushed      []model.Instance // owned copy of the last push; nil before one
+	subs        map[*subscription]struct{}
+}
+
+// watch returns the feed of service in group, made on first use, with sub
+// among those it wakes on every push.
+func (src *source) watch(service, group string, sub *subscription) *feed {
+	src.mu.Lock()
+	defer src.mu.Unlock()
+	key := group + "@@" + service
+	f, ok := src.feeds[key]
+	if !ok {
+		f = &feed{src: src, service: service, group: group, subs: map[*subscription]struct{}{}}
+		f.param = &vo.SubscribeParam{ServiceName: service, GroupName: group, SubscribeCallback: f.onPush}
+		src.feeds[key] = f
+	}
+	f.mu.Lock()
+	f.subs[sub] = struct{}{}
+	f.mu.Unlock()
+	return f
+}
+
+// unwatch removes sub; the feed's last subscription unsubscribes it.
+func (f *feed) unwatch(sub *subscription) error {
+	f.src.mu.Lock()
+	f.mu.Lock()
+	delete(f.subs, sub)
+	last := len(f.subs) == 0
+	subscribed := f.subscribed
+	if last {
+		delete(f.src.feeds, f.group+"@@"+f.service)
+	}
+	f.mu.Unlock()
+	f.src.mu.Unlock()
+	if last && subscribed {
+		return f.src.sdk.Unsubscribe(f.param)
+	}
+	return nil
+}
+
+// subscribe subscribes the feed once; a failure is returned, to retry.
+func (f *feed) subscribe() error {
+	f.subscribing.Lock()
+	defer f.subscribing.Unlock()
+	f.mu.Lock()
+	done := f.subscribed
+	f.mu.Unlock()
+	if done {
+		return nil
+	}
+	if err := f.src.sdk.Subscribe(f.param); err != nil {
+		return err
+	}
+	f.mu.Lock()
+	f.subscribed = true
+	f.mu.Unlock()
+	return nil
+}
+
+// onPush is the Nacos client's callback: it keeps a copy of the list and
+// wakes every subscription.
+func (f *feed) onPush(list []model.Instance, err error) {
+	if err != nil {
+		return
+	}
+	f.mu.Lock()
+	f.pushed = slices.Clone(list)
+	if f.pushed == nil {
+		f.pushed = []model.Instance{}
+	}
+	subs := make([]*subscription, 0, len(f.subs))
+	for s := range f.subs {
+		subs = append(subs, s)
+	}
+	f.mu.Unlock()
+	for _, s := range subs {
+		s.wakeUp()
+	}
+}
+
+// current returns the instances of the service: the last push once there
+// was one, else a query to the server (the client's cache is empty until
+// the first push, so the query reads the server and shares nothing).
+func (f *feed) current() ([]model.Instance, error) {
+	f.mu.Lock()
+	pushed := f.pushed
+	f.mu.Unlock()
+	if pushed != nil {
+		return pushed, nil
+	}
+	list, err := f.src.sdk.SelectAllInstances(vo.SelectAllInstancesParam{ServiceName: f.service, GroupName: f.group})
+	if err != nil {
+		return nil, err
+	}
+	return slices.Clone(list), nil
+}
+
+func (f *feed) String() string {
+	return f.service + " in group " + f.group
+}

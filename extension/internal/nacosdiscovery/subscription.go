@@ -1,0 +1,167 @@
+package nacosdiscovery
+
+import (
+	"maps"
+	"strconv"
+	"sync"
+	"time"
+
+	"dubbo.apache.org/dubbo-go/v3/registry"
+	"dubbo.apache.org/dubbo-go/v3/remoting"
+	"github.com/dubbogo/gost/log/logger"
+	"github.com/nacos-group/nacos-sdk-go/v2/model"
+)
+
+// A subscription keeps one listener (a dubbo-go registry directory) told
+// of the enabled, healthy instances of one service, as its feed has them.
+type subscription struct {
+	src      *source
+	feed     *feed
+	listener registry.NotifyListener
+	opts     Options
+
+	wake chan struct{} // a push arrived (buffered, 1)
+	done chan struct{} // closed by close
+
+	mu        sync.Mutex                // serialises apply and the state below
+	announced map[string]model.Instance // by ip:port: what the listener was told
+	running   bool
+	closed    bool
+}
+
+// load tells the listener of the instances the feed has now, subscribing
+// the feed first so that no push after the read can be missed.
+func (sub *subscription) load() error {
+	if err := sub.feed.subscribe(); err != nil {
+		return err
+	}
+	return sub.apply()
+}
+
+// subscribe subscribes the feed, retrying with a growing wait while
+// available() holds, then follows it until close.
+func (sub *subscription) subscribe(available func() bool) {
+	sub.mu.Lock()
+	if sub.running || sub.closed {
+		sub.mu.Unlock()
+		return
+	}
+	sub.running = true
+	sub.mu.Unlock()
+	for wait := sub.opts.Retry; ; wait = min(2*wait, 30*time.Second) {
+		err := sub.feed.subscribe()
+		if err == nil {
+			break
+		}
+		logger.Warnf("[dubbogo-lb] nacos discovery: subscribing to %s failed, next try in %v: %v", sub.feed, wait, err)
+		select {
+		case <-sub.done:
+			return
+		case <-time.After(wait):
+		}
+		if !available() {
+			return
+		}
+	}
+	go sub.follow()
+}
+
+// follow applies the feed at once and after every push, until close.
+func (sub *subscription) follow() {
+	for {
+		if err := sub.apply(); err != nil {
+			logger.Warnf("[dubbogo-lb] nacos discovery: reading %s: %v", sub.feed, err)
+		}
+		select {
+		case <-sub.done:
+			return
+		case <-sub.wake:
+		}
+	}
+}
+
+// wakeUp asks follow to apply the feed. It takes no lock: the Nacos client
+// may call back from within a query that apply makes.
+func (sub *subscription) wakeUp() {
+	select {
+	case sub.wake <- struct{}{}:
+	default:
+	}
+}
+
+func (sub *subscription) close() error {
+	sub.mu.Lock()
+	if sub.closed {
+		sub.mu.Unlock()
+		return nil
+	}
+	sub.closed = true
+	close(sub.done)
+	sub.mu.Unlock()
+	err := sub.feed.unwatch(sub)
+	sub.src.release()
+	return err
+}
+
+// apply tells the listener what changed since it was last told: an
+// enabled, healthy instance it does not know is added, one whose metadata
+// changed is updated, and one that is gone, disabled or unhealthy is
+// deleted.
+func (sub *subscription) apply() error {
+	// Read under the lock: a query that began before a push must not be
+	// applied after it.
+	sub.mu.Lock()
+	defer sub.mu.Unlock()
+	if sub.closed {
+		return nil
+	}
+	list, err := sub.feed.current()
+	if err != nil {
+		return err
+	}
+	if sub.announced == nil {
+		sub.announced = map[string]model.Instance{}
+	}
+	usable := make(map[string]model.Instance, len(list))
+	for _, in := range list {
+		if in.Enable && in.Healthy {
+			usable[hostOf(in)] = in
+		}
+	}
+	for host, in := range usable {
+		old, known := sub.announced[host]
+		action := remoting.EventTypeAdd
+		if known {
+			if maps.Equal(old.Metadata, in.Metadata) {
+				continue
+			}
+			action = remoting.EventTypeUpdate
+		}
+		if sub.notify(action, in) {
+			sub.announced[host] = in
+		}
+	}
+	for host, in := range sub.announced {
+		if _, ok := usable[host]; !ok {
+			sub.notify(remoting.EventTypeDel, in)
+			delete(sub.announced, host)
+		}
+	}
+	return nil
+}
+
+// notify tells the listener of one change; false when in has no valid
+// provider URL (logged), and so was not announced.
+func (sub *subscription) notify(action remoting.EventType, in model.Instance) bool {
+	u, err := providerURL(in)
+	if err != nil {
+		logger.Warnf("[dubbogo-lb] nacos discovery: instance %s of %s ignored: %v", hostOf(in), sub.feed, err)
+		return false
+	}
+	sub.listener.Notify(&registry.ServiceEvent{Action: action, Service: u})
+	return true
+}
+
+func hostOf(in model.Instance) string {
+	return in.Ip + ":" + strconv.FormatUint(in.Port, 10)
+}

@@ -1,0 +1,138 @@
+package nacosdiscovery
+
+import (
+	"errors"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/nacos-group/nacos-sdk-go/v2/clients/naming_client"
+	"github.com/nacos-group/nacos-sdk-go/v2/model"
+	"github.com/nacos-group/nacos-sdk-go/v2/vo"
+)
+
+// fakeClient is a Nacos client with a list held in memory. As the real one
+// does, a query of a service it has no push for calls the subscribed
+// callbacks from within the query.
+type fakeClient struct {
+	naming_client.INamingClient // the methods not faked panic
+
+	mu        sync.Mutex
+	list      []model.Instance
+	callbacks []func([]model.Instance, error)
+	failSub   int // Subscribe calls left to fail
+}
+
+func (f *fakeClient) Subscribe(p *vo.SubscribeParam) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.callbacks = append(f.callbacks, p.SubscribeCallback)
+	if f.failSub > 0 {
+		f.failSub--
+		return errors.New("client not connected")
+	}
+	return nil
+}
+
+func (f *fakeClient) Unsubscribe(*vo.SubscribeParam) error { return nil }
+func (f *fakeClient) CloseClient()                         {}
+
+func (f *fakeClient) SelectAllInstances(vo.SelectAllInstancesParam) ([]model.Instance, error) {
+	f.mu.Lock()
+	list, cbs := slices.Clone(f.list), slices.Clone(f.callbacks)
+	f.mu.Unlock()
+	for _, cb := range cbs {
+		cb(list, nil)
+	}
+	return list, nil
+}
+
+// push replaces the list and calls back, as a push from Nacos does.
+func (f *fakeClient) push(list ...model.Instance) {
+	f.mu.Lock()
+	f.list = list
+	cbs := slices.Clone(f.callbacks)
+	f.mu.Unlock()
+	for _, cb := range cbs {
+		cb(slices.Clone(list), nil)
+	}
+}
+
+func instance(port uint64, enabled, healthy bool, md ...string) model.Instance {
+	m := map[string]string{"interface": iface, "protocol": "tri"}
+	for i := 0; i+1 < len(md); i += 2 {
+		m[md[i]] = md[i+1]
+	}
+	return model.Instance{Ip: "127.0.0.1", Port: port, Enable: enabled, Healthy: healthy, Metadata: m}
+}
+
+// fakeSubscription is a subscription through a source over c.
+func fakeSubscription(c *fakeClient, rec *recorder) *subscription {
+	src := &source{key: "fake", sdk: c, refs: 1, feeds: map[string]*feed{}}
+	sub := &subscription{src: src, listener: rec, opts: Options{}.withDefaults(), wake: make(chan struct{}, 1), done: make(chan struct{})}
+	sub.feed = src.watch(service, "G", sub)
+	return sub
+}
+
+func TestSubscriptionTellsTheListenerWhatChanged(t *testing.T) {
+	c := &fakeClient{list: []model.Instance{
+		instance(1, true, true), instance(2, true, true, "weight", "1"),
+		instance(3, false, true), instance(4, true, false),
+		{Ip: "127.0.0.1", Port: 5, Enable: true, Healthy: true, Metadata: map[string]string{"interface": iface}}, // no protocol
+	}}
+	rec := newRecorder()
+	sub := fakeSubscription(c, rec)
+	if err := sub.load(); err != nil {
+		t.Fatal(err)
+	}
+	if got, want := rec.providers(), []string{"127.0.0.1:1", "127.0.0.1:2"}; !slices.Equal(got, want) {
+		t.Fatalf("after load: %v, want the enabled, healthy, valid %v (events %v)", got, want, rec.log())
+	}
+	sub.subscribe(func() bool { return true })
+	defer sub.close()
+
+	// 1 goes away, 2's weight changes, 3 is enabled, 4 turns healthy.
+	c.push(instance(2, true, true, "weight", "3"), instance(3, true, true), instance(4, true, true))
+	if !rec.waitProviders(10*time.Second, "127.0.0.1:2", "127.0.0.1:3", "127.0.0.1:4") {
+		t.Fatalf("after the push: %v (events %v)", rec.providers(), rec.log())
+	}
+	if !slices.Contains(rec.log(), "update 127.0.0.1:2") {
+		t.Errorf("the weight change of 2 was not an update: %v", rec.log())
+	}
+	// 3 is disabled, 4 turns unhealthy: both leave.
+	c.push(instance(2, true, true, "weight", "3"), instance(3, false, true), instance(4, true, false))
+	if !rec.waitProviders(10*time.Second, "127.0.0.1:2") {
+		t.Fatalf("after disabling 3 and 4 turning unhealthy: %v (events %v)", rec.providers(), rec.log())
+	}
+	for _, e := range rec.log() {
+		if strings.HasSuffix(e, ":5") {
+			t.Errorf("an instance without a protocol was announced: %v", rec.log())
+		}
+	}
+}
+
+// The real client calls back from within a query (its first answer goes
+// through its cache): that must not deadlock apply, which holds its lock
+// while it queries.
+func TestCallbackFromWithinAQuery(t *testing.T) {
+	c := &fakeClient{list: []model.Instance{instance(1, true, true)}, failSub: 1}
+	rec := newRecorder()
+	sub := fakeSubscription(c, rec)
+	done := make(chan error, 1)
+	go func() { done <- sub.load() }() // Subscribe fails: apply queries, the query calls back
+	select {
+	case err := <-done:
+		if err == nil {
+			t.Fatal("load with a failing subscription returned no error")
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("load deadlocked")
+	}
+	go sub.subscribe(func() bool { return true })
+	defer sub.close()
+	if !rec.waitProviders(30*time.Second, "127.0.0.1:1") {
+		t.Fatalf("after subscribing: %v (events %v)", rec.providers(), rec.log())
+	}
+}

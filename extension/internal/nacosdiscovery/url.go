@@ -1,0 +1,39 @@
+package nacosdiscovery
+
+import (
+	"errors"
+	"net/url"
+	"strconv"
+
+	"dubbo.apache.org/dubbo-go/v3/common"
+	"dubbo.apache.org/dubbo-go/v3/common/constant"
+	"github.com/nacos-group/nacos-sdk-go/v2/model"
+)
+
+// providerURL is the provider URL of an instance registered at interface
+// level, as dubbo-go builds it: every metadata entry is a parameter, the
+// path is the metadata's path (else /interface), the protocol the
+// metadata's protocol.
+func providerURL(in model.Instance) (*common.URL, error) {
+	md := in.Metadata
+	path, iface, protocol := md[constant.NacosPathKey], md[constant.InterfaceKey], md[constant.ProtocolKey]
+	switch {
+	case path == "" && iface == "":
+		return nil, errors.New("metadata has neither path nor interface")
+	case protocol == "":
+		return nil, errors.New("metadata has no protocol")
+	case path == "":
+		path = "/" + iface
+	}
+	params := make(url.Values, len(md))
+	for k, v := range md {
+		params.Set(k, v)
+	}
+	return common.NewURLWithOptions(
+		common.WithIp(in.Ip),
+		common.WithPort(strconv.FormatUint(in.Port, 10)),
+		common.WithProtocol(protocol),
+		common.WithParams(params),
+		common.WithPath(path),
+	), nil
+}
