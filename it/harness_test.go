@@ -889,7 +889,9 @@ func (e *env) nacosScript(cmd string, timeout time.Duration) (string, error) {
 	defer cancel()
 	c := exec.CommandContext(ctx, "bash", filepath.Join(rootDir, "it", "nacos.sh"), cmd)
 	c.Dir = rootDir
-	c.Env = append(os.Environ(), "NACOS_PORT="+port)
+	// The script's own wait for readiness ends a little before ours.
+	c.Env = append(os.Environ(), "NACOS_PORT="+port,
+		"NACOS_START_TIMEOUT="+strconv.Itoa(int(max(timeout-20*time.Second, 30*time.Second)/time.Second)))
 	out, err := c.CombinedOutput()
 	if err != nil {
 		return string(out), fmt.Errorf("%w: %s: %w", errNacosScript, cmd, err)
