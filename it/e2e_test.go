@@ -268,9 +268,9 @@ func TestWarmupRampsUpANewProvider(t *testing.T) {
 	// share is 0 whatever the curve) to the end of the warmup, each closed
 	// once it holds rampCalls calls, against the curve averaged over the
 	// same calls (the last one with what it has). A window tells the ramp
-	// from a provider put to full
-	// weight at once when its tolerance is less than half the distance
-	// between its expected share and the warm share; one window must.
+	// from a provider put to full weight at once when its tolerance is
+	// less than half the distance between its expected share and the warm
+	// share; one window must.
 	const rampCalls = 400
 	type window struct {
 		from, to float64 // seconds into the warmup
