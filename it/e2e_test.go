@@ -7,6 +7,7 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -15,14 +16,57 @@ import (
 	"github.com/dubbogo-lb/lb/extension"
 )
 
+// zScore is how many standard deviations of sampling noise a measured
+// share may stray from its expectation. A share of n independent picks
+// strays further (two-sided) with probability 7e-6, so the few dozen share
+// checks of a run fail by chance about once in several thousand runs.
+const zScore = 4.5
+
+// noise returns zScore standard deviations, in percentage points, of the
+// share of n calls that each go to a provider with probability p percent:
+// the binomial sqrt(p(1-p)/n). For swrr, whose picks follow a fixed cycle,
+// it is an overestimate; when p varies over the calls (a warmup ramp) and
+// p is their mean, it is an upper bound (p(1-p) is concave).
+func noise(p float64, n int64) float64 {
+	if n <= 0 {
+		return math.Inf(1)
+	}
+	q := p / 100
+	return 100 * zScore * math.Sqrt(q*(1-q)/float64(n))
+}
+
+// edgeAllowance, in percentage points, is the systematic error of a share
+// measured over whole intervals of a consumer's report, beside sampling
+// noise. A window of n calls counts calls when they end, not when they
+// were picked: up to 2 × concurrency (4 in these tests) calls picked in
+// the neighbouring windows, 8 of the 3000 or more calls measured, 0.3
+// points; swrr starts its cycle at a random place, which moves at most one
+// cycle (4 picks for weights 1:3, 3 for equal weights) into or out of the
+// window, 0.1 points. One point covers both with room.
+const edgeAllowance = 1.0
+
+// shareTol returns the tolerance of a share expected to be want percent,
+// measured on n calls: sampling noise plus allowance.
+func shareTol(want float64, n int64, allowance float64) float64 {
+	return noise(want, n) + allowance
+}
+
 // within fails t unless got is want ± tol (percentage points).
 func within(t *testing.T, what string, got, want, tol float64) {
 	t.Helper()
 	if math.Abs(got-want) > tol {
-		t.Errorf("%s: %.1f%%, want %.1f%% ± %.0f", what, got, want, tol)
+		t.Errorf("%s: %.1f%%, want %.1f%% ± %.1f", what, got, want, tol)
 	} else {
-		t.Logf("%s: %.1f%% (want %.1f%% ± %.0f)", what, got, want, tol)
+		t.Logf("%s: %.1f%% (want %.1f%% ± %.1f)", what, got, want, tol)
 	}
+}
+
+// shareOf checks the share of provider in r (successful calls) against
+// want percent, with the tolerance that the calls measured allow.
+func shareOf(t *testing.T, what string, r report, provider string, want float64) {
+	t.Helper()
+	n := successes(r)
+	within(t, fmt.Sprintf("%s (%d calls)", what, n), r.share(provider), want, shareTol(want, n, edgeAllowance))
 }
 
 // noErrors fails t if the consumer's totals count failed calls.
@@ -59,6 +103,17 @@ func consumerYAML(t *testing.T, balancer, methodBalancer string) string {
 	return path
 }
 
+// reactDeadline bounds the wait for the consumers to react to a change:
+// to find a provider, to see a weight edited in Nacos, to drop a provider
+// Nacos dropped. Seconds on an idle machine; generous, because a busy
+// machine delays every step (Nacos push, dubbo-go's refer, the report).
+const reactDeadline = 2 * time.Minute
+
+// shareCalls is the number of calls a share is measured on: at 3000, the
+// sampling noise of a share of 1/3 (zScore standard deviations) is 3.9
+// points.
+const shareCalls = 3000
+
 // specsFor returns a consumer spec per balancer, each with args.
 func specsFor(balancers []string, args ...string) []consumerSpec {
 	out := make([]consumerSpec, len(balancers))
@@ -81,7 +136,7 @@ func TestUnknownBalancerIsAClearStartupError(t *testing.T) {
 	for name, args := range cases {
 		t.Run(name, func(t *testing.T) {
 			c := e.startConsumer(t, "", args...)
-			err := c.wait(60 * time.Second)
+			err := c.wait(reactDeadline)
 			log := c.log.String()
 			code := -1
 			if c.exited() && c.cmd.ProcessState != nil {
@@ -129,9 +184,8 @@ func TestNacosWeightsAndLiveWeightChange(t *testing.T) {
 	}
 	cs := e.startConsumers(t, 2, specs...)
 	for _, c := range cs {
-		c.until(t, 20*time.Second, "reaching both providers", func(r report) bool { return all(r, "w1", "w3") })
-		w := c.collectCalls(t, 2000, 20)
-		within(t, c.name+": share of weight 1 of 1:3", w.share("w1"), 25, 5)
+		c.until(t, reactDeadline, "reaching both providers", func(r report) bool { return all(r, "w1", "w3") })
+		shareOf(t, c.name+": share of weight 1 of 1:3", c.collectCalls(t, shareCalls), "w1", 25)
 	}
 
 	// Weight 1 -> 3 in Nacos, the way an operator edits the instance.
@@ -140,12 +194,20 @@ func TestNacosWeightsAndLiveWeightChange(t *testing.T) {
 	changed := time.Now()
 	e.setMetadata(t, insts[0], md)
 	for _, c := range cs {
-		r := c.until(t, 20*time.Second, "seeing the new weight", func(r report) bool {
-			return r.start().After(changed) && r.share("w1") > 40
+		// The new weight is in force once the calls since the change give
+		// w1 significantly more than its old 25 %: by chance they would
+		// with probability 7e-6 (zScore).
+		var since []report
+		r := c.until(t, reactDeadline, "seeing the new weight", func(r report) bool {
+			if !r.start().After(changed) {
+				return false
+			}
+			since = append(since, r)
+			m := merge(since)
+			return m.share("w1") > 25+noise(25, successes(m))
 		})
 		t.Logf("%s: new weight in force within %v", c.name, r.end.Sub(changed).Round(time.Second))
-		w := c.collectCalls(t, 2000, 20)
-		within(t, c.name+": share of weight 3 of 3:3", w.share("w1"), 50, 5)
+		shareOf(t, c.name+": share of weight 3 of 3:3", c.collectCalls(t, shareCalls), "w1", 50)
 	}
 	for _, c := range cs {
 		noErrors(t, c, c.finish(t))
@@ -156,22 +218,24 @@ func TestNacosWeightsAndLiveWeightChange(t *testing.T) {
 // warmup curve that its Nacos metadata (timestamp, warmup) describes.
 func TestWarmupRampsUpANewProvider(t *testing.T) {
 	e := setup(t)
-	const warmup = 20 * time.Second
+	const warmup = 30 * time.Second
 	a := e.startProvider(t, providerSpec{name: "warmA"})
 	b := e.startProvider(t, providerSpec{name: "warmB"})
 	e.waitRegistered(t, a, b)
 	cs := e.startConsumers(t, 2, specsFor(balancers(t, "warmrandom", "swrr"))...)
 	for _, c := range cs {
-		c.until(t, 20*time.Second, "reaching both providers", func(r report) bool { return all(r, "warmA", "warmB") })
+		c.until(t, reactDeadline, "reaching both providers", func(r report) bool { return all(r, "warmA", "warmB") })
 	}
 
 	fresh := e.startProvider(t, providerSpec{name: "new", warmup: warmup})
 	insts := e.waitRegistered(t, a, b, fresh)
 	md := insts[2].Metadata
 	ts, err := strconv.ParseInt(md["timestamp"], 10, 64)
-	if err != nil || md["warmup"] != "20" {
-		t.Fatalf("new provider's metadata: timestamp %q, warmup %q; want Unix seconds and 20", md["timestamp"], md["warmup"])
+	if err != nil || md["warmup"] != "30" {
+		t.Fatalf("new provider's metadata: timestamp %q, warmup %q; want Unix seconds and 30", md["timestamp"], md["warmup"])
 	}
+	// The balancers ramp from the same whole second, so its truncation is
+	// no error.
 	started := time.Unix(ts, 0)
 	// expected is the new provider's share at t: its weight follows
 	// Dubbo's linear ramp (at least 1) beside two providers of 100.
@@ -179,7 +243,8 @@ func TestWarmupRampsUpANewProvider(t *testing.T) {
 		w := max(100*min(at.Sub(started).Seconds()/warmup.Seconds(), 1), 1)
 		return 100 * w / (200 + w)
 	}
-	// mean of expected over an interval.
+	// mean of expected over an interval (the consumer's own clock marks
+	// its ends, so a late reader shifts nothing).
 	mean := func(r report) float64 {
 		sum := 0.0
 		for i := range 10 {
@@ -187,11 +252,26 @@ func TestWarmupRampsUpANewProvider(t *testing.T) {
 		}
 		return sum / 10
 	}
+	// warmShare is the new provider's share once warm.
+	const warmShare = 100.0 / 3
+	// rampAllowance, in points, is edgeAllowance plus what the timing of
+	// the ramp adds: the balancers recompute warm weights every 100 ms, so
+	// they lag the curve by up to 0.1 s, and the steepest part of the
+	// expected share climbs 1.7 points a second (100 × 100/30 / 200 at
+	// weight 0): 0.2 points.
+	const rampAllowance = edgeAllowance + 0.5
 
-	// The consumers' reports queue up with the time they arrived, so they
-	// can be read one consumer after the other. The share is checked on
-	// windows of four seconds of the ramp (enough calls even on a busy
-	// machine) against the curve averaged over the same calls.
+	// The consumers' reports queue up, so they can be read one consumer
+	// after the other. The ramp is checked on windows of consecutive
+	// intervals, from the first interval that starts after the consumer
+	// found the new provider (a busy Nacos may push it late: until then the
+	// share is 0 whatever the curve) to the end of the warmup, each closed
+	// once it holds rampCalls calls, against the curve averaged over the
+	// same calls (the last one with what it has). A window tells the ramp
+	// from a provider put to full weight at once when its tolerance is
+	// less than half the distance between its expected share and the warm
+	// share; one window must.
+	const rampCalls = 400
 	type window struct {
 		from, to float64 // seconds into the warmup
 		calls    int64
@@ -199,58 +279,79 @@ func TestWarmupRampsUpANewProvider(t *testing.T) {
 		want     float64 // likewise for the expected share
 	}
 	for _, c := range cs {
-		ws := []*window{{from: 4, to: 8}, {from: 8, to: 12}, {from: 12, to: 16}}
-		var warm []report
-		for len(warm) < 3 {
-			r := c.next(t, 15*time.Second)
-			age := r.start().Add(r.end.Sub(r.start()) / 2).Sub(started).Seconds() // at mid-interval
-			for _, w := range ws {
-				if age >= w.from && age < w.to {
-					w.calls += r.Calls
-					w.share += float64(r.Calls) * r.share("new")
-					w.want += float64(r.Calls) * mean(r)
+		found := c.until(t, reactDeadline, "finding the new provider", func(r report) bool { return r.By["new"] > 0 })
+		t.Logf("%s: found the new provider %.1fs into its warmup", c.name, found.end.Sub(started).Seconds())
+		var ws []*window
+		cur := &window{}
+		for {
+			r := c.next(t, reportTimeout)
+			from, to := r.start().Sub(started).Seconds(), r.end.Sub(started).Seconds()
+			if to > warmup.Seconds() {
+				// What the last window holds is checked too, if it is enough
+				// for a binomial tolerance to mean something.
+				if cur.calls >= 100 {
+					ws = append(ws, cur)
 				}
+				break
 			}
-			if age >= warmup.Seconds()+2 {
-				warm = append(warm, r)
+			if cur.calls == 0 {
+				cur.from = from
+			}
+			n := successes(r)
+			cur.to = to
+			cur.calls += n
+			cur.share += float64(n) * r.share("new")
+			cur.want += float64(n) * mean(r)
+			if cur.calls >= rampCalls {
+				ws = append(ws, cur)
+				cur = &window{}
 			}
 		}
-		checked := 0
-		var shares []float64
+		if len(ws) == 0 {
+			t.Fatalf("%s: %d calls during the rest of the warmup, want %d to check the ramp", c.name, cur.calls, rampCalls)
+		}
+		decisive := 0
 		for _, w := range ws {
-			if w.calls < 300 {
-				t.Logf("%s: only %d calls %.0f-%.0fs into the warmup; window not checked", c.name, w.calls, w.from, w.to)
-				continue
-			}
 			w.share /= float64(w.calls)
 			w.want /= float64(w.calls)
-			within(t, fmt.Sprintf("%s: share of the new provider %.0f-%.0fs into its warmup", c.name, w.from, w.to), w.share, w.want, 5)
-			shares = append(shares, w.share)
-			checked++
+			tol := shareTol(w.want, w.calls, rampAllowance)
+			within(t, fmt.Sprintf("%s: share of the new provider %.1f-%.1fs into its warmup (%d calls)", c.name, w.from, w.to, w.calls), w.share, w.want, tol)
+			if 2*tol < warmShare-w.want {
+				decisive++
+			}
 		}
-		if checked < 2 {
-			t.Errorf("%s: only %d windows of the ramp had enough calls to check", c.name, checked)
-		} else if shares[len(shares)-1]-shares[0] < 8 {
-			t.Errorf("%s: the new provider's share went from %.1f%% to %.1f%% along the ramp; want it to grow", c.name, shares[0], shares[len(shares)-1])
+		if decisive == 0 {
+			w := ws[0]
+			t.Errorf("%s: no window of the ramp can tell it from a provider at full weight (%.1f%%); the first, %.1f-%.1fs into the warmup, had %d calls for %.1f%% ± %.1f",
+				c.name, warmShare, w.from, w.to, w.calls, w.want, shareTol(w.want, w.calls, rampAllowance))
 		}
-		within(t, c.name+": share of the new provider once warm", merge(warm).share("new"), 100.0/3, 5)
+		// Once warm, the new provider has its full share.
+		c.until(t, reactDeadline, "past the warmup", func(r report) bool { return r.start().After(started.Add(warmup + time.Second)) })
+		shareOf(t, c.name+": share of the new provider once warm", c.collectCalls(t, shareCalls), "new", warmShare)
 	}
 	for _, c := range cs {
 		noErrors(t, c, c.finish(t))
 	}
 }
 
-// A provider ten times slower than the others gets a small share under the
+// A provider twenty times slower than the others gets a small share under the
 // latency-aware balancers and its fair share under weighted random. A
 // balancer configured for the method alone (random for the reference, lalb
 // for Hello) is the one that serves the method.
+//
+// How much smaller a share is expected follows the latencies each consumer
+// measured, not the configured 5 ms and 100 ms: a busy machine adds its own
+// delay to every call: at a load average of 20 on 2 cores, fast providers
+// of 5 ms answered in 33 ms and a slow one of 50 ms in 67 ms, only twice
+// as slow (see slowShareBound). The slow provider sleeps 100 ms so that a
+// busy machine still leaves it clearly slower.
 func TestSlowProviderShare(t *testing.T) {
 	e := setup(t)
 	// Service times well above what a busy machine adds to every call.
 	ps := []*provider{
 		e.startProvider(t, providerSpec{name: "fast1", latency: "5ms"}),
 		e.startProvider(t, providerSpec{name: "fast2", latency: "5ms"}),
-		e.startProvider(t, providerSpec{name: "slow", latency: "50ms"}),
+		e.startProvider(t, providerSpec{name: "slow", latency: "100ms"}),
 	}
 	e.waitRegistered(t, ps...)
 	const perMethod = "random, Hello: lalb"
@@ -264,26 +365,146 @@ func TestSlowProviderShare(t *testing.T) {
 			cs[c.balancer] = c
 		}
 	}
-	slow := map[string]float64{}
+	measured := map[string]report{}
+	var undecided []string
 	for b, c := range cs {
-		c.collect(t, 3) // adaptation
-		w := c.collectCalls(t, 1500, 20)
-		slow[b] = w.share("slow")
-		t.Logf("%s: %v", c.name, w)
+		c.collectCalls(t, 500) // adaptation
+		switch b {
+		case "warmrandom", "swrr":
+			measured[b] = c.collectCalls(t, shareCalls)
+		default:
+			// Collect until the check can tell a latency-aware balancer
+			// from a blind one, or 90 s pass: the consumers measure at the
+			// same time, so the others' reports are ready by then.
+			deadline := time.Now().Add(90 * time.Second)
+			var rs []report
+			for {
+				rs = append(rs, c.collectCalls(t, shareCalls))
+				m := merge(rs)
+				measured[b] = m
+				if _, _, ok := slowShareBound(m); ok {
+					break
+				}
+				if time.Now().After(deadline) {
+					undecided = append(undecided, b)
+					break
+				}
+				t.Logf("%s: the latencies measured do not tell the balancers apart yet (%v); measuring longer", b, latencies(m))
+			}
+		}
+		t.Logf("%s: %v; %v", c.name, measured[b], latencies(measured[b]))
 	}
 	for b, c := range cs {
 		noErrors(t, c, c.finish(t))
+		m := measured[b]
+		// The slow provider sleeps 100 ms per call: a consumer that
+		// measures less measures something else.
+		if slow, ok := m.mean("slow"); ok && slow < 100 {
+			t.Errorf("%s: the slow provider's calls took %.1f ms on average, want at least its 100 ms", b, slow)
+		}
 		switch b {
 		case "warmrandom", "swrr":
-			within(t, b+": share of the slow provider", slow[b], 100.0/3, 5)
-		case "lalb", "rtadaptive", perMethod:
-			if slow[b] > 15 {
-				t.Errorf("%s: the 10x slower provider got %.1f%% of the calls, want a small share (<= 15%%)", b, slow[b])
-			} else {
-				t.Logf("%s: share of the slow provider: %.1f%% (want <= 15%%)", b, slow[b])
+			shareOf(t, b+": share of the slow provider", m, "slow", 100.0/3)
+		default:
+			bound, ratio, ok := slowShareBound(m)
+			got := m.share("slow")
+			switch {
+			case m.By["slow"] == 0:
+				t.Logf("%s: the slow provider got no call of %d", b, successes(m))
+			case !ok:
+				// Logged; the test is skipped at the end, after every other
+				// check, so this hides no failure.
+				t.Logf("%s: share of the slow provider %.1f%%, not checked: it is only %.2f times slower here (%v), which no bound tells from a latency-blind balancer", b, got, ratio, latencies(m))
+			case got > bound:
+				t.Errorf("%s: the %.1fx slower provider got %.1f%% of %d calls, want <= %.1f%% (%v)", b, ratio, got, successes(m), bound, latencies(m))
+			default:
+				t.Logf("%s: the %.1fx slower provider got %.1f%% of %d calls (want <= %.1f%%)", b, ratio, got, successes(m), bound)
 			}
 		}
 	}
+	if len(undecided) > 0 {
+		t.Skipf("the machine was too busy for %v: the slow provider was not slow enough, relative to the others, to check a latency-aware balancer (see the log)", undecided)
+	}
+}
+
+// latencyAllowance, in points, is the systematic allowance of
+// slowShareBound; see there.
+const latencyAllowance = 5.0
+
+// slowShareBound returns the largest share, in percent, that a
+// latency-aware balancer may give the slow provider of r, the ratio of
+// its mean latency to that of the fast ones, and whether that bound tells
+// a latency-aware balancer from a latency-blind one.
+//
+// The derivation. With latencies L for the fast providers and ρL for the
+// slow one, a balancer that keeps the same number of calls in flight on
+// every provider, or that weighs providers by 1/latency, gives the slow
+// one the share 1/(1+2ρ) of the calls (Little's law: a provider's
+// throughput is its calls in flight over its latency). Both lalb
+// (weight = QPS/latency, which concentrates on the fastest providers) and
+// rtadaptive (power of two choices over latency × (in flight + 1)) lean
+// further away from the slow provider than that, so 1/(1+2ρ) bounds their
+// share from above. ρ is measured by the consumer over the same calls,
+// which is what the balancers measure too (their filter times the same
+// calls, a little closer to the wire).
+//
+// Added to it: the sampling noise of n calls (noise), and latencyAllowance
+// for what the mean latencies do not show: the balancers follow recent
+// latencies (rtadaptive's peak-sensitive average holds one slow call of a
+// fast provider for seconds; lalb's window holds the last 128 calls), so
+// on a machine whose delays come in bursts a fast provider looks slow for
+// a while and the slow one gets more calls than its mean latency
+// explains. Measured on 2 busy cores: rtadaptive gave the slow provider
+// 14.8 % at ρ = 3.0 (1/(1+2ρ) = 14.3 %), but 24.3 % at ρ = 2.1 (19.2 %):
+// when the slow provider is only about twice as slow, noise flips many of
+// its power-of-two comparisons. lalb gave it 2.7 to 3.3 % at ρ = 2.0 to
+// 3.2. Hence five points, and no verdict below minRatio.
+//
+// The bound is decisive when ρ is at least minRatio and a latency-blind
+// balancer (1/3 of the calls, give or take its own noise) would exceed
+// it, which at 3000 calls holds from ρ = 1.9. A machine so busy that it adds to every call as much as the slow
+// provider's whole extra latency leaves ρ below that; slowShareBound says
+// so, and the test measures longer and, failing that, is skipped.
+func slowShareBound(r report) (bound, ratio float64, ok bool) {
+	var fastCalls int64
+	fastSum := 0.0
+	for _, p := range []string{"fast1", "fast2"} {
+		if m, ok := r.mean(p); ok {
+			fastCalls += r.By[p]
+			fastSum += m * float64(r.By[p])
+		}
+	}
+	slow, ok := r.mean("slow")
+	switch {
+	case !ok:
+		// No call to the slow provider: its share, 0, passes any bound.
+		return 0, math.Inf(1), true
+	case fastCalls == 0:
+		// Every call to the slow provider: no bound lets that pass.
+		return 0, 0, true
+	}
+	ratio = slow / (fastSum / float64(fastCalls))
+	n := successes(r)
+	q := 100 / (1 + 2*ratio)
+	bound = q + noise(q, n) + latencyAllowance
+	blind := 100.0 / 3
+	return bound, ratio, ratio >= minRatio && bound < blind-noise(blind, n)
+}
+
+// minRatio is the smallest slow/fast latency ratio on which
+// slowShareBound gives a verdict (see there).
+const minRatio = 2.5
+
+// latencies describes the mean latencies of r's providers.
+func latencies(r report) string {
+	var b strings.Builder
+	b.WriteString("mean latency")
+	for _, p := range slices.Sorted(maps.Keys(r.By)) {
+		if m, ok := r.mean(p); ok {
+			fmt.Fprintf(&b, " %s %.1fms", p, m)
+		}
+	}
+	return b.String()
 }
 
 // With ringhash, a key goes to the same provider on every call and after
@@ -347,29 +568,27 @@ func TestProviderKilledDuringLoad(t *testing.T) {
 	e.waitRegistered(t, ps...)
 	cs := e.startConsumers(t, 3, specsFor(extension.Balancers(), "-concurrency", "2")...)
 	for _, c := range cs {
-		c.until(t, 20*time.Second, "reaching all providers", func(r report) bool { return all(r, "k1", "k2", "k3") })
+		c.until(t, reactDeadline, "reaching all providers", func(r report) bool { return all(r, "k1", "k2", "k3") })
 	}
 
 	killed := time.Now()
 	ps[2].kill()
-	e.waitInstances(t, 30*time.Second, "without the killed provider", func(list []instance) bool {
+	e.waitInstances(t, reactDeadline, "without the killed provider", func(list []instance) bool {
 		return len(list) == 2
 	})
 	gone := time.Now()
 	t.Logf("Nacos dropped the killed provider after %v", gone.Sub(killed).Round(100*time.Millisecond))
 	for _, c := range cs {
-		c.until(t, 15*time.Second, "past the drop", func(r report) bool { return r.start().After(gone.Add(time.Second)) })
-		for _, r := range c.collect(t, 2) {
-			if r.By["k3"] != 0 || !all(r, "k1", "k2") {
-				t.Errorf("%s after Nacos dropped k3: %v; want k1 and k2 only", c.name, r)
-			}
+		c.until(t, reactDeadline, "past the drop", func(r report) bool { return r.start().After(gone.Add(time.Second)) })
+		if r := c.collectCalls(t, 200); r.By["k3"] != 0 || !all(r, "k1", "k2") {
+			t.Errorf("%s after Nacos dropped k3: %v; want k1 and k2 only", c.name, r)
 		}
 	}
 
 	back := e.restart(t, ps[2])
 	e.waitRegistered(t, ps[0], ps[1], back)
 	for _, c := range cs {
-		c.until(t, 20*time.Second, "using the provider again", func(r report) bool { return r.By["k3"] > 0 })
+		c.until(t, reactDeadline, "using the provider again", func(r report) bool { return r.By["k3"] > 0 })
 	}
 	for _, c := range cs {
 		noErrors(t, c, c.finish(t))
@@ -401,7 +620,7 @@ func TestNacosRestartDuringLoad(t *testing.T) {
 	// Derby store gives up when starved for CPU.
 	cs := e.startConsumers(t, 3, specsFor(balancers(t, "warmrandom", "swrr", "lalb"), "-concurrency", "2")...)
 	for _, c := range cs {
-		c.until(t, 20*time.Second, "reaching all providers", func(r report) bool { return all(r, "r1", "r2", "r3") })
+		c.until(t, reactDeadline, "reaching all providers", func(r report) bool { return all(r, "r1", "r2", "r3") })
 	}
 
 	t0 := time.Now()
@@ -413,27 +632,27 @@ func TestNacosRestartDuringLoad(t *testing.T) {
 	t.Cleanup(func() {
 		// Leave a running Nacos behind for whoever runs next.
 		if _, err := e.nacosScript("status", 30*time.Second); err != nil {
-			if out, err := e.nacosScript("start", 4*time.Minute); err != nil {
+			if out, err := e.nacosScript("start", nacosStartDeadline); err != nil {
 				t.Errorf("restarting Nacos after the test: %v\n%s", err, out)
 			}
 		}
 	})
 	for _, c := range cs {
-		c.until(t, 15*time.Second, "reporting while Nacos is down", func(r report) bool { return r.start().After(stopped) })
-		if r := c.next(t, 15*time.Second); !all(r, "r1", "r2", "r3") || r.Errors != 0 {
+		c.until(t, reactDeadline, "reporting while Nacos is down", func(r report) bool { return r.start().After(stopped) })
+		if r := c.collectCalls(t, 300); !all(r, "r1", "r2", "r3") || r.Errors != 0 {
 			t.Errorf("%s while Nacos is down: %v; want all providers, no failure", c.name, r)
 		}
 	}
 
 	t1 := time.Now()
-	out, err := e.nacosScript("start", 4*time.Minute)
+	out, err := e.nacosScript("start", nacosStartDeadline)
 	if err != nil {
 		// Seen twice on a loaded 2-core machine: the embedded Derby store
 		// failed to load its schema. What is tested here is the consumers
 		// while Nacos is away, so one more start is allowed, and logged.
 		saveNacosLogs(t)
 		t.Logf("Nacos did not start (%v); starting it once more:\n%s", err, tail(out, 5))
-		if out, err = e.nacosScript("start", 4*time.Minute); err != nil {
+		if out, err = e.nacosScript("start", nacosStartDeadline); err != nil {
 			t.Fatalf("%v\n%s", err, out)
 		}
 	}
@@ -444,7 +663,7 @@ func TestNacosRestartDuringLoad(t *testing.T) {
 	late := e.startProvider(t, providerSpec{name: "r4", latency: "5ms"})
 	e.waitRegistered(t, ps[0], ps[1], ps[2], late)
 	for _, c := range cs {
-		c.until(t, 60*time.Second, "finding the provider started after the restart", func(r report) bool {
+		c.until(t, reactDeadline, "finding the provider started after the restart", func(r report) bool {
 			return all(r, "r1", "r2", "r3", "r4")
 		})
 	}
@@ -452,6 +671,10 @@ func TestNacosRestartDuringLoad(t *testing.T) {
 		noErrors(t, c, c.finish(t))
 	}
 }
+
+// nacosStartDeadline bounds a start of Nacos: 10 to 40 s on an idle
+// machine, 4 minutes seen at a load average of 60 on 2 cores.
+const nacosStartDeadline = 8 * time.Minute
 
 // saveNacosLogs copies the logs of a Nacos that failed to start, before a
 // restart wipes them.

@@ -268,6 +268,11 @@ cmd_start() {
     -Dnacos.server.main.port="$HTTP_PORT"
     -Dserver.port="$HTTP_PORT"
     -Dserver.address="$HOST"
+    # The embedded Derby store must boot within the datasource pool's
+    # connection timeout, 3 s by default in Nacos (DataSourcePoolProperties);
+    # on a busy machine it takes longer and Nacos exits with "load
+    # derby-schema.sql error ... Login timeout exceeded".
+    -Ddb.pool.config.connectionTimeout=120000
   )
   # shellcheck disable=SC2206 # word splitting of user-supplied options is intended
   local -a extra=(${NACOS_JAVA_OPTS:-})

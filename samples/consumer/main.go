@@ -71,8 +71,10 @@ func run() error {
 	flag.DurationVar(&cfg.Interval, "interval", time.Second, "reporting interval")
 	flag.IntVar(&cfg.Keys, "keys", 1000, "distinct request keys sent in turn")
 	flag.BoolVar(&cfg.TrackKeys, "track-keys", false, "report which providers answered each key")
-	flag.DurationVar(&cfg.Timeout, "timeout", 3*time.Second, "timeout of each call")
+	flag.DurationVar(&cfg.Timeout, "timeout", 3*time.Second, "timeout of each call (when given, also the reference's timeout, which bounds each attempt)")
 	flag.Parse()
+	timeoutSet := false
+	flag.Visit(func(f *flag.Flag) { timeoutSet = timeoutSet || f.Name == "timeout" })
 	if flag.NArg() > 0 {
 		return fmt.Errorf("%w: unexpected arguments %q", errConfig, flag.Args())
 	}
@@ -99,6 +101,12 @@ func run() error {
 			return fmt.Errorf("%w: %s has no %s", errConfig, *confPath, refKey)
 		}
 		ref.Loadbalance = name
+		if timeoutSet {
+			// dubbo-go bounds each attempt with the reference's timeout
+			// (3 s unless the YAML says otherwise), whatever the caller's
+			// context allows.
+			ref.RequestTimeout = cfg.Timeout.String()
+		}
 		if *direct != "" {
 			ref.URL = *direct
 		}

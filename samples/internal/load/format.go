@@ -7,12 +7,13 @@ import (
 )
 
 // FormatInterval returns one line for an interval: time, throughput,
-// errors, latency and the share of each provider, in the order of names.
+// errors, latency and the share and mean latency of each provider, in the
+// order of names.
 func FormatInterval(s Stats, names []string) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "%6.1fs %7.0f qps  err %-4d p50 %6.2fms  p99 %7.2fms |", s.At, s.QPS, s.Errors, s.P50Ms, s.P99Ms)
 	for _, n := range names {
-		fmt.Fprintf(&b, "  %s %5.1f%%", n, s.Share[n])
+		fmt.Fprintf(&b, "  %s %5.1f%% %6.2fms", n, s.Share[n], s.MeanMs[n])
 	}
 	return b.String()
 }

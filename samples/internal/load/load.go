@@ -67,6 +67,10 @@ type Stats struct {
 	Interval bool `json:"interval"`
 	// At is the end of the period, in seconds since the run started.
 	At float64 `json:"at"`
+	// Time is the end of the period on the wall clock, for readers that
+	// line the period up with other events (a provider's start, a change
+	// in the registry) without depending on when they read the report.
+	Time time.Time `json:"time"`
 	// Seconds is the length of the period.
 	Seconds float64 `json:"seconds"`
 	// Calls and Errors count the calls that ended in the period.
@@ -78,6 +82,10 @@ type Stats struct {
 	By map[string]int64 `json:"by"`
 	// Share is By in percent of the successful calls.
 	Share map[string]float64 `json:"share"`
+	// MeanMs is the mean latency of the successful calls per answering
+	// provider, in ms, as this consumer measured it (the providers'
+	// configured latencies plus whatever the machine adds).
+	MeanMs map[string]float64 `json:"mean_ms"`
 	// P50Ms, P90Ms and P99Ms are latency quantiles of all calls, in ms.
 	P50Ms float64 `json:"p50_ms"`
 	P90Ms float64 `json:"p90_ms"`
@@ -103,7 +111,7 @@ type run struct {
 	errors   atomic.Int64
 	hist     Hist
 	mu       sync.Mutex // guards by, keys, lastErr
-	by       map[string]*atomic.Int64
+	by       map[string]*counter
 	keys     map[string]map[string]int64
 	lastErr  string
 	firstErr string
@@ -120,7 +128,7 @@ func Run(ctx context.Context, g greeter.Greeter, cfg Config, onInterval func(Sta
 		return Stats{}, errors.New("load: nil greeter")
 	}
 	cfg = cfg.withDefaults()
-	r := &run{cfg: cfg, g: g, by: map[string]*atomic.Int64{}, reqs: make([]string, cfg.Keys)}
+	r := &run{cfg: cfg, g: g, by: map[string]*counter{}, reqs: make([]string, cfg.Keys)}
 	if cfg.TrackKeys {
 		r.keys = map[string]map[string]int64{}
 	}
@@ -196,15 +204,20 @@ func (r *run) work(ctx context.Context) {
 			r.mu.Unlock()
 			continue
 		}
-		r.count(resp.GetValue(), key)
+		r.count(resp.GetValue(), key, elapsed)
 	}
 }
 
-func (r *run) count(provider, key string) {
+// counter counts one provider's successful calls and their latencies.
+type counter struct {
+	calls, nanos atomic.Int64
+}
+
+func (r *run) count(provider, key string, elapsed time.Duration) {
 	r.mu.Lock()
 	c := r.by[provider]
 	if c == nil {
-		c = new(atomic.Int64)
+		c = new(counter)
 		r.by[provider] = c
 	}
 	if r.keys != nil {
@@ -216,22 +229,28 @@ func (r *run) count(provider, key string) {
 		m[provider]++
 	}
 	r.mu.Unlock()
-	c.Add(1)
+	// The latency first: a snapshot that sees the call sees its latency.
+	c.nanos.Add(int64(elapsed))
+	c.calls.Add(1)
 }
 
 // snap is the cumulative state at one moment.
 type snap struct {
 	calls, errors int64
 	by            map[string]int64
+	nanos         map[string]int64 // latency sums per provider
 	hist          *Snapshot
 	lastErr       string
 }
 
 func (r *run) snapshot() *snap {
-	s := &snap{calls: r.calls.Load(), errors: r.errors.Load(), by: map[string]int64{}, hist: r.hist.Snapshot()}
+	s := &snap{calls: r.calls.Load(), errors: r.errors.Load(), by: map[string]int64{}, nanos: map[string]int64{}, hist: r.hist.Snapshot()}
 	r.mu.Lock()
 	for name, c := range r.by {
-		s.by[name] = c.Load()
+		// Calls first: a call counted between the two loads adds latency
+		// without a call, never a call without its latency.
+		s.by[name] = c.calls.Load()
+		s.nanos[name] = c.nanos.Load()
 	}
 	s.lastErr = r.lastErr
 	r.lastErr = ""
@@ -245,11 +264,13 @@ func (s *snap) stats(prev *snap, from, to, started time.Time) Stats {
 	h := s.hist.Sub(prev.hist)
 	out := Stats{
 		At:        to.Sub(started).Seconds(),
+		Time:      to,
 		Seconds:   secs,
 		Calls:     s.calls - prev.calls,
 		Errors:    s.errors - prev.errors,
 		By:        map[string]int64{},
 		Share:     map[string]float64{},
+		MeanMs:    map[string]float64{},
 		P50Ms:     ms(h.Quantile(0.50)),
 		P90Ms:     ms(h.Quantile(0.90)),
 		P99Ms:     ms(h.Quantile(0.99)),
@@ -263,6 +284,9 @@ func (s *snap) stats(prev *snap, from, to, started time.Time) Stats {
 		d := n - prev.by[name]
 		out.By[name] = d
 		ok += d
+		if d > 0 {
+			out.MeanMs[name] = float64(s.nanos[name]-prev.nanos[name]) / float64(d) / 1e6
+		}
 	}
 	for name, d := range out.By {
 		if ok > 0 {

@@ -60,8 +60,64 @@ func TestRunCountsCallsPerProviderAndKey(t *testing.T) {
 			}
 		}
 	}
+	for _, p := range []string{"even", "odd"} {
+		if m, ok := total.MeanMs[p]; !ok || m < 0 {
+			t.Fatalf("mean latency of %s: %v (%v), want a figure", p, m, ok)
+		}
+	}
 	if total.P50Ms < 0 || total.P99Ms < total.P50Ms {
 		t.Fatalf("quantiles p50 %v p99 %v out of order", total.P50Ms, total.P99Ms)
+	}
+}
+
+// slowOdd answers "even" at once and "odd" after 20 ms.
+type slowOdd struct{}
+
+func (slowOdd) Hello(_ context.Context, req *wrapperspb.StringValue, _ ...client.CallOption) (*wrapperspb.StringValue, error) {
+	k := req.GetValue()
+	if (k[len(k)-1]-'0')%2 == 0 {
+		return wrapperspb.String("even"), nil
+	}
+	time.Sleep(20 * time.Millisecond)
+	return wrapperspb.String("odd"), nil
+}
+
+// The mean latency per provider is measured per interval and in total. A
+// sleep lasts at least its duration, so only lower bounds are asserted:
+// a busy machine makes calls slower, never faster.
+func TestMeanLatencyPerProvider(t *testing.T) {
+	var intervals []Stats
+	before := time.Now()
+	total, err := Run(context.Background(), slowOdd{}, Config{Concurrency: 2, Calls: 40, Keys: 10, Interval: 10 * time.Millisecond}, func(s Stats) {
+		intervals = append(intervals, s)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if total.By["odd"] != 20 || total.MeanMs["odd"] < 20 {
+		t.Fatalf("odd: %d calls, mean %.2f ms; want 20 calls of at least 20 ms", total.By["odd"], total.MeanMs["odd"])
+	}
+	if total.MeanMs["even"] >= total.MeanMs["odd"] {
+		t.Errorf("mean latency of even %.2f ms, not below odd's %.2f ms", total.MeanMs["even"], total.MeanMs["odd"])
+	}
+	if total.Time.Before(before) || total.Time.After(time.Now()) {
+		t.Errorf("total's Time %v outside the run", total.Time)
+	}
+	var odd int64
+	var oddNanos float64
+	for _, s := range intervals {
+		if s.By["odd"] > 0 {
+			odd += s.By["odd"]
+			oddNanos += s.MeanMs["odd"] * float64(s.By["odd"])
+		}
+		if s.Time.Before(before) {
+			t.Errorf("interval Time %v before the run", s.Time)
+		}
+	}
+	// Summed over the intervals, the latencies of a provider's calls are
+	// all there: a call's latency is counted before the call itself.
+	if odd > 0 && oddNanos/float64(odd) < 19.99 {
+		t.Errorf("odd's mean over the intervals: %.2f ms, want at least 20", oddNanos/float64(odd))
 	}
 }
 
