@@ -68,17 +68,15 @@ type subscriber struct {
 	subs map[registry.NotifyListener]*subscription
 }
 
-// served reports whether url asks for one service as a consumer, the case
-// this package serves.
-func served(url *common.URL) bool {
-	role, _ := strconv.Atoi(url.GetParam(constant.RegistryRoleKey, ""))
-	return role == common.CONSUMER && url.GetParam(constant.InterfaceKey, "") != constant.AnyValue
-}
-
 // subscription returns the subscription of listener, made for url on first
-// use; nil (logged) when no Nacos client can be made from the registry's
-// URL, and then dubbo-go's listener serves.
+// use; nil when this package does not serve url (not a consumer of one
+// service), or when no Nacos client can be made from the registry's URL
+// (logged): dubbo-go's own listener serves those.
 func (s *subscriber) subscription(url *common.URL, listener registry.NotifyListener) *subscription {
+	role, _ := strconv.Atoi(url.GetParam(constant.RegistryRoleKey, ""))
+	if role != common.CONSUMER || url.GetParam(constant.InterfaceKey, "") == constant.AnyValue {
+		return nil
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if sub, ok := s.subs[listener]; ok {
@@ -101,9 +99,6 @@ func (s *subscriber) subscription(url *common.URL, listener registry.NotifyListe
 // reference for good, where the subscription brings the instances as soon
 // as Nacos answers.
 func (s *subscriber) LoadSubscribeInstances(url *common.URL, listener registry.NotifyListener) error {
-	if !served(url) {
-		return s.Registry.LoadSubscribeInstances(url, listener)
-	}
 	sub := s.subscription(url, listener)
 	if sub == nil {
 		return s.Registry.LoadSubscribeInstances(url, listener)
@@ -117,9 +112,6 @@ func (s *subscriber) LoadSubscribeInstances(url *common.URL, listener registry.N
 // Subscribe subscribes listener to the service of url, retrying while the
 // registry is available, and returns once subscribed.
 func (s *subscriber) Subscribe(url *common.URL, listener registry.NotifyListener) error {
-	if !served(url) {
-		return s.Registry.Subscribe(url, listener)
-	}
 	sub := s.subscription(url, listener)
 	if sub == nil {
 		return s.Registry.Subscribe(url, listener)
