@@ -24,7 +24,8 @@ import (
 const Name = "ringhash"
 
 // URL parameters read from the first provider's URL, method level
-// ("methods.<method>.hash.nodes") before service level, as Dubbo does.
+// ("methods.<method>.hash.nodes", or Dubbo Java's "<method>.hash.nodes")
+// before service level, as Dubbo does; see warmup.MethodParam.
 const (
 	// NodesKey is the number of virtual nodes per provider (default 160).
 	NodesKey = "hash.nodes"

@@ -226,6 +226,34 @@ func TestMethodLevelParametersWin(t *testing.T) {
 	}
 }
 
+// A Java provider spells its method-level hash parameters <method>.hash.*.
+func TestJavaMethodLevelHashParameters(t *testing.T) {
+	list := ports(20880, 10, map[string]string{
+		"methods":               "byUser,other",
+		"hash.arguments":        "0",
+		"byUser.hash.arguments": "1",
+		"byUser.hash.nodes":     "40",
+	})
+	b := New(Options{})
+	v, _ := b.View(list, "byUser")
+	assert.Equal(t, 40, v.Table.ring.Nodes())
+	v, _ = b.View(list, "other")
+	assert.Equal(t, DefaultNodes, v.Table.ring.Nodes())
+
+	r40, r160 := ringOf(list, 40), ringOf(list, 160)
+	for i := range 200 {
+		got := b.Select(list, lbtest.Call("byUser", "tenant", key(i)))
+		assert.Equal(t, list[r40.Lookup(HashString(key(i)))], got)
+		got = b.Select(list, lbtest.Call("other", key(i), "ignored"))
+		assert.Equal(t, list[r160.Lookup(HashString(key(i)))], got)
+	}
+
+	// Both spellings: dubbo-go's wins (see warmup.MethodParam).
+	both := ports(20880, 10, map[string]string{"byUser.hash.nodes": "40", "methods.byUser.hash.nodes": "80"})
+	v, _ = New(Options{}).View(both, "byUser")
+	assert.Equal(t, 80, v.Table.ring.Nodes())
+}
+
 // dubbo-go rebuilds its ring only when the number of providers changes (it
 // fingerprints the list by JSON, and invokers marshal to "{}"): after C is
 // replaced by D, C's keys still go to C. Ours never picks C.
