@@ -27,13 +27,13 @@ const DefaultTimeout = 3 * time.Second
 // else "". An empty value counts as absent at every level, as in both Dubbo
 // Java and dubbo-go.
 //
-// When both method-level spellings are present, dubbo-go's wins. Only a
-// dubbo-go consumer puts it there: URL.MergeURL copies the consumer's own
-// methods.<method>.timeout (and loadbalance, cluster, retries) over the
-// provider's, so dubbo-go's spelling is the consumer's setting, and a
-// consumer's setting overrides the provider's in Dubbo Java too. Its
-// "methods." prefix is also unambiguous, while <method>.<key> is an ordinary
-// dotted key. It builds strings: call it when a snapshot is built, never per
+// When both method-level spellings are present, dubbo-go's wins. A Java
+// provider never writes it, so next to a Java provider's <method>.<key> it
+// comes from dubbo-go, in practice from the consumer: URL.MergeURL copies
+// the consumer's own methods.<method>.timeout (and loadbalance, cluster,
+// retries) over the provider URL, and a consumer's setting overrides the
+// provider's in Dubbo Java too. Its "methods." prefix is also unambiguous,
+// while <method>.<key> is an ordinary dotted key. It builds strings: call it when a snapshot is built, never per
 // call.
 func MethodParam(u *common.URL, method, key string) string {
 	for _, k := range methodKeys(u, method, key) {
