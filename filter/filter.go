@@ -16,7 +16,8 @@
 // nothing.
 //
 // An optional limit on calls in flight per method, the actives URL parameter
-// (methods.<m>.actives first), makes a caller wait for a free slot for up to
+// (methods.<m>.actives, or Dubbo Java's <m>.actives, first; see
+// warmup.MethodParam), makes a caller wait for a free slot for up to
 // the method's timeout and then fail with ErrActiveLimit, as Dubbo's
 // ActiveLimitFilter does.
 package filter

@@ -201,3 +201,14 @@ func TestReadLimitDefaults(t *testing.T) {
 	assert.EqualValues(t, 2, readLimit(u, "Say").Max)
 	assert.EqualValues(t, 5, readLimit(u, "Other").Max)
 }
+
+// A Java provider spells its method-level actives and timeout <method>.actives
+// and <method>.timeout (milliseconds).
+func TestReadLimitJavaSpelling(t *testing.T) {
+	u, err := common.NewURL("dubbo://10.0.0.7:20880/org.example.DemoService?methods=Say,Other&actives=5&timeout=3000&Say.actives=2&Say.timeout=700")
+	if err != nil {
+		t.Fatal(err)
+	}
+	assert.Equal(t, &rpcstatus.Limit{Max: 2, Wait: 700 * time.Millisecond}, readLimit(u, "Say"))
+	assert.Equal(t, &rpcstatus.Limit{Max: 5, Wait: 3 * time.Second}, readLimit(u, "Other"))
+}

@@ -6,7 +6,8 @@
 //
 // # Weight policy
 //
-// The weight is read from methods.<method>.weight, then weight, exactly as
+// The weight is read with MethodParam: methods.<method>.weight (dubbo-go's
+// spelling), then <method>.weight (Dubbo Java's), then weight, exactly as
 // the consumer receives the provider URL from the registry (with Nacos
 // interface-level registration, the provider's URL parameters travel as
 // instance metadata; with application-level discovery dubbo-go itself writes
@@ -31,7 +32,8 @@
 // write Unix seconds, Dubbo Java providers milliseconds; values above 10^11
 // are taken as milliseconds (10^11 seconds is the year 5138). The warmup
 // period is the warmup parameter, in the same unit as the timestamp (seconds
-// from dubbo-go, milliseconds from Java), DefaultPeriod when absent.
+// from dubbo-go, milliseconds from Java), DefaultPeriod when absent. Both are
+// read at service level only, as Dubbo Java's AbstractLoadBalance reads them.
 //
 // During the period the weight follows Dubbo's linear ramp
 // clamp(uptime/period × weight, min(1, weight), weight); Options.Aggression

@@ -13,31 +13,77 @@ import (
 // states none.
 const DefaultTimeout = 3 * time.Second
 
-// MethodParam returns the value of key for method on the provider URL u:
-// methods.<method>.<key> first, then key, else "". It builds strings: call
-// it when a snapshot is built, never per call.
+// MethodParam returns the value of key for method on the provider URL u,
+// the first non-empty of
+//
+//  1. methods.<method>.<key>, dubbo-go's spelling of a method-level
+//     parameter (what dubbo-go's own URL.GetMethodParam reads);
+//  2. <method>.<key>, Dubbo Java's spelling (sayHello.weight,
+//     sayHello.hash.nodes: what a Java provider registers for a
+//     <dubbo:method> setting), read as Java reads it: only when u has no
+//     "methods" parameter or lists method in it;
+//  3. key, the service-level value;
+//
+// else "". An empty value counts as absent at every level, as in both Dubbo
+// Java and dubbo-go.
+//
+// When both method-level spellings are present, dubbo-go's wins. A Java
+// provider never writes it, so next to a Java provider's <method>.<key> it
+// comes from dubbo-go, in practice from the consumer: URL.MergeURL copies
+// the consumer's own methods.<method>.timeout (and loadbalance, cluster,
+// retries) over the provider URL, and a consumer's setting overrides the
+// provider's in Dubbo Java too. Its "methods." prefix is also unambiguous,
+// while <method>.<key> is an ordinary dotted key. It builds strings: call it when a snapshot is built, never per
+// call.
 func MethodParam(u *common.URL, method, key string) string {
-	if method != "" {
-		if v := u.GetParam("methods."+method+"."+key, ""); v != "" {
+	for _, k := range methodKeys(u, method, key) {
+		if v := u.GetParam(k, ""); v != "" {
 			return v
 		}
 	}
-	return u.GetParam(key, "")
+	return ""
+}
+
+// methodKeys lists the keys MethodParam reads, in the order it reads them.
+func methodKeys(u *common.URL, method, key string) []string {
+	if method == "" {
+		return []string{key}
+	}
+	if !javaMethod(u, method) {
+		return []string{"methods." + method + "." + key, key}
+	}
+	return []string{"methods." + method + "." + key, method + "." + key, key}
+}
+
+// javaMethod tells whether Dubbo Java reads <method>.<key> parameters of u
+// for method: always when u has no "methods" parameter, else only for the
+// methods it lists (org.apache.dubbo.common.URL.toMethodParameters).
+func javaMethod(u *common.URL, method string) bool {
+	list := u.GetParam(constant.MethodsKey, "")
+	if list == "" {
+		return true
+	}
+	for m := range strings.SplitSeq(list, ",") {
+		if m == method {
+			return true
+		}
+	}
+	return false
 }
 
 // MethodTimeout returns the call timeout of method that the provider URL u
-// states (methods.<method>.timeout first, then timeout), and whether it
-// states a valid one; DefaultTimeout when it does not. Both dubbo-go's
-// duration strings ("3s", "500ms") and Dubbo Java's plain milliseconds
-// ("3000") are understood. Like MethodParam, it is for snapshot builds.
+// states, and whether it states a valid one; DefaultTimeout when it does
+// not. It reads the keys of MethodParam in the same order and under the
+// same rules (methods.<method>.timeout, <method>.timeout, timeout) and takes
+// the first valid one, so an invalid method-level value falls back to the next. Both
+// dubbo-go's duration strings ("3s", "500ms") and Dubbo Java's plain
+// milliseconds ("3000") are understood. Like MethodParam, it is for
+// snapshot builds.
 func MethodTimeout(u *common.URL, method string) (time.Duration, bool) {
-	if method != "" {
-		if d, ok := parseTimeout(u.GetParam("methods."+method+"."+constant.TimeoutKey, "")); ok {
+	for _, k := range methodKeys(u, method, constant.TimeoutKey) {
+		if d, ok := parseTimeout(u.GetParam(k, "")); ok {
 			return d, true
 		}
-	}
-	if d, ok := parseTimeout(u.GetParam(constant.TimeoutKey, "")); ok {
-		return d, true
 	}
 	return DefaultTimeout, false
 }

@@ -147,3 +147,16 @@ func TestParseJavaProviderZeroMeansDrained(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, 0.0, Parse(u, "", now).Weight)
 }
+
+// A Java provider's method-level weight is spelled <method>.weight.
+func TestParseJavaMethodLevelWeight(t *testing.T) {
+	started := now.Add(-60 * time.Second)
+	u, err := common.NewURL("dubbo://10.0.0.7:20880/svc.Greeter?methods=Say,Bye&release=3.3.6&weight=100&Say.weight=300&warmup=600000&timestamp=" +
+		strconv.FormatInt(started.UnixMilli(), 10))
+	require.NoError(t, err)
+	m := Parse(u, "Say", now)
+	assert.Equal(t, 300.0, m.Weight)
+	assert.InDelta(t, 30, Options{}.Weight(m, now), 1e-9, "60 s of a 600 s warmup")
+	assert.Equal(t, 100.0, Parse(u, "Bye", now).Weight)
+	assert.Equal(t, 100.0, Parse(u, "", now).Weight)
+}

@@ -1,6 +1,7 @@
 package chash
 
 import (
+	"net"
 	"reflect"
 	"slices"
 	"strconv"
@@ -9,6 +10,7 @@ import (
 	"sync/atomic"
 	"unsafe"
 
+	"dubbo.apache.org/dubbo-go/v3/common"
 	"dubbo.apache.org/dubbo-go/v3/protocol/base"
 
 	"github.com/dubbogo-lb/lb/loadbalance/internal/lblog"
@@ -22,7 +24,8 @@ import (
 const Name = "ringhash"
 
 // URL parameters read from the first provider's URL, method level
-// ("methods.<method>.hash.nodes") before service level, as Dubbo does.
+// ("methods.<method>.hash.nodes", or Dubbo Java's "<method>.hash.nodes")
+// before service level, as Dubbo does; see warmup.MethodParam.
 const (
 	// NodesKey is the number of virtual nodes per provider (default 160).
 	NodesKey = "hash.nodes"
@@ -144,7 +147,7 @@ func build(set *member.Set, prev *member.View[table]) *table {
 	}
 	t := &table{nodesRaw: nodesRaw, addrs: make([]string, len(set.Invokers))}
 	for i, inv := range set.Invokers {
-		t.addrs[i] = inv.GetURL().Address()
+		t.addrs[i] = javaAddress(inv.GetURL())
 	}
 	if old != nil {
 		t.where = old.where
@@ -180,6 +183,31 @@ func build(set *member.Set, prev *member.View[table]) *table {
 			Name, where, len(members), NormalizeNodes(nodes), MaxPoints, t.ring.Nodes())
 	}
 	return t
+}
+
+// javaAddress is the address Dubbo Java hashes for the provider URL u:
+// URL.getAddress(), host + ":" + port, with the host as the URL holds it.
+// For IPv6 that depends on how the URL was made, in Java as in dubbo-go:
+//
+//   - parsed from text ("dubbo://[fd00::1]:20880/...": a direct URL, a
+//     registry that stores URL strings), Java's host keeps the brackets and
+//     the address is "[fd00::1]:20880". dubbo-go strips them from u.Ip but
+//     keeps them in u.Location, so the bracketed Location is used.
+//   - built from a registry instance's ip and port (Dubbo Java's
+//     NacosRegistry.buildURL, application-level discovery), Java's address
+//     is "fd00::1:20880", unbracketed; dubbo-go builds these URLs the same
+//     way (Location = Ip + ":" + Port), so u.Address() is used.
+//
+// IPv4 addresses and host names are u.Address(), unchanged. Both IPv6 forms
+// are pinned by vectors from the real Dubbo jar (testdata/vectors.txt).
+func javaAddress(u *common.URL) string {
+	if strings.IndexByte(u.Ip, ':') < 0 || !strings.HasPrefix(u.Location, "[") {
+		return u.Address()
+	}
+	if host, port, err := net.SplitHostPort(u.Location); err == nil && host == u.Ip && port == u.Port {
+		return u.Location
+	}
+	return u.Address()
 }
 
 // parseNodes parses hash.nodes; a problem explains a replaced value.

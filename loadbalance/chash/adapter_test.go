@@ -4,6 +4,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -37,6 +38,28 @@ func providerAt(addr string, params map[string]string) *base.BaseInvoker {
 	if err != nil {
 		panic(err)
 	}
+	c, err := common.NewURL("consumer://127.0.0.1/" + lbtest.Service + "?interface=" + lbtest.Service)
+	if err != nil {
+		panic(err)
+	}
+	return base.NewBaseInvoker(p.MergeURL(c))
+}
+
+// providerFromInstance is a provider as a registry directory builds it from a
+// registry instance's ip and port (dubbo-go's Nacos listener and our
+// nacosdiscovery use common.NewURLWithOptions with WithIp and WithPort),
+// merged with a consumer URL.
+func providerFromInstance(addr string, params map[string]string) *base.BaseInvoker {
+	colon := strings.LastIndexByte(addr, ':')
+	opts := []common.Option{
+		common.WithProtocol("tri"), common.WithIp(addr[:colon]), common.WithPort(addr[colon+1:]),
+		common.WithPath(lbtest.Service), common.WithParamsValue("interface", lbtest.Service),
+		common.WithParamsValue("release", "dubbo-golang-3.3.2"),
+	}
+	for k, v := range params {
+		opts = append(opts, common.WithParamsValue(k, v))
+	}
+	p := common.NewURLWithOptions(opts...)
 	c, err := common.NewURL("consumer://127.0.0.1/" + lbtest.Service + "?interface=" + lbtest.Service)
 	if err != nil {
 		panic(err)
@@ -118,7 +141,7 @@ func javaArg(t *testing.T, field string) any {
 // hash.nodes / hash.arguments: a Go consumer routes each call to the
 // provider a Java consumer routes it to.
 func TestSelectAgreesWithDubboJava(t *testing.T) {
-	rows := 0
+	rows, v6 := 0, map[bool]int{}
 	for _, c := range loadVectors(t) {
 		t.Run(c.name, func(t *testing.T) {
 			params := map[string]string{"hash.arguments": c.arguments}
@@ -127,7 +150,11 @@ func TestSelectAgreesWithDubboJava(t *testing.T) {
 			}
 			list := make([]base.Invoker, len(c.providers))
 			for i, a := range c.providers {
-				list[i] = providerAt(a, params)
+				if c.instance {
+					list[i] = providerFromInstance(a, params)
+				} else {
+					list[i] = providerAt(a, params)
+				}
 			}
 			b := New(Options{})
 			for _, row := range c.rows {
@@ -140,13 +167,42 @@ func TestSelectAgreesWithDubboJava(t *testing.T) {
 					require.Equal(t, javaForm, string(AppendJava(nil, v)), f)
 					args = append(args, v)
 				}
+				want := slices.Index(c.providers, row.want)
+				require.GreaterOrEqual(t, want, 0, "%q: Dubbo chose a provider not in the list", row.raw)
 				got := b.Select(list, lbtest.Call("sayHello", args...))
-				assert.Equal(t, row.want, got.GetURL().Location, "%q", row.raw)
+				assert.Equal(t, list[want], got, "%q: got %s", row.raw, got.GetURL().Location)
 				rows++
+				if strings.Count(row.want, ":") > 1 {
+					v6[c.instance]++
+				}
 			}
 		})
 	}
-	assert.GreaterOrEqual(t, rows, 190)
+	assert.GreaterOrEqual(t, rows, 360)
+	assert.GreaterOrEqual(t, v6[false], 40, "IPv6 vectors from URL text")
+	assert.GreaterOrEqual(t, v6[true], 40, "IPv6 vectors from registry instances")
+}
+
+// Dubbo Java hashes an IPv6 provider as its URL holds the host: bracketed
+// when parsed from text, bare when built from a registry instance.
+func TestJavaAddressOfIPv6Providers(t *testing.T) {
+	for _, c := range []struct {
+		inv  *base.BaseInvoker
+		want string
+	}{
+		{providerAt("[fd00::1]:20880", nil), "[fd00::1]:20880"},
+		{providerAt("[2001:db8::10]:20001", nil), "[2001:db8::10]:20001"},
+		{providerFromInstance("fd00::1:20880", nil), "fd00::1:20880"},
+		{providerAt("10.0.0.1:20880", nil), "10.0.0.1:20880"},
+		{providerFromInstance("10.0.0.1:20880", nil), "10.0.0.1:20880"},
+		{providerAt("provider.example:20880", nil), "provider.example:20880"},
+	} {
+		assert.Equal(t, c.want, javaAddress(c.inv.GetURL()))
+	}
+	// A Location that disagrees with Ip and Port is not trusted.
+	u := providerAt("[fd00::1]:20880", nil).GetURL()
+	u.Port = "20881"
+	assert.Equal(t, "fd00::1:20881", javaAddress(u))
 }
 
 func TestMethodLevelParametersWin(t *testing.T) {
@@ -168,6 +224,34 @@ func TestMethodLevelParametersWin(t *testing.T) {
 		got = b.Select(list, lbtest.Call("other", key(i), "ignored"))
 		assert.Equal(t, list[r160.Lookup(HashString(key(i)))], got)
 	}
+}
+
+// A Java provider spells its method-level hash parameters <method>.hash.*.
+func TestJavaMethodLevelHashParameters(t *testing.T) {
+	list := ports(20880, 10, map[string]string{
+		"methods":               "byUser,other",
+		"hash.arguments":        "0",
+		"byUser.hash.arguments": "1",
+		"byUser.hash.nodes":     "40",
+	})
+	b := New(Options{})
+	v, _ := b.View(list, "byUser")
+	assert.Equal(t, 40, v.Table.ring.Nodes())
+	v, _ = b.View(list, "other")
+	assert.Equal(t, DefaultNodes, v.Table.ring.Nodes())
+
+	r40, r160 := ringOf(list, 40), ringOf(list, 160)
+	for i := range 200 {
+		got := b.Select(list, lbtest.Call("byUser", "tenant", key(i)))
+		assert.Equal(t, list[r40.Lookup(HashString(key(i)))], got)
+		got = b.Select(list, lbtest.Call("other", key(i), "ignored"))
+		assert.Equal(t, list[r160.Lookup(HashString(key(i)))], got)
+	}
+
+	// Both spellings: dubbo-go's wins (see warmup.MethodParam).
+	both := ports(20880, 10, map[string]string{"byUser.hash.nodes": "40", "methods.byUser.hash.nodes": "80"})
+	v, _ = New(Options{}).View(both, "byUser")
+	assert.Equal(t, 80, v.Table.ring.Nodes())
 }
 
 // dubbo-go rebuilds its ring only when the number of providers changes (it

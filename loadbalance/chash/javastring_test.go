@@ -92,3 +92,26 @@ func TestAppendJavaBasicDoesNotAllocate(t *testing.T) {
 		assert.Zero(t, allocs, "%T", v)
 	}
 }
+
+// Values that JDK 17 and older print with other digits than JDK 19 and
+// later; ours are JDK 19+'s. Both columns were printed by Double.toString /
+// Float.toString of the JDK 17.0.15 and 25.0.3 installed on the development
+// machine (see testdata/jdk17floats).
+func TestAppendJavaFloatsAreJDK19Forms(t *testing.T) {
+	for _, c := range []struct {
+		v            any
+		jdk17, jdk19 string
+	}{
+		{math.Float64frombits(0x44b52d02c7e14af6), "9.999999999999999E22", "1.0E23"},
+		{math.Float64frombits(0x43730429af9d3afe), "8.5641626303836128E16", "8.564162630383613E16"},
+		{math.Float64frombits(0x43a83f1e37bf4b6c), "8.7357420261223373E17", "8.735742026122337E17"},
+		{math.Float32frombits(0x5a1d435e), "1.10664106E16", "1.1066411E16"},
+		{math.Float32frombits(0x5195052f), "8.0004637E10", "8.000464E10"},
+		{math.Float32frombits(0x4ceb79a3), "1.23456792E8", "1.2345679E8"},
+		// The same on both.
+		{math.Float64frombits(0x437b69b4ba630f35), "1.2345678901234568E17", "1.2345678901234568E17"},
+		{math.Float32frombits(0x4c000000), "3.3554432E7", "3.3554432E7"},
+	} {
+		assert.Equal(t, c.jdk19, string(AppendJava(nil, c.v)), "JDK 17: %s", c.jdk17)
+	}
+}

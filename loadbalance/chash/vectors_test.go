@@ -14,7 +14,10 @@ type vectorCase struct {
 	nodes     int    // 0 when unset (Build then uses DefaultNodes)
 	arguments string // hash.arguments, DefaultArguments when unset
 	providers []string
-	rows      []vectorRow
+	// instance: Java built the provider URLs from a registry instance's ip
+	// and port (source instance), not by parsing URL text.
+	instance bool
+	rows     []vectorRow
 }
 
 type vectorRow struct {
@@ -51,6 +54,14 @@ func loadVectors(t *testing.T) []*vectorCase {
 		case strings.HasPrefix(text, "arguments "):
 			if v := strings.TrimPrefix(text, "arguments "); v != "-" {
 				cur.arguments = v
+			}
+		case strings.HasPrefix(text, "source "):
+			switch v := strings.TrimPrefix(text, "source "); v {
+			case "url":
+			case "instance":
+				cur.instance = true
+			default:
+				t.Fatalf("line %d: unknown source %q", line, v)
 			}
 		case strings.HasPrefix(text, "providers "):
 			cur.providers = strings.Split(strings.TrimPrefix(text, "providers "), ",")
@@ -108,7 +119,7 @@ func TestDubboJavaVectors(t *testing.T) {
 			total += len(c.rows)
 		})
 	}
-	if len(cases) < 8 || total < 190 {
+	if len(cases) < 12 || total < 360 {
 		t.Fatalf("only %d cases / %d vectors parsed", len(cases), total)
 	}
 }

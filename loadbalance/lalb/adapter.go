@@ -44,7 +44,8 @@ type Options struct {
 	// Default rpcstatus.Nanotime, the filter's default.
 	Now func() int64
 	// ChargeTimeout charges every error at least the method's timeout
-	// (methods.<m>.timeout, then timeout, else 3 s), brpc's rule for a call
+	// (warmup.MethodTimeout: methods.<m>.timeout, Java's <m>.timeout, then
+	// timeout, else 3 s), brpc's rule for a call
 	// with no retry left. By default (false) an error costs
 	// PunishErrorRatio × its latency, brpc's rule while retries remain (the
 	// failover cluster retries twice by default): charging a 3 s timeout

@@ -10,6 +10,14 @@
 //   nodes <hash.nodes or "-">     "-" means the parameter is not set (160)
 //   arguments <hash.arguments or "-">
 //   providers <addr>,<addr>,...   invoker order, as passed to select()
+//   source <url|instance>         how each provider URL was built (absent: url):
+//                                 url      URL.valueOf("dubbo://<addr>/..."), as for a
+//                                          URL given as text (direct URLs, registries that
+//                                          store URL strings); an IPv6 <addr> is "[ip]:port"
+//                                 instance new ServiceConfigURL(protocol, ip, port, ...), as
+//                                          NacosRegistry.buildURL and application-level
+//                                          discovery do from a registry instance's ip and
+//                                          port; <addr> is "ip:port", the ip unbracketed
 //   <selected address> TAB <arg> TAB <arg> ...
 //
 // Each <arg> is "<Java type>=<String.valueOf(arg)>" ("null=null" for null).
@@ -17,6 +25,7 @@
 
 import org.apache.dubbo.common.URL;
 import org.apache.dubbo.common.Version;
+import org.apache.dubbo.common.url.component.ServiceConfigURL;
 import org.apache.dubbo.rpc.Invocation;
 import org.apache.dubbo.rpc.Invoker;
 import org.apache.dubbo.rpc.Result;
@@ -28,7 +37,9 @@ import java.nio.charset.Charset;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.Arrays;
+import java.util.HashMap;
 import java.util.List;
+import java.util.Map;
 
 public class GenVectors {
     static final String SERVICE = "org.example.DemoService";
@@ -63,17 +74,38 @@ public class GenVectors {
 
     static PrintStream out;
 
-    static List<Invoker<Object>> invokers(List<String> addrs, String nodes, String arguments) {
+    static List<Invoker<Object>> invokers(List<String> addrs, String nodes, String arguments, boolean instance) {
         List<Invoker<Object>> list = new ArrayList<>();
         for (String a : addrs) {
-            StringBuilder u = new StringBuilder("dubbo://" + a + "/" + SERVICE + "?side=provider");
-            if (nodes != null) {
-                u.append("&hash.nodes=").append(nodes);
+            URL url;
+            if (instance) {
+                // NacosRegistry.buildURL: new ServiceConfigURL(protocol, instance.getIp(),
+                // instance.getPort(), path, metadata).
+                int colon = a.lastIndexOf(':');
+                Map<String, String> params = new HashMap<>();
+                params.put("side", "provider");
+                if (nodes != null) {
+                    params.put("hash.nodes", nodes);
+                }
+                if (arguments != null) {
+                    params.put("hash.arguments", arguments);
+                }
+                url = new ServiceConfigURL(
+                        "dubbo", a.substring(0, colon), Integer.parseInt(a.substring(colon + 1)), SERVICE, params);
+            } else {
+                StringBuilder u = new StringBuilder("dubbo://" + a + "/" + SERVICE + "?side=provider");
+                if (nodes != null) {
+                    u.append("&hash.nodes=").append(nodes);
+                }
+                if (arguments != null) {
+                    u.append("&hash.arguments=").append(arguments);
+                }
+                url = URL.valueOf(u.toString());
             }
-            if (arguments != null) {
-                u.append("&hash.arguments=").append(arguments);
+            if (!url.getAddress().equals(a)) {
+                throw new IllegalStateException("provider " + a + " has address " + url.getAddress());
             }
-            list.add(new StubInvoker(URL.valueOf(u.toString())));
+            list.add(new StubInvoker(url));
         }
         return list;
     }
@@ -86,12 +118,20 @@ public class GenVectors {
     }
 
     static void runCase(String name, List<String> addrs, String nodes, String arguments, List<Object[]> calls) {
+        runCase(name, addrs, nodes, arguments, calls, false);
+    }
+
+    static void runCase(
+            String name, List<String> addrs, String nodes, String arguments, List<Object[]> calls, boolean instance) {
         out.println("case " + name);
         out.println("nodes " + (nodes == null ? "-" : nodes));
         out.println("arguments " + (arguments == null ? "-" : arguments));
         out.println("providers " + String.join(",", addrs));
+        if (instance) {
+            out.println("source instance");
+        }
         ConsistentHashLoadBalance lb = new ConsistentHashLoadBalance();
-        List<Invoker<Object>> list = invokers(addrs, nodes, arguments);
+        List<Invoker<Object>> list = invokers(addrs, nodes, arguments, instance);
         URL consumer = URL.valueOf("consumer://127.0.0.1/" + SERVICE);
         for (Object[] args : calls) {
             RpcInvocation inv = new RpcInvocation();
@@ -174,5 +214,20 @@ public class GenVectors {
         List<String> rev = new ArrayList<>(collide);
         java.util.Collections.reverse(rev);
         runCase("collision-ba", rev, null, null, single(ckeys));
+
+        // IPv6 providers. Java hashes URL.getAddress(), host + ":" + port with the
+        // host as the URL holds it: "[fd00::1]:20880" when the URL was parsed from
+        // text, "fd00::1:20880" when it was built from a registry instance's ip and
+        // port (Nacos, application-level discovery). Mixed with IPv4 providers.
+        List<String> v6url = Arrays.asList("[fd00::1]:20880", "[fd00::2]:20880", "[fd00::1]:20881",
+                "[2001:db8::10]:20880", "[fd00:0:0:0:0:0:0:3]:20880", "10.0.0.1:20880");
+        List<String> v6inst = new ArrayList<>();
+        for (String a : v6url) {
+            v6inst.add(a.replace("[", "").replace("]", ""));
+        }
+        runCase("ipv6-url", v6url, null, null, single(keys));
+        runCase("ipv6-url-nodes40", v6url, "40", null, single(keys.subList(0, 30)));
+        runCase("ipv6-instance", v6inst, null, null, single(keys), true);
+        runCase("ipv4-instance", ten, null, null, single(keys.subList(0, 20)), true);
     }
 }
