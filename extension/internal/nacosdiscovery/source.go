@@ -49,6 +49,13 @@ func acquire(regURL *common.URL) (*source, error) {
 	// An empty cache at start: a list loaded from disk would take the place
 	// of the first push, and no callback would follow.
 	config.NotLoadCacheAtStart = true
+	// The client also asks the server for every subscribed service once its
+	// cache is older than the server's cacheMillis (10 s): a push can still
+	// be lost inside the client (two goroutines, a push and the re-subscribe
+	// after a reconnect, storing into its cache at once, the older list
+	// last; seen under load), and the next answer repairs the cache and
+	// calls back.
+	config.AsyncUpdateService = true
 	sdk, err := clients.NewNamingClient(vo.NacosClientParam{ClientConfig: &config, ServerConfigs: servers})
 	if err != nil {
 		return nil, err
