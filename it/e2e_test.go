@@ -580,8 +580,18 @@ func TestProviderKilledDuringLoad(t *testing.T) {
 	t.Logf("Nacos dropped the killed provider after %v", gone.Sub(killed).Round(100*time.Millisecond))
 	for _, c := range cs {
 		c.until(t, reactDeadline, "past the drop", func(r report) bool { return r.start().After(gone.Add(time.Second)) })
-		if r := c.collectCalls(t, 200); r.By["k3"] != 0 || !all(r, "k1", "k2") {
+		// k3 gets nothing. The weight-driven balancers spread over both
+		// others; the latency-aware ones may keep to the faster of the two
+		// for a while (rtadaptive with two providers always compares both,
+		// and a latency spike during the kill weighs for seconds).
+		r := c.collectCalls(t, 200)
+		switch spread := c.balancer == "warmrandom" || c.balancer == "swrr" || c.balancer == "ringhash"; {
+		case r.By["k3"] != 0 || r.By["k1"]+r.By["k2"] == 0:
 			t.Errorf("%s after Nacos dropped k3: %v; want k1 and k2 only", c.name, r)
+		case spread && !all(r, "k1", "k2"):
+			t.Errorf("%s after Nacos dropped k3: %v; want both k1 and k2", c.name, r)
+		default:
+			t.Logf("%s after Nacos dropped k3: %v", c.name, r)
 		}
 	}
 
