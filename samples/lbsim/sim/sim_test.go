@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"math"
-	"math/rand/v2"
 	"testing"
 	"time"
 
@@ -16,20 +15,6 @@ import (
 
 	"github.com/dubbogo-lb/lb/rpcstatus"
 )
-
-func TestQueuePopsInTimeThenScheduleOrder(t *testing.T) {
-	rng := rand.New(rand.NewPCG(1, 2))
-	var q queue
-	for i := range 1000 {
-		q.push(event{at: rng.Int64N(50), seq: uint64(i)})
-	}
-	prev := event{at: -1}
-	for len(q) > 0 {
-		e := q.pop()
-		require.True(t, prev.before(&e), "popped %+v after %+v", e, prev)
-		prev = e
-	}
-}
 
 // One caller, one provider without jitter: calls follow each other every
 // 2 ms of virtual time, and the real filter recorded them at those times.
@@ -57,7 +42,7 @@ func TestVirtualTimeAdvancesByServiceTime(t *testing.T) {
 	assert.Equal(t, 500*2*ms, st.TotalElapsed(), "the filter measured virtual time")
 	assert.EqualValues(t, 0, st.Active(), "every call ended, including the one cut by the end")
 	assert.Equal(t, 2*ms, st.Window().Summary().SuccessLatency)
-	ewma, ok := st.EWMA().Value(r.e.clock.Now())
+	ewma, ok := st.EWMA().Value(r.s.Now())
 	assert.True(t, ok)
 	assert.InDelta(t, float64(2*ms), float64(ewma), float64(ms)/10)
 }
