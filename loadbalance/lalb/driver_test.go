@@ -25,8 +25,8 @@ type driver struct {
 // t ends.
 func newDriver(t testing.TB, opts Options, seed uint64, bucket time.Duration, servers ...*simServer) *driver {
 	d := &driver{}
-	d.Driver = lbtest.NewDriver(t, seed, bucket, func(now func() int64, wall func() time.Time) loadbalance.LoadBalance {
-		opts.Now, opts.Warmup.Now = now, wall
+	d.Driver = lbtest.NewDriver(t, seed, bucket, func(now func() int64, wall func() time.Time, rnd func() uint64) loadbalance.LoadBalance {
+		opts.Now, opts.Warmup.Now, opts.Rand = now, wall, rnd
 		d.b = New(opts)
 		return d.b
 	})

@@ -60,8 +60,8 @@ type driver struct {
 // with opts on the driver's clocks. It stops when t ends.
 func newDriver(t testing.TB, opts Options, bucket time.Duration, list []base.Invoker, servers ...server) *driver {
 	d := &driver{}
-	d.Driver = lbtest.NewDriver(t, 1, bucket, func(now func() int64, wall func() time.Time) loadbalance.LoadBalance {
-		opts.Now, opts.Warmup.Now = now, wall
+	d.Driver = lbtest.NewDriver(t, 1, bucket, func(now func() int64, wall func() time.Time, rnd func() uint64) loadbalance.LoadBalance {
+		opts.Now, opts.Warmup.Now, opts.Rand = now, wall, rnd
 		d.b = New(opts)
 		return d.b
 	})

@@ -41,10 +41,11 @@ type Driver struct {
 }
 
 // NewDriver returns a Driver whose statistics are bucketed by bucket and
-// whose balancer build makes on the driver's clocks: now, the monotonic
-// clock of the statistics, and wall, the clock of warmup. The driver is
+// whose balancer build makes on the driver's clocks and random source: now,
+// the monotonic clock of the statistics, wall, the clock of warmup, and
+// rnd, seeded from seed apart from the servers' source. The driver is
 // stopped when t ends.
-func NewDriver(t testing.TB, seed uint64, bucket time.Duration, build func(now func() int64, wall func() time.Time) loadbalance.LoadBalance) *Driver {
+func NewDriver(t testing.TB, seed uint64, bucket time.Duration, build func(now func() int64, wall func() time.Time, rnd func() uint64) loadbalance.LoadBalance) *Driver {
 	d := &Driver{bucket: int64(bucket)}
 	d.Sim = simulate.New(simulate.Options{
 		Rand:   rand.New(rand.NewPCG(seed, 7)),
@@ -63,7 +64,8 @@ func NewDriver(t testing.TB, seed uint64, bucket time.Duration, build func(now f
 			panic("Select returned a provider outside the list")
 		},
 	})
-	d.LB = build(d.Clock().Now, d.Clock().Wall)
+	// Only one simulated caller runs at a time, so one source serves them.
+	d.LB = build(d.Clock().Now, d.Clock().Wall, rand.New(rand.NewPCG(seed, 8)).Uint64)
 	t.Cleanup(d.Stop)
 	return d
 }
