@@ -11,7 +11,7 @@ import (
 )
 
 // driver is the simulator engine (lbtest.Driver over package simulate)
-// around a Balancer, with the servers of sim_test.go.
+// around a Balancer, with the servers of servers_test.go.
 type driver struct {
 	*lbtest.Driver
 	b *Balancer
