@@ -7,8 +7,9 @@
 // github.com/dubbogo-lb/lb/loadbalance/simulate: real balancers (any
 // registered with dubbo-go; this module's built on the virtual clocks,
 // balancers.go) through the real lbactive filter and rpcstatus store, on a
-// virtual clock, with the simulator's randomness (jitter, injected errors)
-// from one seeded source. A run is deterministic for a seed except for the
-// balancers' own random draws, which use the process-wide generator. How
-// virtual time passes through the filter: loadbalance/simulate/DESIGN.md.
+// virtual clock. The simulator's randomness (jitter, injected errors) and
+// this module's balancers' draws come from sources seeded by Options.Seed,
+// so their runs are reproducible; dubbo-go's balancers draw from the
+// process-wide generator. How virtual time passes through the filter:
+// loadbalance/simulate/DESIGN.md.
 package sim

@@ -29,7 +29,8 @@ var WallOrigin = simulate.WallOrigin
 
 // Options configure one run.
 type Options struct {
-	// Seed seeds the simulator's randomness (jitter, injected errors).
+	// Seed seeds the simulator's randomness (jitter, injected errors) and
+	// that of this module's balancers.
 	Seed uint64
 	// Bucket is the width of the result's time buckets; default
 	// DefaultBucket.
@@ -118,7 +119,9 @@ func newRun(sc Scenario, name string, opts Options) (*run, error) {
 		OnUnrouted: func(_ base.Invoker, now int64) { r.rec.unrouted(now) },
 		OnPanic:    func(v any, now int64) { r.rec.panicked(fmt.Sprint(v), now) },
 	})
-	lb, err := newBalancer(name, Clocks{Now: s.Clock().Now, Wall: s.Clock().Wall})
+	// Only one simulated caller runs at a time, so one source serves them.
+	rnd := rand.New(rand.NewPCG(opts.Seed, 0xba1)).Uint64
+	lb, err := newBalancer(name, Clocks{Now: s.Clock().Now, Wall: s.Clock().Wall, Rand: rnd})
 	if err != nil {
 		return nil, err
 	}
