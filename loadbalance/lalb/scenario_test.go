@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"dubbo.apache.org/dubbo-go/v3/protocol/base"
+	"github.com/stretchr/testify/assert"
 
 	"github.com/dubbogo-lb/lb/loadbalance/internal/lbtest"
 )
@@ -95,17 +96,13 @@ func TestScenarioFailingProviderProbe(t *testing.T) {
 		d.List = append(d.List, d.Add(lbtest.Provider(20002, map[string]string{"weight": "100", "timeout": timeout.String()}), failing.call))
 		d.Run(20, 7*sec)
 		got := d.Share(2, 2*sec, 4*sec)
-		if got < 0.005 || got > 0.02 {
-			t.Errorf("timeout %v: failing provider has %.4f of traffic, want about %.2f", timeout, got, DefaultMinShare)
-		}
+		assert.True(t, got >= 0.005 && got <= 0.02, "timeout %v: failing provider has %.4f of traffic, want about %.2f", timeout, got, DefaultMinShare)
 		// Recovered at 4 s: it is the least loaded, so the fastest, and
 		// wins back a fair part of the traffic. (With servers whose latency
 		// does not grow with load LALB is neutral: any split of the traffic
 		// between equally fast providers is stable.)
 		back := d.Share(2, 6*sec, 7*sec)
-		if back < 0.15 {
-			t.Errorf("timeout %v: recovered provider has %.3f of traffic 2 s later", timeout, back)
-		}
+		assert.GreaterOrEqual(t, back, 0.15, "timeout %v: recovered provider's share 2 s later", timeout)
 		t.Logf("timeout %v: share while failing %.4f, 2 s after recovery %.3f", timeout, got, back)
 	}
 }
@@ -127,20 +124,13 @@ func TestScenarioNewProvider(t *testing.T) {
 		d.List = append(d.List, joined)
 		w := d.weights()
 		avg := float64(w[0]+w[1]) / 2
-		if got := float64(w[2]); math.Abs(got-warm*avg) > 0.01*avg {
-			t.Errorf("warm %v: joined at %g, want %g", warm, got, warm*avg)
-		}
+		assert.InDelta(t, warm*avg, float64(w[2]), 0.01*avg, "warm %v: the newcomer's weight at joining", warm)
 		d.Run(10, 4*sec)
 		first := d.Share(2, 3*sec, 3100*ms)
-		want := warm / (2 + warm)
-		if math.Abs(first-want) > 0.1 {
-			t.Errorf("warm %v: first 100 ms share %.3f, want about %.3f", warm, first, want)
-		}
+		assert.InDelta(t, warm/(2+warm), first, 0.1, "warm %v: share in the first 100 ms", warm)
 		// After that, latency decides: equal servers end near a third each.
 		later := d.Share(2, 3500*ms, 4*sec)
-		if later < 0.2 {
-			t.Errorf("warm %v: share %.3f after 500 ms, want a fair part", warm, later)
-		}
+		assert.GreaterOrEqual(t, later, 0.2, "warm %v: share after 500 ms, want a fair part", warm)
 		t.Logf("warm %v: share in the first 100 ms %.3f, 0.5-1 s later %.3f", warm, first, later)
 	}
 }
