@@ -23,8 +23,8 @@ var _ loadbalance.LoadBalance = (*Balancer)(nil)
 // servers sleeping 1, 2 and 3 ms, 50 callers, latencies reversed at 2 s.
 // It returns the driver and how long after the reversal the new fastest
 // first had 90 % of the picks of a 10 ms bucket (-1: never).
-func brpcExperiment(hook bool) (*driver, time.Duration) {
-	d := newDriver(Options{}, 2, 10*ms,
+func brpcExperiment(t testing.TB, hook bool) (*driver, time.Duration) {
+	d := newDriver(t, Options{}, 2, 10*ms,
 		switching(1*ms, 3*ms, 2*sec),
 		switching(2*ms, 2*ms, 2*sec),
 		switching(3*ms, 1*ms, 2*sec))
@@ -39,7 +39,7 @@ func brpcExperiment(hook bool) (*driver, time.Duration) {
 }
 
 func TestTrafficMovesToTheFasterProvider(t *testing.T) {
-	d, converge := brpcExperiment(false)
+	d, converge := brpcExperiment(t, false)
 	assert.GreaterOrEqual(t, d.Share(0, 1*sec, 2*sec), 0.9, "before the reversal the 1 ms provider leads")
 	assert.GreaterOrEqual(t, d.Share(2, 3*sec, 4*sec), 0.9, "after it the new 1 ms provider leads")
 	assert.Positive(t, d.Share(1, 3*sec, 4*sec), "the others keep a probe share")
@@ -55,8 +55,8 @@ func TestTrafficMovesToTheFasterProvider(t *testing.T) {
 // a completion hook in rpcstatus would give) converges no better than the
 // pick-side refresh alone.
 func TestFeedbackOnPickMatchesCompletionHook(t *testing.T) {
-	pickOnly, cPick := brpcExperiment(false)
-	hooked, cHook := brpcExperiment(true)
+	pickOnly, cPick := brpcExperiment(t, false)
+	hooked, cHook := brpcExperiment(t, true)
 	qPick, lPick := pickOnly.Throughput(2*sec, 4*sec)
 	qHook, lHook := hooked.Throughput(2*sec, 4*sec)
 	t.Logf("pick-side refresh: 90%% after %v, %.0f/s at %v; with completion hook: 90%% after %v, %.0f/s at %v",
@@ -85,7 +85,8 @@ func TestInflightPenaltyWhenCallsHang(t *testing.T) {
 			return int64(500 * ms), true
 		}}
 		run := func(o Tuning) float64 {
-			d := newDriver(Options{Tuning: o}, 3, 10*ms, hang, fixed(2*ms))
+			d := newDriver(t, Options{Tuning: o}, 3, 10*ms, hang, fixed(2*ms))
+			defer d.Stop() // its hung calls are goroutines
 			from := max(at, time.Duration(d.Now()))
 			d.RunOpen(10_000, from+300*ms)
 			return d.Share(0, from+100*ms, from+300*ms)
@@ -131,7 +132,7 @@ func TestFailingProviderKeepsProbeShare(t *testing.T) {
 		failing := &simServer{service: func(now int64, _ *rand.Rand) (int64, bool) {
 			return int64(ms), now < int64(3*sec)
 		}, slots: make([]int64, 4)}
-		d := newDriver(Options{ChargeTimeout: charge}, 4, 100*ms, queued(ms, 4), queued(ms, 4), failing)
+		d := newDriver(t, Options{ChargeTimeout: charge}, 4, 100*ms, queued(ms, 4), queued(ms, 4), failing)
 		d.Run(20, 8*sec)
 		got := d.Share(2, 1*sec, 3*sec)
 		assert.True(t, got > 0.003 && got < 0.03, "charge timeout %v: failing provider has %.4f of the traffic, want about %.2f", charge, got, DefaultMinShare)
@@ -155,7 +156,7 @@ func TestNewProviderWarmsUpToItsFairShare(t *testing.T) {
 		{"queued", func() *simServer { return queued(ms, 4) }},
 		{"fixed", func() *simServer { return fixed(ms) }},
 	} {
-		d := newDriver(Options{}, 5, 100*ms, c.server(), c.server())
+		d := newDriver(t, Options{}, 5, 100*ms, c.server(), c.server())
 		d.Run(20, 2*sec)
 		joined := d.startedAt(2*sec, 10*sec, c.server())
 		d.List = append(append([]base.Invoker(nil), d.List...), joined)
@@ -187,7 +188,7 @@ func TestRemoveHalfAtOnce(t *testing.T) {
 	for i := range servers {
 		servers[i] = fixed(time.Duration(1+i%4) * ms)
 	}
-	d := newDriver(Options{}, 6, 100*ms, servers...)
+	d := newDriver(t, Options{}, 6, 100*ms, servers...)
 	d.Run(64, sec)
 	before := d.weights()
 
@@ -302,7 +303,7 @@ func TestRefreshRates(t *testing.T) {
 		const seeds = 4
 		set := func(d *driver) { d.b.pickMask, d.b.otherMask = pick, other }
 		for seed := range uint64(seeds) {
-			d := newDriver(Options{}, seed, 10*ms,
+			d := newDriver(t, Options{}, seed, 10*ms,
 				switching(1*ms, 3*ms, 2*sec), switching(2*ms, 2*ms, 2*sec), switching(3*ms, 1*ms, 2*sec))
 			set(d)
 			d.Run(50, 3*sec)
@@ -325,10 +326,11 @@ func TestRefreshRates(t *testing.T) {
 					}
 					return int64(time.Hour), true
 				}}
-				d = newDriver(Options{}, seed, 10*ms, hang, fixed(2*ms))
+				d = newDriver(t, Options{}, seed, 10*ms, hang, fixed(2*ms))
 				set(d)
 				d.RunOpen(load.rate, 2*sec+load.span)
 				*load.dst += d.Picked(0, 2*sec, 2*sec+load.span) / seeds
+				d.Stop() // its hung calls are goroutines
 			}
 		}
 		r.refreshCost = 1/float64(pick+1) + 1/float64(other+1)

@@ -1,6 +1,7 @@
 package lalb
 
 import (
+	"testing"
 	"time"
 
 	"dubbo.apache.org/dubbo-go/v3/cluster/loadbalance"
@@ -9,8 +10,8 @@ import (
 	"github.com/dubbogo-lb/lb/loadbalance/internal/lbtest"
 )
 
-// driver is lbtest's discrete-event engine around a Balancer, with the
-// servers of sim_test.go.
+// driver is the simulator engine (lbtest.Driver over package simulate)
+// around a Balancer, with the servers of servers_test.go.
 type driver struct {
 	*lbtest.Driver
 	b *Balancer
@@ -20,11 +21,12 @@ type driver struct {
 }
 
 // newDriver returns a driver over one provider per server, all of weight
-// 100, and a Balancer built with opts on the driver's clocks.
-func newDriver(opts Options, seed uint64, bucket time.Duration, servers ...*simServer) *driver {
+// 100, and a Balancer built with opts on the driver's clocks. It stops when
+// t ends.
+func newDriver(t testing.TB, opts Options, seed uint64, bucket time.Duration, servers ...*simServer) *driver {
 	d := &driver{}
-	d.Driver = lbtest.NewDriver(seed, bucket, func(now func() int64, wall func() time.Time) loadbalance.LoadBalance {
-		opts.Now, opts.Warmup.Now = now, wall
+	d.Driver = lbtest.NewDriver(t, seed, bucket, func(now func() int64, wall func() time.Time, rnd func() uint64) loadbalance.LoadBalance {
+		opts.Now, opts.Warmup.Now, opts.Rand = now, wall, rnd
 		d.b = New(opts)
 		return d.b
 	})

@@ -2,6 +2,7 @@ package rtadaptive
 
 import (
 	"math/rand/v2"
+	"testing"
 	"time"
 
 	"dubbo.apache.org/dubbo-go/v3/cluster/loadbalance"
@@ -10,9 +11,9 @@ import (
 	"github.com/dubbogo-lb/lb/loadbalance/internal/lbtest"
 )
 
-// The servers of the discrete-event driver (lbtest.Driver): calls picked
-// with the real Balancer.Select on real provider URLs, recorded in
-// rpcstatus as the lbactive filter records them, on a virtual clock.
+// The servers of the simulator engine (lbtest.Driver over package
+// simulate): calls picked with the real Balancer.Select on real provider
+// URLs, through the real lbactive filter, on a virtual clock.
 
 const (
 	ms  = time.Millisecond
@@ -20,53 +21,56 @@ const (
 )
 
 // server says how long a call started at now (virtual ns) takes and
-// whether it fails.
-type server func(now int64) (time.Duration, bool)
+// whether it fails; rng is the driver's seeded source.
+type server func(now int64, rng *rand.Rand) (time.Duration, bool)
 
 // jitter spreads a latency uniformly over ±20 %, as real ones are spread:
 // with exactly equal latencies, ties between providers would be decided by
 // the few nanoseconds their estimates decayed since their last sample.
-func jitter(d time.Duration) time.Duration {
-	return time.Duration(float64(d) * (0.8 + 0.4*rand.Float64()))
+func jitter(d time.Duration, rng *rand.Rand) time.Duration {
+	return time.Duration(float64(d) * (0.8 + 0.4*rng.Float64()))
 }
 
 // fixed returns a server whose calls take d (±20 %).
 func fixed(d time.Duration) server {
-	return func(int64) (time.Duration, bool) { return jitter(d), false }
+	return func(_ int64, rng *rand.Rand) (time.Duration, bool) { return jitter(d, rng), false }
 }
 
 // phases returns a server whose calls take d[0] (±20 %) until the virtual
 // time at[0], d[1] until at[1], and so on, d[len(at)] after the last.
 func phases(d []time.Duration, at ...time.Duration) server {
-	return func(now int64) (time.Duration, bool) {
+	return func(now int64, rng *rand.Rand) (time.Duration, bool) {
 		for k, t := range at {
 			if now < int64(t) {
-				return jitter(d[k]), false
+				return jitter(d[k], rng), false
 			}
 		}
-		return jitter(d[len(d)-1]), false
+		return jitter(d[len(d)-1], rng), false
 	}
 }
 
-// driver is lbtest's discrete-event engine around a Balancer.
+// driver is the simulator engine around a Balancer.
 type driver struct {
 	*lbtest.Driver
 	b *Balancer
 }
 
 // newDriver returns a driver over list (providers served by servers, in
-// order) and a Balancer built with opts on the driver's clocks.
-func newDriver(opts Options, bucket time.Duration, list []base.Invoker, servers ...server) *driver {
+// order; d.List holds the engine's providers for them) and a Balancer built
+// with opts on the driver's clocks. It stops when t ends.
+func newDriver(t testing.TB, opts Options, bucket time.Duration, list []base.Invoker, servers ...server) *driver {
 	d := &driver{}
-	d.Driver = lbtest.NewDriver(1, bucket, func(now func() int64, wall func() time.Time) loadbalance.LoadBalance {
-		opts.Now, opts.Warmup.Now = now, wall
+	d.Driver = lbtest.NewDriver(t, 1, bucket, func(now func() int64, wall func() time.Time, rnd func() uint64) loadbalance.LoadBalance {
+		opts.Now, opts.Warmup.Now, opts.Rand = now, wall, rnd
 		d.b = New(opts)
 		return d.b
 	})
 	for i, p := range list {
 		srv := servers[i]
-		d.Add(p, func(now int64, _ *rand.Rand) (int64, bool) { lat, fail := srv(now); return now + int64(lat), fail })
+		d.List = append(d.List, d.Add(p, func(now int64, rng *rand.Rand) (int64, bool) {
+			lat, fail := srv(now, rng)
+			return now + int64(lat), fail
+		}))
 	}
-	d.List = list
 	return d
 }

@@ -107,7 +107,7 @@ func TestSlowProviderLosesAndRegainsShare(t *testing.T) {
 	for range 4 {
 		servers = append(servers, fixed(ms))
 	}
-	d := newDriver(Options{}, 100*ms, list, servers...)
+	d := newDriver(t, Options{}, 100*ms, list, servers...)
 	d.RunOpen(1000, 30*sec)
 	before := d.Share(0, 1*sec, 2*sec)
 	first := d.Picked(0, 2*sec, 2100*ms)
@@ -127,16 +127,16 @@ func TestSlowProviderLosesAndRegainsShare(t *testing.T) {
 // error, it loses its share, and once it recovers the charge fades and it
 // is probed again.
 func TestErrorsAreCharged(t *testing.T) {
-	failing := func(now int64) (time.Duration, bool) {
+	failing := func(now int64, rng *rand.Rand) (time.Duration, bool) {
 		if now >= int64(2*sec) && now < int64(4*sec) {
 			return 100 * time.Microsecond, true
 		}
-		return jitter(ms), false
+		return jitter(ms, rng), false
 	}
 	run := func(o Options) *driver {
 		list := []base.Invoker{lbtest.Provider(20000, map[string]string{"timeout": "500ms"})}
 		list = append(list, lbtest.N(3)...)
-		d := newDriver(o, 100*ms, list, failing, fixed(ms), fixed(ms), fixed(ms))
+		d := newDriver(t, o, 100*ms, list, failing, fixed(ms), fixed(ms), fixed(ms))
 		d.RunOpen(1000, 80*sec)
 		return d
 	}
@@ -248,7 +248,7 @@ func TestCleanComparisonMatchesCosts(t *testing.T) {
 // so it wins most of the comparisons it is drawn into.
 func TestWarmupFoldedIn(t *testing.T) {
 	list := append(lbtest.N(3), lbtest.Started(20003, lbtest.WallBase.Add(sec), 100*sec))
-	d := newDriver(Options{}, 100*ms, list, fixed(ms), fixed(ms), fixed(ms), fixed(ms))
+	d := newDriver(t, Options{}, 100*ms, list, fixed(ms), fixed(ms), fixed(ms), fixed(ms))
 	d.RunOpen(500, 130*sec)
 	early := d.Share(3, 10*sec, 12*sec) // warm ≈ 10 %
 	mid := d.Share(3, 50*sec, 52*sec)   // ≈ 50 %

@@ -5,9 +5,9 @@
 //	go run ./samples/lbsim -scenario brpc -out lbsim-out
 //
 // Every balancer runs through the real lbactive filter and rpcstatus store,
-// on a virtual clock (see package sim), so a run of tens of simulated
-// seconds takes a few real seconds and does not depend on the machine's
-// load. For each scenario it prints per-second tables (each provider's
+// on a virtual clock (package sim, on the engine of loadbalance/simulate),
+// so a run of tens of simulated seconds takes a few real seconds and does
+// not depend on the machine's load. For each scenario it prints per-second tables (each provider's
 // share of the calls, throughput, mean and p99 latency) and a summary, and
 // writes them to DIR/NAME.txt with a figure, DIR/NAME.png: traffic share
 // over time per provider for each balancer, then throughput and latency of

@@ -1,15 +1,14 @@
 package lbtest
 
 import (
-	"container/heap"
 	"math/rand/v2"
-	"sync/atomic"
+	"testing"
 	"time"
 
 	"dubbo.apache.org/dubbo-go/v3/cluster/loadbalance"
 	"dubbo.apache.org/dubbo-go/v3/protocol/base"
 
-	"github.com/dubbogo-lb/lb/rpcstatus"
+	"github.com/dubbogo-lb/lb/loadbalance/simulate"
 )
 
 // WallBase is the wall time at a Driver's virtual time 0, a whole second so
@@ -18,57 +17,68 @@ var WallBase = time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC)
 
 // Server says when a call started at now (virtual ns) ends and whether it
 // fails; rng is the driver's seeded source.
-type Server func(now int64, rng *rand.Rand) (end int64, fail bool)
+type Server = simulate.Server
 
-// Driver is the discrete-event engine of the balancers' tests: callers pick
-// providers with a real balancer on real provider URLs and record their
-// calls in rpcstatus exactly as the lbactive filter does (Begin after the
-// pick, End at completion), on a virtual clock, with no sleep. Servers draw
-// from one seeded source.
+// Driver is the simulator engine (package simulate) as the balancers' tests
+// use it: a real balancer picks among real provider URLs, its calls go
+// through the real lbactive filter, and picks, completions and latencies
+// are counted in buckets of virtual time. Times are the virtual monotonic
+// clock, which starts at 1 s (simulate.Origin). Servers draw from one
+// seeded source.
 type Driver struct {
-	LB    loadbalance.LoadBalance
-	Clock atomic.Int64 // virtual monotonic ns
-	// List is what each pick is offered; Pool is every provider ever
-	// added, by server id.
+	*simulate.Sim
+	// List is what each pick is offered (copied to the engine at each
+	// run); Pool is every provider ever added, by server id.
 	List, Pool []base.Invoker
-	Rng        *rand.Rand
 	// OnComplete, when set, runs after each completion of provider p.
 	OnComplete func(p base.Invoker)
 
-	id       map[base.Invoker]int
-	servers  []Server
-	events   eventHeap
-	inv      base.Invocation
-	interval int64
-	bucket   int64
-	picks    [][]int64 // [bucket][server id]
-	done     []int64   // [bucket] completions
-	latSum   []int64   // [bucket]
+	started bool
+	bucket  int64
+	picks   [][]int64 // [bucket][server id]
+	done    []int64   // [bucket] completions
+	latSum  []int64   // [bucket]
 }
 
 // NewDriver returns a Driver whose statistics are bucketed by bucket and
-// whose balancer build makes on the driver's clocks: now, the monotonic
-// clock of the statistics, and wall, the clock of warmup.
-func NewDriver(seed uint64, bucket time.Duration, build func(now func() int64, wall func() time.Time) loadbalance.LoadBalance) *Driver {
-	d := &Driver{Rng: rand.New(rand.NewPCG(seed, 7)), inv: Call("Say"), bucket: int64(bucket), id: map[base.Invoker]int{}}
-	d.Clock.Store(int64(time.Second)) // away from 0, which rpcstatus reads as "never"
-	d.LB = build(d.Clock.Load, d.Wall)
+// whose balancer build makes on the driver's clocks and random source: now,
+// the monotonic clock of the statistics, wall, the clock of warmup, and
+// rnd, seeded from seed apart from the servers' source. The driver is
+// stopped when t ends.
+func NewDriver(t testing.TB, seed uint64, bucket time.Duration, build func(now func() int64, wall func() time.Time, rnd func() uint64) loadbalance.LoadBalance) *Driver {
+	d := &Driver{bucket: int64(bucket)}
+	d.Sim = simulate.New(simulate.Options{
+		Rand:   rand.New(rand.NewPCG(seed, 7)),
+		Wall:   WallBase.Add(time.Duration(simulate.Origin)),
+		Method: "Say",
+		OnPick: func(p int, now int64) { d.picks[d.grow(now)][p]++ },
+		OnDone: func(p int, start, end int64, _ bool) {
+			b := d.grow(end)
+			d.done[b]++
+			d.latSum[b] += end - start
+			if d.OnComplete != nil {
+				d.OnComplete(d.Pool[p])
+			}
+		},
+		OnUnrouted: func(got base.Invoker, _ int64) {
+			panic("Select returned a provider outside the list")
+		},
+	})
+	// Only one simulated caller runs at a time, so one source serves them.
+	d.LB = build(d.Clock().Now, d.Clock().Wall, rand.New(rand.NewPCG(seed, 8)).Uint64)
+	t.Cleanup(d.Stop)
 	return d
 }
 
 // Wall returns the wall time now.
-func (d *Driver) Wall() time.Time { return WallBase.Add(time.Duration(d.Clock.Load())) }
+func (d *Driver) Wall() time.Time { return d.Clock().Wall() }
 
-// Now returns the virtual time (ns).
-func (d *Driver) Now() int64 { return d.Clock.Load() }
-
-// Add registers provider p served by s and returns it; the caller puts it
-// in List.
+// Add registers provider p (its URL) served by s and returns the engine's
+// provider for it; the caller puts it in List.
 func (d *Driver) Add(p base.Invoker, s Server) base.Invoker {
-	d.id[p] = len(d.Pool)
-	d.Pool = append(d.Pool, p)
-	d.servers = append(d.servers, s)
-	return p
+	got := d.Sim.Add(p.GetURL(), s)
+	d.Pool = append(d.Pool, got)
+	return got
 }
 
 // AddN adds one provider of weight 100 per server to the pool and List.
@@ -82,20 +92,6 @@ func (d *Driver) AddN(servers ...Server) {
 // at with a warmup of warm (whole seconds), served by s.
 func (d *Driver) StartedAt(at, warm time.Duration, s Server) base.Invoker {
 	return d.Add(Started(20000+len(d.Pool), WallBase.Add(at), warm), s)
-}
-
-func (d *Driver) start() {
-	now := d.Now()
-	got := d.LB.Select(d.List, d.inv)
-	k, ok := d.id[got]
-	if !ok {
-		panic("Select returned a provider outside the list")
-	}
-	p := rpcstatus.Of(got.GetURL())
-	c := p.Begin(p.Method("Say"), now)
-	end, fail := d.servers[k](now, d.Rng)
-	heap.Push(&d.events, event{t: end, call: c, srv: k, fail: fail})
-	d.picks[d.grow(now)][k]++
 }
 
 func (d *Driver) grow(t int64) int {
@@ -114,44 +110,20 @@ func (d *Driver) grow(t int64) int {
 // Run starts callers closed-loop callers on the first call and runs until
 // the virtual clock reaches until.
 func (d *Driver) Run(callers int, until time.Duration) {
-	if len(d.events) == 0 {
-		for range callers {
-			d.start()
-		}
+	d.Sim.List = d.List
+	if !d.started {
+		d.started = true
+		d.Callers(callers)
 	}
-	d.loop(until, true)
+	d.Sim.Run(int64(until))
 }
 
 // RunOpen sends rate calls per second whatever happens, until until.
 func (d *Driver) RunOpen(rate float64, until time.Duration) {
-	if len(d.events) == 0 {
-		heap.Push(&d.events, event{t: d.Now(), srv: arrival})
-	}
-	d.interval = int64(float64(time.Second) / rate)
-	d.loop(until, false)
-}
-
-func (d *Driver) loop(until time.Duration, closed bool) {
-	for len(d.events) > 0 && d.events[0].t < int64(until) {
-		e := heap.Pop(&d.events).(event)
-		d.Clock.Store(e.t)
-		if e.srv == arrival {
-			d.start()
-			heap.Push(&d.events, event{t: e.t + d.interval, srv: arrival})
-			continue
-		}
-		e.call.End(e.t, e.fail)
-		b := d.grow(e.t)
-		d.done[b]++
-		d.latSum[b] += e.t - e.call.Start()
-		if d.OnComplete != nil {
-			d.OnComplete(d.Pool[e.srv])
-		}
-		if closed {
-			d.start()
-		}
-	}
-	d.Clock.Store(int64(until))
+	d.Sim.List = d.List
+	d.started = true
+	d.Arrivals(rate)
+	d.Sim.Run(int64(until))
 }
 
 // Share returns the share of the picks in [from, to) that went to server k.
@@ -190,26 +162,4 @@ func (d *Driver) Throughput(from, to time.Duration) (float64, time.Duration) {
 		return 0, 0
 	}
 	return float64(n) / (to - from).Seconds(), time.Duration(sum / n)
-}
-
-type event struct {
-	t    int64
-	call rpcstatus.Call
-	srv  int // arrival: an open-loop arrival
-	fail bool
-}
-
-const arrival = -1
-
-type eventHeap []event
-
-func (h eventHeap) Len() int           { return len(h) }
-func (h eventHeap) Less(i, j int) bool { return h[i].t < h[j].t }
-func (h eventHeap) Swap(i, j int)      { h[i], h[j] = h[j], h[i] }
-func (h *eventHeap) Push(x any)        { *h = append(*h, x.(event)) }
-func (h *eventHeap) Pop() any {
-	old := *h
-	e := old[len(old)-1]
-	*h = old[:len(old)-1]
-	return e
 }

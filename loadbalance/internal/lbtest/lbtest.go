@@ -1,6 +1,8 @@
 // Package lbtest has the small in-process fakes the balancer tests share:
 // providers with real dubbo-go URLs, shaped as a consumer receives them
-// from Nacos, and helpers that measure traffic shares.
+// from Nacos, helpers that measure traffic shares, the conformance suite,
+// and Driver, the simulator engine (package simulate) with bucketed shares
+// and throughput for assertions.
 package lbtest
 
 import (

@@ -24,29 +24,31 @@ import (
 )
 
 // Clocks are the clocks a balancer reads, set to the simulation's virtual
-// time.
+// time, and its random source, seeded for the run.
 type Clocks struct {
 	// Now is monotonic nanoseconds, the meaning of rpcstatus.Nanotime.
 	Now func() int64
 	// Wall is the wall clock, for warmup.Options.Now.
 	Wall func() time.Time
+	// Rand returns random words, for the balancers' Options.Rand.
+	Rand func() uint64
 }
 
-// Factory builds a fresh balancer that reads the given clocks.
+// Factory builds a fresh balancer that reads the given clocks and source.
 type Factory func(Clocks) loadbalance.LoadBalance
 
-// factories build this module's balancers on the virtual clocks, by the
-// name they are registered under. A balancer registered with dubbo-go but
+// factories build this module's balancers on the virtual clocks and the
+// run's seeded source, by the name they are registered under. A balancer registered with dubbo-go but
 // missing here still runs (the registered singleton), on its own clock.
 var factories = map[string]Factory{
 	random.Name: func(c Clocks) loadbalance.LoadBalance {
-		return random.New(random.Options{Warmup: warmup.Options{Now: c.Wall}})
+		return random.New(random.Options{Warmup: warmup.Options{Now: c.Wall}, Rand: c.Rand})
 	},
 	leastactive.Name: func(c Clocks) loadbalance.LoadBalance {
-		return leastactive.New(leastactive.Options{Warmup: warmup.Options{Now: c.Wall}})
+		return leastactive.New(leastactive.Options{Warmup: warmup.Options{Now: c.Wall}, Rand: c.Rand})
 	},
 	swrr.Name: func(c Clocks) loadbalance.LoadBalance {
-		return swrr.New(swrr.Options{Warmup: warmup.Options{Now: c.Wall}})
+		return swrr.New(swrr.Options{Warmup: warmup.Options{Now: c.Wall}, Rand: c.Rand})
 	},
 	// ringhash reads no clock; a fresh one keeps runs apart. The simulated
 	// calls have no arguments, so every call hashes the same key.
@@ -54,10 +56,10 @@ var factories = map[string]Factory{
 	// The filter, lalb and rtadaptive must share the monotonic clock: they
 	// read call ages, windows and averages that the filter stamped.
 	lalb.Name: func(c Clocks) loadbalance.LoadBalance {
-		return lalb.New(lalb.Options{Now: c.Now, Warmup: warmup.Options{Now: c.Wall}})
+		return lalb.New(lalb.Options{Now: c.Now, Warmup: warmup.Options{Now: c.Wall}, Rand: c.Rand})
 	},
 	rtadaptive.Name: func(c Clocks) loadbalance.LoadBalance {
-		return rtadaptive.New(rtadaptive.Options{Now: c.Now, Warmup: warmup.Options{Now: c.Wall}})
+		return rtadaptive.New(rtadaptive.Options{Now: c.Now, Warmup: warmup.Options{Now: c.Wall}, Rand: c.Rand})
 	},
 }
 

@@ -146,17 +146,19 @@ func (rec *recorder) done(provider int, start, end int64, failed bool) {
 	rec.add(provider, start, end, failed)
 }
 
-func (rec *recorder) unrouted(_ bool, start, end int64) {
+// unrouted records a Select at now that returned no provider of the list.
+func (rec *recorder) unrouted(now int64) {
 	rec.res.Unrouted++
-	rec.add(-1, start, end, true)
+	rec.add(-1, now, now, true)
 }
 
-func (rec *recorder) panicked(v string, start, end int64) {
+// panicked records a Select that panicked at now with v.
+func (rec *recorder) panicked(v string, now int64) {
 	if rec.res.Panics == 0 {
 		rec.res.FirstPanic = v
 	}
 	rec.res.Panics++
-	rec.add(-1, start, end, true)
+	rec.add(-1, now, now, true)
 }
 
 // finish computes the latency figures and returns the result.

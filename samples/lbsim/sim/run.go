@@ -1,8 +1,6 @@
 package sim
 
 import (
-	"context"
-	"errors"
 	"fmt"
 	"math/rand/v2"
 	"net/url"
@@ -13,10 +11,8 @@ import (
 	"dubbo.apache.org/dubbo-go/v3/common"
 	"dubbo.apache.org/dubbo-go/v3/common/constant"
 	"dubbo.apache.org/dubbo-go/v3/protocol/base"
-	"dubbo.apache.org/dubbo-go/v3/protocol/invocation"
-	"dubbo.apache.org/dubbo-go/v3/protocol/result"
 
-	"github.com/dubbogo-lb/lb/filter"
+	"github.com/dubbogo-lb/lb/loadbalance/simulate"
 )
 
 // Service is the interface the fake providers serve.
@@ -25,13 +21,16 @@ const Service = "org.example.SimGreeter"
 // DefaultBucket is the width of the time buckets of a Result.
 const DefaultBucket = time.Second
 
-// backoff is how long a caller waits after a call that could not be made
-// (no provider selected, a balancer panic), so that virtual time moves on.
-const backoff = time.Millisecond
+// Origin and WallOrigin are the virtual clocks' readings at the start of
+// a run (package simulate).
+const Origin = simulate.Origin
+
+var WallOrigin = simulate.WallOrigin
 
 // Options configure one run.
 type Options struct {
-	// Seed seeds the simulator's randomness (jitter, injected errors).
+	// Seed seeds the simulator's randomness (jitter, injected errors) and
+	// that of this module's balancers.
 	Seed uint64
 	// Bucket is the width of the result's time buckets; default
 	// DefaultBucket.
@@ -41,86 +40,55 @@ type Options struct {
 // Errors a fake provider returns.
 var (
 	// ErrInjected is the error of a call failed by Provider.ErrorRate.
-	ErrInjected = errors.New("sim: injected provider error")
+	ErrInjected = simulate.ErrInjected
 	// ErrNotSimulated is returned by a fake provider called outside a
-	// simulated caller (its context does not carry one).
-	ErrNotSimulated = errors.New("sim: provider called outside a simulation")
-	errStopped      = errors.New("sim: simulation ended")
+	// simulated caller.
+	ErrNotSimulated = simulate.ErrNotSimulated
 )
 
 // ports hands out distinct ports, so that the providers of concurrent or
 // successive runs are distinct everywhere (rpcstatus, dubbo-go's counters).
 var ports atomic.Int64
 
-// run is the state of one simulation.
+// run is the state of one simulation: the engine of package simulate with
+// the scenario's providers, and what the run measured.
 type run struct {
-	sc     *Scenario
-	e      *engine
-	lb     balancer
-	filter *filter.Filter
-	rng    *rand.Rand
-	invs   []*invoker
-	list   []base.Invoker // current membership, replaced, never modified
-	rec    recorder
+	sc   *Scenario
+	s    *simulate.Sim
+	invs []base.Invoker
+	rec  recorder
 }
 
-// invoker is a fake provider: a real dubbo-go invoker whose Invoke takes
-// virtual time.
-type invoker struct {
-	*base.BaseInvoker
-	r    *run
-	idx  int
-	spec *Provider
-	// free holds, per slot of a provider with a capacity, the virtual time
-	// it becomes free.
-	free []int64
-}
-
-type callerKey struct{}
-
-// Invoke serves the call: it waits for a free slot in arrival order, takes
-// the service time and returns, all in virtual time.
-func (p *invoker) Invoke(ctx context.Context, inv base.Invocation) result.Result {
-	c, ok := ctx.Value(callerKey{}).(*caller)
-	if !ok {
-		return &result.RPCResult{Err: ErrNotSimulated}
+// server returns the Server of provider spec: it waits for a free slot in
+// arrival order (when the provider has a capacity), then takes the service
+// time, jittered by the simulation's random source.
+func (r *run) server(spec *Provider) simulate.Server {
+	var free []int64 // per slot, the virtual time it becomes free
+	if spec.Capacity > 0 {
+		free = make([]int64, spec.Capacity)
 	}
-	r := p.r
-	now := r.e.clock.Now()
-	start := now
-	slot := -1
-	if len(p.free) > 0 {
-		slot = 0
-		for i, t := range p.free {
-			if t < p.free[slot] {
-				slot = i
+	return func(now int64, rng *rand.Rand) (int64, bool) {
+		start := now
+		slot := -1
+		if len(free) > 0 {
+			slot = 0
+			for i, t := range free {
+				if t < free[slot] {
+					slot = i
+				}
 			}
+			start = max(now, free[slot])
 		}
-		start = max(now, p.free[slot])
+		d := float64(spec.LatencyAt(time.Duration(start - Origin)))
+		if j := r.sc.Jitter; j > 0 {
+			d *= 1 + j*(2*rng.Float64()-1)
+		}
+		end := start + max(int64(d), 1)
+		if slot >= 0 {
+			free[slot] = end
+		}
+		return end, spec.ErrorRate > 0 && rng.Float64() < spec.ErrorRate
 	}
-	d := float64(p.spec.LatencyAt(time.Duration(start - Origin)))
-	if j := r.sc.Jitter; j > 0 {
-		d *= 1 + j*(2*r.rng.Float64()-1)
-	}
-	end := start + max(int64(d), 1)
-	if slot >= 0 {
-		p.free[slot] = end
-	}
-	fail := p.spec.ErrorRate > 0 && r.rng.Float64() < p.spec.ErrorRate
-	if r.lb.dubboActive {
-		base.BeginCount(p.GetURL(), inv.MethodName())
-	}
-	r.e.sleep(c, end)
-	if r.lb.dubboActive {
-		base.EndCount(p.GetURL(), inv.MethodName(), (end-now)/int64(time.Millisecond), !fail)
-	}
-	switch {
-	case r.e.stopped:
-		return &result.RPCResult{Err: errStopped}
-	case fail:
-		return &result.RPCResult{Err: ErrInjected}
-	}
-	return &result.RPCResult{Rest: "hello"}
 }
 
 // Run simulates scenario sc with the balancer registered as name.
@@ -143,18 +111,22 @@ func newRun(sc Scenario, name string, opts Options) (*run, error) {
 	if sc.Method == "" {
 		sc.Method = "SayHello"
 	}
-	e := newEngine()
-	lb, err := newBalancer(name, Clocks{Now: e.clock.Now, Wall: e.clock.Wall})
+	r := &run{sc: &sc}
+	s := simulate.New(simulate.Options{
+		Rand:       rand.New(rand.NewPCG(opts.Seed, 0x5eed)),
+		Method:     sc.Method,
+		OnDone:     r.rec.done,
+		OnUnrouted: func(_ base.Invoker, now int64) { r.rec.unrouted(now) },
+		OnPanic:    func(v any, now int64) { r.rec.panicked(fmt.Sprint(v), now) },
+	})
+	// Only one simulated caller runs at a time, so one source serves them.
+	rnd := rand.New(rand.NewPCG(opts.Seed, 0xba1)).Uint64
+	lb, err := newBalancer(name, Clocks{Now: s.Clock().Now, Wall: s.Clock().Wall, Rand: rnd})
 	if err != nil {
 		return nil, err
 	}
-	r := &run{
-		sc:     &sc,
-		e:      e,
-		lb:     lb,
-		filter: filter.New(filter.Options{Now: e.clock.Now}),
-		rng:    rand.New(rand.NewPCG(opts.Seed, 0x5eed)),
-	}
+	s.LB, s.DubboActive = lb.lb, lb.dubboActive
+	r.s = s
 	n := int64(len(sc.Providers))
 	port := 20000 + int((ports.Add(n)-n)%40000)
 	for i := range sc.Providers {
@@ -163,11 +135,7 @@ func newRun(sc Scenario, name string, opts Options) (*run, error) {
 		if err != nil {
 			return nil, fmt.Errorf("provider %s: %w", spec.Name, err)
 		}
-		p := &invoker{BaseInvoker: base.NewBaseInvoker(u), r: r, idx: i, spec: spec}
-		if spec.Capacity > 0 {
-			p.free = make([]int64, spec.Capacity)
-		}
-		r.invs = append(r.invs, p)
+		r.invs = append(r.invs, s.Add(u, r.server(spec)))
 	}
 	r.rec.init(&sc, opts.Bucket)
 	r.res().Balancer, r.res().Note = name, lb.note
@@ -176,20 +144,19 @@ func newRun(sc Scenario, name string, opts Options) (*run, error) {
 
 // execute runs the simulation to its end and returns what it measured.
 func (r *run) execute() *Result {
-	sc, e := r.sc, r.e
+	sc, s := r.sc, r.s
 	r.membership()
 	for i := range sc.Providers {
 		if j := sc.Providers[i].Join; j > 0 {
-			e.at(j, r.membership)
+			s.At(Origin+int64(j), r.membership)
 		}
 		if l := sc.Providers[i].Leave; l > 0 {
-			e.at(l, r.membership)
+			s.At(Origin+int64(l), r.membership)
 		}
 	}
-	for range sc.Callers {
-		e.spawn(r.caller)
-	}
-	e.run(sc.Duration)
+	s.Callers(sc.Callers)
+	s.Run(Origin + int64(sc.Duration))
+	s.Stop()
 	return r.rec.finish()
 }
 
@@ -197,7 +164,7 @@ func (r *run) res() *Result { return &r.rec.res }
 
 // membership sets the invoker list to the providers present now.
 func (r *run) membership() {
-	t := r.e.clock.Elapsed()
+	t := r.s.Clock().Elapsed()
 	var list []base.Invoker
 	for i, p := range r.invs {
 		s := &r.sc.Providers[i]
@@ -205,42 +172,7 @@ func (r *run) membership() {
 			list = append(list, p)
 		}
 	}
-	r.list = list
-}
-
-// caller is the body of one caller of the closed loop.
-func (r *run) caller(c *caller) {
-	ctx := context.WithValue(context.Background(), callerKey{}, c)
-	inv := invocation.NewRPCInvocation(r.sc.Method, nil, nil)
-	for !r.e.stopped {
-		r.call(c, ctx, inv)
-	}
-}
-
-// call makes one call: Select, then the filter's Invoke on the choice.
-func (r *run) call(c *caller, ctx context.Context, inv base.Invocation) {
-	start := r.e.clock.Now()
-	defer func() {
-		if v := recover(); v != nil {
-			if r.e.stopped {
-				return
-			}
-			r.rec.panicked(fmt.Sprint(v), start, r.e.clock.Now())
-			r.e.sleep(c, r.e.clock.Now()+int64(backoff))
-		}
-	}()
-	chosen := r.lb.lb.Select(r.list, inv)
-	p, ours := chosen.(*invoker)
-	if !ours || p.r != r {
-		r.rec.unrouted(chosen == nil, start, start)
-		r.e.sleep(c, start+int64(backoff))
-		return
-	}
-	res := r.filter.Invoke(ctx, p, inv)
-	if r.e.stopped {
-		return
-	}
-	r.rec.done(p.idx, start, r.e.clock.Now(), res == nil || res.Error() != nil)
+	r.s.List = list
 }
 
 // providerURL returns the URL of a fake provider as a consumer receives it

@@ -1,35 +1,17 @@
 package sim
 
 import (
-	"context"
-	"errors"
 	"math"
-	"math/rand/v2"
 	"testing"
 	"time"
 
 	"dubbo.apache.org/dubbo-go/v3/cluster/loadbalance"
 	"dubbo.apache.org/dubbo-go/v3/protocol/base"
-	"dubbo.apache.org/dubbo-go/v3/protocol/invocation"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/dubbogo-lb/lb/rpcstatus"
 )
-
-func TestQueuePopsInTimeThenScheduleOrder(t *testing.T) {
-	rng := rand.New(rand.NewPCG(1, 2))
-	var q queue
-	for i := range 1000 {
-		q.push(event{at: rng.Int64N(50), seq: uint64(i)})
-	}
-	prev := event{at: -1}
-	for len(q) > 0 {
-		e := q.pop()
-		require.True(t, prev.before(&e), "popped %+v after %+v", e, prev)
-		prev = e
-	}
-}
 
 // One caller, one provider without jitter: calls follow each other every
 // 2 ms of virtual time, and the real filter recorded them at those times.
@@ -57,7 +39,7 @@ func TestVirtualTimeAdvancesByServiceTime(t *testing.T) {
 	assert.Equal(t, 500*2*ms, st.TotalElapsed(), "the filter measured virtual time")
 	assert.EqualValues(t, 0, st.Active(), "every call ended, including the one cut by the end")
 	assert.Equal(t, 2*ms, st.Window().Summary().SuccessLatency)
-	ewma, ok := st.EWMA().Value(r.e.clock.Now())
+	ewma, ok := st.EWMA().Value(r.s.Now())
 	assert.True(t, ok)
 	assert.InDelta(t, float64(2*ms), float64(ewma), float64(ms)/10)
 }
@@ -139,6 +121,7 @@ func TestSharesAddUp(t *testing.T) {
 
 // The simulator's own randomness is seeded: a balancer without randomness
 // gives the same figures twice, and a different seed changes the jitter.
+// So is the randomness of this module's balancers.
 func TestSeedMakesRunsReproducible(t *testing.T) {
 	sc := Capacity().Scale(0.05)
 	a, err := Run(sc, "roundrobin", Options{Seed: 7, Bucket: 100 * ms})
@@ -150,6 +133,12 @@ func TestSeedMakesRunsReproducible(t *testing.T) {
 	assert.Equal(t, a.Total, b.Total)
 	assert.Equal(t, a.Buckets, b.Buckets)
 	assert.NotEqual(t, a.Total.Mean, c.Total.Mean)
+	// This module's balancers draw from a source seeded for the run too.
+	a, err = Run(sc, "lalb", Options{Seed: 7, Bucket: 100 * ms})
+	require.NoError(t, err)
+	b, err = Run(sc, "lalb", Options{Seed: 7, Bucket: 100 * ms})
+	require.NoError(t, err)
+	assert.Equal(t, a.Buckets, b.Buckets)
 }
 
 // A provider that joins later is absent before and, with the warmup and
@@ -239,13 +228,6 @@ func TestScaleKeepsLatencies(t *testing.T) {
 	for _, s := range Scenarios() {
 		assert.NoError(t, s.Validate(), s.Name)
 	}
-}
-
-func TestProviderOutsideSimulation(t *testing.T) {
-	r, err := newRun(Capacity(), "random", Options{})
-	require.NoError(t, err)
-	res := r.invs[0].Invoke(context.Background(), invocation.NewRPCInvocation("SayHello", nil, nil))
-	assert.True(t, errors.Is(res.Error(), ErrNotSimulated))
 }
 
 type badLB struct{ panics bool }

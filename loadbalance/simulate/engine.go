@@ -1,4 +1,4 @@
-package sim
+package simulate
 
 import (
 	"sync/atomic"
@@ -6,39 +6,32 @@ import (
 )
 
 // Origin is the value of the virtual monotonic clock when a simulation
-// starts. It is not 0 so that a clock reading never looks like "unset".
+// starts. It is not 0, which rpcstatus reads as "never".
 const Origin = int64(time.Second)
 
-// WallOrigin is the virtual wall-clock time when a simulation starts: a
-// whole second, so that provider timestamps in seconds are exact.
+// WallOrigin is the default virtual wall-clock time at Origin: a whole
+// second, so that provider timestamps in seconds are exact.
 var WallOrigin = time.Unix(1_700_000_000, 0)
 
 // Clock is the virtual clock of one simulation. It only moves when the
 // scheduler advances it to the next event.
 type Clock struct {
-	ns atomic.Int64
-}
-
-func newClock() *Clock {
-	c := new(Clock)
-	c.ns.Store(Origin)
-	return c
+	ns   atomic.Int64
+	wall time.Time // at Origin
 }
 
 // Now returns monotonic virtual nanoseconds, as rpcstatus.Nanotime does for
-// real time. It is the clock for filter.Options.Now and the balancers.
+// real time: the clock for filter.Options.Now and the balancers.
 func (c *Clock) Now() int64 { return c.ns.Load() }
 
 // Wall returns the virtual wall-clock time, for warmup.Options.Now.
-func (c *Clock) Wall() time.Time { return WallOrigin.Add(c.Elapsed()) }
+func (c *Clock) Wall() time.Time { return c.wall.Add(c.Elapsed()) }
 
-// Elapsed returns the virtual time since the simulation started.
+// Elapsed returns the virtual time since Origin.
 func (c *Clock) Elapsed() time.Duration { return time.Duration(c.ns.Load() - Origin) }
 
-func (c *Clock) set(ns int64) { c.ns.Store(ns) }
-
-// event is a wake-up of a caller or a scenario action at a virtual time.
-// seq orders events of the same instant by when they were scheduled.
+// event is a wake-up of a caller or an action at a virtual time. seq
+// orders events of the same instant by when they were scheduled.
 type event struct {
 	at  int64
 	seq uint64
@@ -95,24 +88,26 @@ func (q *queue) pop() event {
 // engine runs the events of one simulation in time order. Callers are
 // goroutines, but only one runs at a time: the engine wakes it and waits on
 // yield until it blocks again (sleep) or exits. Every access to the
-// engine's fields is therefore ordered by those channel operations.
+// simulation's state is therefore ordered by those channel operations.
 type engine struct {
-	clock   *Clock
+	clock   Clock
 	q       queue
 	seq     uint64
 	yield   chan struct{}
 	stopped bool
-	callers []*caller
+	callers map[*caller]struct{} // alive
 }
 
 // caller is one simulated client goroutine.
 type caller struct {
 	wake chan struct{}
-	done bool // body returned
 }
 
-func newEngine() *engine {
-	return &engine{clock: newClock(), yield: make(chan struct{})}
+func (e *engine) init(wall time.Time) {
+	e.clock.ns.Store(Origin)
+	e.clock.wall = wall
+	e.yield = make(chan struct{})
+	e.callers = map[*caller]struct{}{}
 }
 
 // schedule adds an event at virtual time at (monotonic ns).
@@ -121,19 +116,14 @@ func (e *engine) schedule(at int64, c *caller, fn func()) {
 	e.q.push(event{at: at, seq: e.seq, c: c, fn: fn})
 }
 
-// at runs fn at the virtual time elapsed after the start.
-func (e *engine) at(elapsed time.Duration, fn func()) {
-	e.schedule(Origin+int64(elapsed), nil, fn)
-}
-
 // spawn starts body as a caller goroutine, first run at the current time.
 func (e *engine) spawn(body func(c *caller)) {
 	c := &caller{wake: make(chan struct{})}
-	e.callers = append(e.callers, c)
+	e.callers[c] = struct{}{}
 	go func() {
 		<-c.wake
 		body(c)
-		c.done = true
+		delete(e.callers, c)
 		e.yield <- struct{}{}
 	}()
 	e.schedule(e.clock.Now(), c, nil)
@@ -147,14 +137,13 @@ func (e *engine) sleep(c *caller, until int64) {
 	<-c.wake
 }
 
-// run processes the events before the virtual time end (elapsed after the
-// start), so that a run covers [0, end), then stops every caller: each
-// returns from its sleep with e.stopped set and must exit.
-func (e *engine) run(end time.Duration) {
-	limit := Origin + int64(end)
-	for len(e.q) > 0 && e.q[0].at < limit {
+// runUntil processes the events before the virtual time limit (monotonic
+// ns) and leaves the clock at limit. Callers stay blocked where they are,
+// so a later runUntil carries on.
+func (e *engine) runUntil(limit int64) {
+	for len(e.q) > 0 && e.q[0].at < limit && !e.stopped {
 		ev := e.q.pop()
-		e.clock.set(ev.at)
+		e.clock.ns.Store(ev.at)
 		if ev.fn != nil {
 			ev.fn()
 			continue
@@ -162,14 +151,21 @@ func (e *engine) run(end time.Duration) {
 		ev.c.wake <- struct{}{}
 		<-e.yield
 	}
-	e.clock.set(limit)
+	e.clock.ns.Store(max(limit, e.clock.Now()))
+}
+
+// stop ends the simulation: every caller returns from its sleep with
+// e.stopped set and must exit; stop waits for each.
+func (e *engine) stop() {
+	if e.stopped {
+		return
+	}
 	e.stopped = true
-	// Every caller is blocked in sleep (or has not started): release them
-	// one at a time and wait for each to exit.
-	for _, c := range e.callers {
-		if !c.done {
+	for len(e.callers) > 0 {
+		for c := range e.callers {
 			c.wake <- struct{}{}
 			<-e.yield
+			break
 		}
 	}
 	e.q = nil
