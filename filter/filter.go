@@ -17,7 +17,7 @@
 //
 // An optional limit on calls in flight per method, the actives URL parameter
 // (methods.<m>.actives, or Dubbo Java's <m>.actives, first; see
-// warmup.MethodParam), makes a caller wait for a free slot for up to
+// urlparam.MethodParam), makes a caller wait for a free slot for up to
 // the method's timeout and then fail with ErrActiveLimit, as Dubbo's
 // ActiveLimitFilter does.
 package filter
@@ -26,8 +26,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strconv"
-	"strings"
 	"time"
 
 	"dubbo.apache.org/dubbo-go/v3/common"
@@ -35,14 +33,14 @@ import (
 	"dubbo.apache.org/dubbo-go/v3/protocol/result"
 
 	"github.com/dubbogo-lb/lb/rpcstatus"
-	"github.com/dubbogo-lb/lb/warmup"
+	"github.com/dubbogo-lb/lb/warmup/urlparam"
 )
 
 // Name is the name the filter is registered under with dubbo-go.
 const Name = "lbactive"
 
 // ActivesKey is the URL parameter that limits calls in flight per method.
-const ActivesKey = "actives"
+const ActivesKey = urlparam.ActivesKey
 
 // ErrActiveLimit is returned, wrapped with details, when a call waited for
 // a free slot under the actives limit for its whole timeout.
@@ -137,16 +135,7 @@ func (f *Filter) acquire(ctx context.Context, p *rpcstatus.Provider, m *rpcstatu
 
 // readLimit reads the actives limit and the timeout of method from u.
 func readLimit(u *common.URL, method string) *rpcstatus.Limit {
-	lim := &rpcstatus.Limit{Max: parseActives(warmup.MethodParam(u, method, ActivesKey))}
-	lim.Wait, _ = warmup.MethodTimeout(u, method)
+	lim := &rpcstatus.Limit{Max: urlparam.Actives(u, method)}
+	lim.Wait, _ = urlparam.MethodTimeout(u, method)
 	return lim
-}
-
-// parseActives reads an actives value: a positive integer is the limit;
-// anything else (unset, 0, negative, not an integer) means no limit.
-func parseActives(raw string) int64 {
-	if n, err := strconv.ParseInt(strings.TrimSpace(raw), 10, 64); err == nil && n > 0 {
-		return n
-	}
-	return 0
 }

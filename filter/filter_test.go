@@ -15,7 +15,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/dubbogo-lb/lb/rpcstatus"
-	"github.com/dubbogo-lb/lb/warmup"
+	"github.com/dubbogo-lb/lb/warmup/urlparam"
 )
 
 // fakeInvoker answers with do, or with an empty success.
@@ -196,7 +196,7 @@ func TestActiveLimitTimesOutWithClearError(t *testing.T) {
 
 func TestReadLimitDefaults(t *testing.T) {
 	u := common.NewURLWithOptions(common.WithParamsValue("actives", "-3"), common.WithParamsValue("timeout", "soon"))
-	assert.Equal(t, &rpcstatus.Limit{Wait: warmup.DefaultTimeout}, readLimit(u, "Say"))
+	assert.Equal(t, &rpcstatus.Limit{Wait: urlparam.DefaultTimeout}, readLimit(u, "Say"))
 	u = common.NewURLWithOptions(common.WithParamsValue("actives", "5"), common.WithParamsValue("methods.Say.actives", "2"))
 	assert.EqualValues(t, 2, readLimit(u, "Say").Max)
 	assert.EqualValues(t, 5, readLimit(u, "Other").Max)

@@ -17,8 +17,9 @@ export DUBBOGO_LB_NACOS=127.0.0.1:${NACOS_PORT:-8848}
 go test -race -count=1 -timeout 40m ./...
 
 # Every fuzz target of a parser of network or configuration input, ~10 s each.
-for target in warmup:FuzzParseWeight warmup:FuzzParseAge warmup:FuzzParseTimeout \
+for target in warmup:FuzzParseWeight warmup:FuzzParseAge \
+	warmup/urlparam:FuzzParseTimeout warmup/urlparam:FuzzParseActives \
 	loadbalance/chash:FuzzParseArguments loadbalance/chash:FuzzParseNodes \
-	loadbalance/chash:FuzzAppendJava filter:FuzzParseActives; do
+	loadbalance/chash:FuzzAppendJava; do
 	go test -run '^$' -fuzz "^${target#*:}\$" -fuzztime 10s "./${target%%:*}"
 done

@@ -6,7 +6,7 @@
 //
 // # Weight policy
 //
-// The weight is read with MethodParam: methods.<method>.weight (dubbo-go's
+// The weight is read with urlparam.MethodParam: methods.<method>.weight (dubbo-go's
 // spelling), then <method>.weight (Dubbo Java's), then weight, exactly as
 // the consumer receives the provider URL from the registry (with Nacos
 // interface-level registration, the provider's URL parameters travel as

@@ -9,6 +9,8 @@ import (
 
 	"dubbo.apache.org/dubbo-go/v3/common"
 	"dubbo.apache.org/dubbo-go/v3/common/constant"
+
+	"github.com/dubbogo-lb/lb/warmup/urlparam"
 )
 
 const (
@@ -80,7 +82,7 @@ func (o Options) WithDefaults() Options {
 // Parse reads the weight, timestamp and warmup parameters of the provider
 // URL u for method (empty for service level), at time now.
 func Parse(u *common.URL, method string, now time.Time) Meta {
-	raw := MethodParam(u, method, constant.WeightKey)
+	raw := urlparam.MethodParam(u, method, constant.WeightKey)
 	goProvider := strings.HasPrefix(u.GetParam(constant.ReleaseKey, ""), dubboGoRelease)
 	var m Meta
 	m.Weight, m.Problem = ParseWeight(raw, goProvider)
