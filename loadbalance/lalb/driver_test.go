@@ -6,6 +6,7 @@ import (
 	"dubbo.apache.org/dubbo-go/v3/cluster/loadbalance"
 	"dubbo.apache.org/dubbo-go/v3/protocol/base"
 
+	"github.com/dubbogo-lb/lb/loadbalance/internal/algo"
 	"github.com/dubbogo-lb/lb/loadbalance/internal/lbtest"
 )
 
@@ -20,8 +21,13 @@ type driver struct {
 }
 
 // newDriver returns a driver over one provider per server, all of weight
-// 100, and a Balancer built with opts on the driver's clocks.
+// 100, and a Balancer built with opts on the driver's clocks and, unless
+// opts has one, a random source seeded with seed: a run is a function of
+// its seed.
 func newDriver(opts Options, seed uint64, bucket time.Duration, servers ...*simServer) *driver {
+	if opts.Rand == nil {
+		opts.Rand = algo.Seeded(seed).Uint64
+	}
 	d := &driver{}
 	d.Driver = lbtest.NewDriver(seed, bucket, func(now func() int64, wall func() time.Time) loadbalance.LoadBalance {
 		opts.Now, opts.Warmup.Now = now, wall
