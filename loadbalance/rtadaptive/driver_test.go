@@ -7,6 +7,7 @@ import (
 	"dubbo.apache.org/dubbo-go/v3/cluster/loadbalance"
 	"dubbo.apache.org/dubbo-go/v3/protocol/base"
 
+	"github.com/dubbogo-lb/lb/loadbalance/internal/algo"
 	"github.com/dubbogo-lb/lb/loadbalance/internal/lbtest"
 )
 
@@ -55,10 +56,15 @@ type driver struct {
 }
 
 // newDriver returns a driver over list (providers served by servers, in
-// order) and a Balancer built with opts on the driver's clocks.
+// order) and a Balancer built with opts on the driver's clocks and, unless
+// opts has one, a random source seeded as the driver is.
 func newDriver(opts Options, bucket time.Duration, list []base.Invoker, servers ...server) *driver {
+	const seed = 1
+	if opts.Rand == nil {
+		opts.Rand = algo.Seeded(seed).Uint64
+	}
 	d := &driver{}
-	d.Driver = lbtest.NewDriver(1, bucket, func(now func() int64, wall func() time.Time) loadbalance.LoadBalance {
+	d.Driver = lbtest.NewDriver(seed, bucket, func(now func() int64, wall func() time.Time) loadbalance.LoadBalance {
 		opts.Now, opts.Warmup.Now = now, wall
 		d.b = New(opts)
 		return d.b

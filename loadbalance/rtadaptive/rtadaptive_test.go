@@ -10,6 +10,7 @@ import (
 	"dubbo.apache.org/dubbo-go/v3/protocol/base"
 	"github.com/stretchr/testify/assert"
 
+	"github.com/dubbogo-lb/lb/loadbalance/internal/algo"
 	"github.com/dubbogo-lb/lb/loadbalance/internal/lbtest"
 	"github.com/dubbogo-lb/lb/rpcstatus"
 )
@@ -76,24 +77,28 @@ func TestNoHerdingOntoProviderWithoutSamples(t *testing.T) {
 	var clock atomic.Int64
 	clock.Store(int64(10 * sec))
 	inv := lbtest.Call("Say")
-	const n, picks = 20, 40_000
+	const n, picks = 20, 8_000
 	list := lbtest.N(n)
 	lbtest.FeedAll(list[1:], int64(9*sec), 128, ms)
-	share := func(b *Balancer) float64 {
-		return float64(lbtest.Counts(b, list, inv, picks)[0]) / picks
+	seeded := func(o Options, seed uint64) *Balancer {
+		o.Now, o.Rand = clock.Load, algo.Seeded(seed).Uint64
+		return New(o)
 	}
-	fair := 1.0 / n
-	got := share(New(Options{Now: clock.Load}))
-	assert.InDelta(t, fair, got, fair/4, "new provider's share %.4f, fair %.4f; a score of 0 would give %.4f", got, fair, 2*fair)
+	share := func(b *Balancer) float64 {
+		return lbtest.Shares(b, list, inv, picks)[0]
+	}
+	fair := 100.0 / n
+	got := share(seeded(Options{}, 1))
+	assert.InDelta(t, fair, got, lbtest.Tol(fair/100, picks), "new provider's share %.2f %%, fair %.2f %%; a score of 0 would give %.2f %%", got, fair, 2*fair)
 
 	// With a configured default RTT above the others' it waits for the
 	// others' calls in flight to make it cheaper (here none: no traffic).
-	assert.Zero(t, share(New(Options{Now: clock.Load, DefaultRTT: 100 * ms})))
+	assert.Zero(t, share(seeded(Options{DefaultRTT: 100 * ms}, 2)))
 
 	// All unknown (a cold start): even.
-	cold := lbtest.Counts(New(Options{Now: clock.Load}), lbtest.N(4), inv, picks)
+	cold := lbtest.Shares(seeded(Options{}, 3), lbtest.N(4), inv, picks)
 	for _, c := range cold {
-		assert.InDelta(t, picks/4, c, picks/40)
+		assert.InDelta(t, 25, c, lbtest.Tol(0.25, picks))
 	}
 }
 
