@@ -272,7 +272,7 @@ func TestWarmupFoldedIn(t *testing.T) {
 func TestFailoverSubset(t *testing.T) {
 	var clock atomic.Int64
 	clock.Store(int64(10 * sec))
-	b := New(Options{Now: clock.Load})
+	b := New(Options{Now: clock.Load, Rand: algo.Seeded(5).Uint64})
 	list := lbtest.N(4)
 	feed(list[0], int64(9*sec), 128, 50*ms, false)
 	lbtest.FeedAll(list[1:], int64(9*sec), 128, ms)
@@ -284,12 +284,13 @@ func TestFailoverSubset(t *testing.T) {
 }
 
 func TestBadInput(t *testing.T) {
-	b := New(Options{DefaultRTT: -sec, ErrorCost: -sec, ErrorDecay: -sec})
+	b := New(Options{DefaultRTT: -sec, ErrorCost: -sec, ErrorDecay: -sec, Rand: algo.Seeded(4).Uint64})
 	assert.Zero(t, b.defaultRTT)
 	assert.Zero(t, b.errorCost)
 	assert.Equal(t, float64(rpcstatus.EWMADecay), b.errorDecay)
 	inv := lbtest.Call("Say")
 	// Static weights: drawn in proportion.
-	c := lbtest.Counts(b, lbtest.Weighted("1", "9"), inv, 20_000)
-	assert.InDelta(t, 0.1, float64(c[0])/20_000, 0.02)
+	const picks = 5_000
+	got := lbtest.Shares(b, lbtest.Weighted("1", "9"), inv, picks)
+	assert.InDelta(t, 10, got[0], lbtest.Tol(0.1, picks), "weights 1 and 9: %v", got)
 }
