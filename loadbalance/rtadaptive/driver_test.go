@@ -21,31 +21,31 @@ const (
 )
 
 // server says how long a call started at now (virtual ns) takes and
-// whether it fails.
-type server func(now int64) (time.Duration, bool)
+// whether it fails; rng is the driver's seeded source.
+type server func(now int64, rng *rand.Rand) (time.Duration, bool)
 
 // jitter spreads a latency uniformly over ±20 %, as real ones are spread:
 // with exactly equal latencies, ties between providers would be decided by
 // the few nanoseconds their estimates decayed since their last sample.
-func jitter(d time.Duration) time.Duration {
-	return time.Duration(float64(d) * (0.8 + 0.4*rand.Float64()))
+func jitter(rng *rand.Rand, d time.Duration) time.Duration {
+	return time.Duration(float64(d) * (0.8 + 0.4*rng.Float64()))
 }
 
 // fixed returns a server whose calls take d (±20 %).
 func fixed(d time.Duration) server {
-	return func(int64) (time.Duration, bool) { return jitter(d), false }
+	return func(_ int64, rng *rand.Rand) (time.Duration, bool) { return jitter(rng, d), false }
 }
 
 // phases returns a server whose calls take d[0] (±20 %) until the virtual
 // time at[0], d[1] until at[1], and so on, d[len(at)] after the last.
 func phases(d []time.Duration, at ...time.Duration) server {
-	return func(now int64) (time.Duration, bool) {
+	return func(now int64, rng *rand.Rand) (time.Duration, bool) {
 		for k, t := range at {
 			if now < int64(t) {
-				return jitter(d[k]), false
+				return jitter(rng, d[k]), false
 			}
 		}
-		return jitter(d[len(d)-1]), false
+		return jitter(rng, d[len(d)-1]), false
 	}
 }
 
@@ -71,7 +71,10 @@ func newDriver(opts Options, bucket time.Duration, list []base.Invoker, servers 
 	})
 	for i, p := range list {
 		srv := servers[i]
-		d.Add(p, func(now int64, _ *rand.Rand) (int64, bool) { lat, fail := srv(now); return now + int64(lat), fail })
+		d.Add(p, func(now int64, rng *rand.Rand) (int64, bool) {
+			lat, fail := srv(now, rng)
+			return now + int64(lat), fail
+		})
 	}
 	d.List = list
 	return d

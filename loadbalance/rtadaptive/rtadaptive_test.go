@@ -132,11 +132,11 @@ func TestSlowProviderLosesAndRegainsShare(t *testing.T) {
 // error, it loses its share, and once it recovers the charge fades and it
 // is probed again.
 func TestErrorsAreCharged(t *testing.T) {
-	failing := func(now int64) (time.Duration, bool) {
+	failing := func(now int64, rng *rand.Rand) (time.Duration, bool) {
 		if now >= int64(2*sec) && now < int64(4*sec) {
 			return 100 * time.Microsecond, true
 		}
-		return jitter(ms), false
+		return jitter(rng, ms), false
 	}
 	run := func(o Options) *driver {
 		list := []base.Invoker{lbtest.Provider(20000, map[string]string{"timeout": "500ms"})}
