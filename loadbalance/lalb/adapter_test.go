@@ -106,7 +106,7 @@ func TestInflightPenaltyWhenCallsHang(t *testing.T) {
 func TestInflightPenaltyOnNewcomer(t *testing.T) {
 	var clock atomic.Int64
 	clock.Store(int64(10 * sec))
-	b := New(Options{Now: clock.Load})
+	b := New(Options{Now: clock.Load, Rand: algo.Seeded(3).Uint64})
 	list := lbtest.N(3)
 	for _, p := range list[:2] {
 		feed(p, int64(9*sec), 128, ms, false)
