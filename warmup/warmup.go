@@ -83,10 +83,10 @@ func (o Options) WithDefaults() Options {
 // URL u for method (empty for service level), at time now.
 func Parse(u *common.URL, method string, now time.Time) Meta {
 	raw := urlparam.MethodParam(u, method, constant.WeightKey)
-	goProvider := strings.HasPrefix(u.GetParam(constant.ReleaseKey, ""), dubboGoRelease)
+	goProvider := strings.HasPrefix(urlparam.ServiceParam(u, constant.ReleaseKey), dubboGoRelease)
 	var m Meta
 	m.Weight, m.Problem = ParseWeight(raw, goProvider)
-	start, period, problem := ParseAge(u.GetParam(constant.TimestampKey, ""), u.GetParam(constant.WarmupKey, ""), now)
+	start, period, problem := ParseAge(urlparam.ServiceParam(u, constant.TimestampKey), urlparam.ServiceParam(u, constant.WarmupKey), now)
 	m.Start, m.Period = start, period
 	if problem != "" {
 		m.Problem = strings.TrimPrefix(m.Problem+"; "+problem, "; ")

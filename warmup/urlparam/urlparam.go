@@ -1,14 +1,15 @@
 // Package urlparam reads the parameters of a provider URL that the module
 // uses, in one place and under one rule: a method-level value
 // (methods.<m>.<key>, dubbo-go's spelling, then <m>.<key>, Dubbo Java's)
-// before the service-level one; see MethodParam. Typed readers check the
+// before the service-level one (MethodParam); ServiceParam for those read at
+// service level only (timestamp, warmup, release). Typed readers check the
 // values and fall back to defaults: MethodTimeout (the method's timeout) and
 // Actives (the filter's limit of calls in flight). The weight policy and the
 // warmup curve stay in package warmup; hash.nodes and hash.arguments are
 // parsed by the ringhash balancer (loadbalance/chash) from MethodParam.
 //
-// Every reader builds strings: call them when a snapshot or a limit is
-// built, never per call.
+// The method-level readers build strings: call them when a snapshot or a
+// limit is built, never per call.
 package urlparam
 
 import (
@@ -54,6 +55,11 @@ func MethodParam(u *common.URL, method, key string) string {
 	}
 	return ""
 }
+
+// ServiceParam returns the service-level value of key on the provider URL
+// u, or "": for parameters that have no method level (timestamp, warmup,
+// release), as Dubbo Java reads them.
+func ServiceParam(u *common.URL, key string) string { return u.GetParam(key, "") }
 
 // methodKeys lists the keys MethodParam reads, in the order it reads them.
 func methodKeys(u *common.URL, method, key string) []string {
