@@ -16,6 +16,11 @@ export DUBBOGO_LB_NACOS=127.0.0.1:${NACOS_PORT:-8848}
 
 go test -race -count=1 -timeout 40m ./...
 
+# LALB's measurements of whole simulations run on one goroutine, where the
+# race detector finds nothing and costs 10x: they skip themselves under
+# -race and run here without it.
+go test -count=1 -run '^(TestRefreshRates|TestCompareP)$' ./loadbalance/lalb
+
 # Every fuzz target of a parser of network or configuration input, ~10 s each.
 for target in warmup:FuzzParseWeight warmup:FuzzParseAge \
 	warmup/urlparam:FuzzParseTimeout warmup/urlparam:FuzzParseActives \

@@ -294,6 +294,9 @@ func TestRefreshRates(t *testing.T) {
 	if testing.Short() {
 		t.Skip("simulation")
 	}
+	if raceEnabled {
+		t.Skip("a measurement on one goroutine: run without -race (it/test.sh does)")
+	}
 	type result struct {
 		converge    time.Duration // brpc experiment: new fastest at 90 % of a 10 ms bucket
 		hungBusy    int64         // calls to a provider in the 300 ms after it hangs, 10 000/s

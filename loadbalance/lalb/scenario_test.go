@@ -141,6 +141,9 @@ func TestCompareP(t *testing.T) {
 	if testing.Short() {
 		t.Skip("simulation")
 	}
+	if raceEnabled {
+		t.Skip("a measurement on one goroutine: run without -race (it/test.sh does)")
+	}
 	type result struct {
 		converge         time.Duration // reversal: until the new fastest has 90% of a 10 ms bucket
 		qps              float64       // queued servers: throughput
