@@ -17,17 +17,18 @@
 //
 // An optional limit on calls in flight per method, the actives URL parameter
 // (methods.<m>.actives, or Dubbo Java's <m>.actives, first; see
-// warmup.MethodParam), makes a caller wait for a free slot for up to
+// urlparam.MethodParam), makes a caller wait for a free slot for up to
 // the method's timeout and then fail with ErrActiveLimit, as Dubbo's
-// ActiveLimitFilter does.
+// ActiveLimitFilter does. The limiter (the limit, the waiting and waking)
+// is this package's; rpcstatus only counts, with Stats.TryBegin.
 package filter
 
 import (
 	"context"
 	"errors"
 	"fmt"
-	"strconv"
-	"strings"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"dubbo.apache.org/dubbo-go/v3/common"
@@ -35,14 +36,15 @@ import (
 	"dubbo.apache.org/dubbo-go/v3/protocol/result"
 
 	"github.com/dubbogo-lb/lb/rpcstatus"
-	"github.com/dubbogo-lb/lb/warmup"
+	"github.com/dubbogo-lb/lb/rpcstatus/urlmap"
+	"github.com/dubbogo-lb/lb/warmup/urlparam"
 )
 
 // Name is the name the filter is registered under with dubbo-go.
 const Name = "lbactive"
 
 // ActivesKey is the URL parameter that limits calls in flight per method.
-const ActivesKey = "actives"
+const ActivesKey = urlparam.ActivesKey
 
 // ErrActiveLimit is returned, wrapped with details, when a call waited for
 // a free slot under the actives limit for its whole timeout.
@@ -77,26 +79,25 @@ func New(opts Options) *Filter {
 // Invoke counts the call as in flight, passes it on and records its end.
 func (f *Filter) Invoke(ctx context.Context, invoker base.Invoker, inv base.Invocation) result.Result {
 	u := invoker.GetURL()
-	p := rpcstatus.Of(u)
-	m := p.Method(inv.MethodName())
-	lim := m.Limit()
-	if lim == nil {
-		lim = readLimit(u, inv.MethodName())
-		m.SetLimit(lim)
-	}
+	p, m := lookup(u, inv.MethodName())
 	var call rpcstatus.Call
-	if lim.Max > 0 {
+	if m.limit.max > 0 {
 		var err error
-		if call, err = f.acquire(ctx, p, m, lim, u, inv.MethodName()); err != nil {
+		if call, err = f.acquire(ctx, p, m, u, inv.MethodName()); err != nil {
 			return &result.RPCResult{Err: err}
 		}
 	} else {
-		call = p.Begin(m, f.now())
+		call = p.Begin(m.stats, f.now())
 	}
 	// Ended here rather than in OnResponse: dubbo-go calls OnResponse right
 	// after Invoke returns, but not when the next invoker panics.
 	failed := true
-	defer func() { call.End(f.now(), failed) }()
+	defer func() {
+		call.End(f.now(), failed)
+		if m.waiters.Load() > 0 {
+			m.wakeWaiters()
+		}
+	}()
 	res := invoker.Invoke(ctx, inv)
 	failed = res == nil || res.Error() != nil
 	return res
@@ -107,46 +108,123 @@ func (f *Filter) OnResponse(_ context.Context, res result.Result, _ base.Invoker
 	return res
 }
 
-// acquire waits for a slot under lim.
-func (f *Filter) acquire(ctx context.Context, p *rpcstatus.Provider, m *rpcstatus.Stats, lim *rpcstatus.Limit, u *common.URL, method string) (rpcstatus.Call, error) {
-	if c, ok := p.TryBegin(m, f.now(), lim.Max); ok {
+// acquire waits for a slot under m's limit.
+func (f *Filter) acquire(ctx context.Context, p *rpcstatus.Provider, m *method, u *common.URL, name string) (rpcstatus.Call, error) {
+	lim := m.limit
+	if c, ok := p.TryBegin(m.stats, f.now(), lim.max); ok {
 		return c, nil
 	}
 	start := f.now()
-	deadline := f.after(lim.Wait)
+	deadline := f.after(lim.wait)
 	for {
-		wake := m.Wait()
-		c, ok := p.TryBegin(m, f.now(), lim.Max)
+		wake := m.wait()
+		c, ok := p.TryBegin(m.stats, f.now(), lim.max)
 		if ok {
-			m.Done()
+			m.done()
 			return c, nil
 		}
 		select {
 		case <-wake:
-			m.Done()
+			m.done()
 		case <-deadline:
-			m.Done()
+			m.done()
 			return rpcstatus.Call{}, fmt.Errorf("%w: waited %v for a free slot on %s, method %s: %d calls in flight, limit %d (actives)",
-				ErrActiveLimit, time.Duration(f.now()-start), u.Location, method, m.Active(), lim.Max)
+				ErrActiveLimit, time.Duration(f.now()-start), u.Location, name, m.stats.Active(), lim.max)
 		case <-ctx.Done():
-			m.Done()
-			return rpcstatus.Call{}, fmt.Errorf("%w on %s, method %s: %w", ErrActiveLimit, u.Location, method, ctx.Err())
+			m.done()
+			return rpcstatus.Call{}, fmt.Errorf("%w on %s, method %s: %w", ErrActiveLimit, u.Location, name, ctx.Err())
 		}
 	}
 }
 
-// readLimit reads the actives limit and the timeout of method from u.
-func readLimit(u *common.URL, method string) *rpcstatus.Limit {
-	lim := &rpcstatus.Limit{Max: parseActives(warmup.MethodParam(u, method, ActivesKey))}
-	lim.Wait, _ = warmup.MethodTimeout(u, method)
-	return lim
+// providers holds, per provider URL, what the filter needs on every call:
+// the provider's statistics and, per method, its statistics and actives
+// limiter. A call costs one lookup of the URL and one of the method, as
+// rpcstatus.Of and Provider.Method would; entries go with their URL.
+var providers urlmap.Store[common.URL, provider]
+
+type provider struct {
+	stats   atomic.Pointer[rpcstatus.Provider]
+	methods urlmap.Index[method]
 }
 
-// parseActives reads an actives value: a positive integer is the limit;
-// anything else (unset, 0, negative, not an integer) means no limit.
-func parseActives(raw string) int64 {
-	if n, err := strconv.ParseInt(strings.TrimSpace(raw), 10, 64); err == nil && n > 0 {
-		return n
+// method is the filter's state of one (provider, method): its statistics
+// and its actives limiter, the limit and the callers waiting under it. It
+// is ready once ready is set.
+type method struct {
+	ready atomic.Bool
+	stats *rpcstatus.Stats
+	limit limit
+
+	// waiters counts callers blocked in wait; wake is the channel they
+	// wait on, replaced each time it is closed.
+	waiters atomic.Int32
+	wake    atomic.Pointer[chan struct{}]
+}
+
+// limit is a cap on calls in flight, as the actives parameter sets it.
+type limit struct {
+	// max is the most calls in flight; 0 means no limit.
+	max int64
+	// wait is how long a caller waits for a free slot.
+	wait time.Duration
+}
+
+// lookup returns the statistics of the provider whose URL is u and the
+// filter's state of its method name, reading the limit from u on first use.
+func lookup(u *common.URL, name string) (*rpcstatus.Provider, *method) {
+	e := providers.Get(u)
+	p := e.stats.Load()
+	if p == nil {
+		p = rpcstatus.Of(u) // the same pointer for every caller
+		e.stats.Store(p)
 	}
-	return 0
+	m := e.methods.Get(name)
+	if !m.ready.Load() {
+		m.setup(p, u, name)
+	}
+	return p, m
+}
+
+// setupMu serialises the first use of each (provider, method).
+var setupMu sync.Mutex
+
+func (m *method) setup(p *rpcstatus.Provider, u *common.URL, name string) {
+	setupMu.Lock()
+	defer setupMu.Unlock()
+	if !m.ready.Load() {
+		m.stats, m.limit = p.Method(name), readLimit(u, name)
+		m.ready.Store(true)
+	}
+}
+
+// wait returns a channel that is closed the next time a call of m ends.
+// Callers that wait for a free slot must call done when they stop waiting.
+func (m *method) wait() <-chan struct{} {
+	m.waiters.Add(1)
+	for {
+		if ch := m.wake.Load(); ch != nil {
+			return *ch
+		}
+		ch := make(chan struct{})
+		if m.wake.CompareAndSwap(nil, &ch) {
+			return ch
+		}
+	}
+}
+
+// done undoes one wait.
+func (m *method) done() { m.waiters.Add(-1) }
+
+func (m *method) wakeWaiters() {
+	if ch := m.wake.Swap(nil); ch != nil {
+		close(*ch)
+	}
+}
+
+// readLimit reads the actives limit and the timeout of method from u.
+func readLimit(u *common.URL, method string) limit {
+	lim := limit{max: urlparam.Actives(u, method)}
+	lim.wait, _ = urlparam.MethodTimeout(u, method)
+	return lim
 }

@@ -15,7 +15,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/dubbogo-lb/lb/rpcstatus"
-	"github.com/dubbogo-lb/lb/warmup"
+	"github.com/dubbogo-lb/lb/warmup/urlparam"
 )
 
 // fakeInvoker answers with do, or with an empty success.
@@ -196,10 +196,10 @@ func TestActiveLimitTimesOutWithClearError(t *testing.T) {
 
 func TestReadLimitDefaults(t *testing.T) {
 	u := common.NewURLWithOptions(common.WithParamsValue("actives", "-3"), common.WithParamsValue("timeout", "soon"))
-	assert.Equal(t, &rpcstatus.Limit{Wait: warmup.DefaultTimeout}, readLimit(u, "Say"))
+	assert.Equal(t, limit{wait: urlparam.DefaultTimeout}, readLimit(u, "Say"))
 	u = common.NewURLWithOptions(common.WithParamsValue("actives", "5"), common.WithParamsValue("methods.Say.actives", "2"))
-	assert.EqualValues(t, 2, readLimit(u, "Say").Max)
-	assert.EqualValues(t, 5, readLimit(u, "Other").Max)
+	assert.EqualValues(t, 2, readLimit(u, "Say").max)
+	assert.EqualValues(t, 5, readLimit(u, "Other").max)
 }
 
 // A Java provider spells its method-level actives and timeout <method>.actives
@@ -209,6 +209,50 @@ func TestReadLimitJavaSpelling(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	assert.Equal(t, &rpcstatus.Limit{Max: 2, Wait: 700 * time.Millisecond}, readLimit(u, "Say"))
-	assert.Equal(t, &rpcstatus.Limit{Max: 5, Wait: 3 * time.Second}, readLimit(u, "Other"))
+	assert.Equal(t, limit{max: 2, wait: 700 * time.Millisecond}, readLimit(u, "Say"))
+	assert.Equal(t, limit{max: 5, wait: 3 * time.Second}, readLimit(u, "Other"))
+}
+
+// The hot path allocates nothing, with and without an actives limit that
+// is not reached.
+func TestInvokeAllocatesNothing(t *testing.T) {
+	f := New(Options{})
+	ctx := context.Background()
+	inv := invocation.NewRPCInvocation("Say", nil, nil)
+	for _, params := range []map[string]string{nil, {"actives": "4"}} {
+		ivk := newInvoker(t, params, nil)
+		f.OnResponse(ctx, f.Invoke(ctx, ivk, inv), ivk, inv) // first use reads the URL
+		if a := testing.AllocsPerRun(1000, func() { f.OnResponse(ctx, f.Invoke(ctx, ivk, inv), ivk, inv) }); a != 0 {
+			t.Errorf("%v: %v allocations per call, want 0", params, a)
+		}
+	}
+}
+
+// The limit is per (provider, method): a call of another method does not
+// wait for a slot that one method holds.
+func TestActiveLimitIsPerMethod(t *testing.T) {
+	ft := newFakeTimer()
+	f := New(Options{After: ft.after})
+	entered := make(chan struct{}, 2)
+	release := make(chan struct{})
+	ivk := newInvoker(t, map[string]string{"actives": "1"}, func() result.Result {
+		entered <- struct{}{}
+		<-release
+		return &result.RPCResult{}
+	})
+	done := make(chan result.Result, 2)
+	go func() { done <- f.Invoke(context.Background(), ivk, invocation.NewRPCInvocation("Say", nil, nil)) }()
+	<-entered // Say holds its only slot
+	go func() { done <- f.Invoke(context.Background(), ivk, invocation.NewRPCInvocation("Bye", nil, nil)) }()
+	select {
+	case <-entered:
+	case d := <-ft.asked:
+		t.Fatalf("Bye waited (up to %v) for Say's slot", d)
+	}
+	close(release)
+	require.NoError(t, (<-done).Error())
+	require.NoError(t, (<-done).Error())
+	s := rpcstatus.Of(ivk.GetURL())
+	assert.EqualValues(t, 1, s.Method("Say").Total())
+	assert.EqualValues(t, 1, s.Method("Bye").Total())
 }

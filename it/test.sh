@@ -21,8 +21,9 @@ go test -race -count=1 -timeout 40m ./...
 # machine): with a time limit, a busy machine now and then ends the run with
 # "context deadline exceeded" while a worker is still busy, which is a
 # failure of the fuzzing driver, not of the target.
-for target in warmup:FuzzParseWeight warmup:FuzzParseAge warmup:FuzzParseTimeout \
+for target in warmup:FuzzParseWeight warmup:FuzzParseAge \
+	warmup/urlparam:FuzzParseTimeout warmup/urlparam:FuzzParseActives \
 	loadbalance/chash:FuzzParseArguments loadbalance/chash:FuzzParseNodes \
-	loadbalance/chash:FuzzAppendJava filter:FuzzParseActives; do
+	loadbalance/chash:FuzzAppendJava; do
 	go test -run '^$' -fuzz "^${target#*:}\$" -fuzztime 100000x "./${target%%:*}"
 done

@@ -1,10 +1,12 @@
 package rpcstatus
 
+import "github.com/dubbogo-lb/lb/rpcstatus/urlmap"
+
 // Provider holds the statistics of one provider: the figures of all its
 // calls together and those of each method.
 type Provider struct {
 	all     Counters
-	methods Index[Stats]
+	methods urlmap.Index[Stats]
 }
 
 // All returns the figures of every call to the provider, whatever the method.

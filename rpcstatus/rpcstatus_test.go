@@ -2,7 +2,6 @@ package rpcstatus
 
 import (
 	"math"
-	"runtime"
 	"sync"
 	"testing"
 	"time"
@@ -188,61 +187,4 @@ func TestPairOrdersLikeValue(t *testing.T) {
 	assert.True(t, ok)
 	assert.False(t, okEmpty)
 	assert.Zero(t, ve)
-}
-
-type key struct{ _ [16]byte }
-
-func TestStoreLookupAndIdentity(t *testing.T) {
-	var s Store[key, Provider]
-	a, b := new(key), new(key)
-	assert.Nil(t, s.Load(a))
-	pa := s.Get(a)
-	require.NotNil(t, pa)
-	assert.Same(t, pa, s.Get(a))
-	assert.Same(t, pa, s.Load(a))
-	assert.NotSame(t, pa, s.Get(b))
-	assert.Equal(t, 2, s.Len())
-	runtime.KeepAlive(a)
-	runtime.KeepAlive(b)
-}
-
-func TestStoreConcurrentGetCreatesOnce(t *testing.T) {
-	var s Store[key, Provider]
-	k := new(key)
-	got := make([]*Provider, 8)
-	var wg sync.WaitGroup
-	for i := range got {
-		wg.Add(1)
-		go func() { defer wg.Done(); got[i] = s.Get(k) }()
-	}
-	wg.Wait()
-	for _, p := range got {
-		assert.Same(t, got[0], p)
-	}
-	runtime.KeepAlive(k)
-}
-
-// Providers that come and go must not make the store grow without bound.
-func TestStoreReleasesDepartedProviders(t *testing.T) {
-	var s Store[key, Provider]
-	const total, batch = 100_000, 1_000
-	peak := 0
-	for done := 0; done < total; done += batch {
-		keys := make([]*key, batch)
-		for i := range keys {
-			keys[i] = new(key)
-			s.Get(keys[i]).All().Begin(0)
-		}
-		peak = max(peak, s.Len())
-		keys = nil
-		runtime.GC()
-	}
-	// Cleanups run on their own goroutine after a collection; give them
-	// a bounded number of chances.
-	for i := 0; i < 100 && s.Len() > batch; i++ {
-		runtime.GC()
-		runtime.Gosched()
-	}
-	assert.Less(t, peak, total/4, "store grew with churn")
-	assert.LessOrEqual(t, s.Len(), batch, "departed providers still held")
 }

@@ -27,7 +27,7 @@ type Counters struct {
 // Stats holds the figures of one (provider, method): its Counters, a window
 // of recent completions and a moving average of latency, which the adaptive
 // balancers read. The zero value is ready to use. All methods are safe for
-// concurrent use and allocate nothing, except Wait when a caller blocks.
+// concurrent use and allocate nothing.
 type Stats struct {
 	Counters
 
@@ -38,28 +38,7 @@ type Stats struct {
 
 	window Window
 	ewma   PeakEWMA
-
-	// waiters counts callers blocked in Wait; wake is the channel they wait
-	// on, replaced each time it is closed.
-	waiters atomic.Int32
-	wake    atomic.Pointer[chan struct{}]
-
-	limit atomic.Pointer[Limit]
 }
-
-// Limit is a cap on calls in flight, as the actives parameter sets it.
-type Limit struct {
-	// Max is the most calls in flight; 0 means no limit.
-	Max int64
-	// Wait is how long a caller waits for a free slot.
-	Wait time.Duration
-}
-
-// Limit returns the cap set with SetLimit, or nil if none was set yet.
-func (s *Stats) Limit() *Limit { return s.limit.Load() }
-
-// SetLimit records the cap on calls in flight, read once from configuration.
-func (s *Stats) SetLimit(l *Limit) { s.limit.Store(l) }
 
 // Begin records that a call started at now (ns).
 func (s *Counters) Begin(now int64) { s.active.Add(1) }
@@ -71,7 +50,9 @@ func (s *Stats) Begin(now int64) {
 }
 
 // TryBegin records the start of a call only if fewer than limit calls are in
-// flight, and reports whether it did. A limit <= 0 means no limit.
+// flight, and reports whether it did. A limit <= 0 means no limit. The check
+// and the count are one atomic step on the active counter; the policy built
+// on it (the actives parameter, waiting for a slot) is package filter's.
 func (s *Stats) TryBegin(now, limit int64) bool {
 	if limit <= 0 {
 		s.Begin(now)
@@ -96,9 +77,6 @@ func (s *Stats) End(start, now int64, failed bool) {
 	s.inflightStartSum.Add(-(start / 1e3))
 	s.window.Add(now, elapsed, failed)
 	s.ewma.Observe(now, elapsed)
-	if s.waiters.Load() > 0 {
-		s.wakeWaiters()
-	}
 }
 
 // End records the end of a call started at start (ns) and returns its
@@ -119,30 +97,6 @@ func (s *Counters) End(start, now int64, failed bool) (elapsed int64) {
 		}
 	}
 	return elapsed
-}
-
-// Wait returns a channel that is closed the next time a call ends. Callers
-// that wait for a free slot must call Done when they stop waiting.
-func (s *Stats) Wait() <-chan struct{} {
-	s.waiters.Add(1)
-	for {
-		if ch := s.wake.Load(); ch != nil {
-			return *ch
-		}
-		ch := make(chan struct{})
-		if s.wake.CompareAndSwap(nil, &ch) {
-			return ch
-		}
-	}
-}
-
-// Done undoes one Wait.
-func (s *Stats) Done() { s.waiters.Add(-1) }
-
-func (s *Stats) wakeWaiters() {
-	if ch := s.wake.Swap(nil); ch != nil {
-		close(*ch)
-	}
 }
 
 // Active returns the number of calls in flight.

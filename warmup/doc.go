@@ -1,12 +1,14 @@
 // Package warmup turns what a provider URL says about a provider (weight,
 // start timestamp, warmup period) into the weight a balancer should use now.
 //
-// It is the one place that reads the weight, timestamp and warmup URL
-// parameters, and the one warmup function every weight-aware balancer uses.
+// It is the one place that interprets the weight, timestamp and warmup URL
+// parameters (read through package urlparam, which reads every provider-URL
+// parameter of the module), and the one warmup function every weight-aware
+// balancer uses.
 //
 // # Weight policy
 //
-// The weight is read with MethodParam: methods.<method>.weight (dubbo-go's
+// The weight is read with urlparam.MethodParam: methods.<method>.weight (dubbo-go's
 // spelling), then <method>.weight (Dubbo Java's), then weight, exactly as
 // the consumer receives the provider URL from the registry (with Nacos
 // interface-level registration, the provider's URL parameters travel as

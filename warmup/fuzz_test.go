@@ -65,23 +65,3 @@ func FuzzParseAge(f *testing.F) {
 		}
 	})
 }
-
-// FuzzParseTimeout checks method timeouts: a valid one is positive and at
-// most maxTimeout; anything else is refused, never a panic.
-func FuzzParseTimeout(f *testing.F) {
-	for _, s := range []string{"", "3s", "500ms", "3000", " 10 ", "-1s", "0", "1e3", "9999999999999999", "1h1m", "abc", "2562047h"} {
-		f.Add(s)
-	}
-	f.Fuzz(func(t *testing.T, raw string) {
-		d, ok := parseTimeout(raw)
-		if ok != (d > 0) {
-			t.Fatalf("parseTimeout(%q) = %v, %v", raw, d, ok)
-		}
-		if d > maxTimeout {
-			t.Fatalf("parseTimeout(%q) = %v, above the %v cap", raw, d, maxTimeout)
-		}
-		if !ok && d != 0 {
-			t.Fatalf("parseTimeout(%q) refused the value but returned %v", raw, d)
-		}
-	})
-}

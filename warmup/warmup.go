@@ -9,6 +9,8 @@ import (
 
 	"dubbo.apache.org/dubbo-go/v3/common"
 	"dubbo.apache.org/dubbo-go/v3/common/constant"
+
+	"github.com/dubbogo-lb/lb/warmup/urlparam"
 )
 
 const (
@@ -80,11 +82,11 @@ func (o Options) WithDefaults() Options {
 // Parse reads the weight, timestamp and warmup parameters of the provider
 // URL u for method (empty for service level), at time now.
 func Parse(u *common.URL, method string, now time.Time) Meta {
-	raw := MethodParam(u, method, constant.WeightKey)
-	goProvider := strings.HasPrefix(u.GetParam(constant.ReleaseKey, ""), dubboGoRelease)
+	raw := urlparam.MethodParam(u, method, constant.WeightKey)
+	goProvider := strings.HasPrefix(urlparam.ServiceParam(u, constant.ReleaseKey), dubboGoRelease)
 	var m Meta
 	m.Weight, m.Problem = ParseWeight(raw, goProvider)
-	start, period, problem := ParseAge(u.GetParam(constant.TimestampKey, ""), u.GetParam(constant.WarmupKey, ""), now)
+	start, period, problem := ParseAge(urlparam.ServiceParam(u, constant.TimestampKey), urlparam.ServiceParam(u, constant.WarmupKey), now)
 	m.Start, m.Period = start, period
 	if problem != "" {
 		m.Problem = strings.TrimPrefix(m.Problem+"; "+problem, "; ")

@@ -17,6 +17,7 @@ import (
 	"github.com/dubbogo-lb/lb/loadbalance/internal/member"
 	"github.com/dubbogo-lb/lb/loadbalance/internal/skeleton"
 	"github.com/dubbogo-lb/lb/warmup"
+	"github.com/dubbogo-lb/lb/warmup/urlparam"
 )
 
 // Name is the name the consistent-hash balancer is registered under with
@@ -25,7 +26,7 @@ const Name = "ringhash"
 
 // URL parameters read from the first provider's URL, method level
 // ("methods.<method>.hash.nodes", or Dubbo Java's "<method>.hash.nodes")
-// before service level, as Dubbo does; see warmup.MethodParam.
+// before service level, as Dubbo does; see urlparam.MethodParam.
 const (
 	// NodesKey is the number of virtual nodes per provider (default 160).
 	NodesKey = "hash.nodes"
@@ -138,8 +139,8 @@ func New(opts Options) *Balancer {
 func build(set *member.Set, prev *member.View[table]) *table {
 	u := set.Invokers[0].GetURL() // Dubbo reads the first provider's URL
 	method := set.Method
-	nodesRaw := warmup.MethodParam(u, method, NodesKey)
-	argsRaw := warmup.MethodParam(u, method, ArgumentsKey)
+	nodesRaw := urlparam.MethodParam(u, method, NodesKey)
+	argsRaw := urlparam.MethodParam(u, method, ArgumentsKey)
 
 	var old *table
 	if prev != nil {

@@ -248,7 +248,7 @@ func TestJavaMethodLevelHashParameters(t *testing.T) {
 		assert.Equal(t, list[r160.Lookup(HashString(key(i)))], got)
 	}
 
-	// Both spellings: dubbo-go's wins (see warmup.MethodParam).
+	// Both spellings: dubbo-go's wins (see urlparam.MethodParam).
 	both := ports(20880, 10, map[string]string{"byUser.hash.nodes": "40", "methods.byUser.hash.nodes": "80"})
 	v, _ = New(Options{}).View(both, "byUser")
 	assert.Equal(t, 80, v.Table.ring.Nodes())

@@ -10,7 +10,7 @@ import (
 
 	"github.com/dubbogo-lb/lb/loadbalance/internal/member"
 	"github.com/dubbogo-lb/lb/rpcstatus"
-	"github.com/dubbogo-lb/lb/warmup"
+	"github.com/dubbogo-lb/lb/warmup/urlparam"
 )
 
 // table is the state of one snapshot: the tree and what a refresh needs.
@@ -157,7 +157,7 @@ func (b *Balancer) build(s *member.Set, prev *member.View[table]) *table {
 		}
 		t.live++
 		if b.chargeTimeout {
-			t.timeout[i], _ = warmup.MethodTimeout(s.Invokers[i].GetURL(), s.Method)
+			t.timeout[i], _ = urlparam.MethodTimeout(s.Invokers[i].GetURL(), s.Method)
 		}
 		st := s.Stats[i]
 		delays[i] = st.InflightDelay(now)

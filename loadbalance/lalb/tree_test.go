@@ -1,9 +1,12 @@
 package lalb
 
 import (
+	"math"
 	"math/rand/v2"
 	"sync"
 	"testing"
+
+	"github.com/stretchr/testify/assert"
 )
 
 // inorder returns the node indexes of an n-node tree in the order Pick lays
@@ -190,32 +193,26 @@ func TestTreeRemoveHalf(t *testing.T) {
 	}
 }
 
+// TestTreeDistribution: Choose maps the range of a random word onto the
+// items in proportion to their weights, exactly: 1024 words spread evenly
+// over it pick 1:1:2 as 256, 256, 512; Pick maps [0, Total) exactly.
 func TestTreeDistribution(t *testing.T) {
 	tr := NewTree([]int64{1, 1, 2})
-	rng := rand.New(rand.NewPCG(11, 13))
-	const picks = 100_000
+	const m = 1024
 	var c [3]int
-	for range picks {
-		c[tr.Choose(rng.Uint64())]++
+	step := math.MaxUint64/uint64(m) + 1
+	for j := range uint64(m) {
+		c[tr.Choose(j*step)]++
 	}
-	want := []float64{25, 25, 50}
-	for i, n := range c {
-		got := 100 * float64(n) / picks
-		if got < want[i]-1.5 || got > want[i]+1.5 {
-			t.Errorf("item %d: %.2f%% of picks, want %.0f%% ± 1.5", i, got, want[i])
-		}
-	}
-	// Pick with r uniform in [0, Total) gives the same.
+	assert.Equal(t, [3]int{256, 256, 512}, c, "Choose over evenly spread words")
 	c = [3]int{}
-	for range picks {
-		c[tr.Pick(rng.Uint64N(uint64(tr.Total())))]++
+	for r := range uint64(tr.Total()) {
+		c[tr.Pick(r)]++
 	}
-	for i, n := range c {
-		got := 100 * float64(n) / picks
-		if got < want[i]-1.5 || got > want[i]+1.5 {
-			t.Errorf("Pick: item %d: %.2f%% of picks, want %.0f%% ± 1.5", i, got, want[i])
-		}
-	}
+	assert.Equal(t, [3]int{1, 1, 2}, c, "Pick over [0, Total)")
+	// The ends of the word's range are the ends of [0, Total).
+	assert.Equal(t, tr.Pick(0), tr.Choose(0))
+	assert.Equal(t, tr.Pick(uint64(tr.Total()-1)), tr.Choose(math.MaxUint64))
 }
 
 func TestTreeEdges(t *testing.T) {

@@ -51,7 +51,7 @@ type Options struct {
 	DefaultRTT time.Duration
 	// ErrorCost is the response time an error is charged at least. Default
 	// 0: the method's timeout from the provider URL (methods.<m>.timeout,
-	// Java's <m>.timeout, then timeout; see warmup.MethodTimeout), read when the snapshot is built, else 3 s, dubbo-go's
+	// Java's <m>.timeout, then timeout; see urlparam.MethodTimeout), read when the snapshot is built, else 3 s, dubbo-go's
 	// default. Lower it when providers return business errors that are
 	// not the provider's fault.
 	ErrorCost time.Duration

@@ -6,7 +6,7 @@ import (
 
 	"github.com/dubbogo-lb/lb/loadbalance/internal/algo"
 	"github.com/dubbogo-lb/lb/loadbalance/internal/member"
-	"github.com/dubbogo-lb/lb/warmup"
+	"github.com/dubbogo-lb/lb/warmup/urlparam"
 )
 
 // table is the balancer's state for one snapshot of providers.
@@ -40,7 +40,7 @@ func (b *Balancer) build(s *member.Set, prev *member.View[table]) *table {
 	for i, inv := range s.Invokers {
 		t.errCost[i] = b.errorCost
 		if t.errCost[i] == 0 {
-			t.errCost[i], _ = warmup.MethodTimeout(inv.GetURL(), s.Method)
+			t.errCost[i], _ = urlparam.MethodTimeout(inv.GetURL(), s.Method)
 		}
 		es := &t.errs[i]
 		if prev != nil {

@@ -10,6 +10,7 @@ import (
 	"dubbo.apache.org/dubbo-go/v3/cluster/loadbalance"
 	"dubbo.apache.org/dubbo-go/v3/protocol/base"
 
+	"github.com/dubbogo-lb/lb/loadbalance/internal/algo"
 	"github.com/dubbogo-lb/lb/loadbalance/internal/lblog"
 	"github.com/dubbogo-lb/lb/rpcstatus"
 	"github.com/dubbogo-lb/lb/warmup"
@@ -17,8 +18,9 @@ import (
 
 // Subject describes a balancer to Conformance.
 type Subject struct {
-	// New returns a fresh balancer with the given warmup options.
-	New func(warmup.Options) loadbalance.LoadBalance
+	// New returns a fresh balancer with the given warmup options and
+	// random source (its Options.Rand; nil for the default).
+	New func(w warmup.Options, rand func() uint64) loadbalance.LoadBalance
 	// Keyed is true for a balancer that routes by the invocation's
 	// arguments (consistent hashing): the suite then varies them.
 	Keyed bool
@@ -27,7 +29,7 @@ type Subject struct {
 	// Nacos delivers it.
 	WarmShares bool
 	// ExactShares is true for a balancer whose shares are exact over a
-	// cycle (round robin): the share check then allows 0.01 %, not 1.5 %.
+	// cycle (round robin): the share check then allows 0.01 %, not Tol.
 	ExactShares bool
 	// IgnoresWeights is true for a balancer whose choice never depends on
 	// weights (consistent hashing, as Dubbo's): the weight rules are then
@@ -35,8 +37,10 @@ type Subject struct {
 	IgnoresWeights bool
 }
 
-// new returns a fresh balancer with the default options.
-func (s Subject) new() loadbalance.LoadBalance { return s.New(warmup.Options{}) }
+// new returns a fresh balancer with the default options on a seeded
+// random source, so that a subtest that picks from one goroutine is a
+// function of the seed.
+func (s Subject) new() loadbalance.LoadBalance { return s.New(warmup.Options{}, algo.Seeded(1).Uint64) }
 
 // call returns the i-th invocation the suite makes.
 func (s Subject) call(i int) base.Invocation {
@@ -94,7 +98,7 @@ func Conformance(t *testing.T, s Subject) {
 		}
 	})
 	t.Run("Churn", func(t *testing.T) {
-		lb := s.new()
+		lb := s.New(warmup.Options{}, nil) // picks race: the default source
 		pool := append(Weighted("100", "100", "50", "100", "100", "100", "100", "100"), Ports(20100, 8)...)
 		ChurnPaced(t, pool, func(g, i int, l []base.Invoker) base.Invoker {
 			got := lb.Select(l, s.call(i))
@@ -245,7 +249,7 @@ func badInput(t *testing.T, s Subject) {
 func warmupRamp(t *testing.T, s Subject) {
 	start := time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC)
 	clock := NewClock(start.Add(60 * time.Second))
-	lb := s.New(warmup.Options{Now: clock.Now})
+	lb := s.New(warmup.Options{Now: clock.Now}, algo.Seeded(2).Uint64)
 	list := []base.Invoker{
 		Started(20000, start.Add(-time.Hour), 600*time.Second),
 		Started(20001, start, 600*time.Second),
@@ -266,10 +270,7 @@ func warmupRamp(t *testing.T, s Subject) {
 // sharesFollowWeights checks the shares of static weights, including
 // Dubbo's bug of deciding "weighted or not" from the first invokers.
 func sharesFollowWeights(t *testing.T, s Subject) {
-	tol := 1.5
-	if s.ExactShares {
-		tol = 0.01
-	}
+	const picks = 20_000
 	lb := s.new()
 	for _, c := range []struct {
 		weights []string
@@ -279,10 +280,14 @@ func sharesFollowWeights(t *testing.T, s Subject) {
 		{[]string{"1", "1", "2"}, []float64{25, 25, 50}},
 		{[]string{"100", "100", "100", "100"}, []float64{25, 25, 25, 25}},
 	} {
-		got := Shares(lb, Weighted(c.weights...), s.call(0), 40_000)
+		got := Shares(lb, Weighted(c.weights...), s.call(0), picks)
 		for i := range got {
+			tol := Tol(c.want[i]/100, picks)
+			if s.ExactShares {
+				tol = 0.01
+			}
 			if d := got[i] - c.want[i]; d > tol || d < -tol {
-				t.Errorf("weights %v: shares %v, want %v ± %v", c.weights, got, c.want, tol)
+				t.Errorf("weights %v: shares %v, want %v ± %.2f (provider %d)", c.weights, got, c.want, tol, i)
 				break
 			}
 		}

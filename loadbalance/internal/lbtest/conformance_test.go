@@ -25,21 +25,31 @@ func TestConformance(t *testing.T) {
 		lbtest.Subject
 	}{
 		{warmrandom.Name, lbtest.Subject{WarmShares: true,
-			New: func(w warmup.Options) lb { return warmrandom.New(warmrandom.Options{Warmup: w}) }}},
+			New: func(w warmup.Options, r func() uint64) lb {
+				return warmrandom.New(warmrandom.Options{Warmup: w, Rand: r})
+			}}},
 		{swrr.Name, lbtest.Subject{WarmShares: true, ExactShares: true,
-			New: func(w warmup.Options) lb { return swrr.New(swrr.Options{Warmup: w}) }}},
+			New: func(w warmup.Options, r func() uint64) lb { return swrr.New(swrr.Options{Warmup: w, Rand: r}) }}},
 		{fewestactive.Name, lbtest.Subject{WarmShares: true,
-			New: func(w warmup.Options) lb { return fewestactive.New(fewestactive.Options{Warmup: w}) }}},
+			New: func(w warmup.Options, r func() uint64) lb {
+				return fewestactive.New(fewestactive.Options{Warmup: w, Rand: r})
+			}}},
 		{fewestactive.Name + "-p2c", lbtest.Subject{WarmShares: true,
-			New: func(w warmup.Options) lb { return fewestactive.New(fewestactive.Options{Choices: 2, Warmup: w}) }}},
+			New: func(w warmup.Options, r func() uint64) lb {
+				return fewestactive.New(fewestactive.Options{Choices: 2, Warmup: w, Rand: r})
+			}}},
 		{rtadaptive.Name, lbtest.Subject{WarmShares: true,
-			New: func(w warmup.Options) lb { return rtadaptive.New(rtadaptive.Options{Warmup: w}) }}},
+			New: func(w warmup.Options, r func() uint64) lb {
+				return rtadaptive.New(rtadaptive.Options{Warmup: w, Rand: r})
+			}}},
 		{lalb.Name, lbtest.Subject{
-			New: func(w warmup.Options) lb { return lalb.New(lalb.Options{Warmup: w}) }}},
+			New: func(w warmup.Options, r func() uint64) lb { return lalb.New(lalb.Options{Warmup: w, Rand: r}) }}},
 		{ringhash.Name, lbtest.Subject{Keyed: true, IgnoresWeights: true,
-			New: func(w warmup.Options) lb { return ringhash.New(ringhash.Options{Warmup: w}) }}},
+			New: func(w warmup.Options, _ func() uint64) lb { return ringhash.New(ringhash.Options{Warmup: w}) }}},
 		{ringhash.Name + "-bounded", lbtest.Subject{Keyed: true, IgnoresWeights: true,
-			New: func(w warmup.Options) lb { return ringhash.New(ringhash.Options{BalanceFactor: 1.25, Warmup: w}) }}},
+			New: func(w warmup.Options, _ func() uint64) lb {
+				return ringhash.New(ringhash.Options{BalanceFactor: 1.25, Warmup: w})
+			}}},
 	} {
 		t.Run(c.name, func(t *testing.T) { lbtest.Conformance(t, c.Subject) })
 	}

@@ -7,6 +7,7 @@ package lbtest
 
 import (
 	"fmt"
+	"math"
 	"net/url"
 	"strconv"
 	"sync"
@@ -78,6 +79,13 @@ func Started(port int, start time.Time, warmup time.Duration) base.Invoker {
 func Call(method string, args ...any) base.Invocation {
 	return invocation.NewRPCInvocation(method, args, nil)
 }
+
+// Tol is the tolerance, in percentage points, of the share of a provider
+// that gets each of picks independent draws with probability p: five
+// standard deviations of the binomial share, so a correct balancer misses
+// it for fewer than one seed in a million. Tests run on a seeded source,
+// which makes them deterministic; Tol says how far any seed may stray.
+func Tol(p float64, picks int) float64 { return 5 * 100 * math.Sqrt(p*(1-p)/float64(picks)) }
 
 // Shares runs picks selections and returns each provider's share in
 // percent, in the order of list.

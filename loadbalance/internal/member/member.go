@@ -21,6 +21,7 @@ import (
 	"github.com/dubbogo-lb/lb/loadbalance/internal/algo"
 	"github.com/dubbogo-lb/lb/loadbalance/internal/lblog"
 	"github.com/dubbogo-lb/lb/rpcstatus"
+	"github.com/dubbogo-lb/lb/rpcstatus/urlmap"
 	"github.com/dubbogo-lb/lb/warmup"
 )
 
@@ -146,13 +147,13 @@ type Registry[T any] struct {
 	build BuildFunc[T]
 	// routes finds the service of a provider URL without building its
 	// service key on every call; it forgets URLs that are gone.
-	routes   rpcstatus.Store[common.URL, route[T]]
+	routes   urlmap.Store[common.URL, route[T]]
 	mu       sync.Mutex
-	services map[string]*rpcstatus.Index[state[T]]
+	services map[string]*urlmap.Index[state[T]]
 }
 
 type route[T any] struct {
-	methods atomic.Pointer[rpcstatus.Index[state[T]]]
+	methods atomic.Pointer[urlmap.Index[state[T]]]
 }
 
 type state[T any] struct {
@@ -164,7 +165,7 @@ type state[T any] struct {
 
 // NewRegistry returns a Registry that builds tables with build.
 func NewRegistry[T any](opts warmup.Options, build BuildFunc[T]) *Registry[T] {
-	return &Registry[T]{opts: opts.WithDefaults(), build: build, services: map[string]*rpcstatus.Index[state[T]]{}}
+	return &Registry[T]{opts: opts.WithDefaults(), build: build, services: map[string]*urlmap.Index[state[T]]{}}
 }
 
 // Lookup returns the snapshot for list, a non-empty invoker list of one
@@ -237,7 +238,7 @@ func (r *Registry[T]) state(u *common.URL, method string) *state[T] {
 		r.mu.Lock()
 		methods = r.services[key]
 		if methods == nil {
-			methods = new(rpcstatus.Index[state[T]])
+			methods = new(urlmap.Index[state[T]])
 			r.services[key] = methods
 		}
 		r.mu.Unlock()

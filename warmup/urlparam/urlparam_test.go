@@ -1,4 +1,4 @@
-package warmup
+package urlparam
 
 import (
 	"testing"
@@ -131,4 +131,13 @@ func TestMethodTimeoutReadsJavaSpelling(t *testing.T) {
 		assert.Equal(t, c.ok, ok, c.query)
 		assert.Equal(t, c.want, d, c.query)
 	}
+}
+
+// Service-level parameters are read at service level only: a method-level
+// spelling does not stand in for them.
+func TestServiceParam(t *testing.T) {
+	u := javaProvider(t, "timestamp=1767322000000&sayHello.warmup=5000&methods.sayHello.warmup=6000")
+	assert.Equal(t, "1767322000000", ServiceParam(u, "timestamp"))
+	assert.Equal(t, "", ServiceParam(u, "warmup"))
+	assert.Equal(t, "3.3.6", ServiceParam(u, "release"))
 }

@@ -1,4 +1,4 @@
-package rpcstatus
+package urlmap
 
 import (
 	"runtime"

@@ -1,4 +1,16 @@
-package warmup
+// Package urlparam reads the parameters of a provider URL that the module
+// uses, in one place and under one rule: a method-level value
+// (methods.<m>.<key>, dubbo-go's spelling, then <m>.<key>, Dubbo Java's)
+// before the service-level one (MethodParam); ServiceParam for those read at
+// service level only (timestamp, warmup, release). Typed readers check the
+// values and fall back to defaults: MethodTimeout (the method's timeout) and
+// Actives (the filter's limit of calls in flight). The weight policy and the
+// warmup curve stay in package warmup; hash.nodes and hash.arguments are
+// parsed by the ringhash balancer (loadbalance/chash) from MethodParam.
+//
+// The method-level readers build strings: call them when a snapshot or a
+// limit is built, never per call.
+package urlparam
 
 import (
 	"strconv"
@@ -43,6 +55,11 @@ func MethodParam(u *common.URL, method, key string) string {
 	}
 	return ""
 }
+
+// ServiceParam returns the service-level value of key on the provider URL
+// u, or "": for parameters that have no method level (timestamp, warmup,
+// release), as Dubbo Java reads them.
+func ServiceParam(u *common.URL, key string) string { return u.GetParam(key, "") }
 
 // methodKeys lists the keys MethodParam reads, in the order it reads them.
 func methodKeys(u *common.URL, method, key string) []string {
@@ -103,4 +120,22 @@ func parseTimeout(v string) (time.Duration, bool) {
 		return time.Duration(ms) * time.Millisecond, true
 	}
 	return 0, false
+}
+
+// ActivesKey is the URL parameter that limits calls in flight per method.
+const ActivesKey = "actives"
+
+// Actives returns the limit of calls in flight of method that the provider
+// URL u states (actives, read with MethodParam), or 0 for no limit.
+func Actives(u *common.URL, method string) int64 {
+	return ParseActives(MethodParam(u, method, ActivesKey))
+}
+
+// ParseActives reads an actives value: a positive integer is the limit;
+// anything else (unset, 0, negative, not an integer) means no limit (0).
+func ParseActives(raw string) int64 {
+	if n, err := strconv.ParseInt(strings.TrimSpace(raw), 10, 64); err == nil && n > 0 {
+		return n
+	}
+	return 0
 }
