@@ -3,8 +3,8 @@ package leastactive
 import (
 	"testing"
 
-	"github.com/dubbogo-lb/lb/loadbalance/internal/lblog"
 	"github.com/dubbogo-lb/lb/loadbalance/internal/lbtest"
+	"github.com/dubbogo-lb/lb/loadbalance/lblog"
 )
 
 // BenchmarkSelect compares ours, full scan and two choices, with dubbo-go's

@@ -13,8 +13,8 @@ import (
 
 	"github.com/dubbogo-lb/lb/filter"
 	"github.com/dubbogo-lb/lb/loadbalance/internal/algo"
-	"github.com/dubbogo-lb/lb/loadbalance/internal/lblog"
 	"github.com/dubbogo-lb/lb/loadbalance/internal/lbtest"
+	"github.com/dubbogo-lb/lb/loadbalance/lblog"
 	"github.com/dubbogo-lb/lb/rpcstatus"
 )
 

@@ -22,7 +22,8 @@ import (
 	"dubbo.apache.org/dubbo-go/v3/common/constant"
 	"dubbo.apache.org/dubbo-go/v3/registry"
 	regdir "dubbo.apache.org/dubbo-go/v3/registry/directory"
-	"github.com/dubbogo/gost/log/logger"
+
+	"github.com/dubbogo-lb/lb/loadbalance/lblog"
 )
 
 // Protocol is the registry protocol whose directory this package provides.
@@ -84,7 +85,7 @@ func (s *subscriber) subscription(url *common.URL, listener registry.NotifyListe
 	}
 	src, err := acquire(s.GetURL())
 	if err != nil {
-		logger.Warnf("[dubbogo-lb] nacos discovery: no Nacos client for %s (%v); dubbo-go's own listener serves it", s.GetURL().Location, err)
+		lblog.Warnf("nacos discovery: no Nacos client for %s (%v); dubbo-go's own listener serves it", s.GetURL().Location, err)
 		return nil
 	}
 	sub := &subscription{src: src, listener: listener, opts: s.opts, wake: make(chan struct{}, 1), done: make(chan struct{})}
@@ -104,7 +105,7 @@ func (s *subscriber) LoadSubscribeInstances(url *common.URL, listener registry.N
 		return s.Registry.LoadSubscribeInstances(url, listener)
 	}
 	if err := sub.load(); err != nil {
-		logger.Warnf("[dubbogo-lb] nacos discovery: reading %s before subscribing: %v; the subscription will bring the instances", sub.feed, err)
+		lblog.Warnf("nacos discovery: reading %s before subscribing: %v; the subscription will bring the instances", sub.feed, err)
 	}
 	return nil
 }

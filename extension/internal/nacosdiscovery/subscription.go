@@ -8,8 +8,9 @@ import (
 
 	"dubbo.apache.org/dubbo-go/v3/registry"
 	"dubbo.apache.org/dubbo-go/v3/remoting"
-	"github.com/dubbogo/gost/log/logger"
 	"github.com/nacos-group/nacos-sdk-go/v2/model"
+
+	"github.com/dubbogo-lb/lb/loadbalance/lblog"
 )
 
 // A subscription keeps one listener (a dubbo-go registry directory) told
@@ -53,7 +54,7 @@ func (sub *subscription) subscribe(available func() bool) {
 		if err == nil {
 			break
 		}
-		logger.Warnf("[dubbogo-lb] nacos discovery: subscribing to %s failed, next try in %v: %v", sub.feed, wait, err)
+		lblog.Warnf("nacos discovery: subscribing to %s failed, next try in %v: %v", sub.feed, wait, err)
 		select {
 		case <-sub.done:
 			return
@@ -70,7 +71,7 @@ func (sub *subscription) subscribe(available func() bool) {
 func (sub *subscription) follow() {
 	for {
 		if err := sub.apply(); err != nil {
-			logger.Warnf("[dubbogo-lb] nacos discovery: reading %s: %v", sub.feed, err)
+			lblog.Warnf("nacos discovery: reading %s: %v", sub.feed, err)
 		}
 		select {
 		case <-sub.done:
@@ -155,7 +156,7 @@ func (sub *subscription) apply() error {
 func (sub *subscription) notify(action remoting.EventType, in model.Instance) bool {
 	u, err := providerURL(in)
 	if err != nil {
-		logger.Warnf("[dubbogo-lb] nacos discovery: instance %s of %s ignored: %v", hostOf(in), sub.feed, err)
+		lblog.Warnf("nacos discovery: instance %s of %s ignored: %v", hostOf(in), sub.feed, err)
 		return false
 	}
 	sub.listener.Notify(&registry.ServiceEvent{Action: action, Service: u})
