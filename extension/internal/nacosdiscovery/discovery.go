@@ -110,14 +110,14 @@ func (s *subscriber) LoadSubscribeInstances(url *common.URL, listener registry.N
 	return nil
 }
 
-// Subscribe subscribes listener to the service of url, retrying while the
-// registry is available, and returns once subscribed.
+// Subscribe subscribes listener to the service of url, retrying until it
+// succeeds or the subscription ends, and returns once subscribed.
 func (s *subscriber) Subscribe(url *common.URL, listener registry.NotifyListener) error {
 	sub := s.subscription(url, listener)
 	if sub == nil {
 		return s.Registry.Subscribe(url, listener)
 	}
-	sub.subscribe(s.Registry.IsAvailable)
+	sub.subscribe()
 	return nil
 }
 

@@ -39,9 +39,11 @@ func (sub *subscription) load() error {
 	return sub.apply()
 }
 
-// subscribe subscribes the feed, retrying with a growing wait while
-// available() holds, then follows it until close.
-func (sub *subscription) subscribe(available func() bool) {
+// subscribe subscribes the feed, retrying with a growing wait until it
+// succeeds or the subscription is closed, then follows it until close. It
+// does not give up while the registry looks unavailable: a consumer that
+// starts before its Nacos client has connected must still follow.
+func (sub *subscription) subscribe() {
 	sub.mu.Lock()
 	if sub.running || sub.closed {
 		sub.mu.Unlock()
@@ -59,9 +61,6 @@ func (sub *subscription) subscribe(available func() bool) {
 		case <-sub.done:
 			return
 		case <-time.After(wait):
-		}
-		if !available() {
-			return
 		}
 	}
 	go sub.follow()

@@ -90,7 +90,7 @@ func TestSubscriptionTellsTheListenerWhatChanged(t *testing.T) {
 	if got, want := rec.providers(), []string{"127.0.0.1:1", "127.0.0.1:2"}; !slices.Equal(got, want) {
 		t.Fatalf("after load: %v, want the enabled, healthy, valid %v (events %v)", got, want, rec.log())
 	}
-	sub.subscribe(func() bool { return true })
+	sub.subscribe()
 	defer sub.close()
 
 	// 1 goes away, 2's weight changes, 3 is enabled, 4 turns healthy.
@@ -130,7 +130,7 @@ func TestCallbackFromWithinAQuery(t *testing.T) {
 	case <-time.After(30 * time.Second):
 		t.Fatal("load deadlocked")
 	}
-	go sub.subscribe(func() bool { return true })
+	go sub.subscribe()
 	defer sub.close()
 	if !rec.waitProviders(30*time.Second, "127.0.0.1:1") {
 		t.Fatalf("after subscribing: %v (events %v)", rec.providers(), rec.log())
