@@ -205,53 +205,41 @@ func TestJavaAddressOfIPv6Providers(t *testing.T) {
 	assert.Equal(t, "fd00::1:20881", javaAddress(u))
 }
 
+// Method-level hash parameters win over the service-level ones, in
+// dubbo-go's spelling (methods.<method>.hash.*) and in Java's
+// (<method>.hash.*, read when the URL's methods list names the method).
 func TestMethodLevelParametersWin(t *testing.T) {
-	list := ports(20880, 10, map[string]string{
-		"hash.arguments":                "0",
-		"methods.byUser.hash.arguments": "1",
-		"methods.byUser.hash.nodes":     "40",
-	})
-	b := New(Options{})
-	v, _ := b.View(list, "byUser")
-	assert.Equal(t, 40, v.Table.ring.Nodes())
-	v, _ = b.View(list, "other")
-	assert.Equal(t, DefaultNodes, v.Table.ring.Nodes())
-
-	r40, r160 := ringOf(list, 40), ringOf(list, 160)
-	for i := range 200 {
-		got := b.Select(list, lbtest.Call("byUser", "tenant", key(i)))
-		assert.Equal(t, list[r40.Lookup(HashString(key(i)))], got)
-		got = b.Select(list, lbtest.Call("other", key(i), "ignored"))
-		assert.Equal(t, list[r160.Lookup(HashString(key(i)))], got)
+	spellings := map[string]map[string]string{
+		"dubbo-go": {
+			"hash.arguments":                "0",
+			"methods.byUser.hash.arguments": "1",
+			"methods.byUser.hash.nodes":     "40",
+		},
+		"java": {
+			"methods":               "byUser,other",
+			"hash.arguments":        "0",
+			"byUser.hash.arguments": "1",
+			"byUser.hash.nodes":     "40",
+		},
 	}
-}
+	for name, params := range spellings {
+		t.Run(name, func(t *testing.T) {
+			list := ports(20880, 10, params)
+			b := New(Options{})
+			v, _ := b.View(list, "byUser")
+			assert.Equal(t, 40, v.Table.ring.Nodes())
+			v, _ = b.View(list, "other")
+			assert.Equal(t, DefaultNodes, v.Table.ring.Nodes())
 
-// A Java provider spells its method-level hash parameters <method>.hash.*.
-func TestJavaMethodLevelHashParameters(t *testing.T) {
-	list := ports(20880, 10, map[string]string{
-		"methods":               "byUser,other",
-		"hash.arguments":        "0",
-		"byUser.hash.arguments": "1",
-		"byUser.hash.nodes":     "40",
-	})
-	b := New(Options{})
-	v, _ := b.View(list, "byUser")
-	assert.Equal(t, 40, v.Table.ring.Nodes())
-	v, _ = b.View(list, "other")
-	assert.Equal(t, DefaultNodes, v.Table.ring.Nodes())
-
-	r40, r160 := ringOf(list, 40), ringOf(list, 160)
-	for i := range 200 {
-		got := b.Select(list, lbtest.Call("byUser", "tenant", key(i)))
-		assert.Equal(t, list[r40.Lookup(HashString(key(i)))], got)
-		got = b.Select(list, lbtest.Call("other", key(i), "ignored"))
-		assert.Equal(t, list[r160.Lookup(HashString(key(i)))], got)
+			r40, r160 := ringOf(list, 40), ringOf(list, 160)
+			for i := range 200 {
+				got := b.Select(list, lbtest.Call("byUser", "tenant", key(i)))
+				assert.Equal(t, list[r40.Lookup(HashString(key(i)))], got)
+				got = b.Select(list, lbtest.Call("other", key(i), "ignored"))
+				assert.Equal(t, list[r160.Lookup(HashString(key(i)))], got)
+			}
+		})
 	}
-
-	// Both spellings: dubbo-go's wins (see urlparam.MethodParam).
-	both := ports(20880, 10, map[string]string{"byUser.hash.nodes": "40", "methods.byUser.hash.nodes": "80"})
-	v, _ = New(Options{}).View(both, "byUser")
-	assert.Equal(t, 80, v.Table.ring.Nodes())
 }
 
 // dubbo-go rebuilds its ring only when the number of providers changes (it
