@@ -1,6 +1,7 @@
 package chash
 
 import (
+	"math"
 	"net"
 	"reflect"
 	"slices"
@@ -126,8 +127,8 @@ func New(opts Options) *Balancer {
 	b.Balancer = skeleton.New(skeleton.Spec[table]{
 		Name: Name, Warmup: opts.Warmup,
 		Build: build, Pick: b.pick, Among: b.among,
-		ReadsAll: func(int) bool { return true }, // the ring holds every provider
-		Method:   func(inv base.Invocation) string { m, _ := callOf(inv); return m },
+		ReadsAllUpTo: math.MaxInt, // the ring holds every provider
+		Method:       func(inv base.Invocation) string { m, _ := callOf(inv); return m },
 	})
 	return b
 }

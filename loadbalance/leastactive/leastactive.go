@@ -71,14 +71,22 @@ func New(opts Options) *Balancer {
 		Among: func(v *member.View[table], list []base.Invoker, _ base.Invocation) base.Invoker {
 			return among(v.Set, list, b.rand.Uint64())
 		},
-		ReadsAll:  b.scans,
-		Uncounted: "least-active works as weighted random",
+		ReadsAllUpTo: b.scansUpTo(),
+		Uncounted:    "least-active works as weighted random",
 	})
 	return b
 }
 
+// scansUpTo is the largest number of providers a pick scans in full.
+func (b *Balancer) scansUpTo() int {
+	if b.choices == 0 {
+		return math.MaxInt
+	}
+	return b.choices
+}
+
 // scans reports whether a pick among n providers scans them all.
-func (b *Balancer) scans(n int) bool { return b.choices == 0 || b.choices >= n }
+func (b *Balancer) scans(n int) bool { return n <= b.scansUpTo() }
 
 // pick returns the slot of v with the fewest calls in flight: among all
 // providers, or among b.choices candidates drawn in proportion to warm

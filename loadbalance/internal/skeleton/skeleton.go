@@ -34,12 +34,13 @@ type Spec[T any] struct {
 	// Among picks from list, a failover retry's strict subset of the
 	// snapshot v. Default: at random in proportion to warm weight.
 	Among func(v *member.View[T], list []base.Invoker, inv base.Invocation) base.Invoker
-	// ReadsAll reports whether a pick among n providers reads the state of
-	// every one (a full scan, a ring), so that the whole list must be
-	// compared with the snapshot on every Select. Default: no; the pick
-	// reads the providers it draws and the snapshot is checked in O(1)
-	// (see member.Registry.Pick).
-	ReadsAll func(n int) bool
+	// ReadsAllUpTo is the largest number of providers among which a pick
+	// reads the state of every one (a full scan, a ring), so that the
+	// whole list must be compared with the snapshot on every Select;
+	// math.MaxInt for always. Default 0: never; the pick reads the
+	// providers it draws and the snapshot is checked in O(1) (see
+	// member.Registry.Pick).
+	ReadsAllUpTo int
 	// Method returns the method whose snapshot serves inv. Default:
 	// inv.MethodName().
 	Method func(inv base.Invocation) string
@@ -59,7 +60,7 @@ type Balancer[T any] struct {
 
 // New returns the Balancer of spec.
 func New[T any](spec Spec[T]) *Balancer[T] {
-	b := &Balancer[T]{spec: spec, rand: spec.Rand}
+	b := &Balancer[T]{spec: spec, rand: algo.Source(spec.Rand.Func())}
 	b.views = member.NewRegistry(spec.Warmup, spec.Build)
 	return b
 }
@@ -84,7 +85,7 @@ func (b *Balancer[T]) Select(invokers []base.Invoker, inv base.Invocation) base.
 	var v *member.View[T]
 	var i int
 	var exact bool
-	if b.spec.ReadsAll != nil && b.spec.ReadsAll(len(invokers)) {
+	if len(invokers) <= b.spec.ReadsAllUpTo {
 		if v, exact = b.views.Lookup(invokers, method); exact {
 			i = b.spec.Pick(v, inv)
 		}
