@@ -24,6 +24,6 @@ go test -race -count=1 -timeout 40m ./...
 for target in warmup:FuzzParseWeight warmup:FuzzParseAge \
 	warmup/urlparam:FuzzParseTimeout warmup/urlparam:FuzzParseActives \
 	loadbalance/chash:FuzzParseArguments loadbalance/chash:FuzzParseNodes \
-	loadbalance/chash:FuzzAppendJava; do
+	loadbalance/chash:FuzzAppendJava extension/internal/nacosdiscovery:FuzzInstanceList; do
 	go test -run '^$' -fuzz "^${target#*:}\$" -fuzztime 100000x "./${target%%:*}"
 done

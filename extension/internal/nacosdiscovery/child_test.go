@@ -27,6 +27,7 @@ var scenarios = map[string]func(tb){
 	"upstream": upstreamListenerMissesAProviderPushedBeforeSubscribe,
 	"fixed":    providerPushedBeforeSubscribeIsFound,
 	"30":       everyConsumerFindsEveryProviderWhateverItsStart,
+	"stale":    staleCallbackIsRepairedFromTheServer,
 }
 
 // The fault, reproduced with dubbo-go's own Nacos listener: it keeps the
@@ -42,6 +43,9 @@ func TestProviderPushedBeforeSubscribeIsFound(t *testing.T) { runChild(t, "fixed
 // At least 30 consumers started 0-1 s after a provider registers all find
 // every provider within 5 s.
 func TestEveryConsumerFindsEveryProviderWhateverItsStart(t *testing.T) { runChild(t, "30") }
+
+// A stale callback of the Nacos client is repaired from the server.
+func TestStaleCallbackIsRepairedFromTheServer(t *testing.T) { runChild(t, "stale") }
 
 const envChild = "NACOSDISCOVERY_SCENARIO"
 

@@ -7,8 +7,11 @@
 // Nacos client between its first query and its subscription. Here a Nacos
 // client of this package's own subscribes to a service before it is ever
 // queried for it, so every push reaches the callback; one subscription per
-// service feeds every directory. Registration stays with dubbo-go. The
-// fault, the fix and the measurements are in DESIGN.md beside this file.
+// service feeds every directory; and each service is read again from the
+// server's Open API after subscribing, after every push and every 30 s, to
+// repair the Nacos client's out-of-order callbacks. Registration stays
+// with dubbo-go. The faults, the fix and the measurements are in DESIGN.md
+// beside this file.
 package nacosdiscovery
 
 import (
@@ -34,12 +37,26 @@ type Options struct {
 	// Retry is the first wait after a failed subscription; it doubles up to
 	// 30 s. Default 1 s.
 	Retry time.Duration
+	// Resync is how often each subscribed service's instances are read
+	// from the server and compared with what the pushes said. Default 30 s.
+	Resync time.Duration
+	// Confirm is the wait before reading the server again to confirm an
+	// answer that differed from the pushes, and the first wait after
+	// subscribing; the waits double from it up to Resync. Default 1 s.
+	Confirm time.Duration
 }
 
 func (o Options) withDefaults() Options {
 	if o.Retry <= 0 {
 		o.Retry = time.Second
 	}
+	if o.Resync <= 0 {
+		o.Resync = 30 * time.Second
+	}
+	if o.Confirm <= 0 {
+		o.Confirm = time.Second
+	}
+	o.Confirm = min(o.Confirm, o.Resync)
 	return o
 }
 
@@ -89,7 +106,7 @@ func (s *subscriber) subscription(url *common.URL, listener registry.NotifyListe
 		return nil
 	}
 	sub := &subscription{src: src, listener: listener, opts: s.opts, wake: make(chan struct{}, 1), done: make(chan struct{})}
-	sub.feed = src.watch(serviceName(url), s.GetURL().GetParam(constant.RegistryGroupKey, defaultGroup), sub)
+	sub.feed = src.watch(serviceName(url), s.GetURL().GetParam(constant.RegistryGroupKey, defaultGroup), sub, s.opts)
 	s.subs[listener] = sub
 	return sub
 }

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"dubbo.apache.org/dubbo-go/v3/registry"
+	"github.com/nacos-group/nacos-sdk-go/v2/model"
 )
 
 // startupRace forces, step by step, the order of events in which
@@ -166,4 +167,49 @@ func everyConsumerFindsEveryProviderWhateverItsStart(t tb) {
 	}
 	t.Logf("%d consumers subscribed 0-1 s after a provider registered; the slowest knew every provider %v after it began (%s)",
 		consumers, latest.Round(time.Millisecond), detail)
+}
+
+// A stale callback of the Nacos client (an older list after a newer one,
+// which its cache does not hold) leaves the consumer without a provider
+// until the resync reads the real server and repairs it, within seconds.
+func staleCallbackIsRepairedFromTheServer(t tb) {
+	const a, b = "127.0.0.1:20001", "127.0.0.1:20002"
+	group := groupOf(t)
+	register(t, group, 20001)
+	register(t, group, 20002)
+	reg := dubboRegistry(t, group, "stale-"+group)
+	w := Wrap(reg, Options{Confirm: 200 * time.Millisecond, Resync: time.Second}).(*subscriber)
+	u, rec := consumerURL(t), newRecorder()
+	if err := w.LoadSubscribeInstances(u, rec); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Subscribe(u, rec); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = w.UnSubscribe(u, rec) })
+	if !rec.waitProviders(30*time.Second, a, b) {
+		t.Fatalf("after subscribing the consumer knows %v (events %v), want %s and %s", rec.providers(), rec.log(), a, b)
+	}
+	w.mu.Lock()
+	f := w.subs[rec].feed
+	w.mu.Unlock()
+	list, err := f.current()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var older []model.Instance
+	for _, in := range list {
+		if hostOf(in) == a {
+			older = append(older, in)
+		}
+	}
+	stale := time.Now()
+	f.onPush(older, nil)
+	if !rec.waitEvent(30*time.Second, "delete "+b) {
+		t.Fatalf("the stale callback did not reach the listener (events %v)", rec.log())
+	}
+	if !rec.waitProviders(5*time.Second, a, b) {
+		t.Fatalf("5 s after a stale callback the consumer knows %v (events %v), want %s and %s again", rec.providers(), rec.log(), a, b)
+	}
+	t.Logf("repaired %v after the stale callback", time.Since(stale).Round(time.Millisecond))
 }

@@ -200,9 +200,21 @@ func (r *recorder) log() []string {
 // and reports whether it did.
 func (r *recorder) waitProviders(timeout time.Duration, want ...string) bool {
 	slices.Sort(want)
+	return r.waitFor(timeout, func() bool { return slices.Equal(r.providers(), want) })
+}
+
+// waitEvent waits up to timeout until the listener was told event (as
+// "delete 127.0.0.1:20002"), and reports whether it was.
+func (r *recorder) waitEvent(timeout time.Duration, event string) bool {
+	return r.waitFor(timeout, func() bool { return slices.Contains(r.log(), event) })
+}
+
+// waitFor waits up to timeout, checking after every event, until done
+// holds, and reports whether it did.
+func (r *recorder) waitFor(timeout time.Duration, done func() bool) bool {
 	deadline := time.NewTimer(timeout)
 	defer deadline.Stop()
-	for !slices.Equal(r.providers(), want) {
+	for !done() {
 		select {
 		case <-r.changed:
 		case <-deadline.C:

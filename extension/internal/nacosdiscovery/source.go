@@ -15,14 +15,17 @@ import (
 // A source is a Nacos client of this package's own, one per registry
 // (Nacos address, namespace and credentials), shared by every subscription
 // through it and closed with the last one. Nobody else reads or fills its
-// cache, and each service is subscribed (its callback registered) before
-// the client is ever queried for it, so every change of the cache reaches
-// the callback. The callback copies the list: the client sorts its cached
+// cache: each service is subscribed (its callback registered) and never
+// queried through the client, so every change of the cache reaches the
+// callback. The callback copies the list: the client sorts its cached
 // lists in place later, so reading them outside the callback would race.
+// What the client cannot be trusted with (the order of its callbacks, see
+// resync.go) is checked against the server's Open API.
 type source struct {
 	key  string
 	sdk  naming_client.INamingClient
-	refs int // subscriptions; guarded by sourcesMu
+	api  server // the server's answers without the client's cache
+	refs int    // subscriptions; guarded by sourcesMu
 
 	mu    sync.Mutex
 	feeds map[string]*feed // by group and service
@@ -49,18 +52,15 @@ func acquire(regURL *common.URL) (*source, error) {
 	// An empty cache at start: a list loaded from disk would take the place
 	// of the first push, and no callback would follow.
 	config.NotLoadCacheAtStart = true
-	// The client also asks the server for every subscribed service once its
-	// cache is older than the server's cacheMillis (10 s): a push can still
-	// be lost inside the client (two goroutines, a push and the re-subscribe
-	// after a reconnect, storing into its cache at once, the older list
-	// last; seen under load), and the next answer repairs the cache and
-	// calls back.
-	config.AsyncUpdateService = true
+	// The client's own periodic re-query stays off: it is one more
+	// goroutine storing into the cache and calling back beside pushes, and
+	// the resync of each feed (resync.go) does its job against the server.
+	config.AsyncUpdateService = false
 	sdk, err := clients.NewNamingClient(vo.NacosClientParam{ClientConfig: &config, ServerConfigs: servers})
 	if err != nil {
 		return nil, err
 	}
-	src := &source{key: key, sdk: sdk, refs: 1, feeds: map[string]*feed{}}
+	src := &source{key: key, sdk: sdk, api: newOpenAPI(servers, config), refs: 1, feeds: map[string]*feed{}}
 	sources[key] = src
 	return src, nil
 }
@@ -79,30 +79,41 @@ func (src *source) release() {
 	}
 }
 
+// server reads the instances of a service from the Nacos server itself.
+type server interface {
+	instances(service, group string) ([]model.Instance, error)
+}
+
 // A feed is the one subscription of a source to one service, and the last
-// list of instances pushed for it.
+// list of instances pushed for it (or put in place by a resync).
 type feed struct {
 	src     *source
 	service string
 	group   string
 	param   *vo.SubscribeParam
+	opts    Options
+	done    chan struct{} // closed when the last subscription leaves
+
+	pushedSignal chan struct{} // a push arrived (buffered, 1), for resync
 
 	subscribing sync.Mutex // serialises subscribe; the client calls back from within it
 	mu          sync.Mutex
 	subscribed  bool
 	pushed      []model.Instance // owned copy of the last push; nil before one
+	pushes      uint64           // number of pushes so far
+	suspect     *answer          // a server answer that differed from pushed
 	subs        map[*subscription]struct{}
 }
 
 // watch returns the feed of service in group, made on first use, with sub
 // among those it wakes on every push.
-func (src *source) watch(service, group string, sub *subscription) *feed {
+func (src *source) watch(service, group string, sub *subscription, opts Options) *feed {
 	src.mu.Lock()
 	defer src.mu.Unlock()
 	key := group + "@@" + service
 	f, ok := src.feeds[key]
 	if !ok {
-		f = &feed{src: src, service: service, group: group, subs: map[*subscription]struct{}{}}
+		f = &feed{src: src, service: service, group: group, opts: opts, done: make(chan struct{}), pushedSignal: make(chan struct{}, 1), subs: map[*subscription]struct{}{}}
 		f.param = &vo.SubscribeParam{ServiceName: service, GroupName: group, SubscribeCallback: f.onPush}
 		src.feeds[key] = f
 	}
@@ -121,6 +132,7 @@ func (f *feed) unwatch(sub *subscription) error {
 	subscribed := f.subscribed
 	if last {
 		delete(f.src.feeds, f.group+"@@"+f.service)
+		close(f.done)
 	}
 	f.mu.Unlock()
 	f.src.mu.Unlock()
@@ -146,6 +158,7 @@ func (f *feed) subscribe() error {
 	f.mu.Lock()
 	f.subscribed = true
 	f.mu.Unlock()
+	go f.resync()
 	return nil
 }
 
@@ -156,10 +169,21 @@ func (f *feed) onPush(list []model.Instance, err error) {
 		return
 	}
 	f.mu.Lock()
-	f.pushed = slices.Clone(list)
-	if f.pushed == nil {
-		f.pushed = []model.Instance{}
+	f.pushes++
+	f.setLocked(slices.Clone(list))
+	select {
+	case f.pushedSignal <- struct{}{}:
+	default:
 	}
+}
+
+// setLocked makes list the feed's instances and wakes every subscription;
+// called with f.mu held, which it releases.
+func (f *feed) setLocked(list []model.Instance) {
+	if list == nil {
+		list = []model.Instance{}
+	}
+	f.pushed = list
 	subs := make([]*subscription, 0, len(f.subs))
 	for s := range f.subs {
 		subs = append(subs, s)
@@ -171,8 +195,9 @@ func (f *feed) onPush(list []model.Instance, err error) {
 }
 
 // current returns the instances of the service: the last push once there
-// was one, else a query to the server (the client's cache is empty until
-// the first push, so the query reads the server and shares nothing).
+// was one, else the server's answer, read outside the Nacos client (whose
+// cache is the client's own until a push: reading it would race with the
+// client sorting it in place).
 func (f *feed) current() ([]model.Instance, error) {
 	f.mu.Lock()
 	pushed := f.pushed
@@ -180,11 +205,7 @@ func (f *feed) current() ([]model.Instance, error) {
 	if pushed != nil {
 		return pushed, nil
 	}
-	list, err := f.src.sdk.SelectAllInstances(vo.SelectAllInstancesParam{ServiceName: f.service, GroupName: f.group})
-	if err != nil {
-		return nil, err
-	}
-	return slices.Clone(list), nil
+	return f.src.api.instances(f.service, f.group)
 }
 
 func (f *feed) String() string {

@@ -122,12 +122,7 @@ func (sub *subscription) apply() error {
 	if sub.announced == nil {
 		sub.announced = map[string]model.Instance{}
 	}
-	usable := make(map[string]model.Instance, len(list))
-	for _, in := range list {
-		if in.Enable && in.Healthy {
-			usable[hostOf(in)] = in
-		}
-	}
+	usable := usableByHost(list)
 	for host, in := range usable {
 		old, known := sub.announced[host]
 		action := remoting.EventTypeAdd

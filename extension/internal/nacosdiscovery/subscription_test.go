@@ -14,8 +14,7 @@ import (
 )
 
 // fakeClient is a Nacos client with a list held in memory. As the real one
-// does, a query of a service it has no push for calls the subscribed
-// callbacks from within the query.
+// does, Subscribe calls the new callback from within with the list.
 type fakeClient struct {
 	naming_client.INamingClient // the methods not faked panic
 
@@ -27,26 +26,26 @@ type fakeClient struct {
 
 func (f *fakeClient) Subscribe(p *vo.SubscribeParam) error {
 	f.mu.Lock()
-	defer f.mu.Unlock()
 	f.callbacks = append(f.callbacks, p.SubscribeCallback)
 	if f.failSub > 0 {
 		f.failSub--
+		f.mu.Unlock()
 		return errors.New("client not connected")
 	}
+	list := slices.Clone(f.list)
+	f.mu.Unlock()
+	p.SubscribeCallback(list, nil)
 	return nil
 }
 
 func (f *fakeClient) Unsubscribe(*vo.SubscribeParam) error { return nil }
 func (f *fakeClient) CloseClient()                         {}
 
-func (f *fakeClient) SelectAllInstances(vo.SelectAllInstancesParam) ([]model.Instance, error) {
+// instances is the server's answer: the list, without calling back.
+func (f *fakeClient) instances(string, string) ([]model.Instance, error) {
 	f.mu.Lock()
-	list, cbs := slices.Clone(f.list), slices.Clone(f.callbacks)
-	f.mu.Unlock()
-	for _, cb := range cbs {
-		cb(list, nil)
-	}
-	return list, nil
+	defer f.mu.Unlock()
+	return slices.Clone(f.list), nil
 }
 
 // push replaces the list and calls back, as a push from Nacos does.
@@ -70,9 +69,15 @@ func instance(port uint64, enabled, healthy bool, md ...string) model.Instance {
 
 // fakeSubscription is a subscription through a source over c.
 func fakeSubscription(c *fakeClient, rec *recorder) *subscription {
-	src := &source{key: "fake", sdk: c, refs: 1, feeds: map[string]*feed{}}
-	sub := &subscription{src: src, listener: rec, opts: Options{}.withDefaults(), wake: make(chan struct{}, 1), done: make(chan struct{})}
-	sub.feed = src.watch(service, "G", sub)
+	return fakeSubscriptionWith(c, rec, Options{})
+}
+
+// fakeSubscriptionWith is fakeSubscription with options o.
+func fakeSubscriptionWith(c *fakeClient, rec *recorder, o Options) *subscription {
+	o = o.withDefaults()
+	src := &source{key: "fake", sdk: c, api: c, refs: 1, feeds: map[string]*feed{}}
+	sub := &subscription{src: src, listener: rec, opts: o, wake: make(chan struct{}, 1), done: make(chan struct{})}
+	sub.feed = src.watch(service, "G", sub, o)
 	return sub
 }
 
@@ -113,15 +118,14 @@ func TestSubscriptionTellsTheListenerWhatChanged(t *testing.T) {
 	}
 }
 
-// The real client calls back from within a query (its first answer goes
-// through its cache): that must not deadlock apply, which holds its lock
-// while it queries.
-func TestCallbackFromWithinAQuery(t *testing.T) {
+// The real client calls back from within Subscribe: that must not
+// deadlock load, nor the retries after a failed Subscribe.
+func TestCallbackFromWithinSubscribe(t *testing.T) {
 	c := &fakeClient{list: []model.Instance{instance(1, true, true)}, failSub: 1}
 	rec := newRecorder()
 	sub := fakeSubscription(c, rec)
 	done := make(chan error, 1)
-	go func() { done <- sub.load() }() // Subscribe fails: apply queries, the query calls back
+	go func() { done <- sub.load() }() // Subscribe fails
 	select {
 	case err := <-done:
 		if err == nil {
@@ -130,7 +134,7 @@ func TestCallbackFromWithinAQuery(t *testing.T) {
 	case <-time.After(30 * time.Second):
 		t.Fatal("load deadlocked")
 	}
-	go sub.subscribe()
+	go sub.subscribe() // succeeds, calling back from within
 	defer sub.close()
 	if !rec.waitProviders(30*time.Second, "127.0.0.1:1") {
 		t.Fatalf("after subscribing: %v (events %v)", rec.providers(), rec.log())

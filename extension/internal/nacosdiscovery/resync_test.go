@@ -1,0 +1,87 @@
+package nacosdiscovery
+
+import (
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/nacos-group/nacos-sdk-go/v2/model"
+)
+
+// reconcile puts a differing server answer in place only when a second
+// read confirms it with no push in between.
+func TestReconcile(t *testing.T) {
+	a, b := instance(1, true, true), instance(2, true, true)
+	bDisabled, bReweighted := instance(2, false, true), instance(2, true, true, "weight", "7")
+	type read struct {
+		list       []model.Instance
+		pushBefore bool // a push of the feed's current list lands before the read
+		pending    bool
+	}
+	for _, tc := range []struct {
+		name   string
+		pushed []model.Instance // nil: no push yet
+		reads  []read
+		want   []model.Instance // the feed's list at the end
+	}{
+		{"agrees", []model.Instance{a, b}, []read{{list: []model.Instance{b, a}}}, []model.Instance{a, b}},
+		{"agrees on the usable ones", []model.Instance{a}, []read{{list: []model.Instance{a, bDisabled}}}, []model.Instance{a}},
+		{"no push yet", nil, []read{{list: []model.Instance{a}}, {list: []model.Instance{a}}}, nil},
+		{"one differing read waits", []model.Instance{a}, []read{{list: []model.Instance{a, b}, pending: true}}, []model.Instance{a}},
+		{"confirmed", []model.Instance{a}, []read{{list: []model.Instance{a, b}, pending: true}, {list: []model.Instance{a, b}}}, []model.Instance{a, b}},
+		{"confirmed removal", []model.Instance{a, b}, []read{{list: []model.Instance{a}, pending: true}, {list: []model.Instance{a}}}, []model.Instance{a}},
+		{"confirmed metadata", []model.Instance{a, b}, []read{{list: []model.Instance{a, bReweighted}, pending: true}, {list: []model.Instance{a, bReweighted}}}, []model.Instance{a, bReweighted}},
+		{"a push in between", []model.Instance{a}, []read{{list: []model.Instance{a, b}, pending: true}, {list: []model.Instance{a, b}, pushBefore: true, pending: true}}, []model.Instance{a}},
+		{"two different answers", []model.Instance{a}, []read{{list: []model.Instance{a, b}, pending: true}, {list: []model.Instance{b}, pending: true}}, []model.Instance{a}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f := &feed{service: service, group: "G", subs: map[*subscription]struct{}{}}
+			if tc.pushed != nil {
+				f.onPush(tc.pushed, nil)
+			}
+			for i, r := range tc.reads {
+				if r.pushBefore {
+					f.onPush(f.pushed, nil)
+				}
+				f.mu.Lock()
+				pushes := f.pushes
+				f.mu.Unlock()
+				if got := f.reconcile(r.list, pushes); got != r.pending {
+					t.Errorf("read %d: pending %v, want %v", i, got, r.pending)
+				}
+			}
+			if !slices.EqualFunc(f.pushed, tc.want, func(x, y model.Instance) bool {
+				return hostOf(x) == hostOf(y) && x.Metadata["weight"] == y.Metadata["weight"]
+			}) {
+				t.Errorf("the feed has %v, want %v", f.pushed, tc.want)
+			}
+		})
+	}
+}
+
+// The Nacos client calls back with an older list after a newer one (two of
+// its goroutines store into its cache at once); its cache keeps the newer
+// list, so nothing calls back again. The resync finds the difference on
+// the server and tells the listener.
+func TestResyncRepairsAStaleCallback(t *testing.T) {
+	c := &fakeClient{list: []model.Instance{instance(1, true, true), instance(2, true, true)}}
+	rec := newRecorder()
+	sub := fakeSubscriptionWith(c, rec, Options{Confirm: 10 * time.Millisecond, Resync: 50 * time.Millisecond})
+	if err := sub.load(); err != nil {
+		t.Fatal(err)
+	}
+	sub.subscribe()
+	defer sub.close()
+	if !rec.waitProviders(30*time.Second, "127.0.0.1:1", "127.0.0.1:2") {
+		t.Fatalf("after subscribing: %v (events %v)", rec.providers(), rec.log())
+	}
+	// The stale callback: the client's older list, while the server (and
+	// the client's cache) keep both.
+	sub.feed.onPush([]model.Instance{instance(1, true, true)}, nil)
+	if !rec.waitEvent(30*time.Second, "delete 127.0.0.1:2") {
+		t.Fatalf("the stale callback did not reach the listener: %v (events %v)", rec.providers(), rec.log())
+	}
+	if !rec.waitProviders(30*time.Second, "127.0.0.1:1", "127.0.0.1:2") {
+		t.Fatalf("after the stale callback: %v, want 2 added again (events %v)", rec.providers(), rec.log())
+	}
+}
