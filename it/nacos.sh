@@ -9,9 +9,9 @@
 #
 # What runs: Alibaba Nacos 3.1.0 (the Maven Central republication of the Nacos reactor
 # under io.github.pig-mesh.nacos, version 3.1.0-bugfix), "server" deployment type
-# (naming + config, no console UI), standalone, embedded Derby storage, auth off.
-# It speaks the 2.x gRPC client protocol (nacos-sdk-go v2) and the v1 HTTP Open API.
-# See it/nacos/pom.xml.
+# (naming + config, no console UI), standalone, embedded Derby storage, auth off
+# unless NACOS_AUTH=true. It speaks the 2.x gRPC client protocol (nacos-sdk-go v2)
+# and the v1 HTTP Open API. See it/nacos/pom.xml.
 #
 # Every listener is on 127.0.0.1:
 #   NACOS_PORT (8848)       HTTP, context path /nacos
@@ -28,6 +28,18 @@
 #   NACOS_STOP_TIMEOUT   seconds between SIGTERM and SIGKILL (default 20)
 #   NACOS_JAVA_OPTS      extra JVM options
 #   JAVA_HOME            JDK 17+ to use (else `java` on PATH)
+#   NACOS_AUTH           true: authentication on (default false, off)
+#   NACOS_AUTH_PASSWORD  with NACOS_AUTH=true: the password of the user `nacos`, the
+#                        admin (default dubbogo-lb-secret; 1 to 72 characters)
+#
+# With NACOS_AUTH=true the server runs with nacos.core.auth.enabled=true and
+# nacos.core.auth.admin.enabled=true, auth system `nacos`, a fresh random token secret
+# key and server identity value per start, and user caching off (a user works the
+# moment it exists). Nacos 3 has no user at first: once the server is up, the script
+# creates the admin user `nacos` with NACOS_AUTH_PASSWORD (POST /v3/auth/user/admin),
+# logs in (POST /v3/auth/user/login) and does its naming round trip with the token.
+# Clients then need username `nacos` and that password; anything without a valid
+# token gets 403. The readiness probe (/v3/admin/core/state/readiness) needs none.
 set -euo pipefail
 
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
@@ -49,10 +61,22 @@ START_TIMEOUT="${NACOS_START_TIMEOUT:-180}"
 STOP_TIMEOUT="${NACOS_STOP_TIMEOUT:-20}"
 BASE_URL="http://$HOST:$HTTP_PORT/nacos"
 HEALTH_PATH="/v3/admin/core/state/readiness"
+AUTH_USER=nacos # the admin user Nacos 3 creates on first use; the only one here
+AUTH_PASSWORD="${NACOS_AUTH_PASSWORD:-dubbogo-lb-secret}"
 MAIN_CLASS="io.github.dubbogolb.nacosserver.NacosTestServer"
 
 log() { printf 'nacos.sh: %s\n' "$*" >&2; }
 die() { log "$*"; exit 1; }
+
+case "${NACOS_AUTH:-false}" in
+  true | 1) AUTH=1 ;;
+  false | 0 | "") AUTH=0 ;;
+  *) die "NACOS_AUTH=${NACOS_AUTH}: want true or false" ;;
+esac
+if [ "$AUTH" = 1 ] && { [ -z "$AUTH_PASSWORD" ] || [ "${#AUTH_PASSWORD}" -gt 72 ]; }; then
+  # Nacos would make up a random password for an empty one, and refuses longer ones.
+  die "NACOS_AUTH_PASSWORD must have 1 to 72 characters"
+fi
 
 # ---------------------------------------------------------------- prerequisites
 
@@ -188,12 +212,43 @@ healthy() {
 
 # Register, read back and deregister an instance through the naming v1 Open API,
 # under a group of its own so that it never shows up in DEFAULT_GROUP listings.
+# With auth on, as the user TOKEN logs in as.
 naming_round_trip() {
   local q="serviceName=nacos-sh-probe&groupName=NACOS_SH_PROBE&ip=127.0.0.1&port=1&ephemeral=true"
+  if [ "$AUTH" = 1 ]; then
+    q="$q&accessToken=$TOKEN"
+  fi
   [ "$(http_code -X POST "$BASE_URL/v1/ns/instance?$q&weight=2.5")" = 200 ] || return 1
-  curl -s --max-time 5 "$BASE_URL/v1/ns/instance/list?serviceName=nacos-sh-probe&groupName=NACOS_SH_PROBE" 2>/dev/null |
+  curl -s --max-time 5 "$BASE_URL/v1/ns/instance/list?serviceName=nacos-sh-probe&groupName=NACOS_SH_PROBE${TOKEN:+&accessToken=$TOKEN}" 2>/dev/null |
     grep -q '"weight":2.5' || return 1
   [ "$(http_code -X DELETE "$BASE_URL/v1/ns/instance?$q")" = 200 ] || return 1
+}
+
+TOKEN=""
+
+# Log in as the user and keep the access token in TOKEN; false until Nacos takes the
+# credentials.
+login() {
+  local out
+  out="$(curl -s --max-time 5 -X POST "$BASE_URL/v3/auth/user/login" \
+    --data-urlencode "username=$AUTH_USER" --data-urlencode "password=$AUTH_PASSWORD" 2>/dev/null)" || return 1
+  TOKEN="$(printf '%s' "$out" | sed -n 's/.*"accessToken":"\([^"]*\)".*/\1/p')"
+  [ -n "$TOKEN" ]
+}
+
+# Nacos 3 starts without users: create the admin with our password (once; the
+# run dir, and so the user store, is fresh on every start), then log in.
+auth_ready() {
+  if [ "$ADMIN_MADE" = 0 ]; then
+    local code
+    code="$(http_code -X POST "$BASE_URL/v3/auth/user/admin" --data-urlencode "password=$AUTH_PASSWORD")"
+    case "$code" in
+      200) ADMIN_MADE=1 ;;
+      409) return 2 ;; # an admin already: not the fresh store it should be
+      *) return 1 ;;   # not up yet
+    esac
+  fi
+  login
 }
 
 show_logs() { # show_logs [LINES]
@@ -274,6 +329,25 @@ cmd_start() {
     # derby-schema.sql error ... Login timeout exceeded".
     -Ddb.pool.config.connectionTimeout=120000
   )
+  if [ "$AUTH" = 1 ]; then
+    # The keys Nacos 3.1.0 checks at start when auth is on (NacosServerAuthConfig,
+    # NacosServerAdminAuthConfig, JwtTokenManager): an auth system, a server identity
+    # key and value, and a Base64 token secret key of at least 32 bytes.
+    local secret identity
+    secret="$(head -c 48 /dev/urandom | base64 | tr -d '\n')"
+    identity="$(head -c 24 /dev/urandom | base64 | tr -dc 'A-Za-z0-9')"
+    jvm+=(
+      -Dnacos.core.auth.enabled=true
+      -Dnacos.core.auth.admin.enabled=true
+      -Dnacos.core.auth.system.type=nacos
+      -Dnacos.core.auth.plugin.nacos.token.secret.key="$secret"
+      -Dnacos.core.auth.server.identity.key=dubbogo-lb-identity
+      -Dnacos.core.auth.server.identity.value="$identity"
+      # Users and roles read from the store on every check, not from a copy
+      # reloaded every 15 s: the admin made below can log in at once.
+      -Dnacos.core.auth.caching.enabled=false
+    )
+  fi
   # shellcheck disable=SC2206 # word splitting of user-supplied options is intended
   local -a extra=(${NACOS_JAVA_OPTS:-})
 
@@ -286,7 +360,9 @@ cmd_start() {
   log "starting Nacos (pid $pid, logs in $RUN_DIR)"
 
   local deadline=$(($(date +%s) + START_TIMEOUT))
-  local http_ok=0 grpc_ok=0 naming_ok=0
+  local http_ok=0 grpc_ok=0 auth_ok=0 naming_ok=0
+  ADMIN_MADE=0
+  [ "$AUTH" = 1 ] || auth_ok=1
   while :; do
     if ! kill -0 "$pid" 2>/dev/null; then
       log "Nacos exited during start-up"
@@ -296,12 +372,24 @@ cmd_start() {
     fi
     if [ "$http_ok" = 0 ] && healthy; then http_ok=1; fi
     if [ "$grpc_ok" = 0 ] && tcp_open "$GRPC_PORT"; then grpc_ok=1; fi
-    if [ "$http_ok" = 1 ] && [ "$grpc_ok" = 1 ] && naming_round_trip; then
+    if [ "$auth_ok" = 0 ] && [ "$http_ok" = 1 ]; then
+      local rc=0
+      auth_ready || rc=$?
+      case "$rc" in
+        0) auth_ok=1 ;;
+        2)
+          log "Nacos already has an admin user, though its data directory is fresh"
+          cmd_stop || true
+          exit 1
+          ;;
+      esac
+    fi
+    if [ "$http_ok" = 1 ] && [ "$grpc_ok" = 1 ] && [ "$auth_ok" = 1 ] && naming_round_trip; then
       naming_ok=1
       break
     fi
     if [ "$(date +%s)" -ge "$deadline" ]; then
-      log "Nacos not ready after ${START_TIMEOUT}s (health=$http_ok grpc=$grpc_ok naming=$naming_ok)"
+      log "Nacos not ready after ${START_TIMEOUT}s (health=$http_ok grpc=$grpc_ok auth=$auth_ok naming=$naming_ok)"
       show_logs 50
       cmd_stop || true
       exit 1
@@ -311,6 +399,9 @@ cmd_start() {
   local secs
   secs=$(awk -v a="$t0" -v b="$(date +%s.%N)" 'BEGIN { printf "%.1f", b - a }')
   log "Nacos ready in ${secs}s: http $BASE_URL, grpc $HOST:$GRPC_PORT (pid $pid)"
+  if [ "$AUTH" = 1 ]; then
+    log "authentication on: user $AUTH_USER, password from NACOS_AUTH_PASSWORD"
+  fi
   echo "started in ${secs}s"
 }
 
