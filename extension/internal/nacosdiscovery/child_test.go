@@ -28,24 +28,25 @@ var scenarios = map[string]func(tb){
 	"fixed":    providerPushedBeforeSubscribeIsFound,
 	"30":       everyConsumerFindsEveryProviderWhateverItsStart,
 	"stale":    staleCallbackIsRepairedFromTheServer,
+	"auth":     providersBehindALoginInANamespace,
 }
 
 // The fault, reproduced with dubbo-go's own Nacos listener: it keeps the
 // baseline of its query and is never told of the push it missed.
 func TestUpstreamListenerMissesAProviderPushedBeforeSubscribe(t *testing.T) {
-	runChild(t, "upstream")
+	runChild(t, envNacos, "upstream")
 }
 
 // The same order of events through this package: the consumer has every
 // provider right after it subscribes.
-func TestProviderPushedBeforeSubscribeIsFound(t *testing.T) { runChild(t, "fixed") }
+func TestProviderPushedBeforeSubscribeIsFound(t *testing.T) { runChild(t, envNacos, "fixed") }
 
 // At least 30 consumers started 0-1 s after a provider registers all find
 // every provider within 5 s.
-func TestEveryConsumerFindsEveryProviderWhateverItsStart(t *testing.T) { runChild(t, "30") }
+func TestEveryConsumerFindsEveryProviderWhateverItsStart(t *testing.T) { runChild(t, envNacos, "30") }
 
 // A stale callback of the Nacos client is repaired from the server.
-func TestStaleCallbackIsRepairedFromTheServer(t *testing.T) { runChild(t, "stale") }
+func TestStaleCallbackIsRepairedFromTheServer(t *testing.T) { runChild(t, envNacos, "stale") }
 
 const envChild = "NACOSDISCOVERY_SCENARIO"
 
@@ -125,10 +126,17 @@ func (c *childT) runCleanups() {
 	}
 }
 
-// runChild runs scenario name in a child process and reports its messages
-// and the data races in this module's code as t's.
-func runChild(t *testing.T, name string) {
-	needNacos(t)
+// Through a Nacos with authentication on, in a namespace of its own, the
+// consumer finds the provider, and the resync's reads of the server log in.
+func TestNacosAuthProvidersBehindALoginInANamespace(t *testing.T) {
+	runChild(t, envNacosAuth, "auth")
+}
+
+// runChild runs scenario name, which needs the Nacos in the environment
+// variable nacos, in a child process and reports its messages and the data
+// races in this module's code as t's.
+func runChild(t *testing.T, nacos, name string) {
+	needNacos(t, nacos)
 	exe, err := os.Executable()
 	if err != nil {
 		t.Fatal(err)

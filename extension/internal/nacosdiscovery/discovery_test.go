@@ -179,20 +179,7 @@ func staleCallbackIsRepairedFromTheServer(t tb) {
 	register(t, group, 20002)
 	reg := dubboRegistry(t, group, "stale-"+group)
 	w := Wrap(reg, Options{Confirm: 200 * time.Millisecond, Resync: time.Second}).(*subscriber)
-	u, rec := consumerURL(t), newRecorder()
-	if err := w.LoadSubscribeInstances(u, rec); err != nil {
-		t.Fatal(err)
-	}
-	if err := w.Subscribe(u, rec); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = w.UnSubscribe(u, rec) })
-	if !rec.waitProviders(30*time.Second, a, b) {
-		t.Fatalf("after subscribing the consumer knows %v (events %v), want %s and %s", rec.providers(), rec.log(), a, b)
-	}
-	w.mu.Lock()
-	f := w.subs[rec].feed
-	w.mu.Unlock()
+	rec, f := follow(t, w, a, b)
 	list, err := f.current()
 	if err != nil {
 		t.Fatal(err)

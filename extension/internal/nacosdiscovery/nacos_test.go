@@ -29,32 +29,78 @@ import (
 
 const (
 	envNacos = "DUBBOGO_LB_NACOS"
-	iface    = "org.dubbogo.lb.samples.Greeter"
-	service  = "providers:" + iface + "::"
+	// envNacosAuth names a Nacos with authentication on (host:port of its
+	// HTTP API), and the two after it the user and password the tests log
+	// in with (user default nacos); it/test.sh starts one and sets them.
+	envNacosAuth         = "DUBBOGO_LB_NACOS_AUTH"
+	envNacosAuthUsername = "DUBBOGO_LB_NACOS_AUTH_USERNAME"
+	envNacosAuthPassword = "DUBBOGO_LB_NACOS_AUTH_PASSWORD"
+
+	iface   = "org.dubbogo.lb.samples.Greeter"
+	service = "providers:" + iface + "::"
 )
 
-// needNacos skips t without a Nacos in DUBBOGO_LB_NACOS, or fails it when
-// CI=true.
-func needNacos(t *testing.T) {
+// needNacos skips t without a Nacos in the environment variable name, or
+// fails it when CI=true.
+func needNacos(t *testing.T, name string) {
 	t.Helper()
-	if os.Getenv(envNacos) == "" {
+	if os.Getenv(name) == "" {
 		if os.Getenv("CI") == "true" {
-			t.Fatalf("%s is not set but CI=true (bash it/test.sh starts a Nacos)", envNacos)
+			t.Fatalf("%s is not set but CI=true (bash it/test.sh starts a Nacos)", name)
 		}
-		t.Skipf("%s is not set: Nacos tests skipped (bash it/test.sh runs them)", envNacos)
+		t.Skipf("%s is not set: Nacos tests skipped (bash it/test.sh runs them)", name)
 	}
 }
 
-// nacosAddr returns the host and port of the Nacos in DUBBOGO_LB_NACOS.
-func nacosAddr(t tb) (host string, port uint64) {
+// nacosServer is a Nacos server the tests talk to, and how its clients
+// reach it: their namespace and credentials.
+type nacosServer struct {
+	host      string
+	port      uint64
+	namespace string // "": public
+	username  string
+	password  string
+}
+
+// plainNacos is the Nacos in DUBBOGO_LB_NACOS (authentication off), in
+// the public namespace.
+func plainNacos(t tb) nacosServer {
 	t.Helper()
-	h, p, err := net.SplitHostPort(os.Getenv(envNacos))
+	host, port := nacosAddr(t, envNacos)
+	return nacosServer{host: host, port: port}
+}
+
+// authNacos is the Nacos in DUBBOGO_LB_NACOS_AUTH, logged in to with the
+// credentials of the environment, in a namespace of t's own.
+func authNacos(t tb) nacosServer {
+	t.Helper()
+	host, port := nacosAddr(t, envNacosAuth)
+	s := nacosServer{host: host, port: port, username: os.Getenv(envNacosAuthUsername), password: os.Getenv(envNacosAuthPassword),
+		namespace: fmt.Sprintf("nacosdiscovery-%d", time.Now().UnixNano())}
+	if s.username == "" {
+		s.username = "nacos" // the user it/nacos.sh makes
+	}
+	if s.password == "" {
+		t.Fatalf("%s is set but %s is not", envNacosAuth, envNacosAuthPassword)
+	}
+	return s
+}
+
+func (s nacosServer) addr() string {
+	return net.JoinHostPort(s.host, strconv.FormatUint(s.port, 10))
+}
+
+// nacosAddr returns the host and port of the Nacos in the environment
+// variable name.
+func nacosAddr(t tb, name string) (host string, port uint64) {
+	t.Helper()
+	h, p, err := net.SplitHostPort(os.Getenv(name))
 	if err != nil {
-		t.Fatal(err)
+		t.Fatalf("%s: %v", name, err)
 	}
 	n, err := strconv.ParseUint(p, 10, 16)
 	if err != nil {
-		t.Fatal(err)
+		t.Fatalf("%s: %v", name, err)
 	}
 	return h, n
 }
@@ -68,17 +114,21 @@ func groupOf(t tb) string {
 	return g
 }
 
-// sdkClient returns a Nacos naming client of its own (not the pooled one
+// sdkClient returns a Nacos naming client of its own for the Nacos in
+// DUBBOGO_LB_NACOS.
+func sdkClient(t tb) naming_client.INamingClient { return plainNacos(t).client(t) }
+
+// client returns a Nacos naming client of its own (not the pooled one
 // dubbo-go shares), closed when t ends.
-func sdkClient(t tb) naming_client.INamingClient {
+func (s nacosServer) client(t tb) naming_client.INamingClient {
 	t.Helper()
-	host, port := nacosAddr(t)
 	dir := t.TempDir()
 	c, err := clients.NewNamingClient(vo.NacosClientParam{
 		ClientConfig: &nacosconst.ClientConfig{
 			TimeoutMs: 10000, NotLoadCacheAtStart: true, CacheDir: dir, LogDir: dir, LogLevel: "warn",
+			NamespaceId: s.namespace, Username: s.username, Password: s.password,
 		},
-		ServerConfigs: []nacosconst.ServerConfig{{IpAddr: host, Port: port, ContextPath: "/nacos"}},
+		ServerConfigs: []nacosconst.ServerConfig{{IpAddr: s.host, Port: s.port, ContextPath: "/nacos"}},
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -87,12 +137,16 @@ func sdkClient(t tb) naming_client.INamingClient {
 	return c
 }
 
+// register registers a greeter provider at 127.0.0.1:port in group of the
+// Nacos in DUBBOGO_LB_NACOS.
+func register(t tb, group string, port uint64) { plainNacos(t).register(t, group, port) }
+
 // register registers a greeter provider at 127.0.0.1:port in group with
 // a Nacos client of its own, as a provider process does (Nacos keeps one
 // instance of a service per client connection).
-func register(t tb, group string, port uint64) {
+func (s nacosServer) register(t tb, group string, port uint64) {
 	t.Helper()
-	ok, err := sdkClient(t).RegisterInstance(vo.RegisterInstanceParam{
+	ok, err := s.client(t).RegisterInstance(vo.RegisterInstanceParam{
 		Ip: "127.0.0.1", Port: port, Weight: 100, Enable: true, Healthy: true, Ephemeral: true,
 		ServiceName: service, GroupName: group,
 		Metadata: map[string]string{"interface": iface, "path": iface, "protocol": "tri", "weight": "100"},
@@ -102,14 +156,22 @@ func register(t tb, group string, port uint64) {
 	}
 }
 
-// dubboRegistry returns dubbo-go's Nacos registry for group, with a Nacos
-// client of its own (dubbo-go pools clients by name).
+// dubboRegistry returns dubbo-go's Nacos registry for group of the Nacos
+// in DUBBOGO_LB_NACOS.
 func dubboRegistry(t tb, group, client string) registry.Registry {
+	return plainNacos(t).registry(t, group, client)
+}
+
+// registry returns dubbo-go's Nacos registry for group, with a Nacos
+// client of its own (dubbo-go pools clients by name).
+func (s nacosServer) registry(t tb, group, client string) registry.Registry {
 	t.Helper()
-	host, port := nacosAddr(t)
 	dir := t.TempDir()
-	u, err := common.NewURL(fmt.Sprintf("registry://%s:%d", host, port),
+	u, err := common.NewURL("registry://"+s.addr(),
 		common.WithParamsValue(constant.RegistryGroupKey, group),
+		common.WithParamsValue(constant.RegistryNamespaceKey, s.namespace),
+		common.WithUsername(s.username),
+		common.WithPassword(s.password),
 		common.WithParamsValue(constant.ClientNameKey, client),
 		common.WithParamsValue(constant.NacosCacheDirKey, dir),
 		common.WithParamsValue(constant.NacosLogDirKey, dir),
@@ -136,6 +198,28 @@ func consumerURL(t tb) *common.URL {
 		t.Fatal(err)
 	}
 	return u
+}
+
+// follow makes a consumer of the greeter follow the service through w, as
+// dubbo-go's directory does (it loads the instances, then subscribes),
+// until t ends; it waits up to 30 s until the consumer knows exactly want,
+// and returns its listener and its subscription's feed.
+func follow(t tb, w *subscriber, want ...string) (*recorder, *feed) {
+	t.Helper()
+	u, rec := consumerURL(t), newRecorder()
+	if err := w.LoadSubscribeInstances(u, rec); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Subscribe(u, rec); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = w.UnSubscribe(u, rec) })
+	if !rec.waitProviders(30*time.Second, want...) {
+		t.Fatalf("after subscribing the consumer knows %v (events %v), want %v", rec.providers(), rec.log(), want)
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return rec, w.subs[rec].feed
 }
 
 // recorder is a NotifyListener that keeps the providers it was told of.

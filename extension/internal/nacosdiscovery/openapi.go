@@ -21,7 +21,9 @@ import (
 // through its HTTP Open API (GET /v1/ns/instance/list, what the console
 // reads), bypassing the Nacos client and its cache: the authority that a
 // resync compares the pushed list with. It logs in first when the registry
-// has credentials, and tries the servers in turn.
+// has credentials (POST /v3/auth/user/login, or /v1/auth/login on a Nacos
+// 2 without the v3 API, as the Nacos Java client does), and tries the
+// servers in turn.
 type openAPI struct {
 	bases     []string // scheme://host:port/context, one per server
 	namespace string
@@ -77,15 +79,22 @@ func (a *openAPI) instancesAt(base, service, group string) ([]model.Instance, er
 	if a.namespace != "" {
 		q.Set("namespaceId", a.namespace)
 	}
+	token := ""
 	if a.username != "" {
-		token, err := a.login(base)
-		if err != nil {
+		var err error
+		if token, err = a.login(base); err != nil {
 			return nil, err
 		}
 		q.Set("accessToken", token)
 	}
 	var body json.RawMessage
 	if err := a.get(base+"/v1/ns/instance/list?"+q.Encode(), &body); err != nil {
+		if denied(err) && token != "" {
+			// The token no longer counts (the user's password was changed,
+			// or Nacos restarted with another secret key): log in again on
+			// the next read instead of using it until it expires.
+			a.forget(token)
+		}
 		return nil, err
 	}
 	return parseInstanceList(body)
@@ -115,15 +124,15 @@ func (a *openAPI) login(base string) (string, error) {
 		return a.token, nil
 	}
 	form := url.Values{"username": {a.username}, "password": {a.password}}
-	resp, err := a.http.PostForm(base+"/v1/auth/login", form)
-	if err != nil {
-		return "", err
-	}
 	var out struct {
 		AccessToken string `json:"accessToken"`
 		TokenTTL    int64  `json:"tokenTtl"` // seconds
 	}
-	if err := decode(resp, &out); err != nil {
+	err := a.post(base+"/v3/auth/user/login", form, &out)
+	if status(err) == http.StatusNotFound || status(err) == http.StatusNotImplemented {
+		err = a.post(base+"/v1/auth/login", form, &out) // Nacos 2
+	}
+	if err != nil {
 		return "", fmt.Errorf("login as %q: %w", a.username, err)
 	}
 	if out.AccessToken == "" {
@@ -135,6 +144,16 @@ func (a *openAPI) login(base string) (string, error) {
 	return a.token, nil
 }
 
+// forget drops token, if it is still the one in use, so that the next read
+// logs in again.
+func (a *openAPI) forget(token string) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.token == token {
+		a.token = ""
+	}
+}
+
 func (a *openAPI) get(u string, out any) error {
 	resp, err := a.http.Get(u)
 	if err != nil {
@@ -143,8 +162,47 @@ func (a *openAPI) get(u string, out any) error {
 	return decode(resp, out)
 }
 
-// decode reads a JSON answer into out; an HTTP error status is an error
-// that carries the start of the body.
+func (a *openAPI) post(u string, form url.Values, out any) error {
+	resp, err := a.http.PostForm(u, form)
+	if err != nil {
+		return err
+	}
+	return decode(resp, out)
+}
+
+// httpError is an answer of the server with an error status.
+type httpError struct {
+	code int
+	body string // its start
+}
+
+func (e *httpError) Error() string {
+	msg := fmt.Sprintf("%d %s", e.code, http.StatusText(e.code))
+	if e.body != "" {
+		msg += ": " + e.body
+	}
+	return msg
+}
+
+// status returns the HTTP status of the server's answer that err is, or 0
+// when err is not one (nil, or no answer).
+func status(err error) int {
+	var he *httpError
+	if errors.As(err, &he) {
+		return he.code
+	}
+	return 0
+}
+
+// denied reports whether err is the server refusing a request for want of
+// a valid login.
+func denied(err error) bool {
+	code := status(err)
+	return code == http.StatusUnauthorized || code == http.StatusForbidden
+}
+
+// decode reads a JSON answer into out; an HTTP error status is an
+// *httpError that carries the start of the body.
 func decode(resp *http.Response, out any) error {
 	defer resp.Body.Close()
 	body, err := io.ReadAll(io.LimitReader(resp.Body, 16<<20))
@@ -156,7 +214,7 @@ func decode(resp *http.Response, out any) error {
 		if len(msg) > 200 {
 			msg = msg[:200]
 		}
-		return fmt.Errorf("%s: %s", resp.Status, msg)
+		return &httpError{code: resp.StatusCode, body: msg}
 	}
 	return json.Unmarshal(body, out)
 }
