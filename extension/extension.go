@@ -11,9 +11,10 @@
 // loadbalance: NAME in the dubbo-go configuration, per method with the
 // reference param methods.<method>.loadbalance: NAME (see
 // MethodBalancersToParams), and enable the filter with filter: lbactive.
-// CheckReferences checks the names at start-up. It also registers the
-// registry directory of the nacos protocol, so that a consumer of Nacos
-// never misses a provider (see the README's Discovery section).
+// CheckReferences checks the names at start-up, CheckRegistries the Nacos
+// logins. It also registers the registry directory of the nacos protocol,
+// so that a consumer of Nacos never misses a provider (see the README's
+// Discovery section).
 package extension
 
 import (
@@ -119,6 +120,28 @@ func CheckReferences(refs map[string]*global.ReferenceConfig) error {
 					errs = append(errs, fmt.Errorf("reference %s, method %s (params): %w", name, method, err))
 				}
 			}
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// CheckRegistries checks at start-up that every Nacos registry of regs
+// (dubbo.registries, by id) takes its credentials: with a username, the
+// server must take the login; without one, it must serve readers without
+// a login. It returns nil when all do (or a server cannot be reached
+// yet: a consumer may start before its Nacos), else one error per
+// registry refused, each naming the registry and its server. dubbo-go
+// itself only logs a refused login, and the consumer then waits for
+// providers it never gets.
+func CheckRegistries(regs map[string]*global.RegistryConfig) error {
+	var errs []error
+	for _, id := range slices.Sorted(maps.Keys(regs)) { // a stable message
+		reg := regs[id]
+		if reg == nil || reg.Protocol != nacosdiscovery.Protocol || reg.Address == "" {
+			continue
+		}
+		if err := nacosdiscovery.CheckLogin(reg); err != nil {
+			errs = append(errs, fmt.Errorf("registry %s: %w", id, err))
 		}
 	}
 	return errors.Join(errs...)

@@ -1,6 +1,8 @@
 package extension
 
 import (
+	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
 
@@ -72,4 +74,33 @@ func TestMethodBalancersToParams(t *testing.T) {
 	assert.Equal(t, map[string]string{"methods.Hello.loadbalance": "lalb"}, refs["A"].Params)
 	assert.Equal(t, map[string]string{"methods.Hello.loadbalance": "lalb", "methods.Bye.loadbalance": "swrr"}, refs["B"].Params,
 		"the methods section overrides the params")
+}
+
+// CheckRegistries asks every Nacos registry, and only those, and names the
+// one whose server refuses its login.
+func TestCheckRegistriesNamesTheRefusingRegistry(t *testing.T) {
+	asked := map[string]int{}
+	nacos := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		asked[r.URL.Path]++
+		if strings.HasSuffix(r.URL.Path, "/login") {
+			w.WriteHeader(http.StatusInternalServerError) // Nacos 3 on a wrong password
+			return
+		}
+		w.WriteHeader(http.StatusForbidden) // and on a read without a login
+	}))
+	defer nacos.Close()
+	addr := nacos.Listener.Addr().String()
+	regs := map[string]*global.RegistryConfig{
+		"refused": {Protocol: "nacos", Address: addr, Username: "u", Password: "wrong"},
+		"zk":      {Protocol: "zookeeper", Address: addr, Username: "u", Password: "wrong"},
+		"none":    nil,
+	}
+	err := CheckRegistries(regs)
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "registry refused: Nacos at http://"+addr+"/nacos: login as \"u\" failed")
+	assert.NotContains(t, err.Error(), "zk")
+	assert.Equal(t, map[string]int{"/nacos/v3/auth/user/login": 1, "/nacos/v1/ns/instance/list": 1}, asked)
+
+	delete(regs, "refused")
+	assert.NoError(t, CheckRegistries(regs))
 }
