@@ -11,8 +11,9 @@
 // the totals (load.Stats), for scripts and the integration tests.
 //
 // Exit status: 0 after a run, 2 for a bad configuration (an unknown
-// balancer among them: the message lists the valid names), 1 for anything
-// else.
+// balancer among them: the message lists the valid names; and a Nacos that
+// requires a login and refuses the one configured, or its absence: the
+// message names the server), 1 for anything else.
 package main
 
 import (
@@ -56,8 +57,6 @@ func run() error {
 	var (
 		confPath  = flag.String("conf", "conf/consumer.yaml", "dubbo-go YAML configuration")
 		balancer  = flag.String("balancer", "", "balancer name, overriding references."+greeter.Reference+".loadbalance of the YAML")
-		registry  = flag.String("registry", "", "address of every registry of the YAML, e.g. 127.0.0.1:8848 (empty: the YAML's)")
-		group     = flag.String("group", "", "Nacos group of every registry of the YAML, to run apart from others (empty: the YAML's)")
 		direct    = flag.String("url", "", "direct provider URLs instead of the registry, e.g. tri://127.0.0.1:20001;tri://127.0.0.1:20002")
 		list      = flag.Bool("list", false, "print the balancers this module registers and exit")
 		providers = flag.Int("providers", 1, "wait until this many providers have answered before the run")
@@ -72,6 +71,8 @@ func run() error {
 	flag.IntVar(&cfg.Keys, "keys", 1000, "distinct request keys sent in turn")
 	flag.BoolVar(&cfg.TrackKeys, "track-keys", false, "report which providers answered each key")
 	flag.DurationVar(&cfg.Timeout, "timeout", 3*time.Second, "timeout of each call (when given, also the reference's timeout, which bounds each attempt)")
+	var registry app.RegistryFlags
+	registry.Register(flag.CommandLine)
 	flag.Parse()
 	timeoutSet := false
 	flag.Visit(func(f *flag.Flag) { timeoutSet = timeoutSet || f.Name == "timeout" })
@@ -110,14 +111,7 @@ func run() error {
 		if *direct != "" {
 			ref.URL = *direct
 		}
-		for _, r := range o.Registries {
-			if *registry != "" {
-				r.Address = *registry
-			}
-			if *group != "" {
-				r.Group = *group
-			}
-		}
+		registry.Apply(o.Registries)
 		// Every balancer name, per reference and per method: dubbo-go
 		// itself would only notice an unknown one on the first call, with
 		// a nil-pointer panic.
@@ -127,6 +121,13 @@ func run() error {
 		// dubbo-go v3.3.2 would drop the per-method balancers of the
 		// methods section when it dials.
 		extension.MethodBalancersToParams(o.Consumer.References)
+		// A Nacos that refuses the login: dubbo-go would only log it and
+		// wait for providers that never come.
+		if *direct == "" {
+			if err := extension.CheckRegistries(o.Registries); err != nil {
+				return fmt.Errorf("%w: %w", errConfig, err)
+			}
+		}
 		return nil
 	})
 	if err != nil {

@@ -41,14 +41,14 @@ func run() error {
 	var (
 		confPath = flag.String("conf", "conf/provider.yaml", "dubbo-go YAML configuration")
 		port     = flag.Int("port", 0, "port of the triple protocol (0: the YAML's)")
-		registry = flag.String("registry", "", "address of every registry of the YAML, e.g. 127.0.0.1:8848 (empty: the YAML's)")
-		group    = flag.String("group", "", "Nacos group of every registry of the YAML, to run apart from others (empty: the YAML's)")
 		name     = flag.String("name", "", "name the provider answers with (default p<port>)")
 		weight   = flag.Int64("weight", 100, "provider weight, exported as the weight URL parameter (> 0)")
 		warm     = flag.Duration("warmup", 30*time.Second, "warmup period, whole seconds; 0 disables warmup")
 		latency  = flag.String("latency", "1ms", "simulated service time: 5ms, exp:5ms, uniform:2ms-8ms or normal:5ms/1ms")
 		errRate  = flag.Float64("error-rate", 0, "share of calls that fail, in [0, 1]")
 	)
+	var registry app.RegistryFlags
+	registry.Register(flag.CommandLine)
 	flag.Parse()
 	if flag.NArg() > 0 {
 		return fmt.Errorf("unexpected arguments %q", flag.Args())
@@ -81,14 +81,7 @@ func run() error {
 			}
 			listen = p.Ip + ":" + p.Port
 		}
-		for _, r := range o.Registries {
-			if *registry != "" {
-				r.Address = *registry
-			}
-			if *group != "" {
-				r.Group = *group
-			}
-		}
+		registry.Apply(o.Registries)
 		// dubbo-go's own signal handling waits up to a minute before the
 		// process exits; this one stops at once (below).
 		if o.Shutdown != nil {

@@ -2,11 +2,15 @@ package app
 
 import (
 	"errors"
+	"flag"
 	"os"
 	"path/filepath"
+	"reflect"
+	"strings"
 	"testing"
 
 	"dubbo.apache.org/dubbo-go/v3"
+	"dubbo.apache.org/dubbo-go/v3/global"
 
 	"github.com/dubbogo-lb/lb/extension"
 )
@@ -92,6 +96,64 @@ func TestPerMethodBalancerForms(t *testing.T) {
 		}
 		if got := params["methods.Hello.loadbalance"]; got != "lalb" {
 			t.Errorf("%s form: params %v, want methods.Hello.loadbalance=lalb", name, params)
+		}
+	}
+}
+
+// The registry keys for a Nacos with authentication on and a namespace,
+// commented out in both shipped files, reach the registry once uncommented.
+func TestShippedAuthKeys(t *testing.T) {
+	keys := map[string]string{"namespace": "dev", "username": "nacos", "password": "change-me"}
+	for _, file := range []string{"consumer.yaml", "provider.yaml"} {
+		b, err := os.ReadFile(filepath.Join("../../../conf", file))
+		if err != nil {
+			t.Fatal(err)
+		}
+		yaml := string(b)
+		for key, value := range keys {
+			line := "      # " + key + ": " + value + "\n"
+			if strings.Count(yaml, line) != 1 {
+				t.Fatalf("%s no longer has %q once: update the test", file, strings.TrimSpace(line))
+			}
+			yaml = strings.Replace(yaml, line, "      "+key+": "+value+"\n", 1)
+		}
+		path := filepath.Join(t.TempDir(), file)
+		if err := os.WriteFile(path, []byte(yaml), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		k, err := ReadConfig(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var reg *global.RegistryConfig
+		if _, err := NewInstance(k, func(o *dubbo.InstanceOptions) error { reg = o.Registries["nacos"]; return nil }); err != nil {
+			t.Fatal(err)
+		}
+		if reg == nil || reg.Namespace != "dev" || reg.Username != "nacos" || reg.Password != "change-me" {
+			t.Errorf("%s: registry %+v, want namespace dev, user nacos, password change-me", file, reg)
+		}
+	}
+}
+
+// The registry flags set what they are given on every registry, and leave
+// the rest as the YAML has it.
+func TestRegistryFlags(t *testing.T) {
+	var r RegistryFlags
+	fs := flag.NewFlagSet("test", flag.ContinueOnError)
+	r.Register(fs)
+	if err := fs.Parse([]string{"-registry", "127.0.0.1:48848", "-namespace", "ns", "-username", "u", "-password", "p"}); err != nil {
+		t.Fatal(err)
+	}
+	regs := map[string]*global.RegistryConfig{
+		"a":   {Address: "127.0.0.1:8848", Group: "G", Namespace: "old", Username: "old", Password: "old"},
+		"b":   {},
+		"nil": nil,
+	}
+	r.Apply(regs)
+	for name, group := range map[string]string{"a": "G", "b": ""} {
+		want := global.RegistryConfig{Address: "127.0.0.1:48848", Group: group, Namespace: "ns", Username: "u", Password: "p"}
+		if !reflect.DeepEqual(*regs[name], want) {
+			t.Errorf("registry %s: %+v, want %+v", name, *regs[name], want)
 		}
 	}
 }
