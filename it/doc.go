@@ -5,7 +5,13 @@
 //
 // Run them with bash it/test.sh (or make test), which starts Nacos and sets
 // DUBBOGO_LB_NACOS=127.0.0.1:8848. Without DUBBOGO_LB_NACOS the tests skip,
-// unless CI=true: in CI a missing or unreachable Nacos fails them.
+// unless CI=true: in CI a missing or unreachable Nacos fails them. The
+// TestNacosAuth… tests need a second Nacos, with authentication on, in
+// DUBBOGO_LB_NACOS_AUTH, and its admin's credentials in
+// DUBBOGO_LB_NACOS_AUTH_USERNAME (default nacos) and
+// DUBBOGO_LB_NACOS_AUTH_PASSWORD; it/test.sh starts that one too (on
+// 127.0.0.1:8858) and sets them. Each of those tests works in a Nacos
+// namespace of its own, which it creates.
 //
 // Every provider and consumer is a separate process: dubbo-go's
 // configuration and its table of exported services are process-global, and

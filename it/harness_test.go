@@ -53,11 +53,19 @@ func TestMain(m *testing.M) {
 	os.Exit(code)
 }
 
-// env is one test's view of the world: the Nacos address and the test's
-// own Nacos group.
+// env is one test's view of the world: the Nacos address, the test's own
+// Nacos group, and for a Nacos with authentication on (setupAuth) the
+// test's own namespace and the credentials its processes log in with.
 type env struct {
-	nacos string
-	group string
+	nacos     string
+	group     string
+	namespace string // "": public
+	username  string // "": no login
+	password  string
+	// consumerConf is the YAML of the consumers: conf/consumer.yaml, or a
+	// copy with the registry's namespace and login (setupAuth).
+	consumerConf string
+	token        *accessToken // the harness's own login, when username is set
 }
 
 // setup skips the test when no Nacos is configured outside CI, fails it
@@ -65,23 +73,33 @@ type env struct {
 // and builds the sample binaries once per run.
 func setup(t *testing.T) *env {
 	t.Helper()
-	addr := os.Getenv(envNacos)
-	if addr == "" {
-		if os.Getenv("CI") == "true" {
-			t.Fatalf("%s is not set but CI=true: the integration tests need Nacos (bash it/test.sh starts one)", envNacos)
-		}
-		t.Skipf("%s is not set: integration tests skipped (bash it/test.sh runs them against a local Nacos)", envNacos)
-	}
-	setupOnce.Do(func() { setupErr = prepare(addr) })
-	if setupErr != nil {
-		t.Fatal(setupErr)
-	}
-	return &env{nacos: addr, group: groupOf(t)}
+	addr := needEnv(t, envNacos)
+	e := &env{nacos: addr, group: groupOf(t)}
+	e.prepare(t, envNacos)
+	e.consumerConf = filepath.Join(rootDir, "conf", "consumer.yaml")
+	return e
 }
 
-// prepare checks that Nacos answers and builds the binaries.
-func prepare(addr string) error {
-	probe := &env{nacos: addr, group: "DEFAULT_GROUP"}
+// needEnv returns the environment variable name, skipping t when it is not
+// set outside CI, failing it when CI=true.
+func needEnv(t *testing.T, name string) string {
+	t.Helper()
+	v := os.Getenv(name)
+	if v == "" {
+		if os.Getenv("CI") == "true" {
+			t.Fatalf("%s is not set but CI=true: the integration tests need Nacos (bash it/test.sh starts one)", name)
+		}
+		t.Skipf("%s is not set: integration tests skipped (bash it/test.sh runs them against a local Nacos)", name)
+	}
+	return v
+}
+
+// prepare fails t unless e's Nacos (from the environment variable name)
+// answers within 20 s, and builds the sample binaries once per run.
+func (e *env) prepare(t *testing.T, name string) {
+	t.Helper()
+	probe := *e
+	probe.group = "DEFAULT_GROUP"
 	deadline := time.Now().Add(20 * time.Second)
 	for {
 		_, err := probe.instances(context.Background())
@@ -89,10 +107,18 @@ func prepare(addr string) error {
 			break
 		}
 		if time.Now().After(deadline) {
-			return fmt.Errorf("%s=%s but Nacos does not answer: %w", envNacos, addr, err)
+			t.Fatalf("%s=%s but Nacos does not answer: %v", name, e.nacos, err)
 		}
 		time.Sleep(250 * time.Millisecond) // polling an external server
 	}
+	setupOnce.Do(func() { setupErr = build() })
+	if setupErr != nil {
+		t.Fatal(setupErr)
+	}
+}
+
+// build finds the module's root and builds the sample binaries.
+func build() error {
 	wd, err := os.Getwd()
 	if err != nil {
 		return err
@@ -315,11 +341,15 @@ func (e *env) startProvider(t *testing.T, s providerSpec) *provider {
 	if s.latency == "" {
 		s.latency = "2ms"
 	}
-	p := &provider{spec: s, proc: startProc(t, "provider "+s.name, "provider", nil,
-		"-conf", filepath.Join(rootDir, "conf", "provider.yaml"),
+	args := []string{"-conf", filepath.Join(rootDir, "conf", "provider.yaml"),
 		"-registry", e.nacos, "-group", e.group,
 		"-name", s.name, "-port", strconv.Itoa(s.port),
-		"-weight", strconv.Itoa(s.weight), "-warmup", s.warmup.String(), "-latency", s.latency)}
+		"-weight", strconv.Itoa(s.weight), "-warmup", s.warmup.String(), "-latency", s.latency}
+	if e.username != "" {
+		// Providers log in by flags, consumers by the YAML keys (consumerConf).
+		args = append(args, "-namespace", e.namespace, "-username", e.username, "-password", e.password)
+	}
+	p := &provider{spec: s, proc: startProc(t, "provider "+s.name, "provider", nil, args...)}
 	t.Cleanup(func() {
 		p.stop()
 		p.checkRaces(t)
@@ -354,6 +384,9 @@ var httpClient = &http.Client{Timeout: 5 * time.Second}
 // instances lists the greeter's instances in e's group.
 func (e *env) instances(ctx context.Context) ([]instance, error) {
 	q := url.Values{"serviceName": {serviceName}, "groupName": {e.group}}
+	if err := e.scope(ctx, q); err != nil {
+		return nil, err
+	}
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+e.nacos+"/nacos/v1/ns/instance/list?"+q.Encode(), nil)
 	if err != nil {
 		return nil, err
@@ -450,6 +483,9 @@ func (e *env) setMetadata(t *testing.T, in instance, md map[string]string) {
 		"serviceName": {serviceName}, "groupName": {e.group},
 		"ip": {in.IP}, "port": {strconv.Itoa(in.Port)}, "ephemeral": {"true"},
 		"weight": {strconv.FormatFloat(in.Weight, 'f', -1, 64)}, "metadata": {string(raw)},
+	}
+	if err := e.scope(context.Background(), q); err != nil {
+		t.Fatal(err)
 	}
 	req, err := http.NewRequest(http.MethodPut, "http://"+e.nacos+"/nacos/v1/ns/instance?"+q.Encode(), nil)
 	if err != nil {
@@ -598,13 +634,13 @@ func (e *env) startConsumers(t *testing.T, n int, specs ...consumerSpec) []*cons
 }
 
 // startConsumer starts a consumer in e's group with balancer (by the
-// -balancer flag; "" keeps the YAML's) and the shipped conf/consumer.yaml
-// unless extra sets -conf. It runs until stopped unless extra bounds it;
+// -balancer flag; "" keeps the YAML's) and e.consumerConf unless extra
+// sets -conf. It runs until stopped unless extra bounds it;
 // it is stopped when t ends.
 func (e *env) startConsumer(t *testing.T, balancer string, extra ...string) *consumer {
 	t.Helper()
 	args := []string{
-		"-conf", filepath.Join(rootDir, "conf", "consumer.yaml"),
+		"-conf", e.consumerConf,
 		"-registry", e.nacos, "-group", e.group, "-json",
 		"-interval", "1s", "-duration", "10m", "-concurrency", "4",
 		// Every provider must answer before the run: generous for a busy
@@ -793,7 +829,7 @@ func (e *env) nacosScript(cmd string, timeout time.Duration) (string, error) {
 	c := exec.CommandContext(ctx, "bash", filepath.Join(rootDir, "it", "nacos.sh"), cmd)
 	c.Dir = rootDir
 	// The script's own wait for readiness ends a little before ours.
-	c.Env = append(os.Environ(), "NACOS_PORT="+port,
+	c.Env = append(os.Environ(), "NACOS_PORT="+port, "NACOS_AUTH=false",
 		"NACOS_START_TIMEOUT="+strconv.Itoa(int(max(timeout-20*time.Second, 30*time.Second)/time.Second)))
 	out, err := c.CombinedOutput()
 	if err != nil {

@@ -1,7 +1,16 @@
 #!/usr/bin/env bash
-# Runs every test of the module with the race detector against a real Nacos
-# server: lint first, then start Nacos (stopped again on exit, pass or fail),
-# then go test -race ./... . A Nacos that cannot start fails the run.
+# Runs every test of the module with the race detector against real Nacos
+# servers: lint first, then start two Nacos at once, one with authentication
+# off and one with it on (both stopped again on exit, pass or fail), then
+# go test -race ./... . A Nacos that cannot start fails the run.
+#
+# Environment (besides it/nacos.sh's, which apply to both servers):
+#   NACOS_PORT           HTTP port of the Nacos without authentication (8848)
+#   NACOS_RUN_DIR        its run directory (/tmp/dubbogo-lb-nacos)
+#   NACOS_AUTH_PORT      HTTP port of the Nacos with authentication (8858);
+#                        each server also uses its port -1000, +1000, +1001
+#   NACOS_AUTH_RUN_DIR   its run directory ($NACOS_RUN_DIR-auth)
+#   NACOS_AUTH_PASSWORD  the password of its user nacos (random by default)
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
@@ -10,9 +19,33 @@ make lint
 # A busy machine starts Nacos slowly (seen: 4 minutes at a load average of
 # 60 on 2 cores); an idle one in 10 to 40 s.
 export NACOS_START_TIMEOUT=${NACOS_START_TIMEOUT:-600}
-bash it/nacos.sh start
-trap 'bash it/nacos.sh stop' EXIT
-export DUBBOGO_LB_NACOS=127.0.0.1:${NACOS_PORT:-8848}
+port=${NACOS_PORT:-8848}
+run_dir=${NACOS_RUN_DIR:-/tmp/dubbogo-lb-nacos}
+auth_port=${NACOS_AUTH_PORT:-8858}
+auth_run_dir=${NACOS_AUTH_RUN_DIR:-$run_dir-auth}
+auth_password=${NACOS_AUTH_PASSWORD:-$(head -c 18 /dev/urandom | base64 | tr -dc 'A-Za-z0-9')}
+
+plain() { NACOS_AUTH=false NACOS_PORT=$port NACOS_RUN_DIR=$run_dir bash it/nacos.sh "$@"; }
+authn() {
+  NACOS_AUTH=true NACOS_AUTH_PASSWORD=$auth_password NACOS_PORT=$auth_port \
+    NACOS_RUN_DIR=$auth_run_dir bash it/nacos.sh "$@"
+}
+trap 'plain stop; authn stop' EXIT
+# Both at once: the wait for one hides in the wait for the other.
+bash it/nacos.sh install # once, before two starts need it
+plain start &
+plain_pid=$!
+authn start &
+auth_pid=$!
+failed=0
+wait "$plain_pid" || failed=1
+wait "$auth_pid" || failed=1
+[ "$failed" = 0 ] || { echo "it/test.sh: a Nacos did not start" >&2; exit 1; }
+
+export DUBBOGO_LB_NACOS=127.0.0.1:$port
+export DUBBOGO_LB_NACOS_AUTH=127.0.0.1:$auth_port
+export DUBBOGO_LB_NACOS_AUTH_USERNAME=nacos
+export DUBBOGO_LB_NACOS_AUTH_PASSWORD=$auth_password
 
 go test -race -count=1 -timeout 40m ./...
 
