@@ -1,9 +1,11 @@
 // Package rpcstatus keeps call statistics per provider and per (provider,
 // method): calls in flight, totals, failures, elapsed times, a window of
-// recent completions and a peak-sensitive moving average of latency.
+// recent completions, a peak-sensitive moving average of latency, and for
+// observability the picks of the balancers and a latency histogram.
 //
 // It is the one statistics store of the module. The active filter (package
-// filter) writes it on every call; the balancers read it. Every counter is a
+// filter) writes it on every call; the balancers read it and count their
+// picks in it. Every counter is a
 // 64-bit atomic, so recording a call and reading a provider's figures take no
 // lock and allocate nothing.
 //

@@ -38,6 +38,11 @@ type Stats struct {
 
 	window Window
 	ewma   PeakEWMA
+
+	// picks and hist are the detailed figures (see SetDetailed): how often
+	// a balancer picked the provider, and the latencies by bucket.
+	picks atomic.Int64
+	hist  [HistogramBuckets + 1]atomic.Int64
 }
 
 // Begin records that a call started at now (ns).
@@ -77,6 +82,9 @@ func (s *Stats) End(start, now int64, failed bool) {
 	s.inflightStartSum.Add(-(start / 1e3))
 	s.window.Add(now, elapsed, failed)
 	s.ewma.Observe(now, elapsed)
+	if !detailOff.Load() {
+		s.hist[bucketOf(elapsed)].Add(1)
+	}
 }
 
 // End records the end of a call started at start (ns) and returns its
