@@ -14,6 +14,7 @@ import (
 	"dubbo.apache.org/dubbo-go/v3/common"
 	"dubbo.apache.org/dubbo-go/v3/protocol/base"
 
+	"github.com/dubbogo-lb/lb/loadbalance/describe"
 	"github.com/dubbogo-lb/lb/loadbalance/internal/member"
 	"github.com/dubbogo-lb/lb/loadbalance/internal/skeleton"
 	"github.com/dubbogo-lb/lb/loadbalance/lblog"
@@ -129,8 +130,17 @@ func New(opts Options) *Balancer {
 		Build: build, Pick: b.pick, Among: b.among,
 		ReadsAllUpTo: math.MaxInt, // the ring holds every provider
 		Method:       func(inv base.Invocation) string { m, _ := callOf(inv); return m },
+		Describe:     describeRing,
 	})
 	return b
+}
+
+// describeRing gives each provider, as its effective weight, the
+// percentage of the hash space it owns on the ring.
+func describeRing(v *member.View[table], _ int64, ps []describe.Provider) {
+	for i, share := range v.Table.ring.Shares() {
+		ps[i].Weight = 100 * share
+	}
 }
 
 // build makes the table of set, reusing prev's ring when the addresses and

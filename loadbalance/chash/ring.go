@@ -196,6 +196,28 @@ func (r *Ring) At(pos int) (point uint32, index int) {
 	return r.points[pos], r.index[r.owners[pos]]
 }
 
+// Shares returns the fraction of the hash space that each member owns, in
+// the order of the members given to Build: the keys that go to it while
+// every member is available. The fractions add up to 1 (0 on an empty
+// ring). O(Len()); for inspection, not for picks.
+func (r *Ring) Shares() []float64 {
+	out := make([]float64, r.Members())
+	n := r.Len()
+	if n == 1 {
+		out[r.owners[0]] = 1
+	}
+	if n <= 1 {
+		return out
+	}
+	for k, p := range r.points {
+		// A point owns the keys after the point before it, up to itself;
+		// the first point's arc wraps past 2^32 (uint32 arithmetic).
+		arc := p - r.points[(k+n-1)%n]
+		out[r.owners[k]] += float64(arc) / (1 << 32)
+	}
+	return out
+}
+
 // Lookup returns the Index of the member owning keyPoint (the first point at
 // or after it, wrapping), the member Dubbo would choose, or -1 if the ring is
 // empty. It does not allocate.

@@ -456,3 +456,34 @@ func TestZeroAllocations(t *testing.T) {
 		}
 	}
 }
+
+// Shares are the fractions of the hash space each member owns: what a
+// dense, even sweep of key points finds, within one sweep step per point.
+func TestRingShares(t *testing.T) {
+	if got := Build(nil, 160).Shares(); len(got) != 0 {
+		t.Errorf("empty ring: %v", got)
+	}
+	if got := Build(providers(1), 160).Shares(); len(got) != 1 || got[0] != 1 {
+		t.Errorf("one member: %v, want [1]", got)
+	}
+	r := Build(providers(3), 160)
+	shares := r.Shares()
+	if len(shares) != 3 {
+		t.Fatalf("%d shares for 3 members", len(shares))
+	}
+	const sweep = 1 << 16
+	counts := make([]float64, 3)
+	for k := range sweep {
+		counts[r.Lookup(uint32(k)<<16)]++
+	}
+	sum := 0.0
+	for i, s := range shares {
+		sum += s
+		if tol := float64(r.Len()) / sweep; math.Abs(counts[i]/sweep-s) > tol {
+			t.Errorf("member %d: share %.4f, sweep %.4f (tolerance %.4f)", i, s, counts[i]/sweep, tol)
+		}
+	}
+	if math.Abs(sum-1) > 1e-9 {
+		t.Errorf("shares add up to %v", sum)
+	}
+}

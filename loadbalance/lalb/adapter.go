@@ -5,6 +5,7 @@ import (
 
 	"dubbo.apache.org/dubbo-go/v3/protocol/base"
 
+	"github.com/dubbogo-lb/lb/loadbalance/describe"
 	"github.com/dubbogo-lb/lb/loadbalance/internal/algo"
 	"github.com/dubbogo-lb/lb/loadbalance/internal/member"
 	"github.com/dubbogo-lb/lb/loadbalance/internal/skeleton"
@@ -82,6 +83,11 @@ func New(opts Options) *Balancer {
 		Name: Name, Warmup: opts.Warmup, Rand: b.rand,
 		Build: b.build, Pick: b.pick, Among: b.pickAmong,
 		Uncounted: "every provider keeps the weight of a new one: LALB picks at random",
+		Describe: func(v *member.View[table], _ int64, ps []describe.Provider) {
+			for i := range ps {
+				ps[i].Weight = float64(v.Table.tree.Weight(i)) // LALB's weight
+			}
+		},
 	})
 	return b
 }

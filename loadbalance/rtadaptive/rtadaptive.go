@@ -20,6 +20,7 @@ import (
 
 	"dubbo.apache.org/dubbo-go/v3/protocol/base"
 
+	"github.com/dubbogo-lb/lb/loadbalance/describe"
 	"github.com/dubbogo-lb/lb/loadbalance/internal/algo"
 	"github.com/dubbogo-lb/lb/loadbalance/internal/member"
 	"github.com/dubbogo-lb/lb/loadbalance/internal/skeleton"
@@ -95,7 +96,7 @@ func New(opts Options) *Balancer {
 		b.errorDecay = float64(rpcstatus.EWMADecay)
 	}
 	b.errorHorizon = int64(min(20*b.errorDecay, math.MaxInt64/2))
-	spec := skeleton.Spec[table]{Name: Name, Warmup: opts.Warmup, Rand: b.rand, Build: b.build, Pick: b.pick, Among: b.pickAmong}
+	spec := skeleton.Spec[table]{Name: Name, Warmup: opts.Warmup, Rand: b.rand, Build: b.build, Pick: b.pick, Among: b.pickAmong, Describe: b.describe}
 	spec.Uncounted = "response times are unknown, so the balancer picks at random"
 	b.Balancer = skeleton.New(spec)
 	return b
@@ -191,6 +192,23 @@ func (b *Balancer) estimate(v *member.View[table], i int, now int64) Estimate {
 		e.ErrorRatio = b.errorRatio(&v.Table.errs[i], st, now)
 	}
 	return e
+}
+
+// describe gives each provider of v its cost as a pick would weigh it,
+// charged RTT × (calls in flight + 1), or 0 while it has no sample and no
+// DefaultRTT (a pick then lets the calls in flight decide; see Costs).
+func (b *Balancer) describe(v *member.View[table], _ int64, ps []describe.Provider) {
+	now := b.now() // the clock of the error charges
+	for i := range ps {
+		e := b.estimate(v, i, now)
+		if !e.Known {
+			if b.defaultRTT <= 0 {
+				continue
+			}
+			e.RTT = b.defaultRTT
+		}
+		ps[i].CostMs = e.Charged() * inflightFactor(e.Inflight) / 1e6
+	}
 }
 
 // clean reports whether provider i of v has no error to charge: none

@@ -13,6 +13,7 @@ import (
 
 	"dubbo.apache.org/dubbo-go/v3/protocol/base"
 
+	"github.com/dubbogo-lb/lb/loadbalance/describe"
 	"github.com/dubbogo-lb/lb/loadbalance/internal/algo"
 	"github.com/dubbogo-lb/lb/loadbalance/internal/member"
 	"github.com/dubbogo-lb/lb/loadbalance/lblog"
@@ -47,6 +48,12 @@ type Spec[T any] struct {
 	// Uncounted is what goes wrong when the lbactive filter does not count
 	// the calls, for balancers that need it; "" for those that do not.
 	Uncounted string
+	// Describe fills in what the balancer's table says of the providers
+	// of v, ps[i] for slot i, when they are described (see
+	// Balancer.Describe; off the hot path): the effective weight, which
+	// is the warm weight by default, and a cost. now is
+	// rpcstatus.Nanotime's clock.
+	Describe func(v *member.View[T], now int64, ps []describe.Provider)
 }
 
 // Balancer implements dubbo-go's loadbalance.LoadBalance for a Spec. It is
@@ -97,11 +104,18 @@ func (b *Balancer[T]) Select(invokers []base.Invoker, inv base.Invocation) base.
 		lblog.Warnf("%s", member.MissingFilterMessage(b.spec.Name, v.Set, b.spec.Uncounted))
 	}
 	if !exact {
+		var picked base.Invoker
 		if b.spec.Among != nil {
-			return b.spec.Among(v, invokers, inv)
+			picked = b.spec.Among(v, invokers, inv)
+		} else {
+			picked = v.PickAmong(invokers, b.rand.Uint64())
 		}
-		return v.PickAmong(invokers, b.rand.Uint64())
+		if j, ok := v.Index(picked); ok {
+			v.Stats[j].Picked()
+		}
+		return picked
 	}
+	v.Stats[i].Picked()
 	return invokers[i]
 }
 

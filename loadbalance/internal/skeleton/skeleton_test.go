@@ -11,6 +11,7 @@ import (
 
 	"github.com/dubbogo-lb/lb/loadbalance/internal/lbtest"
 	"github.com/dubbogo-lb/lb/loadbalance/internal/member"
+	"github.com/dubbogo-lb/lb/rpcstatus"
 )
 
 // seventh is the smallest balancer: always the first slot. It shows what a
@@ -85,4 +86,31 @@ func TestMissingFilterOneLinePerMethod(t *testing.T) {
 	}
 	assert.False(t, quiet.FilterMissing())
 	assert.Len(t, logs(), 2)
+}
+
+// Every pick is counted once on the picked provider's statistics, on a
+// retry's subset too, and not at all with detailed figures off; 0 or 1
+// provider is no pick (dubbo-go does not even call Select for one).
+func TestSelectCountsPicks(t *testing.T) {
+	b, _ := seventh("", true)
+	list := lbtest.N(3)
+	picks := func() []int64 {
+		var out []int64
+		for _, inv := range list {
+			out = append(out, rpcstatus.Of(inv.GetURL()).Method("Say").Picks())
+		}
+		return out
+	}
+	inv := lbtest.Call("Say")
+	for range 5 {
+		b.Select(list, inv)
+	}
+	b.Select([]base.Invoker{list[0], list[1]}, inv) // Among: the last
+	b.Select(list[:1], inv)
+	assert.Equal(t, []int64{5, 1, 0}, picks())
+
+	rpcstatus.SetDetailed(false)
+	t.Cleanup(func() { rpcstatus.SetDetailed(true) })
+	b.Select(list, inv)
+	assert.Equal(t, []int64{5, 1, 0}, picks())
 }

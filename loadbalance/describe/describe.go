@@ -1,0 +1,134 @@
+// Package describe is what the balancers of this module decide, as Go
+// values and as JSON, like brpc's Describe: for every balancer and every
+// (service, method) it serves, each provider with its effective weight,
+// its share of the recent picks, its calls in flight, failures, latency
+// and state. The metrics (package lbmetrics) and the live page (Handler)
+// are built on it.
+//
+// Balancers are Sources; package extension registers the module's six
+// with Default. Reading a snapshot is off the hot path: it allocates and
+// takes locks that Select never takes. Reasoning: DESIGN.md beside this
+// file.
+package describe
+
+import (
+	"time"
+
+	"dubbo.apache.org/dubbo-go/v3/common"
+
+	"github.com/dubbogo-lb/lb/rpcstatus"
+)
+
+// State is what a balancer can say of a provider, in this order of
+// precedence: a provider that is both unavailable and warming up is
+// unavailable.
+type State string
+
+const (
+	// StateUnavailable: dubbo-go marks the provider unavailable (its
+	// connection is down); the cluster skips it.
+	StateUnavailable State = "unavailable"
+	// StateEjected: outlier ejection keeps the provider out for now.
+	// Reserved for outlier ejection (issue 11), which sets it.
+	StateEjected State = "ejected"
+	// StateDrained: the provider's weight is 0, so it gets calls only
+	// when every provider is drained.
+	StateDrained State = "drained"
+	// StateWarming: the provider warms up; its warm weight is below its
+	// full weight.
+	StateWarming State = "warming"
+	// StateOK: none of the above.
+	StateOK State = "ok"
+)
+
+// Provider is one provider of a (service, method) as its balancer sees
+// it.
+type Provider struct {
+	// Address is the provider's host:port.
+	Address string `json:"provider"`
+	// State is the provider's state (see State).
+	State State `json:"state"`
+	// Weight is the balancer's effective weight of the provider: the warm
+	// weight for warmrandom, fewestactive, swrr and rtadaptive, LALB's
+	// weight for lalb, the percentage of the hash ring the provider owns
+	// for ringhash.
+	Weight float64 `json:"weight"`
+	// CostMs is rtadaptive's cost of the provider, charged RTT × (calls
+	// in flight + 1), in ms; 0 for the other balancers.
+	CostMs float64 `json:"cost_ms,omitempty"`
+	// Share is the provider's share of the (service, method)'s picks in
+	// the last Method.ShareSeconds, in [0, 1].
+	Share float64 `json:"share"`
+	// Picks is how many times the balancer picked the provider, failover
+	// retries included, since the provider appeared.
+	Picks int64 `json:"picks"`
+	// InFlight is the number of calls in flight to the provider for the
+	// method (as the lbactive filter counts them).
+	InFlight int64 `json:"in_flight"`
+	// Calls and Failures count the finished calls and the failed ones.
+	Calls    int64 `json:"calls"`
+	Failures int64 `json:"failures"`
+	// LatencyMs is the peak EWMA of the provider's latency, in ms (0
+	// before its first call ends).
+	LatencyMs float64 `json:"latency_ms"`
+
+	// URL is the provider's URL, for labels; Stats its statistics for
+	// the method, for the latency histogram.
+	URL   *common.URL      `json:"-"`
+	Stats *rpcstatus.Stats `json:"-"`
+}
+
+// Method is what a balancer knows of one (service, method).
+type Method struct {
+	// Service is the service key (group/interface:version); Interface,
+	// Group and Version are its parts, Method the method.
+	Service   string `json:"service"`
+	Interface string `json:"interface"`
+	Group     string `json:"group,omitempty"`
+	Version   string `json:"version,omitempty"`
+	Method    string `json:"method"`
+	// ShareSeconds is the time the providers' shares cover: up to the
+	// Registry's window, or 0 when they cover every pick since the
+	// providers appeared (the first snapshot of the Registry).
+	ShareSeconds float64 `json:"share_seconds"`
+	// Providers are the providers of the balancer's current snapshot, in
+	// the order dubbo-go passed them; providers that left are not there.
+	Providers []Provider `json:"providers"`
+}
+
+// Rebuilds counts the snapshots a balancer built: for a change of
+// membership (the first of each (service, method) included), and to
+// refresh the warm weights of warming providers.
+type Rebuilds struct {
+	Membership int64 `json:"membership"`
+	Warmup     int64 `json:"warmup"`
+}
+
+// Balancer is what one balancer knows.
+type Balancer struct {
+	// Name is the name the balancer is registered under.
+	Name     string   `json:"name"`
+	Rebuilds Rebuilds `json:"rebuilds"`
+	// Methods are the (service, method)s it serves, by service and
+	// method.
+	Methods []Method `json:"methods"`
+}
+
+// Snapshot is what every registered balancer knows at one time.
+type Snapshot struct {
+	// Time is when it was taken.
+	Time time.Time `json:"time"`
+	// Balancers are in the order they were registered.
+	Balancers []Balancer `json:"balancers"`
+}
+
+// Source is a balancer that can describe itself. Every balancer of the
+// module is one.
+type Source interface {
+	// Describe returns every (service, method) the balancer serves, its
+	// figures read at now (rpcstatus.Nanotime's clock); Share and
+	// ShareSeconds are left for the Registry to fill.
+	Describe(now int64) []Method
+	// Rebuilds returns the balancer's snapshot rebuilds.
+	Rebuilds() Rebuilds
+}

@@ -1,0 +1,76 @@
+package skeleton
+
+import (
+	"github.com/dubbogo-lb/lb/loadbalance/describe"
+	"github.com/dubbogo-lb/lb/loadbalance/internal/member"
+	"github.com/dubbogo-lb/lb/rpcstatus"
+)
+
+// The metrics of every balancer: Select counts each pick on the picked
+// provider's statistics (rpcstatus.Stats.Picked, one atomic add), and the
+// snapshots are described here, off the hot path, for package describe.
+
+// Describe implements describe.Source: every (service, method) the
+// balancer holds a snapshot of, with the providers of that snapshot that
+// are still there, their figures read at now.
+func (b *Balancer[T]) Describe(now int64) []describe.Method {
+	var out []describe.Method
+	b.views.Range(func(v *member.View[T]) {
+		if m, ok := b.describe(v, now); ok {
+			out = append(out, m)
+		}
+	})
+	return out
+}
+
+// Rebuilds implements describe.Source.
+func (b *Balancer[T]) Rebuilds() describe.Rebuilds {
+	membership, warmup := b.views.Rebuilds()
+	return describe.Rebuilds{Membership: membership, Warmup: warmup}
+}
+
+// describe describes v; ok is false when every provider of v has left.
+func (b *Balancer[T]) describe(v *member.View[T], now int64) (m describe.Method, ok bool) {
+	ps := make([]describe.Provider, v.Len())
+	for i, inv := range v.Invokers {
+		st := v.Stats[i]
+		p := &ps[i]
+		p.URL, p.Stats = inv.GetURL(), st
+		p.Weight = v.Weights[i]
+		p.Picks, p.InFlight, p.Calls, p.Failures = st.Picks(), st.Active(), st.Total(), st.Failed()
+		if d, ok := st.EWMA().Value(now); ok {
+			p.LatencyMs = float64(d) / 1e6
+		}
+		switch { // outlier ejection sets describe.StateEjected after unavailable
+		case !inv.IsAvailable():
+			p.State = describe.StateUnavailable
+		case v.Meta[i].Weight == 0:
+			p.State = describe.StateDrained
+		case v.Weights[i] < v.Meta[i].Weight:
+			p.State = describe.StateWarming
+		default:
+			p.State = describe.StateOK
+		}
+	}
+	if b.spec.Describe != nil {
+		b.spec.Describe(v, now, ps)
+	}
+	kept := ps[:0]
+	for i := range ps {
+		// dubbo-go destroys the invoker of a provider that left, which
+		// then answers another URL than the one of its statistics.
+		if rpcstatus.Providers.Load(ps[i].URL) != v.Providers[i] {
+			continue
+		}
+		ps[i].Address = ps[i].URL.Location
+		kept = append(kept, ps[i])
+	}
+	if len(kept) == 0 {
+		return m, false
+	}
+	u := kept[0].URL
+	return describe.Method{
+		Service: u.ServiceKey(), Interface: u.Service(), Group: u.Group(), Version: u.Version(),
+		Method: v.Method, Providers: kept,
+	}, true
+}
