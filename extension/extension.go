@@ -14,7 +14,9 @@
 // CheckReferences checks the names at start-up, CheckRegistries the Nacos
 // logins. It also registers the registry directory of the nacos protocol,
 // so that a consumer of Nacos never misses a provider (see the README's
-// Discovery section).
+// Discovery section), adds the balancers to describe.Default (what they
+// decide, for a live page: see describe.Handler) and their metrics to
+// dubbo-go's (package lbmetrics).
 package extension
 
 import (
@@ -29,11 +31,14 @@ import (
 	dgext "dubbo.apache.org/dubbo-go/v3/common/extension"
 	dgfilter "dubbo.apache.org/dubbo-go/v3/filter"
 	"dubbo.apache.org/dubbo-go/v3/global"
+	dgmetrics "dubbo.apache.org/dubbo-go/v3/metrics"
 
 	"github.com/dubbogo-lb/lb/extension/internal/nacosdiscovery"
 	"github.com/dubbogo-lb/lb/filter"
 	"github.com/dubbogo-lb/lb/loadbalance/chash"
+	"github.com/dubbogo-lb/lb/loadbalance/describe"
 	"github.com/dubbogo-lb/lb/loadbalance/lalb"
+	"github.com/dubbogo-lb/lb/loadbalance/lbmetrics"
 	"github.com/dubbogo-lb/lb/loadbalance/leastactive"
 	"github.com/dubbogo-lb/lb/loadbalance/random"
 	"github.com/dubbogo-lb/lb/loadbalance/rtadaptive"
@@ -64,11 +69,23 @@ func init() {
 	register(swrr.Name, swrr.New(swrr.Options{}))
 	register(lalb.Name, lalb.New(lalb.Options{}))
 	register(rtadaptive.Name, rtadaptive.New(rtadaptive.Options{}))
+
+	// The balancers' figures on dubbo-go's metrics endpoint, when the
+	// configuration enables metrics.
+	dgmetrics.AddCollector(lbmetrics.Name, lbmetrics.CollectorFunc)
 }
 
-func register(name string, lb loadbalance.LoadBalance) {
+// balancer is what each balancer of the module is: a dubbo-go balancer
+// that describes what it decides.
+type balancer interface {
+	loadbalance.LoadBalance
+	describe.Source
+}
+
+func register(name string, lb balancer) {
 	balancers = append(balancers, name)
 	dgext.SetLoadbalance(name, func() loadbalance.LoadBalance { return lb })
+	describe.Register(name, lb)
 }
 
 // Balancers returns the names of the balancers this package registered.

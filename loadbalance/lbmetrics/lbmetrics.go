@@ -1,0 +1,207 @@
+// Package lbmetrics puts the figures of the module's balancers (package
+// describe) on dubbo-go's metrics: importing package extension registers
+// CollectorFunc with dubbo-go, so that a consumer whose configuration
+// enables metrics with the Prometheus protocol serves them on the same
+// endpoint as dubbo-go's own, with dubbo-go's dubbo_ prefix and labels
+// plus provider and loadbalance:
+//
+//	dubbo:
+//	  metrics:
+//	    enable: true
+//	    port: 9090
+//
+// Values are read from the balancers' snapshots when the endpoint is
+// scraped, so nothing is updated on the hot path beyond the pick counter,
+// and a provider that leaves a snapshot leaves the metrics. The metrics
+// are listed in the README; reasoning in DESIGN.md beside this file.
+package lbmetrics
+
+import (
+	"os"
+	"strings"
+
+	"dubbo.apache.org/dubbo-go/v3/common"
+	"dubbo.apache.org/dubbo-go/v3/common/constant"
+	"dubbo.apache.org/dubbo-go/v3/metrics"
+	gxnet "github.com/dubbogo/gost/net"
+	prom "github.com/prometheus/client_golang/prometheus"
+
+	"github.com/dubbogo-lb/lb/loadbalance/describe"
+	"github.com/dubbogo-lb/lb/loadbalance/lblog"
+	"github.com/dubbogo-lb/lb/rpcstatus"
+)
+
+// Name is the name CollectorFunc is added under with dubbo-go's
+// metrics.AddCollector.
+const Name = "loadbalance"
+
+// Metric names.
+const (
+	PicksTotal      = "dubbo_consumer_lb_picks_total"
+	InFlight        = "dubbo_consumer_lb_requests_in_flight"
+	FailedTotal     = "dubbo_consumer_lb_requests_failed_total"
+	LatencyEWMA     = "dubbo_consumer_lb_latency_ewma_milliseconds"
+	Latency         = "dubbo_consumer_lb_latency_milliseconds"
+	Weight          = "dubbo_consumer_lb_weight"
+	Cost            = "dubbo_consumer_lb_cost_milliseconds"
+	RebuildsTotal   = "dubbo_consumer_lb_snapshot_rebuilds_total"
+	labelProvider   = "provider"
+	labelBalancer   = "loadbalance"
+	labelReason     = "reason"
+	reasonMember    = "membership"
+	reasonWarmup    = "warmup"
+	prometheusProto = constant.ProtocolPrometheus
+)
+
+// providerLabels are the labels of the per-provider metrics: dubbo-go's
+// labels of its consumer metrics (metrics/rpc), then provider and
+// loadbalance.
+var providerLabels = []string{
+	constant.TagApplicationName, constant.TagApplicationVersion, constant.TagHostname, constant.TagIp,
+	constant.TagInterface, constant.TagMethod, constant.TagGroup, constant.TagVersion,
+	labelProvider, labelBalancer,
+}
+
+// balancerLabels are the labels of the per-balancer metrics: dubbo-go's
+// application-level labels, then loadbalance and reason.
+var balancerLabels = []string{
+	constant.TagApplicationName, constant.TagApplicationVersion, constant.TagHostname, constant.TagIp,
+	labelBalancer, labelReason,
+}
+
+// Options configure a Collector. The zero value is ready to use.
+type Options struct {
+	// Registry is what the Collector reports; default describe.Default.
+	Registry *describe.Registry
+	// Application and AppVersion label the per-balancer metrics (the
+	// per-provider ones take them from the provider URL, as dubbo-go's
+	// consumer metrics do).
+	Application, AppVersion string
+	// Hostname and IP label every metric; default this host's, as
+	// dubbo-go finds them.
+	Hostname, IP string
+}
+
+// Collector is a prometheus.Collector of the balancers' figures, read from
+// a describe.Registry at each scrape.
+type Collector struct {
+	opts                                                        Options
+	picks, inFlight, failed, ewma, latency, weight, cost, built *prom.Desc
+	bounds                                                      []float64 // histogram bounds, ms
+}
+
+// New returns a Collector.
+func New(opts Options) *Collector {
+	if opts.Registry == nil {
+		opts.Registry = describe.Default
+	}
+	if opts.Hostname == "" {
+		opts.Hostname, _ = os.Hostname()
+	}
+	if opts.IP == "" {
+		opts.IP, _ = gxnet.GetLocalIP()
+	}
+	per := func(name, help string) *prom.Desc { return prom.NewDesc(name, help, providerLabels, nil) }
+	c := &Collector{
+		opts:     opts,
+		picks:    per(PicksTotal, "Times the balancer picked the provider for the method, failover retries included."),
+		inFlight: per(InFlight, "Calls to the provider for the method in flight, as the lbactive filter counts them."),
+		failed:   per(FailedTotal, "Calls to the provider for the method that failed."),
+		ewma:     per(LatencyEWMA, "Peak EWMA of the provider's latency for the method (10 s decay), in ms."),
+		latency:  per(Latency, "Latency of the calls to the provider for the method, in ms."),
+		weight:   per(Weight, "The balancer's effective weight of the provider: warm weight, LALB's weight, or for ringhash the percentage of the ring it owns."),
+		cost:     per(Cost, "rtadaptive's cost of the provider, charged RTT × (calls in flight + 1), in ms."),
+		built: prom.NewDesc(RebuildsTotal, "Snapshots the balancer built, for a change of membership or a warmup refresh.",
+			balancerLabels, nil),
+	}
+	for i := range rpcstatus.HistogramBuckets {
+		c.bounds = append(c.bounds, float64(rpcstatus.HistogramBound(i).Microseconds())/1e3)
+	}
+	return c
+}
+
+// Describe implements prometheus.Collector.
+func (c *Collector) Describe(ch chan<- *prom.Desc) {
+	for _, d := range []*prom.Desc{c.picks, c.inFlight, c.failed, c.ewma, c.latency, c.weight, c.cost, c.built} {
+		ch <- d
+	}
+}
+
+// Collect implements prometheus.Collector: one series per provider of each
+// snapshot and metric, one per balancer and reason of rebuild.
+func (c *Collector) Collect(ch chan<- prom.Metric) {
+	snap := c.opts.Registry.Snapshot()
+	seen := map[string]bool{}
+	for _, b := range snap.Balancers {
+		app := []string{c.opts.Application, c.opts.AppVersion, c.opts.Hostname, c.opts.IP, b.Name}
+		ch <- prom.MustNewConstMetric(c.built, prom.CounterValue, float64(b.Rebuilds.Membership), append(app, reasonMember)...)
+		ch <- prom.MustNewConstMetric(c.built, prom.CounterValue, float64(b.Rebuilds.Warmup), append(app, reasonWarmup)...)
+		for _, m := range b.Methods {
+			for _, p := range m.Providers {
+				lv := c.labels(p.URL, m.Method, p.Address, b.Name)
+				// Two invokers of one address in a snapshot (a provider
+				// listed twice) would make the scrape fail: keep the first.
+				key := strings.Join(lv, "\xff")
+				if !seen[key] {
+					seen[key] = true
+					c.provider(ch, &p, lv)
+				}
+			}
+		}
+	}
+}
+
+// provider sends the metrics of p, labelled lv.
+func (c *Collector) provider(ch chan<- prom.Metric, p *describe.Provider, lv []string) {
+	ch <- prom.MustNewConstMetric(c.picks, prom.CounterValue, float64(p.Picks), lv...)
+	ch <- prom.MustNewConstMetric(c.inFlight, prom.GaugeValue, float64(p.InFlight), lv...)
+	ch <- prom.MustNewConstMetric(c.failed, prom.CounterValue, float64(p.Failures), lv...)
+	ch <- prom.MustNewConstMetric(c.ewma, prom.GaugeValue, p.LatencyMs, lv...)
+	ch <- prom.MustNewConstMetric(c.weight, prom.GaugeValue, p.Weight, lv...)
+	if p.CostMs > 0 {
+		ch <- prom.MustNewConstMetric(c.cost, prom.GaugeValue, p.CostMs, lv...)
+	}
+	if p.Stats != nil {
+		counts, n := p.Stats.Histogram()
+		cumulative := make(map[float64]uint64, len(c.bounds))
+		var sum uint64
+		for i, bound := range c.bounds {
+			sum += uint64(counts[i])
+			cumulative[bound] = sum
+		}
+		ms := float64(p.Stats.TotalElapsed()) / 1e6
+		ch <- prom.MustNewConstHistogram(c.latency, uint64(n), ms, cumulative, lv...)
+	}
+}
+
+// labels returns the values of providerLabels for a provider whose URL is
+// u, as dubbo-go's consumer metrics label a call to it (metrics/rpc:
+// application and version from the provider URL merged with the
+// consumer's).
+func (c *Collector) labels(u *common.URL, method, address, balancer string) []string {
+	return []string{
+		u.GetParam(constant.ApplicationKey, ""), u.GetParam(constant.AppVersionKey, ""),
+		c.opts.Hostname, c.opts.IP,
+		u.Service(), method, u.Group(), u.GetParam(constant.VersionKey, ""),
+		address, balancer,
+	}
+}
+
+// CollectorFunc is a dubbo-go metrics.CollectorFunc: dubbo-go calls it
+// once, when a consumer's configuration enables metrics. With the
+// Prometheus protocol it registers a Collector of describe.Default with
+// the Prometheus registerer that dubbo-go's own metrics registry uses, so
+// that the metrics appear on dubbo-go's endpoint; with another protocol it
+// says once that they are not exported.
+func CollectorFunc(_ metrics.MetricRegistry, u *common.URL) {
+	if u.Protocol != prometheusProto {
+		lblog.Warnf("metrics protocol %q: the load-balancing metrics are exported with %q only", u.Protocol, prometheusProto)
+		return
+	}
+	c := New(Options{Application: u.GetParam(constant.ApplicationKey, ""), AppVersion: u.GetParam(constant.AppVersionKey, "")})
+	if err := prom.DefaultRegisterer.Register(c); err != nil {
+		if _, dup := err.(prom.AlreadyRegisteredError); !dup {
+			lblog.Warnf("load-balancing metrics not registered: %v", err)
+		}
+	}
+}

@@ -1,0 +1,193 @@
+package lbmetrics
+
+import (
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"regexp"
+	"strconv"
+	"testing"
+	"time"
+
+	"dubbo.apache.org/dubbo-go/v3/common"
+	"dubbo.apache.org/dubbo-go/v3/common/constant"
+	"dubbo.apache.org/dubbo-go/v3/metrics"
+	_ "dubbo.apache.org/dubbo-go/v3/metrics/prometheus" // dubbo-go's Prometheus registry
+	"dubbo.apache.org/dubbo-go/v3/protocol/base"
+	prom "github.com/prometheus/client_golang/prometheus"
+	dto "github.com/prometheus/client_model/go"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/dubbogo-lb/lb/loadbalance/describe"
+	"github.com/dubbogo-lb/lb/loadbalance/internal/algo"
+	"github.com/dubbogo-lb/lb/loadbalance/internal/lbtest"
+	"github.com/dubbogo-lb/lb/loadbalance/random"
+	"github.com/dubbogo-lb/lb/rpcstatus"
+)
+
+// gather collects c on a pedantic registry (which checks every metric
+// against its description) and returns the families by name.
+func gather(t *testing.T, c *Collector) map[string]*dto.MetricFamily {
+	t.Helper()
+	reg := prom.NewPedanticRegistry()
+	require.NoError(t, reg.Register(c))
+	mfs, err := reg.Gather()
+	require.NoError(t, err)
+	out := map[string]*dto.MetricFamily{}
+	for _, mf := range mfs {
+		out[mf.GetName()] = mf
+	}
+	return out
+}
+
+// series returns the metrics of mf by their provider label.
+func series(mf *dto.MetricFamily) map[string]*dto.Metric {
+	out := map[string]*dto.Metric{}
+	for _, m := range mf.GetMetric() {
+		out[label(m, labelProvider)+label(m, labelReason)] = m
+	}
+	return out
+}
+
+func label(m *dto.Metric, name string) string {
+	for _, l := range m.GetLabel() {
+		if l.GetName() == name {
+			return l.GetValue()
+		}
+	}
+	return ""
+}
+
+// provider returns a provider of the service as a consumer of application
+// "shop" sees it, in group g and version 1.0.0.
+func provider(port int) base.Invoker {
+	return lbtest.Provider(port, map[string]string{"weight": "100", "application": "shop", "group": "g", "version": "1.0.0"})
+}
+
+func TestCollectorValues(t *testing.T) {
+	lb := random.New(random.Options{Rand: algo.Seeded(1).Uint64})
+	list := []base.Invoker{provider(20000), provider(20001)}
+	counts := lbtest.Counts(lb, list, lbtest.Call("Say"), 100)
+	ms := time.Millisecond
+	lbtest.Feed(list[0], 0, 3, 3*ms, false)  // (2.048, 4.096] ms
+	lbtest.Feed(list[0], 0, 1, 100*ms, true) // (65.536, 131.072] ms
+	pr := rpcstatus.Of(list[1].GetURL())
+	pr.Begin(pr.Method("Say"), 0)
+
+	reg := describe.New(describe.Options{})
+	reg.Register(random.Name, lb)
+	c := New(Options{Registry: reg, Application: "me", AppVersion: "v1", Hostname: "host", IP: "10.1.2.3"})
+	mfs := gather(t, c)
+
+	picks := series(mfs[PicksTotal])
+	require.Len(t, picks, 2)
+	a := picks["127.0.0.1:20000"]
+	assert.Equal(t, float64(counts[0]), a.GetCounter().GetValue())
+	assert.Equal(t, float64(counts[1]), picks["127.0.0.1:20001"].GetCounter().GetValue())
+	want := map[string]string{
+		"application_name": "shop", "application_version": "", "hostname": "host", "ip": "10.1.2.3",
+		"interface": lbtest.Service, "method": "Say", "group": "g", "version": "1.0.0",
+		"provider": "127.0.0.1:20000", "loadbalance": random.Name,
+	}
+	assert.Len(t, a.GetLabel(), len(want))
+	for k, v := range want {
+		assert.Equal(t, v, label(a, k), k)
+	}
+
+	assert.Equal(t, 1.0, series(mfs[InFlight])["127.0.0.1:20001"].GetGauge().GetValue())
+	assert.Equal(t, 1.0, series(mfs[FailedTotal])["127.0.0.1:20000"].GetCounter().GetValue())
+	assert.Equal(t, 100.0, series(mfs[Weight])["127.0.0.1:20000"].GetGauge().GetValue())
+	assert.Positive(t, series(mfs[LatencyEWMA])["127.0.0.1:20000"].GetGauge().GetValue())
+	assert.Nil(t, mfs[Cost], "no cost outside rtadaptive")
+
+	h := series(mfs[Latency])["127.0.0.1:20000"].GetHistogram()
+	assert.EqualValues(t, 4, h.GetSampleCount())
+	assert.InDelta(t, 109, h.GetSampleSum(), 1e-9)
+	bucket := map[float64]uint64{}
+	for _, b := range h.GetBucket() {
+		bucket[b.GetUpperBound()] = b.GetCumulativeCount()
+	}
+	assert.Len(t, bucket, rpcstatus.HistogramBuckets)
+	assert.EqualValues(t, 0, bucket[2.048])
+	assert.EqualValues(t, 3, bucket[4.096])
+	assert.EqualValues(t, 3, bucket[65.536])
+	assert.EqualValues(t, 4, bucket[131.072])
+	assert.EqualValues(t, 4, bucket[8388.608])
+
+	rebuilds := series(mfs[RebuildsTotal])
+	require.Len(t, rebuilds, 2)
+	m := rebuilds[reasonMember]
+	assert.Equal(t, 1.0, m.GetCounter().GetValue())
+	assert.Equal(t, "me", label(m, "application_name"))
+	assert.Equal(t, "v1", label(m, "application_version"))
+	assert.Equal(t, random.Name, label(m, labelBalancer))
+	assert.Equal(t, 0.0, rebuilds[reasonWarmup].GetCounter().GetValue())
+
+	// A provider that leaves leaves the metrics.
+	list[0].Destroy()
+	assert.Len(t, series(gather(t, c)[PicksTotal]), 1)
+}
+
+// A provider listed twice (two invokers of one address) would make the
+// whole scrape fail: it is reported once.
+func TestCollectorTwoInvokersOfOneAddress(t *testing.T) {
+	lb := random.New(random.Options{Rand: algo.Seeded(1).Uint64})
+	list := []base.Invoker{provider(20000), provider(20000), provider(20001)}
+	lbtest.Counts(lb, list, lbtest.Call("Say"), 10)
+	reg := describe.New(describe.Options{})
+	reg.Register(random.Name, lb)
+	assert.Len(t, series(gather(t, New(Options{Registry: reg}))[PicksTotal]), 2)
+}
+
+func TestCollectorFuncOtherProtocol(t *testing.T) {
+	logs := lbtest.CaptureLogs(t)
+	u, _ := common.NewURL("localhost", common.WithProtocol("opentelemetry"))
+	CollectorFunc(nil, u)
+	require.Len(t, logs(), 1)
+	assert.Contains(t, logs()[0], `"prometheus" only`)
+}
+
+// Through dubbo-go itself: with metrics enabled, the balancers' metrics
+// are on dubbo-go's Prometheus endpoint, beside dubbo-go's own.
+func TestOnDubboGoEndpoint(t *testing.T) {
+	lb := random.New(random.Options{Rand: algo.Seeded(1).Uint64})
+	lbtest.Counts(lb, []base.Invoker{provider(20000), provider(20001)}, lbtest.Call("Say"), 10)
+	describe.Register("test-"+random.Name, lb)
+	metrics.AddCollector(Name, CollectorFunc) // as package extension does
+
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	port := ln.Addr().(*net.TCPAddr).Port
+	ln.Close()
+	u, _ := common.NewURL("localhost", common.WithProtocol(constant.ProtocolPrometheus))
+	u.SetParam(constant.PrometheusExporterEnabledKey, "true")
+	u.SetParam(constant.PrometheusExporterMetricsPortKey, strconv.Itoa(port))
+	u.SetParam(constant.PrometheusExporterMetricsPathKey, "/metrics")
+	u.SetParam(constant.ApplicationKey, "consumer-app")
+	metrics.Init(u)
+	t.Cleanup(func() { prom.DefaultRegisterer.Unregister(New(Options{})) })
+
+	var body string
+	deadline := time.Now().Add(time.Minute) // the exporter starts in the background
+	for {
+		resp, err := http.Get(fmt.Sprintf("http://127.0.0.1:%d/metrics", port))
+		if err == nil {
+			b, _ := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			body = string(b)
+			break
+		}
+		require.True(t, time.Now().Before(deadline), "dubbo-go's endpoint does not answer: %v", err)
+		time.Sleep(50 * time.Millisecond) // polling a server that starts in the background
+	}
+	for _, want := range []string{
+		`(?m)^dubbo_consumer_lb_picks_total\{application_name="shop",.*loadbalance="test-warmrandom",method="Say",provider="127.0.0.1:20001",version="1.0.0"\} \d+$`,
+		`(?m)^dubbo_consumer_lb_snapshot_rebuilds_total\{application_name="consumer-app",.*loadbalance="test-warmrandom",reason="membership"\} 1$`,
+		// dubbo-go's exporter counts its own scrapes: the same endpoint.
+		`(?m)^promhttp_metric_handler_requests_total\{code="200"\} \d+$`,
+	} {
+		assert.True(t, regexp.MustCompile(want).MatchString(body), "no line matches %s", want)
+	}
+}
