@@ -105,6 +105,9 @@ func (r *Registry) Snapshot() Snapshot {
 	out := Snapshot{Time: r.wall(), Balancers: make([]Balancer, 0, len(r.sources))}
 	for _, s := range r.sources {
 		methods := s.src.Describe(now)
+		if methods == nil {
+			methods = []Method{} // [] in JSON
+		}
 		slices.SortFunc(methods, func(a, b Method) int {
 			return cmp.Or(cmp.Compare(a.Service, b.Service), cmp.Compare(a.Method, b.Method))
 		})

@@ -10,6 +10,13 @@
 // With -json it prints one JSON object per interval and a final one with
 // the totals (load.Stats), for scripts and the integration tests.
 //
+// What the balancers decide: -debug 127.0.0.1:PORT serves the live page
+// (package describe) and prints its address on stderr; -metrics PORT turns
+// on dubbo-go's metrics with its Prometheus endpoint on PORT, where the
+// balancers' metrics appear beside dubbo-go's (package lbmetrics); -pause
+// waits for SIGUSR1 before the run and, after it, for SIGINT or SIGTERM, so
+// that a test reads the metrics while no call is in flight.
+//
 // Exit status: 0 after a run, 2 for a bad configuration (an unknown
 // balancer among them: the message lists the valid names; and a Nacos that
 // requires a login and refuses the one configured, or its absence: the
@@ -25,11 +32,13 @@ import (
 	"os"
 	"os/signal"
 	"slices"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
 
 	"dubbo.apache.org/dubbo-go/v3"
+	"dubbo.apache.org/dubbo-go/v3/global"
 
 	"github.com/dubbogo-lb/lb/extension"
 	"github.com/dubbogo-lb/lb/samples/internal/app"
@@ -63,6 +72,9 @@ func run() error {
 		ready     = flag.Duration("ready-timeout", 30*time.Second, "how long to wait for -providers")
 		cfg       load.Config
 		asJSON    = flag.Bool("json", false, "print JSON lines (load.Stats) instead of text")
+		debug     = flag.String("debug", "", "serve the live page of the balancers on this address, e.g. 127.0.0.1:8080")
+		metrics   = flag.Int("metrics", 0, "enable dubbo-go's metrics with its Prometheus endpoint on this port (0: the YAML's metrics section)")
+		pause     = flag.Bool("pause", false, "wait for SIGUSR1 before the run, and for SIGINT or SIGTERM after it")
 	)
 	flag.IntVar(&cfg.Concurrency, "concurrency", 8, "workers, each with one call in flight")
 	flag.DurationVar(&cfg.Duration, "duration", 10*time.Second, "length of the run (0 with -calls: until -calls)")
@@ -128,6 +140,12 @@ func run() error {
 				return fmt.Errorf("%w: %w", errConfig, err)
 			}
 		}
+		if *metrics != 0 {
+			if o.Metrics == nil {
+				o.Metrics = global.DefaultMetricsConfig()
+			}
+			enableMetrics(o.Metrics, *metrics)
+		}
 		return nil
 	})
 	if err != nil {
@@ -144,10 +162,33 @@ func run() error {
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
+	resume := make(chan os.Signal, 1)
+	if *pause {
+		signal.Notify(resume, syscall.SIGUSR1)
+	}
+	if *debug != "" {
+		page, err := app.ServeDebug(*debug)
+		if err != nil {
+			return fmt.Errorf("%w: -debug %s: %w", errConfig, *debug, err)
+		}
+		fmt.Fprintln(os.Stderr, "live page of the balancers:", page)
+	}
 	out := json.NewEncoder(os.Stdout)
 	seen, err := load.WaitProviders(ctx, g, *providers, *ready)
 	if err != nil {
 		return err
+	}
+	if *pause {
+		fmt.Fprintln(os.Stderr, pausedBefore)
+		select {
+		case <-resume:
+		case <-ctx.Done():
+			return nil
+		}
+		defer func() {
+			fmt.Fprintln(os.Stderr, pausedAfter)
+			<-ctx.Done()
+		}()
 	}
 	if !*asJSON {
 		fmt.Printf("balancer %s, providers %s, concurrency %d\n", orDefault(name), strings.Join(seen, " "), cfg.Concurrency)
@@ -178,6 +219,37 @@ func run() error {
 		fmt.Println("an error:", total.LastError)
 	}
 	return nil
+}
+
+// What -pause prints on stderr when it waits.
+const (
+	pausedBefore = "paused before the run: SIGUSR1 starts it"
+	pausedAfter  = "paused after the run: SIGINT or SIGTERM ends it"
+)
+
+// enableMetrics turns on dubbo-go's metrics with its Prometheus exporter on
+// port, as the YAML would:
+//
+//	dubbo:
+//	  metrics:
+//	    enable: true
+//	    port: PORT
+//	    protocol: prometheus
+//	    prometheus:
+//	      exporter:
+//	        enabled: true
+func enableMetrics(m *global.MetricsConfig, port int) {
+	on := true
+	m.Enable = &on
+	m.Port = strconv.Itoa(port)
+	m.Protocol = "prometheus"
+	if m.Prometheus == nil {
+		m.Prometheus = &global.PrometheusConfig{}
+	}
+	if m.Prometheus.Exporter == nil {
+		m.Prometheus.Exporter = &global.Exporter{}
+	}
+	m.Prometheus.Exporter.Enabled = &on
 }
 
 // source says where the balancer names come from.

@@ -19,6 +19,11 @@
 // processes that register in Nacos with their weight, timestamp and warmup,
 // then runs the sample consumer once per balancer, and stops what it
 // started.
+//
+// Either way the demo serves the live page of the balancers (package
+// describe: each provider's share of the picks and its weight, every
+// second) and prints its address; -debug chooses it, -hold keeps the page
+// up after the table until Ctrl-C (in-process demo only).
 package main
 
 import (
@@ -44,7 +49,7 @@ import (
 
 	"github.com/dubbogo-lb/lb/extension"
 	"github.com/dubbogo-lb/lb/filter"
-	_ "github.com/dubbogo-lb/lb/samples/internal/app" // dubbo-go plugins, balancers
+	"github.com/dubbogo-lb/lb/samples/internal/app" // dubbo-go plugins, balancers, the live page
 	"github.com/dubbogo-lb/lb/samples/internal/greeter"
 	"github.com/dubbogo-lb/lb/samples/internal/load"
 )
@@ -57,6 +62,8 @@ type options struct {
 	balancers   []string
 	nacos       bool
 	nacosAddr   string
+	debug       string
+	hold        bool
 }
 
 func main() {
@@ -67,6 +74,8 @@ func main() {
 	flag.IntVar(&o.concurrency, "concurrency", 16, "calls in flight")
 	flag.BoolVar(&o.nacos, "nacos", false, "run through a real Nacos with provider and consumer processes")
 	flag.StringVar(&o.nacosAddr, "nacos-addr", "127.0.0.1:8848", "Nacos address for -nacos")
+	flag.StringVar(&o.debug, "debug", "127.0.0.1:0", `address of the live page of the balancers (port 0: a free one; "": no page)`)
+	flag.BoolVar(&o.hold, "hold", false, "keep the live page up after the table, until Ctrl-C (not with -nacos)")
 	child := flag.String("child-provider", "", "internal: serve one provider, name,port,latency")
 	flag.Parse()
 	if *child != "" {
@@ -175,7 +184,15 @@ func embedded(ctx context.Context, o options) error {
 		names = append(names, name)
 	}
 	fmt.Printf("providers (child processes on loopback, direct URLs, no registry): %s\n", strings.Join(names, ", "))
-	fmt.Printf("each balancer: %v of closed-loop load, %d calls in flight, failover cluster, lbactive filter\n\n", o.duration, o.concurrency)
+	fmt.Printf("each balancer: %v of closed-loop load, %d calls in flight, failover cluster, lbactive filter\n", o.duration, o.concurrency)
+	page := ""
+	if o.debug != "" {
+		if page, err = app.ServeDebug(o.debug); err != nil {
+			return fmt.Errorf("-debug %s: %w", o.debug, err)
+		}
+		printPage(page)
+	}
+	fmt.Println()
 
 	cli, err := client.NewClient()
 	if err != nil {
@@ -208,7 +225,16 @@ func embedded(ctx context.Context, o options) error {
 	}
 	fmt.Println()
 	load.WriteTable(os.Stdout, names, rows)
+	if o.hold && page != "" {
+		fmt.Printf("\nthe live page stays up at %s until Ctrl-C\n", page)
+		<-ctx.Done()
+	}
 	return nil
+}
+
+// printPage prints the address of the live page.
+func printPage(url string) {
+	fmt.Printf("live page of the balancers (share of the picks and weight of each provider, every second): %s\n", url)
 }
 
 // childProvider serves one provider, spec "name,port,latency", until its

@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net"
 	"net/http"
 	"net/url"
 	"os"
@@ -78,7 +79,15 @@ func withNacos(ctx context.Context, o options) (err error) {
 		return err
 	}
 	fmt.Printf("\nproviders registered in Nacos %s: %s\n", o.nacosAddr, strings.Join(names, ", "))
-	fmt.Printf("each balancer: one consumer process, %v of closed-loop load, %d calls in flight\n\n", o.duration, o.concurrency)
+	fmt.Printf("each balancer: one consumer process, %v of closed-loop load, %d calls in flight\n", o.duration, o.concurrency)
+	if o.debug != "" {
+		// Every consumer serves the page in turn, on one address.
+		if o.debug, err = fixPort(o.debug); err != nil {
+			return fmt.Errorf("-debug: %w", err)
+		}
+		printPage("http://" + o.debug + "/")
+	}
+	fmt.Println()
 
 	var rows []load.Row
 	for _, b := range o.balancers {
@@ -101,7 +110,7 @@ func runConsumer(ctx context.Context, root, bin string, o options, b string, pro
 		"-conf", filepath.Join(root, "conf", "consumer.yaml"), "-registry", o.nacosAddr,
 		"-balancer", b, "-json", "-duration", o.duration.String(),
 		"-concurrency", strconv.Itoa(o.concurrency),
-		"-providers", strconv.Itoa(providers), "-ready-timeout", "15s")
+		"-providers", strconv.Itoa(providers), "-ready-timeout", "15s", "-debug", o.debug)
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	if err := cmd.Run(); err != nil {
@@ -120,6 +129,16 @@ func runConsumer(ctx context.Context, root, bin string, o options, b string, pro
 		return total, errors.New("no totals in the consumer's output")
 	}
 	return total, nil
+}
+
+// fixPort returns addr with a free port in place of port 0.
+func fixPort(addr string) (string, error) {
+	host, port, err := net.SplitHostPort(addr)
+	if err != nil || port != "0" {
+		return addr, err
+	}
+	p, err := freePort()
+	return net.JoinHostPort(host, strconv.Itoa(p)), err
 }
 
 // moduleRoot finds the directory of this module's go.mod from the working

@@ -21,7 +21,7 @@ import (
 
 	// The dubbo-go plugins the samples use: triple over a Nacos registry
 	// (or direct URLs), the failover cluster, dubbo-go's default provider
-	// and consumer filters.
+	// and consumer filters, its metrics filter and Prometheus exporter.
 	_ "dubbo.apache.org/dubbo-go/v3/cluster/cluster/failfast"
 	_ "dubbo.apache.org/dubbo-go/v3/cluster/cluster/failover"
 	_ "dubbo.apache.org/dubbo-go/v3/cluster/loadbalance/random"
@@ -33,10 +33,12 @@ import (
 	_ "dubbo.apache.org/dubbo-go/v3/filter/exec_limit"
 	_ "dubbo.apache.org/dubbo-go/v3/filter/generic"
 	_ "dubbo.apache.org/dubbo-go/v3/filter/graceful_shutdown"
+	_ "dubbo.apache.org/dubbo-go/v3/filter/metrics"
 	_ "dubbo.apache.org/dubbo-go/v3/filter/token"
 	_ "dubbo.apache.org/dubbo-go/v3/filter/tps"
 	_ "dubbo.apache.org/dubbo-go/v3/filter/tps/limiter"
 	_ "dubbo.apache.org/dubbo-go/v3/filter/tps/strategy"
+	_ "dubbo.apache.org/dubbo-go/v3/metrics/prometheus"
 	_ "dubbo.apache.org/dubbo-go/v3/protocol/triple"
 	_ "dubbo.apache.org/dubbo-go/v3/proxy/proxy_factory"
 	_ "dubbo.apache.org/dubbo-go/v3/registry/directory"
