@@ -39,12 +39,8 @@ const envScreenshot = "DUBBOGO_LB_SCREENSHOT"
 // and JSON show the same counters.
 func TestMetricsAndPageOfTheConsumer(t *testing.T) {
 	e := setup(t)
-	ps := []*provider{
-		e.startProvider(t, providerSpec{name: "m2ms", latency: "2ms"}),
-		e.startProvider(t, providerSpec{name: "m5ms", latency: "5ms"}),
-		e.startProvider(t, providerSpec{name: "m10ms", latency: "10ms"}),
-	}
-	e.waitRegistered(t, ps...)
+	ps := e.startRegistered(t, providerSpec{name: "m2ms", latency: "2ms"},
+		providerSpec{name: "m5ms", latency: "5ms"}, providerSpec{name: "m10ms", latency: "10ms"})
 	metricsPort := strconv.Itoa(freePort(t))
 	page := "127.0.0.1:" + strconv.Itoa(freePort(t))
 	c := e.startPausedConsumer(t, "lalb", len(ps), "-metrics", metricsPort, "-debug", page, "-duration", "20s")
@@ -157,6 +153,18 @@ func checkJSON(t *testing.T, page string, mfs map[string]*dto.MetricFamily, ps [
 		return
 	}
 	t.Errorf("no lalb in lb.json: %+v", snap)
+}
+
+// startRegistered starts a provider per spec and waits until exactly they
+// are registered.
+func (e *env) startRegistered(t *testing.T, specs ...providerSpec) []*provider {
+	t.Helper()
+	ps := make([]*provider, len(specs))
+	for i, s := range specs {
+		ps[i] = e.startProvider(t, s)
+	}
+	e.waitRegistered(t, ps...)
+	return ps
 }
 
 // startPausedConsumer starts a consumer with -pause that waits for n
