@@ -1,7 +1,9 @@
 package describe_test
 
 import (
+	"math"
 	"strconv"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -220,4 +222,45 @@ func TestRegisterKeepsOrderAndReplaces(t *testing.T) {
 	assert.Len(t, snap.Balancers[0].Methods, 1, "replaced by the second source")
 	assert.Equal(t, "a", snap.Balancers[1].Name)
 	assert.Equal(t, int64(7), snap.Balancers[1].Rebuilds.Membership)
+}
+
+// Snapshots taken while callers select, and the membership changes under
+// them, see consistent figures (run with -race), and no pick is lost.
+func TestSnapshotWhileSelecting(t *testing.T) {
+	lb := random.New(random.Options{})
+	all := lbtest.N(4)
+	lists := [][]base.Invoker{all, all[:3], all[1:]}
+	reg := describe.New(describe.Options{})
+	reg.Register(random.Name, lb)
+	const callers, picks = 2, 3000
+	var wg sync.WaitGroup
+	for g := range callers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range picks {
+				lb.Select(lists[(i/100+g)%len(lists)], lbtest.Call("Say"))
+			}
+		}()
+	}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for range 50 {
+			for _, m := range reg.Snapshot().Balancers[0].Methods {
+				sum := 0.0
+				for _, p := range m.Providers {
+					sum += p.Share
+				}
+				assert.True(t, sum == 0 || math.Abs(sum-1) < 1e-9, "shares add up to %v", sum)
+			}
+		}
+	}()
+	wg.Wait()
+	<-done
+	var total int64
+	for _, inv := range all {
+		total += rpcstatus.Of(inv.GetURL()).Method("Say").Picks()
+	}
+	assert.EqualValues(t, callers*picks, total)
 }
