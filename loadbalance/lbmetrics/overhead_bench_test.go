@@ -33,9 +33,9 @@ func (answering) Invoke(context.Context, base.Invocation) result.Result { return
 // (rpcstatus.SetDetailed) side by side, for every balancer on 10 providers
 // of mixed weights: Select alone, and a whole call as the consumer makes
 // it, Select then the lbactive filter around a provider that answers at
-// once. With metrics on, a pick adds one atomic add (the pick counter) and
-// a call one more (the latency histogram); everything else is read at
-// scrape time.
+// once, from one goroutine and from every core at once. With metrics on,
+// a pick adds one atomic add (the pick counter) and a call one more (the
+// latency histogram); everything else is read at scrape time.
 func BenchmarkOverhead(b *testing.B) {
 	list := lbtest.Mixed(10)
 	for i, inv := range list {
@@ -74,6 +74,19 @@ func BenchmarkOverhead(b *testing.B) {
 					p := lb.lb.Select(copies[i&1], inv)
 					f.OnResponse(ctx, f.Invoke(ctx, p, inv), p, inv)
 				}
+			})
+			// Every core calling at once: the counters' cache lines move
+			// between cores as the filter's own do.
+			b.Run(lb.name+"/call-parallel/metrics="+state, func(b *testing.B) {
+				rpcstatus.SetDetailed(on)
+				defer rpcstatus.SetDetailed(true)
+				b.ReportAllocs()
+				b.RunParallel(func(pb *testing.PB) {
+					for i := 0; pb.Next(); i++ {
+						p := lb.lb.Select(copies[i&1], inv)
+						f.OnResponse(ctx, f.Invoke(ctx, p, inv), p, inv)
+					}
+				})
 			})
 		}
 	}
