@@ -35,14 +35,14 @@ type Stats struct {
 	// the calls in flight; with active it gives their mean age. Microseconds
 	// keep the sum far from overflow with millions of calls in flight.
 	inflightStartSum atomic.Int64
+	// picks and hist are the detailed figures (see SetDetailed): how often
+	// a balancer picked the provider (beside the counters that the filter
+	// writes next), and the latencies by bucket.
+	picks atomic.Int64
+	hist  [HistogramBuckets + 1]atomic.Int64
 
 	window Window
 	ewma   PeakEWMA
-
-	// picks and hist are the detailed figures (see SetDetailed): how often
-	// a balancer picked the provider, and the latencies by bucket.
-	picks atomic.Int64
-	hist  [HistogramBuckets + 1]atomic.Int64
 }
 
 // Begin records that a call started at now (ns).

@@ -378,19 +378,3 @@ func TestChargeTimeout(t *testing.T) {
 		}
 	}
 }
-
-// Described, each provider's weight is its weight in the LALB tree.
-func TestDescribeWeights(t *testing.T) {
-	b := New(Options{Rand: algo.Seeded(1).Uint64})
-	list := lbtest.N(3)
-	lbtest.Feed(list[0], 0, 200, time.Millisecond, false)
-	lbtest.Feed(list[1], 0, 200, 4*time.Millisecond, false)
-	lbtest.Counts(b, list, lbtest.Call("Say"), 2000) // refreshes the tree
-	want := b.Weights(list, "Say")
-	require.Greater(t, want[0], 2*want[1], "the fast provider weighs more")
-	methods := b.Describe(rpcstatus.Nanotime())
-	require.Len(t, methods, 1)
-	for i, p := range methods[0].Providers {
-		assert.Equal(t, float64(want[i]), p.Weight, p.Address)
-	}
-}

@@ -288,28 +288,3 @@ func TestBadInput(t *testing.T) {
 	c := lbtest.Counts(b, lbtest.Weighted("1", "9"), inv, 20_000)
 	assert.InDelta(t, 0.1, float64(c[0])/20_000, 0.02)
 }
-
-// Described, each provider's cost is what a pick weighs: charged RTT ×
-// (calls in flight + 1); a provider without samples has none, unless
-// DefaultRTT gives it one.
-func TestDescribeCosts(t *testing.T) {
-	var clock atomic.Int64
-	clock.Store(int64(10 * sec))
-	list := lbtest.N(2)
-	feed(list[0], int64(10*sec)-int64(5*ms), 5, 2*ms, false) // last sample at 10 s - 1 ms
-	st := rpcstatus.Of(list[0].GetURL()).Method("Say")
-	st.Begin(clock.Load())
-	for _, c := range []struct {
-		defaultRTT time.Duration
-		unknown    float64
-	}{{0, 0}, {3 * ms, 3}} {
-		b := New(Options{Now: clock.Load, DefaultRTT: c.defaultRTT})
-		b.Select(list, lbtest.Call("Say"))
-		methods := b.Describe(clock.Load())
-		assert.Len(t, methods, 1)
-		ps := methods[0].Providers
-		assert.InDelta(t, 4, ps[0].CostMs, 0.01, "2 ms × (1 in flight + 1)")
-		assert.Equal(t, c.unknown, ps[1].CostMs)
-		assert.Equal(t, 100.0, ps[0].Weight, "the warm weight")
-	}
-}

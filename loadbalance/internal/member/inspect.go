@@ -1,0 +1,33 @@
+package member
+
+import "github.com/dubbogo-lb/lb/rpcstatus/urlmap"
+
+// What the metrics and package describe read of a Registry, off the hot
+// path.
+
+// Rebuilds returns how many snapshots the Registry built: for a change of
+// membership (the first snapshot of a (service, method) included), and to
+// refresh the warm weights of a warming provider.
+func (r *Registry[T]) Rebuilds() (membership, warmup int64) {
+	return r.rebuilds.Load(), r.refreshes.Load()
+}
+
+// Range calls f with the current snapshot of every (service, method) the
+// Registry has built one for. It is for inspection (metrics, describe):
+// it allocates and briefly takes the Registry's lock, never held by Select.
+func (r *Registry[T]) Range(f func(v *View[T])) {
+	r.mu.Lock()
+	services := make([]*urlmap.Index[state[T]], 0, len(r.services))
+	for _, methods := range r.services {
+		services = append(services, methods)
+	}
+	r.mu.Unlock()
+	for _, methods := range services {
+		methods.Range(func(_ string, st *state[T]) bool {
+			if v := st.view.Load(); v != nil {
+				f(v)
+			}
+			return true
+		})
+	}
+}
