@@ -188,3 +188,78 @@ func TestPairOrdersLikeValue(t *testing.T) {
 	assert.False(t, okEmpty)
 	assert.Zero(t, ve)
 }
+
+// Judge keeps the run of failures the board counts, raises the alarm when
+// the run reaches the threshold and when the time asked for has come.
+func TestJudgeRunsAndAlarm(t *testing.T) {
+	var s Stats
+	s.Judge(1, true, NoCode)
+	assert.Zero(t, s.Streak(), "without a board failures do not count")
+
+	var b Board
+	b.Configure(3, 1<<NoCode|1<<14)
+	s.Link(&b)
+	s.Judge(2, true, NoCode)
+	s.Judge(2, true, 2) // a code the board does not count ends the run
+	assert.Zero(t, s.Streak())
+	s.Judge(3, true, NoCode)
+	s.Judge(4, true, 14)
+	assert.EqualValues(t, 2, s.Streak())
+	assert.Zero(t, b.Raised())
+	s.Judge(5, true, 14)
+	n, at := b.Alarm()
+	assert.EqualValues(t, 1, n, "the third failure in a row")
+	assert.EqualValues(t, 5, at)
+	assert.EqualValues(t, 5, b.LastFailure())
+	s.Judge(6, true, NoCode)
+	assert.EqualValues(t, 1, b.Raised(), "once per run")
+	assert.EqualValues(t, 5, s.Counted())
+	s.Judge(7, false, 0)
+	assert.Zero(t, s.Streak())
+	assert.True(t, b.Counts(99) == b.Counts(31), "codes beyond 31 are judged as 31")
+
+	b.WakeAt(10)
+	s.Judge(9, false, 0)
+	assert.EqualValues(t, 1, b.Raised())
+	s.Judge(10, false, 0)
+	n, at = b.Alarm()
+	assert.EqualValues(t, 2, n, "the first call at the time asked for")
+	assert.EqualValues(t, 10, at)
+	s.Judge(11, false, 0)
+	assert.EqualValues(t, 2, b.Raised(), "once")
+
+	b.ForgetFailures(5)
+	assert.EqualValues(t, 6, b.LastFailure(), "a later failure stays")
+	b.ForgetFailures(6)
+	assert.Zero(t, b.LastFailure())
+}
+
+// Penalty charges the run of failures while the latest is recent.
+func TestPenalty(t *testing.T) {
+	var s Stats
+	var b Board
+	b.Configure(0, 1)
+	s.Link(&b)
+	assert.Zero(t, s.Penalty(100, 10))
+	s.Judge(100, true, NoCode)
+	s.Judge(101, true, NoCode)
+	assert.EqualValues(t, 2, s.Penalty(110, 10))
+	assert.Zero(t, s.Penalty(111, 10), "the window is over")
+	s.Judge(112, false, 0)
+	assert.Zero(t, s.Penalty(112, 10), "a success ends it")
+	assert.Zero(t, b.Raised(), "threshold 0 raises no alarm")
+}
+
+// Judge allocates nothing.
+func TestJudgeAllocatesNothing(t *testing.T) {
+	var s Stats
+	var b Board
+	b.Configure(5, 1)
+	s.Link(&b)
+	now := int64(0)
+	allocs := testing.AllocsPerRun(1000, func() {
+		now++
+		s.Judge(now, now%3 == 0, NoCode)
+	})
+	assert.Zero(t, allocs)
+}
