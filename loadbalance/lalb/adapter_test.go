@@ -134,6 +134,7 @@ func TestFailingProviderKeepsProbeShare(t *testing.T) {
 			return int64(ms), now < int64(3*sec)
 		}, slots: make([]int64, 4)}
 		d := newDriver(t, Options{ChargeTimeout: charge}, 4, 100*ms, queued(ms, 4), queued(ms, 4), failing)
+		lbtest.EjectionOff(d.List...) // LALB's own response to errors
 		d.Run(20, 8*sec)
 		got := d.Share(2, 1*sec, 3*sec)
 		assert.True(t, got > 0.003 && got < 0.03, "charge timeout %v: failing provider has %.4f of the traffic, want about %.2f", charge, got, DefaultMinShare)

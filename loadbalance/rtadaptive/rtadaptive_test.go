@@ -135,7 +135,7 @@ func TestErrorsAreCharged(t *testing.T) {
 	}
 	run := func(o Options) *driver {
 		list := []base.Invoker{lbtest.Provider(20000, map[string]string{"timeout": "500ms"})}
-		list = append(list, lbtest.N(3)...)
+		list = lbtest.EjectionOff(append(list, lbtest.N(3)...)...) // the balancer's own charge
 		d := newDriver(t, o, 100*ms, list, failing, fixed(ms), fixed(ms), fixed(ms))
 		d.RunOpen(1000, 80*sec)
 		return d

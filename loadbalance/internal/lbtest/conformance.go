@@ -115,6 +115,7 @@ func Conformance(t *testing.T, s Subject) {
 		CheckReplacement(t, s.new(), s.call)
 	})
 	t.Run("BadInput", func(t *testing.T) { badInput(t, s) })
+	t.Run("Ejection", func(t *testing.T) { ejection(t, s) })
 	if s.WarmShares {
 		t.Run("SharesFollowWeights", func(t *testing.T) { sharesFollowWeights(t, s) })
 		t.Run("WarmupRamp", func(t *testing.T) { warmupRamp(t, s) })
