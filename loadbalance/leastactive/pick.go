@@ -7,8 +7,25 @@ import (
 	"github.com/dubbogo-lb/lb/rpcstatus"
 )
 
+// Charge says how a pick charges failures: a provider whose latest
+// failures (counted by the lbactive filter for outlier detection) ended
+// less than Window ns before Now counts each failure of its current run as
+// one more call in flight (rpcstatus.Stats.Penalty), so that a call that
+// fails fast weighs as if it still ran. The zero Charge charges nothing.
+type Charge struct{ Now, Window int64 }
+
+// load returns the calls in flight of s, plus its failures as c charges
+// them.
+func (c Charge) load(s *rpcstatus.Stats) int64 {
+	a := s.Active()
+	if c.Now != 0 {
+		a += s.Penalty(c.Now, c.Window)
+	}
+	return a
+}
+
 // Scan returns the index of the provider with the fewest calls in flight
-// among those with a positive weight; ties are broken at random in
+// (as c charges them) among those with a positive weight; ties are broken at random in
 // proportion to weight, or uniformly when uniform is true (all weights
 // equal). u is a uniformly random number, used only to break ties. Weights
 // that are not positive and finite exclude their provider, unless no
@@ -20,15 +37,15 @@ import (
 // kept. A count that changes in between can only move the pick to a
 // provider that has the minimum at the second reading; if none has any
 // more, the last tied provider found is returned.
-func Scan(stats []*rpcstatus.Stats, weights []float64, uniform bool, u uint64) int {
-	if i, ok := scan(stats, weights, uniform, u, false); ok {
+func Scan(stats []*rpcstatus.Stats, weights []float64, uniform bool, u uint64, c Charge) int {
+	if i, ok := scan(stats, weights, uniform, u, false, c); ok {
 		return i
 	}
-	i, _ := scan(stats, weights, true, u, true)
+	i, _ := scan(stats, weights, true, u, true, c)
 	return i
 }
 
-func scan(stats []*rpcstatus.Stats, weights []float64, uniform bool, u uint64, equal bool) (int, bool) {
+func scan(stats []*rpcstatus.Stats, weights []float64, uniform bool, u uint64, equal bool, c Charge) (int, bool) {
 	least := int64(math.MaxInt64)
 	first, last, count := -1, -1, 0
 	total := 0.0
@@ -39,7 +56,7 @@ func scan(stats []*rpcstatus.Stats, weights []float64, uniform bool, u uint64, e
 				continue
 			}
 		}
-		switch a := s.Active(); {
+		switch a := c.load(s); {
 		case a < least:
 			least, first, last, count, total = a, i, i, 1, w
 		case a == least:
@@ -54,7 +71,7 @@ func scan(stats []*rpcstatus.Stats, weights []float64, uniform bool, u uint64, e
 		k := algo.IntN(u, count)
 		found := first
 		for i := first; i <= last; i++ {
-			if (!equal && !algo.Usable(weights[i])) || stats[i].Active() != least {
+			if (!equal && !algo.Usable(weights[i])) || c.load(stats[i]) != least {
 				continue
 			}
 			if found = i; k == 0 {
@@ -70,7 +87,7 @@ func scan(stats []*rpcstatus.Stats, weights []float64, uniform bool, u uint64, e
 	found := first
 	for i := first; i <= last; i++ {
 		w := weights[i]
-		if !algo.Usable(w) || stats[i].Active() != least {
+		if !algo.Usable(w) || c.load(stats[i]) != least {
 			continue
 		}
 		found = i
@@ -83,20 +100,21 @@ func scan(stats []*rpcstatus.Stats, weights []float64, uniform bool, u uint64, e
 
 // Choose is the power-of-d-choices pick: it draws d providers at random,
 // with replacement, in proportion to weight through alias (uniformly when
-// alias is nil), and returns the one with the fewest calls in flight; on a
+// alias is nil), and returns the one with the fewest calls in flight (as c
+// charges them); on a
 // tie the one drawn first, which keeps the draw proportional to weight when
 // every count is equal. next returns uniformly random numbers. d < 1 counts
 // as 1.
-func Choose(stats []*rpcstatus.Stats, alias *algo.Alias, d int, next func() uint64) int {
+func Choose(stats []*rpcstatus.Stats, alias *algo.Alias, d int, next func() uint64, c Charge) int {
 	best, bestActive := -1, int64(0)
-	for c := 0; c < d || best < 0; c++ {
+	for k := 0; k < d || best < 0; k++ {
 		var i int
 		if alias != nil {
 			i = alias.Pick(next())
 		} else {
 			i = algo.IntN(next(), len(stats))
 		}
-		if a := stats[i].Active(); best < 0 || a < bestActive {
+		if a := c.load(stats[i]); best < 0 || a < bestActive {
 			best, bestActive = i, a
 		}
 	}

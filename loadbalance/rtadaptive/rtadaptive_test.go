@@ -7,11 +7,13 @@ import (
 	"testing"
 	"time"
 
+	"dubbo.apache.org/dubbo-go/v3/cluster/loadbalance"
 	"dubbo.apache.org/dubbo-go/v3/protocol/base"
 	"github.com/stretchr/testify/assert"
 
 	"github.com/dubbogo-lb/lb/loadbalance/internal/lbtest"
 	"github.com/dubbogo-lb/lb/rpcstatus"
+	"github.com/dubbogo-lb/lb/warmup"
 )
 
 // feed is lbtest.Feed.
@@ -287,4 +289,14 @@ func TestBadInput(t *testing.T) {
 	// Static weights: drawn in proportion.
 	c := lbtest.Counts(b, lbtest.Weighted("1", "9"), inv, 20_000)
 	assert.InDelta(t, 0.1, float64(c[0])/20_000, 0.02)
+}
+
+// A provider that fails fast never looks better: each error is charged the
+// method's timeout at least.
+func TestFastFailureNeverLooksBetter(t *testing.T) {
+	share := lbtest.FastFailureShare(t, func(now func() int64, wall func() time.Time, rnd func() uint64) loadbalance.LoadBalance {
+		return New(Options{Now: now, Warmup: warmup.Options{Now: wall}, Rand: rnd})
+	})
+	t.Logf("fast-failing provider's share: %.4f", share)
+	assert.Less(t, share, 0.01)
 }

@@ -1,6 +1,7 @@
 package lbtest
 
 import (
+	"math/rand/v2"
 	"slices"
 	"strconv"
 	"strings"
@@ -161,4 +162,26 @@ func tally(owners []int, n int) string {
 		c[k] = strconv.Itoa(m)
 	}
 	return strings.Join(c, "/")
+}
+
+// FastFailureShare runs one of five equal providers (2 ms, 20 callers)
+// answering every call with an error in 0.1 ms from 1 s on, with outlier
+// ejection off, and returns the share of the picks it got from 2 s to 4 s:
+// what the balancer's own response to failures makes of a provider that
+// fails fast. A balancer that a fast failure makes look better gives it
+// more than the fair 20 %. build makes the balancer on the driver's clocks.
+func FastFailureShare(t testing.TB, build func(now func() int64, wall func() time.Time, rnd func() uint64) loadbalance.LoadBalance) float64 {
+	const ms = int64(time.Millisecond)
+	d := NewDriver(t, 3, 100*time.Millisecond, build)
+	healthy := func(now int64, _ *rand.Rand) (int64, bool) { return now + 2*ms, false }
+	failing := func(now int64, rng *rand.Rand) (int64, bool) {
+		if now >= int64(time.Second) {
+			return now + ms/10, true
+		}
+		return healthy(now, rng)
+	}
+	d.AddN(failing, healthy, healthy, healthy, healthy)
+	EjectionOff(d.List...)
+	d.Run(20, 4*time.Second)
+	return d.Share(0, 2*time.Second, 4*time.Second)
 }
