@@ -109,6 +109,9 @@ type outlierStats struct {
 	// lastFailure is when the latest of them ended (ns), 0 if none.
 	lastFailure atomic.Int64
 	board       atomic.Pointer[Board]
+	// failedAtReturn is 1 + Failed() when the provider last came back
+	// from an ejection; 0: never ejected.
+	failedAtReturn atomic.Int64
 }
 
 // Link makes b the board of the provider's method: from then on Judge
@@ -154,6 +157,23 @@ func (s *Stats) Streak() int64 { return s.streak.Load() }
 // EndStreak starts the run of failures afresh, as outlier detection does
 // when it ejects a provider or lets it back.
 func (s *Stats) EndStreak() { s.streak.Store(0) }
+
+// Returned records that outlier detection let the provider back from an
+// ejection: it starts a fresh run of failures, and the failures so far
+// were punished by the ejection (see CleanSinceReturn).
+func (s *Stats) Returned() {
+	s.streak.Store(0)
+	s.failedAtReturn.Store(s.Failed() + 1)
+}
+
+// CleanSinceReturn reports whether the provider came back from an ejection
+// and no call of its method has failed since: a balancer that remembers
+// failures (rtadaptive's error charge) should then forget those the
+// ejection punished.
+func (s *Stats) CleanSinceReturn() bool {
+	r := s.failedAtReturn.Load()
+	return r != 0 && r == s.Failed()+1
+}
 
 // Counted returns the number of failures that counted, ever.
 func (s *Stats) Counted() int64 { return s.counted.Load() }

@@ -263,3 +263,18 @@ func TestJudgeAllocatesNothing(t *testing.T) {
 	})
 	assert.Zero(t, allocs)
 }
+
+func TestCleanSinceReturn(t *testing.T) {
+	var s Stats
+	assert.False(t, s.CleanSinceReturn(), "never ejected")
+	s.Begin(0)
+	s.End(0, 1, true)
+	s.Returned()
+	assert.True(t, s.CleanSinceReturn())
+	s.Begin(2)
+	s.End(2, 3, false)
+	assert.True(t, s.CleanSinceReturn(), "successes keep it clean")
+	s.Begin(4)
+	s.End(4, 5, true)
+	assert.False(t, s.CleanSinceReturn())
+}

@@ -10,6 +10,7 @@ import (
 	"dubbo.apache.org/dubbo-go/v3/cluster/loadbalance"
 	"dubbo.apache.org/dubbo-go/v3/protocol/base"
 	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 
 	"github.com/dubbogo-lb/lb/loadbalance/internal/lbtest"
 	"github.com/dubbogo-lb/lb/rpcstatus"
@@ -299,4 +300,26 @@ func TestFastFailureNeverLooksBetter(t *testing.T) {
 	})
 	t.Logf("fast-failing provider's share: %.4f", share)
 	assert.Less(t, share, 0.01)
+}
+
+// A provider back from an outlier ejection is not charged again for the
+// errors the ejection punished; a failure after its return is charged.
+func TestNoChargeForErrorsAnEjectionPunished(t *testing.T) {
+	var clock atomic.Int64
+	clock.Store(int64(20 * sec))
+	b := New(Options{Now: clock.Load, ErrorCost: sec})
+	list := lbtest.N(2)
+	feed(list[0], int64(19*sec), 64, ms, false)
+	feed(list[0], int64(19*sec)+int64(64*ms), 64, ms, true)
+	b.Select(list, lbtest.Call("Say"))
+	ratio := func() float64 {
+		v, _ := b.View(list, "Say")
+		return b.estimate(v, 0, clock.Load()).ErrorRatio
+	}
+	require.Greater(t, ratio(), 0.4)
+	rpcstatus.Of(list[0].GetURL()).Method("Say").Returned() // as the detector lets it back
+	clock.Add(int64(sec))
+	assert.Zero(t, ratio())
+	feed(list[0], clock.Load(), 1, ms, true)
+	assert.Greater(t, ratio(), 0.4, "a failure since the return: the window's errors are charged")
 }

@@ -228,7 +228,7 @@ func (d *Detector) release(r *record, s *rpcstatus.Stats, now int64, inv base.In
 	lblog.Warnf("outlier ejection, service %s, method %s: provider %s returns after %v of ejection (by the %s rule)",
 		u.ServiceKey(), method, u.Location, time.Duration(now-r.since).Round(time.Millisecond), r.rule)
 	r.until, r.returned = 0, now
-	s.EndStreak()
+	s.Returned()
 }
 
 // wakeAt is when the detector must decide again without a new failure:
