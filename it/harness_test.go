@@ -294,7 +294,8 @@ type providerSpec struct {
 	port    int // 0: a free port
 	weight  int // 0: 100
 	warmup  time.Duration
-	latency string // "": 2ms
+	latency string   // "": 2ms
+	args    []string // more flags
 }
 
 // provider is a running sample provider.
@@ -315,11 +316,12 @@ func (e *env) startProvider(t *testing.T, s providerSpec) *provider {
 	if s.latency == "" {
 		s.latency = "2ms"
 	}
-	p := &provider{spec: s, proc: startProc(t, "provider "+s.name, "provider", nil,
+	args := append([]string{
 		"-conf", filepath.Join(rootDir, "conf", "provider.yaml"),
 		"-registry", e.nacos, "-group", e.group,
 		"-name", s.name, "-port", strconv.Itoa(s.port),
-		"-weight", strconv.Itoa(s.weight), "-warmup", s.warmup.String(), "-latency", s.latency)}
+		"-weight", strconv.Itoa(s.weight), "-warmup", s.warmup.String(), "-latency", s.latency}, s.args...)
+	p := &provider{spec: s, proc: startProc(t, "provider "+s.name, "provider", nil, args...)}
 	t.Cleanup(func() {
 		p.stop()
 		p.checkRaces(t)
