@@ -15,6 +15,12 @@
 // when the next invoker panics, and the hot path takes no lock and allocates
 // nothing.
 //
+// Every call's outcome also goes to outlier detection (rpcstatus.Stats.Judge)
+// with the triple status code of its error (StatusCode), so that the
+// balancers can eject a provider that fails (package
+// loadbalance/internal/outlier); without this filter no provider is ever
+// ejected.
+//
 // An optional limit on calls in flight per method, the actives URL parameter
 // (methods.<m>.actives, or Dubbo Java's <m>.actives, first; see
 // urlparam.MethodParam), makes a caller wait for a free slot for up to

@@ -2,6 +2,10 @@
 // method): calls in flight, totals, failures, elapsed times, a window of
 // recent completions and a peak-sensitive moving average of latency.
 //
+// It also keeps, per (provider, method), the run of consecutive failures
+// that outlier detection counts, and the Board through which the filter
+// raises the detection's alarm (outlier.go).
+//
 // It is the one statistics store of the module. The active filter (package
 // filter) writes it on every call; the balancers read it. Every counter is a
 // 64-bit atomic, so recording a call and reading a provider's figures take no

@@ -4,7 +4,9 @@
 // warm weights, plus the balancer's own table built from it), keeps one per
 // (service, method), detects a real change of membership cheaply, rebuilds
 // off the hot path and publishes the new snapshot atomically: the Go form of
-// brpc's DoublyBufferedData.
+// brpc's DoublyBufferedData. Each snapshot applies outlier ejection (package
+// outlier): an ejected provider has weight 0 and is marked in Set.Ejected,
+// and a snapshot is rebuilt when the outlier board's alarm moves.
 package member
 
 import (

@@ -4,8 +4,9 @@
 // missing lbactive filter and the logging. A balancer supplies only its
 // algorithm, as a Spec: how to build its table from a snapshot, its pick,
 // optionally its pick among a retry's subset, and whether it needs the
-// lbactive filter. What every balancer needs next (outlier ejection,
-// metrics) goes here, once.
+// lbactive filter. Outlier ejection reaches every balancer through the
+// snapshots (package member asks package outlier); what every balancer
+// needs next (metrics) goes here, once.
 package skeleton
 
 import (
