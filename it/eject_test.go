@@ -2,8 +2,6 @@ package it
 
 import (
 	"fmt"
-	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
@@ -155,18 +153,6 @@ func (c *consumer) reachesBefore(provider string, deadline time.Time) bool {
 // the reference's params, and returns its path.
 func ejectionYAML(t *testing.T, ejectionTime time.Duration) string {
 	t.Helper()
-	b, err := os.ReadFile(filepath.Join(rootDir, "conf", "consumer.yaml"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	const key = "        retries: 2\n"
-	if strings.Count(string(b), key) != 1 {
-		t.Fatalf("conf/consumer.yaml no longer has %q once: update the test", strings.TrimSpace(key))
-	}
-	repl := "        retries: 0\n        params:\n          outlier.base-ejection-time: " + ejectionTime.String() + "\n"
-	path := filepath.Join(t.TempDir(), "consumer-ejection.yaml")
-	if err := os.WriteFile(path, []byte(strings.Replace(string(b), key, repl, 1)), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	return path
+	return editConsumerYAML(t, "        retries: 2\n",
+		"        retries: 0\n        params:\n          outlier.base-ejection-time: "+ejectionTime.String()+"\n", "consumer-ejection.yaml")
 }

@@ -154,19 +154,26 @@ func TestErrorsAreCharged(t *testing.T) {
 	assert.InDelta(t, 0.25, after, 0.1, "share regained")
 }
 
-// TestErrorChargeFades: the error charge fades with the time since the
-// provider's failure count last grew, is renewed by a new failure, and
-// survives a membership change.
-func TestErrorChargeFades(t *testing.T) {
-	var clock atomic.Int64
+// halfFailed returns a balancer on a clock at 20 s that has seen two
+// providers: the first failed the last 64 of its 128 calls (the last at
+// 19.191 s), the second succeeded 128 times.
+func halfFailed() (*Balancer, []base.Invoker, *atomic.Int64) {
+	clock := new(atomic.Int64)
 	clock.Store(int64(20 * sec))
 	b := New(Options{Now: clock.Load, ErrorCost: sec})
 	list := lbtest.N(2)
 	feed(list[0], int64(19*sec), 64, ms, false)
-	feed(list[0], int64(19*sec)+int64(64*ms), 64, ms, true) // last at 19.191 s
+	feed(list[0], int64(19*sec)+int64(64*ms), 64, ms, true)
 	feed(list[1], int64(19*sec), 128, ms, false)
-	inv := lbtest.Call("Say")
-	b.Select(list, inv)
+	b.Select(list, lbtest.Call("Say"))
+	return b, list, clock
+}
+
+// TestErrorChargeFades: the error charge fades with the time since the
+// provider's failure count last grew, is renewed by a new failure, and
+// survives a membership change.
+func TestErrorChargeFades(t *testing.T) {
+	b, list, clock := halfFailed()
 	ratio := func(l []base.Invoker) float64 {
 		v, exact := b.View(l, "Say")
 		if !exact {
@@ -305,13 +312,7 @@ func TestFastFailureNeverLooksBetter(t *testing.T) {
 // A provider back from an outlier ejection is not charged again for the
 // errors the ejection punished; a failure after its return is charged.
 func TestNoChargeForErrorsAnEjectionPunished(t *testing.T) {
-	var clock atomic.Int64
-	clock.Store(int64(20 * sec))
-	b := New(Options{Now: clock.Load, ErrorCost: sec})
-	list := lbtest.N(2)
-	feed(list[0], int64(19*sec), 64, ms, false)
-	feed(list[0], int64(19*sec)+int64(64*ms), 64, ms, true)
-	b.Select(list, lbtest.Call("Say"))
+	b, list, clock := halfFailed()
 	ratio := func() float64 {
 		v, _ := b.View(list, "Say")
 		return b.estimate(v, 0, clock.Load()).ErrorRatio

@@ -259,10 +259,7 @@ func Capacity() Scenario {
 // 20 s, then recovers.
 func Slowdown() Scenario {
 	from, to := 10*time.Second, 20*time.Second
-	ps := make([]Provider, 10)
-	for i := range ps {
-		ps[i] = Provider{Name: fmt.Sprintf("p%d", i), Latency: 2 * ms}
-	}
+	ps := alike(10, Provider{Latency: 2 * ms})
 	ps[0].Name = "p0 (20× slower)"
 	ps[0].Steps = []Step{{At: from, Latency: 40 * ms}, {At: to, Latency: 2 * ms}}
 	return Scenario{
@@ -282,10 +279,7 @@ func Slowdown() Scenario {
 // reaching the others' 2 ms after 7.5 s.
 func Join() Scenario {
 	at := 10 * time.Second
-	ps := make([]Provider, 5)
-	for i := range ps {
-		ps[i] = Provider{Name: fmt.Sprintf("p%d", i), Latency: 2 * ms, Capacity: 8}
-	}
+	ps := alike(5, Provider{Latency: 2 * ms, Capacity: 8})
 	ps[4] = Provider{
 		Name: "p4 (joins cold)", Latency: 10 * ms, Capacity: 8,
 		Steps: []Step{
@@ -327,10 +321,7 @@ func Hang() Scenario {
 // 30 s, over 50 s with 20 callers.
 func failing(name, title string, step Step, p0 string) Scenario {
 	from, to := step.At, 30*time.Second
-	ps := make([]Provider, 5)
-	for i := range ps {
-		ps[i] = Provider{Name: fmt.Sprintf("p%d", i), Latency: 2 * ms}
-	}
+	ps := alike(5, Provider{Latency: 2 * ms})
 	ps[0].Name = p0
 	ps[0].Steps = []Step{step, {At: to, Latency: 2 * ms}}
 	return Scenario{
@@ -344,6 +335,16 @@ func failing(name, title string, step Step, p0 string) Scenario {
 		Marks:     []Mark{{from, "p0 fails"}, {to, "p0 recovers"}},
 		Failure:   &Failure{Provider: 0, From: from, To: to},
 	}
+}
+
+// alike returns n copies of p named p0, p1, …
+func alike(n int, p Provider) []Provider {
+	ps := make([]Provider, n)
+	for i := range ps {
+		ps[i] = p
+		ps[i].Name = fmt.Sprintf("p%d", i)
+	}
+	return ps
 }
 
 // Scenarios returns the built-in scenarios.
