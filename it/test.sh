@@ -24,6 +24,7 @@ go test -race -count=1 -timeout 40m ./...
 for target in warmup:FuzzParseWeight warmup:FuzzParseAge \
 	warmup/urlparam:FuzzParseTimeout warmup/urlparam:FuzzParseActives warmup/urlparam:FuzzParseOutlier \
 	loadbalance/chash:FuzzParseArguments loadbalance/chash:FuzzParseNodes \
-	loadbalance/chash:FuzzAppendJava; do
+	loadbalance/chash:FuzzAppendJava \
+	samples/internal/greeter:FuzzParseWhen samples/internal/greeter:FuzzParseCode; do
 	go test -run '^$' -fuzz "^${target#*:}\$" -fuzztime 100000x "./${target%%:*}"
 done

@@ -130,7 +130,7 @@ func ParseCode(s string) (triple_protocol.Code, error) {
 	if n, err := strconv.Atoi(s); err == nil && n > 0 && n < 32 {
 		return triple_protocol.Code(n), nil
 	}
-	if err := c.UnmarshalText([]byte(s)); err != nil || c == 0 {
+	if err := c.UnmarshalText([]byte(s)); err != nil || c < 1 || c > 31 { // code_99 parses
 		return 0, fmt.Errorf("status code %q: not a triple status name (unavailable, internal, unknown, biz_error…) nor a number from 1 to 31", s)
 	}
 	return c, nil
