@@ -37,15 +37,26 @@ func (c Charge) load(s *rpcstatus.Stats) int64 {
 // kept. A count that changes in between can only move the pick to a
 // provider that has the minimum at the second reading; if none has any
 // more, the last tied provider found is returned.
+//
+// With a charge (c.Now != 0, in the seconds after a failure) the scan is
+// scanCharged, one pass that reads more; the two passes below read the
+// calls in flight alone, as tight as the scan was before charges existed.
 func Scan(stats []*rpcstatus.Stats, weights []float64, uniform bool, u uint64, c Charge) int {
-	if i, ok := scan(stats, weights, uniform, u, false, c); ok {
+	if c.Now != 0 {
+		if i, ok := scanCharged(stats, weights, uniform, u, false, c); ok {
+			return i
+		}
+		i, _ := scanCharged(stats, weights, true, u, true, c)
 		return i
 	}
-	i, _ := scan(stats, weights, true, u, true, c)
+	if i, ok := scan(stats, weights, uniform, u, false); ok {
+		return i
+	}
+	i, _ := scan(stats, weights, true, u, true)
 	return i
 }
 
-func scan(stats []*rpcstatus.Stats, weights []float64, uniform bool, u uint64, equal bool, c Charge) (int, bool) {
+func scan(stats []*rpcstatus.Stats, weights []float64, uniform bool, u uint64, equal bool) (int, bool) {
 	least := int64(math.MaxInt64)
 	first, last, count := -1, -1, 0
 	total := 0.0
@@ -56,7 +67,7 @@ func scan(stats []*rpcstatus.Stats, weights []float64, uniform bool, u uint64, e
 				continue
 			}
 		}
-		switch a := c.load(s); {
+		switch a := s.Active(); {
 		case a < least:
 			least, first, last, count, total = a, i, i, 1, w
 		case a == least:
@@ -71,7 +82,7 @@ func scan(stats []*rpcstatus.Stats, weights []float64, uniform bool, u uint64, e
 		k := algo.IntN(u, count)
 		found := first
 		for i := first; i <= last; i++ {
-			if (!equal && !algo.Usable(weights[i])) || c.load(stats[i]) != least {
+			if (!equal && !algo.Usable(weights[i])) || stats[i].Active() != least {
 				continue
 			}
 			if found = i; k == 0 {
@@ -87,7 +98,7 @@ func scan(stats []*rpcstatus.Stats, weights []float64, uniform bool, u uint64, e
 	found := first
 	for i := first; i <= last; i++ {
 		w := weights[i]
-		if !algo.Usable(w) || c.load(stats[i]) != least {
+		if !algo.Usable(w) || stats[i].Active() != least {
 			continue
 		}
 		found = i
@@ -96,6 +107,48 @@ func scan(stats []*rpcstatus.Stats, weights []float64, uniform bool, u uint64, e
 		}
 	}
 	return found, true
+}
+
+// scanCharged is Scan's pick with failures charged as c says: the fewest
+// charged calls in flight among the providers of usable weight (all of
+// them, as equal, when equal), ties drawn in proportion to weight (or
+// uniformly) by weighted reservoir sampling in one pass, on random words
+// derived from u. ok is false when no provider has a usable weight.
+func scanCharged(stats []*rpcstatus.Stats, weights []float64, uniform bool, u uint64, equal bool, c Charge) (pick int, ok bool) {
+	pick, fewest, seen := -1, int64(math.MaxInt64), 0.0
+	for i, s := range stats {
+		w := 1.0
+		if !equal && !uniform {
+			w = weights[i]
+		}
+		if !equal && !algo.Usable(weights[i]) {
+			continue
+		}
+		load := c.load(s)
+		if load > fewest {
+			continue
+		}
+		if load < fewest {
+			fewest, seen = load, 0
+		}
+		// The k-th tie replaces the pick with probability w / (the weight
+		// of the ties so far): each ends up picked in proportion to w.
+		seen += w
+		u = splitmix(u)
+		if algo.Float64(u)*seen < w {
+			pick = i
+		}
+	}
+	return pick, pick >= 0
+}
+
+// splitmix is the next word of SplitMix64 after x: cheap, well-mixed
+// random words from one.
+func splitmix(x uint64) uint64 {
+	x += 0x9e3779b97f4a7c15
+	x = (x ^ x>>30) * 0xbf58476d1ce4e5b9
+	x = (x ^ x>>27) * 0x94d049bb133111eb
+	return x ^ x>>31
 }
 
 // Choose is the power-of-d-choices pick: it draws d providers at random,

@@ -101,3 +101,34 @@ func TestChoose(t *testing.T) {
 	seq = []uint64{3 << 62}
 	assert.Equal(t, 3, Choose(stats, nil, 0, next, Charge{}))
 }
+
+// With a charge, each failure of a provider's recent run counts as a call
+// in flight; ties among the rest are drawn in proportion to weight (the
+// reservoir draw of scanCharged), and an old run is not charged.
+func TestScanChargesRecentFailures(t *testing.T) {
+	stats := statsWith(0, 1, 1, 1)
+	var b rpcstatus.Board
+	b.Configure(0, 1) // failures without a code count
+	stats[0].Link(&b)
+	for range 2 {
+		stats[0].Judge(1000, true, rpcstatus.NoCode)
+	}
+	w := []float64{100, 100, 100, 200}
+	c := Charge{Now: 1500, Window: 1000}
+	const m = 1 << 14
+	got := sweep(4, m, func(u uint64) int { return Scan(stats, w, false, u, c) })
+	assert.Zero(t, got[0], "0 in flight + a run of 2 is 2: busier than the others' 1")
+	for i, want := range []float64{0, 0.25, 0.25, 0.5} {
+		assert.InDelta(t, want, float64(got[i])/m, 0.02, "provider %d: %v", i, got)
+	}
+	got = sweep(4, m, func(u uint64) int { return Scan(stats, w, true, u, c) })
+	assert.InDelta(t, 1.0/3, float64(got[3])/m, 0.02, "uniform ties: %v", got)
+	assert.Equal(t, []int{m, 0, 0, 0}, sweep(4, m, func(u uint64) int { return Scan(stats, w, false, u, Charge{Now: 2000, Window: 1000}) }),
+		"a run whose latest failure is a window old is not charged")
+
+	// Drained providers stay out; all drained count as equal.
+	assert.Equal(t, []int{0, 0, 0, m}, sweep(4, m, func(u uint64) int { return Scan(stats, []float64{100, 0, 0, 100}, false, u, c) }))
+	got = sweep(4, m, func(u uint64) int { return Scan(stats, []float64{0, 0, 0, 0}, false, u, c) })
+	assert.Zero(t, got[0])
+	assert.InDelta(t, 1.0/3, float64(got[1])/m, 0.02, "%v", got)
+}
