@@ -102,7 +102,9 @@ func (f *Filter) Invoke(ctx context.Context, invoker base.Invoker, inv base.Invo
 	defer func() {
 		now := f.now()
 		call.End(now, failed)
-		m.stats.Judge(now, failed, code)
+		if failed || m.stats.SuccessIsNews() {
+			m.stats.Judge(now, failed, code)
+		}
 		if m.waiters.Load() > 0 {
 			m.wakeWaiters()
 		}

@@ -150,6 +150,15 @@ func (s *Stats) Judge(now int64, failed bool, code int) {
 	b.wake(now)
 }
 
+// SuccessIsNews reports whether a success would change anything that Judge
+// keeps: a run of failures to end, or a wake-up the board waits for. It
+// inlines, so that a caller skips the call to Judge for the common
+// success: three loads.
+func (s *Stats) SuccessIsNews() bool {
+	b := s.board.Load()
+	return b != nil && s.streak.Load()|b.wakeAt.Load() != 0
+}
+
 // Streak returns the run of consecutive failures that counted, ended by
 // the latest success.
 func (s *Stats) Streak() int64 { return s.streak.Load() }

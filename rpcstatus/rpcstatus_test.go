@@ -278,3 +278,19 @@ func TestCleanSinceReturn(t *testing.T) {
 	s.End(4, 5, true)
 	assert.False(t, s.CleanSinceReturn())
 }
+
+// SuccessIsNews tells the filter when a success need not be judged.
+func TestSuccessIsNews(t *testing.T) {
+	var s Stats
+	assert.False(t, s.SuccessIsNews(), "no board")
+	var b Board
+	b.Configure(5, 1)
+	s.Link(&b)
+	assert.False(t, s.SuccessIsNews())
+	s.Judge(1, true, NoCode)
+	assert.True(t, s.SuccessIsNews(), "a run to end")
+	s.Judge(2, false, 0)
+	assert.False(t, s.SuccessIsNews())
+	b.WakeAt(10)
+	assert.True(t, s.SuccessIsNews(), "a wake-up to check")
+}
