@@ -209,11 +209,12 @@ func seriesPlot(results []*sim.Result, title, unit string, value func(*sim.Bucke
 }
 
 // failurePlots fills row with the failed first attempts per second without
-// and with outlier ejection, and the failing provider's share with it.
+// outlier ejection (dubbo-go's balancers have none) and with it, and the
+// failing provider's share with it.
 func failurePlots(row []*plot.Plot, sc *sim.Scenario, results []*sim.Result) {
 	var off, on []*sim.Result
 	for _, r := range results {
-		if r.EjectionOff {
+		if r.EjectionOff || !sim.Ours(r.Balancer) {
 			off = append(off, r)
 		} else {
 			on = append(on, r)
