@@ -99,11 +99,7 @@ func (d *Detector) configure(u *common.URL, method string) {
 		}
 	}
 	d.cfg = cfg
-	threshold := cfg.ConsecutiveFailures
-	if !cfg.Enabled() {
-		threshold = 0
-	}
-	d.board.Configure(threshold, cfg.Counted)
+	d.board.Configure(cfg.ConsecutiveFailures, cfg.Counted) // 0 when the rule is off
 	if !cfg.Periodic() {
 		d.nextTick = 0
 	}
@@ -131,10 +127,17 @@ func (d *Detector) evaluate(now int64, invokers []base.Invoker, stats []*rpcstat
 		}
 		ejected++
 	}
+	untimed := false // a provider to eject before any alarm gave the time
 	if cfg.Enabled() {
 		limit := max(1, int(float64(n)*cfg.MaxEjectionPercent/100))
 		eject := func(i int, rule, why string) {
 			if ejected >= limit || recs[i].until != 0 {
+				return
+			}
+			if now == 0 {
+				// A run that reached the threshold under another board:
+				// the first call raises this one, with the time.
+				untimed = true
 				return
 			}
 			ejected++
@@ -158,7 +161,7 @@ func (d *Detector) evaluate(now int64, invokers []base.Invoker, stats []*rpcstat
 			}
 		}
 	}
-	d.board.WakeAt(d.wakeAt(recs))
+	d.board.WakeAt(d.wakeAt(recs, untimed))
 	if ejected == 0 {
 		d.panicked = false
 		return nil
@@ -233,10 +236,11 @@ func (d *Detector) release(r *record, s *rpcstatus.Stats, now int64, inv base.In
 
 // wakeAt is when the detector must decide again without a new failure:
 // the first end of an ejection or the next interval, 0 for never (1, the
-// first call, when an interval rule has yet to start its clock).
-func (d *Detector) wakeAt(recs []*record) int64 {
+// first call, when an interval rule has yet to start its clock or a
+// provider waits to be ejected with the time of an alarm).
+func (d *Detector) wakeAt(recs []*record, untimed bool) int64 {
 	at := d.nextTick
-	if at == 0 && d.cfg.Enabled() && d.cfg.Periodic() {
+	if untimed || at == 0 && d.cfg.Enabled() && d.cfg.Periodic() {
 		at = 1
 	}
 	for _, r := range recs {

@@ -351,3 +351,27 @@ func ExampleEjectionTime() {
 	// 3m0s
 	// 5m0s
 }
+
+// A run that reached the threshold before this detector's board was
+// linked (under another balancer's) raises no alarm of its own: the
+// detector asks to be woken by the first call, and ejects then, with the
+// time of that call.
+func TestRunFromAnotherBoard(t *testing.T) {
+	f := newFixture(t, 3, nil)
+	f.fail(1, 5*sec, 5)
+	require.Equal(t, []int{1}, f.ejected())
+
+	g := &fixture{t: t, list: f.list, stats: f.stats, d: new(Detector), logs: f.logs}
+	var other rpcstatus.Board
+	other.Configure(5, urlparam.DefaultCounted)
+	for _, s := range f.stats {
+		s.Link(&other)
+	}
+	f.fail(2, 6*sec, 5) // under the other board: raises its alarm, not g's
+	assert.Empty(t, g.ejected(), "no time yet")
+	dec := g.decide()
+	f.call(0, 7*sec, false, 0)
+	assert.True(t, g.stale(dec), "the first call wakes it")
+	assert.Equal(t, []int{2}, g.ejected())
+	assert.Contains(t, f.logs()[len(f.logs())-1], "127.0.0.1:21002 ejected for 30s")
+}
