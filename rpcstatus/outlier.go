@@ -1,6 +1,9 @@
 package rpcstatus
 
-import "sync/atomic"
+import (
+	"sync/atomic"
+	"time"
+)
 
 // NoCode is the status code of a failure that carries none: a transport
 // error (connection refused or reset, a closed client), a local timeout,
@@ -77,8 +80,8 @@ func (b *Board) Raised() uint64 { return b.alarm.Load() }
 // after at (ns); 0 cancels.
 func (b *Board) WakeAt(at int64) { b.wakeAt.Store(max(at, 0)) }
 
-// LastFailure returns the latest time (ns) a failure counted on a provider
-// linked to the board, or 0.
+// LastFailure returns the latest time (ns, to stampStep) a failure counted
+// on a provider linked to the board, or 0.
 func (b *Board) LastFailure() int64 { return b.lastFailure.Load() }
 
 // ForgetFailures clears LastFailure if it is still last, so that readers
@@ -92,9 +95,14 @@ func (b *Board) wake(now int64) {
 	}
 }
 
+// stampStep is the resolution of the failure times the board and the
+// statistics keep: a failure within it of the time kept writes nothing, so
+// that a storm of failures does not make every call write the same word.
+const stampStep = int64(time.Millisecond)
+
 // failed notes a failure that counted at now.
 func (b *Board) failed(now int64) {
-	if b.lastFailure.Load() < now {
+	if last := b.lastFailure.Load(); last == 0 || now-last >= stampStep {
 		b.lastFailure.Store(now)
 	}
 }
@@ -106,7 +114,8 @@ type outlierStats struct {
 	streak atomic.Int64
 	// counted is the number of failures that counted, ever.
 	counted atomic.Int64
-	// lastFailure is when the latest of them ended (ns), 0 if none.
+	// lastFailure is when the latest of them ended (ns, to stampStep), 0
+	// if none.
 	lastFailure atomic.Int64
 	board       atomic.Pointer[Board]
 	// failedAtReturn is 1 + Failed() when the provider last came back
@@ -139,7 +148,9 @@ func (s *Stats) Judge(now int64, failed bool, code int) {
 	}
 	if failed && b.Counts(code) {
 		s.counted.Add(1)
-		s.lastFailure.Store(now)
+		if last := s.lastFailure.Load(); last == 0 || now-last >= stampStep {
+			s.lastFailure.Store(now)
+		}
 		b.failed(now)
 		if n := s.streak.Add(1); n == b.threshold.Load() {
 			b.Raise(now)

@@ -192,61 +192,63 @@ func TestPairOrdersLikeValue(t *testing.T) {
 // Judge keeps the run of failures the board counts, raises the alarm when
 // the run reaches the threshold and when the time asked for has come.
 func TestJudgeRunsAndAlarm(t *testing.T) {
+	ms := int64(time.Millisecond) // the resolution of failure times
 	var s Stats
-	s.Judge(1, true, NoCode)
+	s.Judge(1*ms, true, NoCode)
 	assert.Zero(t, s.Streak(), "without a board failures do not count")
 
 	var b Board
 	b.Configure(3, 1<<NoCode|1<<14)
 	s.Link(&b)
-	s.Judge(2, true, NoCode)
-	s.Judge(2, true, 2) // a code the board does not count ends the run
+	s.Judge(2*ms, true, NoCode)
+	s.Judge(2*ms, true, 2) // a code the board does not count ends the run
 	assert.Zero(t, s.Streak())
-	s.Judge(3, true, NoCode)
-	s.Judge(4, true, 14)
+	s.Judge(3*ms, true, NoCode)
+	s.Judge(4*ms, true, 14)
 	assert.EqualValues(t, 2, s.Streak())
 	assert.Zero(t, b.Raised())
-	s.Judge(5, true, 14)
+	s.Judge(5*ms, true, 14)
 	n, at := b.Alarm()
 	assert.EqualValues(t, 1, n, "the third failure in a row")
-	assert.EqualValues(t, 5, at)
-	assert.EqualValues(t, 5, b.LastFailure())
-	s.Judge(6, true, NoCode)
+	assert.EqualValues(t, 5*ms, at)
+	assert.EqualValues(t, 5*ms, b.LastFailure())
+	s.Judge(6*ms, true, NoCode)
 	assert.EqualValues(t, 1, b.Raised(), "once per run")
 	assert.EqualValues(t, 5, s.Counted())
-	s.Judge(7, false, 0)
+	s.Judge(7*ms, false, 0)
 	assert.Zero(t, s.Streak())
 	assert.True(t, b.Counts(99) == b.Counts(31), "codes beyond 31 are judged as 31")
 
-	b.WakeAt(10)
-	s.Judge(9, false, 0)
+	b.WakeAt(10 * ms)
+	s.Judge(9*ms, false, 0)
 	assert.EqualValues(t, 1, b.Raised())
-	s.Judge(10, false, 0)
+	s.Judge(10*ms, false, 0)
 	n, at = b.Alarm()
 	assert.EqualValues(t, 2, n, "the first call at the time asked for")
-	assert.EqualValues(t, 10, at)
-	s.Judge(11, false, 0)
+	assert.EqualValues(t, 10*ms, at)
+	s.Judge(11*ms, false, 0)
 	assert.EqualValues(t, 2, b.Raised(), "once")
 
-	b.ForgetFailures(5)
-	assert.EqualValues(t, 6, b.LastFailure(), "a later failure stays")
-	b.ForgetFailures(6)
+	b.ForgetFailures(5 * ms)
+	assert.EqualValues(t, 6*ms, b.LastFailure(), "a later failure stays")
+	b.ForgetFailures(6 * ms)
 	assert.Zero(t, b.LastFailure())
 }
 
 // Penalty charges the run of failures while the latest is recent.
 func TestPenalty(t *testing.T) {
+	ms := int64(time.Millisecond) // the resolution of failure times
 	var s Stats
 	var b Board
 	b.Configure(0, 1)
 	s.Link(&b)
-	assert.Zero(t, s.Penalty(100, 10))
-	s.Judge(100, true, NoCode)
-	s.Judge(101, true, NoCode)
-	assert.EqualValues(t, 2, s.Penalty(110, 10))
-	assert.Zero(t, s.Penalty(111, 10), "the window is over")
-	s.Judge(112, false, 0)
-	assert.Zero(t, s.Penalty(112, 10), "a success ends it")
+	assert.Zero(t, s.Penalty(100*ms, 10*ms))
+	s.Judge(100*ms, true, NoCode)
+	s.Judge(101*ms, true, NoCode)
+	assert.EqualValues(t, 2, s.Penalty(110*ms, 10*ms))
+	assert.Zero(t, s.Penalty(111*ms, 10*ms), "the window is over")
+	s.Judge(112*ms, false, 0)
+	assert.Zero(t, s.Penalty(112*ms, 10*ms), "a success ends it")
 	assert.Zero(t, b.Raised(), "threshold 0 raises no alarm")
 }
 
@@ -293,4 +295,22 @@ func TestSuccessIsNews(t *testing.T) {
 	assert.False(t, s.SuccessIsNews())
 	b.WakeAt(10)
 	assert.True(t, s.SuccessIsNews(), "a wake-up to check")
+}
+
+// Failure times are kept to the millisecond: a failure within one of the
+// time kept writes nothing (a storm of failures does not make every call
+// write the board's shared word).
+func TestFailureTimesToTheMillisecond(t *testing.T) {
+	ms := int64(time.Millisecond)
+	var s Stats
+	var b Board
+	b.Configure(0, 1)
+	s.Link(&b)
+	s.Judge(10*ms, true, NoCode)
+	s.Judge(10*ms+ms/2, true, NoCode)
+	assert.EqualValues(t, 10*ms, b.LastFailure())
+	assert.EqualValues(t, 2, s.Penalty(11*ms-1, ms))
+	assert.Zero(t, s.Penalty(11*ms, ms), "a window from the time kept")
+	s.Judge(11*ms, true, NoCode)
+	assert.EqualValues(t, 11*ms, b.LastFailure())
 }
