@@ -15,6 +15,12 @@
 // when the next invoker panics, and the hot path takes no lock and allocates
 // nothing.
 //
+// Every call's outcome also goes to outlier detection (rpcstatus.Stats.Judge)
+// with the triple status code of its error (StatusCode), so that the
+// balancers can eject a provider that fails (package
+// loadbalance/internal/outlier); without this filter no provider is ever
+// ejected.
+//
 // An optional limit on calls in flight per method, the actives URL parameter
 // (methods.<m>.actives, or Dubbo Java's <m>.actives, first; see
 // urlparam.MethodParam), makes a caller wait for a free slot for up to
@@ -34,6 +40,7 @@ import (
 	"dubbo.apache.org/dubbo-go/v3/common"
 	"dubbo.apache.org/dubbo-go/v3/protocol/base"
 	"dubbo.apache.org/dubbo-go/v3/protocol/result"
+	"dubbo.apache.org/dubbo-go/v3/protocol/triple/triple_protocol"
 
 	"github.com/dubbogo-lb/lb/rpcstatus"
 	"github.com/dubbogo-lb/lb/rpcstatus/urlmap"
@@ -91,16 +98,46 @@ func (f *Filter) Invoke(ctx context.Context, invoker base.Invoker, inv base.Invo
 	}
 	// Ended here rather than in OnResponse: dubbo-go calls OnResponse right
 	// after Invoke returns, but not when the next invoker panics.
-	failed := true
+	failed, code := true, -1 // a panic: no outcome of the provider's
 	defer func() {
-		call.End(f.now(), failed)
+		now := f.now()
+		call.End(now, failed)
+		if failed || m.stats.SuccessIsNews() {
+			m.stats.Judge(now, failed, code)
+		}
 		if m.waiters.Load() > 0 {
 			m.wakeWaiters()
 		}
 	}()
 	res := invoker.Invoke(ctx, inv)
-	failed = res == nil || res.Error() != nil
+	switch {
+	case res == nil:
+	case res.Error() != nil:
+		code = StatusCode(res.Error())
+	default:
+		failed = false
+	}
 	return res
+}
+
+// StatusCode returns the status code of a failed call's error as outlier
+// detection judges it: the code of the triple status it carries (wrapped
+// or not), the codes of deadline_exceeded and canceled for the context's
+// errors, else rpcstatus.NoCode (a transport error, a closed client). It
+// allocates nothing.
+func StatusCode(err error) int {
+	for e := err; e != nil; e = errors.Unwrap(e) {
+		if te, ok := e.(*triple_protocol.Error); ok {
+			return int(te.Code())
+		}
+		switch e {
+		case context.DeadlineExceeded:
+			return int(triple_protocol.CodeDeadlineExceeded)
+		case context.Canceled:
+			return int(triple_protocol.CodeCanceled)
+		}
+	}
+	return rpcstatus.NoCode
 }
 
 // OnResponse returns res unchanged: the call was already ended in Invoke.

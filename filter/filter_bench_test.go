@@ -2,6 +2,7 @@ package filter
 
 import (
 	"context"
+	"errors"
 	"strconv"
 	"sync/atomic"
 	"testing"
@@ -10,13 +11,28 @@ import (
 	dgfilter "dubbo.apache.org/dubbo-go/v3/filter"
 	_ "dubbo.apache.org/dubbo-go/v3/filter/active"
 	"dubbo.apache.org/dubbo-go/v3/protocol/invocation"
+	"dubbo.apache.org/dubbo-go/v3/protocol/result"
+	"dubbo.apache.org/dubbo-go/v3/protocol/triple/triple_protocol"
+
+	"github.com/dubbogo-lb/lb/rpcstatus"
+	"github.com/dubbogo-lb/lb/warmup/urlparam"
 )
 
 // BenchmarkFilter measures Invoke+OnResponse around a provider that answers
 // at once, ours beside dubbo-go's own "active" filter, in the same run.
-// One provider: every goroutine hits the same counters.
+// One provider: every goroutine hits the same counters. The provider's
+// statistics are linked to an outlier board, as a balancer's snapshot
+// links them in production, so that outlier detection's part is measured.
 func BenchmarkFilter(b *testing.B) {
 	benchFilters(b, []*fakeInvoker{newInvoker(b, nil, nil)})
+}
+
+// BenchmarkFilterFailing is BenchmarkFilter with every call failing with
+// a status that outlier detection counts: the run of failures grows on
+// every call (the alarm is raised once, at the threshold).
+func BenchmarkFilterFailing(b *testing.B) {
+	fail := &result.RPCResult{Err: triple_protocol.NewError(triple_protocol.CodeUnavailable, errors.New("down"))}
+	benchFilters(b, []*fakeInvoker{newInvoker(b, map[string]string{"failing": "1"}, func() result.Result { return fail })})
 }
 
 // BenchmarkFilterSpread is BenchmarkFilter with the calls spread over 16
@@ -34,6 +50,11 @@ func BenchmarkFilterSpread(b *testing.B) {
 // calling one of ivks, in turn.
 func benchFilters(b *testing.B, ivks []*fakeInvoker) {
 	theirs, _ := extension.GetFilter("active")
+	var board rpcstatus.Board
+	board.Configure(urlparam.DefaultOutlier.ConsecutiveFailures, urlparam.DefaultCounted)
+	for _, ivk := range ivks {
+		rpcstatus.Of(ivk.GetURL()).Method("Say").Link(&board)
+	}
 	for _, c := range []struct {
 		name string
 		f    dgfilter.Filter

@@ -3,6 +3,7 @@ package filter
 import (
 	"context"
 	"errors"
+	"fmt"
 	"sync"
 	"testing"
 	"time"
@@ -11,6 +12,7 @@ import (
 	"dubbo.apache.org/dubbo-go/v3/protocol/base"
 	"dubbo.apache.org/dubbo-go/v3/protocol/invocation"
 	"dubbo.apache.org/dubbo-go/v3/protocol/result"
+	"dubbo.apache.org/dubbo-go/v3/protocol/triple/triple_protocol"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -255,4 +257,68 @@ func TestActiveLimitIsPerMethod(t *testing.T) {
 	s := rpcstatus.Of(ivk.GetURL())
 	assert.EqualValues(t, 1, s.Method("Say").Total())
 	assert.EqualValues(t, 1, s.Method("Bye").Total())
+}
+
+// StatusCode finds the triple status of an error however it is wrapped;
+// the context's errors are timeouts and cancellations; anything else has
+// no code.
+func TestStatusCode(t *testing.T) {
+	unavailable := triple_protocol.NewError(triple_protocol.CodeUnavailable, errors.New("connection refused"))
+	biz := triple_protocol.NewError(triple_protocol.CodeBizError, errors.New("no such user"))
+	for _, c := range []struct {
+		err  error
+		want int
+	}{
+		{unavailable, 14},
+		{fmt.Errorf("call failed: %w", unavailable), 14},
+		{biz, 17},
+		{fmt.Errorf("a: %w", fmt.Errorf("b: %w", biz)), 17},
+		{triple_protocol.NewError(triple_protocol.CodeInternal, context.DeadlineExceeded), 13},
+		{context.DeadlineExceeded, 4},
+		{fmt.Errorf("waited: %w", context.Canceled), 1},
+		{errors.New("EOF"), rpcstatus.NoCode},
+		{base.ErrClientClosed, rpcstatus.NoCode},
+	} {
+		assert.Equal(t, c.want, StatusCode(c.err), "%v", c.err)
+	}
+}
+
+// The filter judges every call for outlier detection: failures with a
+// counted status extend the provider's run and raise the alarm of its
+// board at the threshold; a success ends the run; with a failing result
+// the hot path still allocates nothing.
+func TestInvokeFeedsOutlierDetection(t *testing.T) {
+	c := &clock{ns: 1000}
+	f := New(Options{Now: c.now})
+	ctx := context.Background()
+	inv := invocation.NewRPCInvocation("Say", nil, nil)
+	fail := &result.RPCResult{Err: triple_protocol.NewError(triple_protocol.CodeUnavailable, errors.New("down"))}
+	biz := &result.RPCResult{Err: triple_protocol.NewError(triple_protocol.CodeBizError, errors.New("no"))}
+	var next result.Result
+	ivk := newInvoker(t, map[string]string{"i": "outlier"}, func() result.Result { c.ns += 10; return next })
+	s := rpcstatus.Of(ivk.GetURL()).Method("Say")
+	var b rpcstatus.Board
+	b.Configure(3, urlparam.DefaultCounted)
+	s.Link(&b)
+	call := func(r result.Result) { next = r; f.OnResponse(ctx, f.Invoke(ctx, ivk, inv), ivk, inv) }
+
+	call(fail)
+	call(fail)
+	assert.EqualValues(t, 2, s.Streak())
+	call(biz) // not counted: the provider answered, which ends the run
+	assert.Zero(t, s.Streak())
+	call(fail)
+	call(okResult)
+	assert.Zero(t, s.Streak())
+	call(fail)
+	call(fail)
+	call(fail)
+	n, at := b.Alarm()
+	assert.EqualValues(t, 1, n)
+	assert.Equal(t, c.ns, at, "raised at the end of the third failure, on the filter's clock")
+
+	next = fail
+	if a := testing.AllocsPerRun(1000, func() { f.OnResponse(ctx, f.Invoke(ctx, ivk, inv), ivk, inv) }); a != 0 {
+		t.Errorf("%v allocations per failed call, want 0", a)
+	}
 }

@@ -84,19 +84,26 @@ func noErrors(t *testing.T, c *consumer, total report) {
 // balancer of the method Hello alone (references.<ref>.methods).
 func consumerYAML(t *testing.T, balancer, methodBalancer string) string {
 	t.Helper()
-	b, err := os.ReadFile(filepath.Join(rootDir, "conf", "consumer.yaml"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	const key = "        loadbalance: warmrandom\n"
-	if strings.Count(string(b), key) != 1 {
-		t.Fatalf("conf/consumer.yaml no longer has %q once: update the test", strings.TrimSpace(key))
-	}
 	repl := "        loadbalance: " + balancer + "\n"
 	if methodBalancer != "" {
 		repl += "        methods:\n          - name: Hello\n            loadbalance: " + methodBalancer + "\n"
 	}
-	path := filepath.Join(t.TempDir(), "consumer-"+balancer+"-"+methodBalancer+".yaml")
+	return editConsumerYAML(t, "        loadbalance: warmrandom\n", repl, "consumer-"+balancer+"-"+methodBalancer+".yaml")
+}
+
+// editConsumerYAML writes a copy of conf/consumer.yaml, with the line key,
+// which it must hold once, replaced by repl, to a file called name in a
+// temporary directory, and returns its path.
+func editConsumerYAML(t *testing.T, key, repl, name string) string {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(rootDir, "conf", "consumer.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Count(string(b), key) != 1 {
+		t.Fatalf("conf/consumer.yaml no longer has %q once: update the test", strings.TrimSpace(key))
+	}
+	path := filepath.Join(t.TempDir(), name)
 	if err := os.WriteFile(path, []byte(strings.Replace(string(b), key, repl, 1)), 0o644); err != nil {
 		t.Fatal(err)
 	}

@@ -320,7 +320,8 @@ type providerSpec struct {
 	port    int // 0: a free port
 	weight  int // 0: 100
 	warmup  time.Duration
-	latency string // "": 2ms
+	latency string   // "": 2ms
+	args    []string // more flags
 }
 
 // provider is a running sample provider.
@@ -341,10 +342,11 @@ func (e *env) startProvider(t *testing.T, s providerSpec) *provider {
 	if s.latency == "" {
 		s.latency = "2ms"
 	}
-	args := []string{"-conf", filepath.Join(rootDir, "conf", "provider.yaml"),
+	args := append([]string{
+		"-conf", filepath.Join(rootDir, "conf", "provider.yaml"),
 		"-registry", e.nacos, "-group", e.group,
 		"-name", s.name, "-port", strconv.Itoa(s.port),
-		"-weight", strconv.Itoa(s.weight), "-warmup", s.warmup.String(), "-latency", s.latency}
+		"-weight", strconv.Itoa(s.weight), "-warmup", s.warmup.String(), "-latency", s.latency}, s.args...)
 	if e.username != "" {
 		// Providers log in by flags, consumers by the YAML keys (consumerConf).
 		args = append(args, "-namespace", e.namespace, "-username", e.username, "-password", e.password)

@@ -55,8 +55,9 @@ go test -race -count=1 -timeout 40m ./...
 # "context deadline exceeded" while a worker is still busy, which is a
 # failure of the fuzzing driver, not of the target.
 for target in warmup:FuzzParseWeight warmup:FuzzParseAge \
-	warmup/urlparam:FuzzParseTimeout warmup/urlparam:FuzzParseActives \
+	warmup/urlparam:FuzzParseTimeout warmup/urlparam:FuzzParseActives warmup/urlparam:FuzzParseOutlier \
 	loadbalance/chash:FuzzParseArguments loadbalance/chash:FuzzParseNodes \
-	loadbalance/chash:FuzzAppendJava extension/internal/nacosdiscovery:FuzzInstanceList; do
+	loadbalance/chash:FuzzAppendJava extension/internal/nacosdiscovery:FuzzInstanceList \
+	samples/internal/greeter:FuzzParseWhen samples/internal/greeter:FuzzParseCode; do
 	go test -run '^$' -fuzz "^${target#*:}\$" -fuzztime 100000x "./${target%%:*}"
 done

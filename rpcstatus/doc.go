@@ -3,6 +3,10 @@
 // recent completions, a peak-sensitive moving average of latency, and for
 // observability the picks of the balancers and a latency histogram.
 //
+// It also keeps, per (provider, method), the run of consecutive failures
+// that outlier detection counts, and the Board through which the filter
+// raises the detection's alarm (outlier.go).
+//
 // It is the one statistics store of the module. The active filter (package
 // filter) writes it on every call; the balancers read it and count their
 // picks in it. Every counter is a

@@ -188,3 +188,129 @@ func TestPairOrdersLikeValue(t *testing.T) {
 	assert.False(t, okEmpty)
 	assert.Zero(t, ve)
 }
+
+// Judge keeps the run of failures the board counts, raises the alarm when
+// the run reaches the threshold and when the time asked for has come.
+func TestJudgeRunsAndAlarm(t *testing.T) {
+	ms := int64(time.Millisecond) // the resolution of failure times
+	var s Stats
+	s.Judge(1*ms, true, NoCode)
+	assert.Zero(t, s.Streak(), "without a board failures do not count")
+
+	var b Board
+	b.Configure(3, 1<<NoCode|1<<14)
+	s.Link(&b)
+	s.Judge(2*ms, true, NoCode)
+	s.Judge(2*ms, true, 2) // a code the board does not count ends the run
+	assert.Zero(t, s.Streak())
+	s.Judge(3*ms, true, NoCode)
+	s.Judge(4*ms, true, 14)
+	assert.EqualValues(t, 2, s.Streak())
+	assert.Zero(t, b.Raised())
+	s.Judge(5*ms, true, 14)
+	n, at := b.Alarm()
+	assert.EqualValues(t, 1, n, "the third failure in a row")
+	assert.EqualValues(t, 5*ms, at)
+	assert.EqualValues(t, 5*ms, b.LastFailure())
+	s.Judge(6*ms, true, NoCode)
+	assert.EqualValues(t, 1, b.Raised(), "once per run")
+	assert.EqualValues(t, 5, s.Counted())
+	s.Judge(7*ms, false, 0)
+	assert.Zero(t, s.Streak())
+	assert.True(t, b.Counts(99) == b.Counts(31), "codes beyond 31 are judged as 31")
+
+	b.WakeAt(10 * ms)
+	s.Judge(9*ms, false, 0)
+	assert.EqualValues(t, 1, b.Raised())
+	s.Judge(10*ms, false, 0)
+	n, at = b.Alarm()
+	assert.EqualValues(t, 2, n, "the first call at the time asked for")
+	assert.EqualValues(t, 10*ms, at)
+	s.Judge(11*ms, false, 0)
+	assert.EqualValues(t, 2, b.Raised(), "once")
+
+	b.ForgetFailures(5 * ms)
+	assert.EqualValues(t, 6*ms, b.LastFailure(), "a later failure stays")
+	b.ForgetFailures(6 * ms)
+	assert.Zero(t, b.LastFailure())
+}
+
+// Penalty charges the run of failures while the latest is recent.
+func TestPenalty(t *testing.T) {
+	ms := int64(time.Millisecond) // the resolution of failure times
+	var s Stats
+	var b Board
+	b.Configure(0, 1)
+	s.Link(&b)
+	assert.Zero(t, s.Penalty(100*ms, 10*ms))
+	s.Judge(100*ms, true, NoCode)
+	s.Judge(101*ms, true, NoCode)
+	assert.EqualValues(t, 2, s.Penalty(110*ms, 10*ms))
+	assert.Zero(t, s.Penalty(111*ms, 10*ms), "the window is over")
+	s.Judge(112*ms, false, 0)
+	assert.Zero(t, s.Penalty(112*ms, 10*ms), "a success ends it")
+	assert.Zero(t, b.Raised(), "threshold 0 raises no alarm")
+}
+
+// Judge allocates nothing.
+func TestJudgeAllocatesNothing(t *testing.T) {
+	var s Stats
+	var b Board
+	b.Configure(5, 1)
+	s.Link(&b)
+	now := int64(0)
+	allocs := testing.AllocsPerRun(1000, func() {
+		now++
+		s.Judge(now, now%3 == 0, NoCode)
+	})
+	assert.Zero(t, allocs)
+}
+
+func TestCleanSinceReturn(t *testing.T) {
+	var s Stats
+	assert.False(t, s.CleanSinceReturn(), "never ejected")
+	s.Begin(0)
+	s.End(0, 1, true)
+	s.Returned()
+	assert.True(t, s.CleanSinceReturn())
+	s.Begin(2)
+	s.End(2, 3, false)
+	assert.True(t, s.CleanSinceReturn(), "successes keep it clean")
+	s.Begin(4)
+	s.End(4, 5, true)
+	assert.False(t, s.CleanSinceReturn())
+}
+
+// SuccessIsNews tells the filter when a success need not be judged.
+func TestSuccessIsNews(t *testing.T) {
+	var s Stats
+	assert.False(t, s.SuccessIsNews(), "no board")
+	var b Board
+	b.Configure(5, 1)
+	s.Link(&b)
+	assert.False(t, s.SuccessIsNews())
+	s.Judge(1, true, NoCode)
+	assert.True(t, s.SuccessIsNews(), "a run to end")
+	s.Judge(2, false, 0)
+	assert.False(t, s.SuccessIsNews())
+	b.WakeAt(10)
+	assert.True(t, s.SuccessIsNews(), "a wake-up to check")
+}
+
+// Failure times are kept to the millisecond: a failure within one of the
+// time kept writes nothing (a storm of failures does not make every call
+// write the board's shared word).
+func TestFailureTimesToTheMillisecond(t *testing.T) {
+	ms := int64(time.Millisecond)
+	var s Stats
+	var b Board
+	b.Configure(0, 1)
+	s.Link(&b)
+	s.Judge(10*ms, true, NoCode)
+	s.Judge(10*ms+ms/2, true, NoCode)
+	assert.EqualValues(t, 10*ms, b.LastFailure())
+	assert.EqualValues(t, 2, s.Penalty(11*ms-1, ms))
+	assert.Zero(t, s.Penalty(11*ms, ms), "a window from the time kept")
+	s.Judge(11*ms, true, NoCode)
+	assert.EqualValues(t, 11*ms, b.LastFailure())
+}

@@ -43,6 +43,9 @@ type Stats struct {
 
 	window Window
 	ewma   PeakEWMA
+	// outlierStats are the run of failures and the board of outlier
+	// detection (Judge, Link).
+	outlierStats
 }
 
 // Begin records that a call started at now (ns).

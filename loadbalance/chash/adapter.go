@@ -69,10 +69,10 @@ type Options struct {
 // allocating (see [AppendJava] for the key of each argument type). It
 // differs from Dubbo where Dubbo fails or misroutes:
 //
-//   - an unavailable provider is skipped clockwise, so its keys spread over
-//     the others and come back when it does; if every provider is
-//     unavailable the key's own provider is returned and the cluster then
-//     reports the failure;
+//   - an unavailable provider, or one that outlier detection ejected, is
+//     skipped clockwise, so its keys spread over the others and come back
+//     when it does; if every provider is unavailable the key's own provider
+//     is returned and the cluster then reports the failure;
 //   - on a failover retry (a strict subset of the providers) the first
 //     provider of the subset clockwise from the key is chosen, so a key
 //     keeps to as few providers as possible;
@@ -412,7 +412,7 @@ func (b *Balancer) pick(v *member.View[table], inv base.Invocation) int {
 	kp := t.key.point(args)
 	if b.factor == 0 {
 		// The common case: the key's own provider, when it is available.
-		if i := t.ring.Lookup(kp); i >= 0 && v.Invokers[i].IsAvailable() {
+		if i := t.ring.Lookup(kp); i >= 0 && !v.IsEjected(i) && v.Invokers[i].IsAvailable() {
 			return i
 		}
 	}
@@ -475,7 +475,9 @@ func anySlice(v any) ([]any, bool) {
 func (b *Balancer) walk(v *member.View[table], exact bool, list []base.Invoker, kp uint32) int {
 	ring := v.Table.ring
 	inList := func(i int) bool { return exact || slices.Contains(list, v.Invokers[i]) }
-	usable := func(i int) bool { return inList(i) && v.Invokers[i].IsAvailable() }
+	usable := func(i int) bool {
+		return inList(i) && !v.IsEjected(i) && v.Invokers[i].IsAvailable()
+	}
 	var idx int
 	var ok bool
 	if b.factor > 0 {

@@ -29,7 +29,6 @@ const (
 	// connection is down); the cluster skips it.
 	StateUnavailable State = "unavailable"
 	// StateEjected: outlier ejection keeps the provider out for now.
-	// Reserved for outlier ejection (issue 11), which sets it.
 	StateEjected State = "ejected"
 	// StateDrained: the provider's weight is 0, so it gets calls only
 	// when every provider is drained.
@@ -71,6 +70,9 @@ type Provider struct {
 	// LatencyMs is the peak EWMA of the provider's latency, in ms (0
 	// before its first call ends).
 	LatencyMs float64 `json:"latency_ms"`
+	// Ejections is how many times outlier ejection ejected the provider
+	// for the method.
+	Ejections int64 `json:"ejections"`
 
 	// URL is the provider's URL, for labels; Stats its statistics for
 	// the method, for the latency histogram.

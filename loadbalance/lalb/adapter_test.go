@@ -16,6 +16,7 @@ import (
 	"github.com/dubbogo-lb/lb/loadbalance/internal/lbtest"
 	"github.com/dubbogo-lb/lb/loadbalance/internal/member"
 	"github.com/dubbogo-lb/lb/rpcstatus"
+	"github.com/dubbogo-lb/lb/warmup"
 )
 
 var _ loadbalance.LoadBalance = (*Balancer)(nil)
@@ -134,6 +135,7 @@ func TestFailingProviderKeepsProbeShare(t *testing.T) {
 			return int64(ms), now < int64(3*sec)
 		}, slots: make([]int64, 4)}
 		d := newDriver(t, Options{ChargeTimeout: charge}, 4, 100*ms, queued(ms, 4), queued(ms, 4), failing)
+		lbtest.EjectionOff(d.List...) // LALB's own response to errors
 		d.Run(20, 8*sec)
 		got := d.Share(2, 1*sec, 3*sec)
 		assert.True(t, got > 0.003 && got < 0.03, "charge timeout %v: failing provider has %.4f of the traffic, want about %.2f", charge, got, DefaultMinShare)
@@ -377,4 +379,14 @@ func TestChargeTimeout(t *testing.T) {
 			assert.InDelta(t, 127.0/128*10/(10+12.0/127), ratio, 0.02, "charged 1.2 × 10 ms: %v", w)
 		}
 	}
+}
+
+// A provider that fails fast never looks better: its errors cut its weight
+// to the floor, so it gets no more than its probe share.
+func TestFastFailureNeverLooksBetter(t *testing.T) {
+	share := lbtest.FastFailureShare(t, func(now func() int64, wall func() time.Time, rnd func() uint64) loadbalance.LoadBalance {
+		return New(Options{Now: now, Warmup: warmup.Options{Now: wall}, Rand: rnd})
+	})
+	t.Logf("fast-failing provider's share: %.4f", share)
+	assert.Less(t, share, 2*DefaultMinShare)
 }

@@ -94,6 +94,7 @@ func TestScenarioFailingProviderProbe(t *testing.T) {
 		failing.slots = make([]int64, 4)
 		d := newDriver(t, Options{ChargeTimeout: timeout > 0}, 4, 100*ms, queued(ms, 4), queued(ms, 4))
 		d.List = append(d.List, d.Add(lbtest.Provider(20002, map[string]string{"weight": "100", "timeout": timeout.String()}), failing.call))
+		lbtest.EjectionOff(d.List...) // LALB's own response to errors
 		d.Run(20, 7*sec)
 		got := d.Share(2, 2*sec, 4*sec)
 		assert.True(t, got >= 0.005 && got <= 0.02, "timeout %v: failing provider has %.4f of traffic, want about %.2f", timeout, got, DefaultMinShare)

@@ -45,6 +45,8 @@ const (
 	Weight          = "dubbo_consumer_lb_weight"
 	Cost            = "dubbo_consumer_lb_cost_milliseconds"
 	RebuildsTotal   = "dubbo_consumer_lb_snapshot_rebuilds_total"
+	Ejected         = "dubbo_consumer_lb_ejected"
+	EjectionsTotal  = "dubbo_consumer_lb_ejections_total"
 	labelProvider   = "provider"
 	labelBalancer   = "loadbalance"
 	labelReason     = "reason"
@@ -87,6 +89,7 @@ type Options struct {
 type Collector struct {
 	opts                                                        Options
 	picks, inFlight, failed, ewma, latency, weight, cost, built *prom.Desc
+	ejected, ejections                                          *prom.Desc
 	bounds                                                      []float64 // histogram bounds, ms
 }
 
@@ -103,14 +106,16 @@ func New(opts Options) *Collector {
 	}
 	per := func(name, help string) *prom.Desc { return prom.NewDesc(name, help, providerLabels, nil) }
 	c := &Collector{
-		opts:     opts,
-		picks:    per(PicksTotal, "Times the balancer picked the provider for the method, failover retries included."),
-		inFlight: per(InFlight, "Calls to the provider for the method in flight, as the lbactive filter counts them."),
-		failed:   per(FailedTotal, "Calls to the provider for the method that failed."),
-		ewma:     per(LatencyEWMA, "Peak EWMA of the provider's latency for the method (10 s decay), in ms."),
-		latency:  per(Latency, "Latency of the calls to the provider for the method, in ms."),
-		weight:   per(Weight, "The balancer's effective weight of the provider: warm weight, LALB's weight, or for ringhash the percentage of the ring it owns."),
-		cost:     per(Cost, "rtadaptive's cost of the provider, charged RTT × (calls in flight + 1), in ms."),
+		opts:      opts,
+		picks:     per(PicksTotal, "Times the balancer picked the provider for the method, failover retries included."),
+		inFlight:  per(InFlight, "Calls to the provider for the method in flight, as the lbactive filter counts them."),
+		failed:    per(FailedTotal, "Calls to the provider for the method that failed."),
+		ewma:      per(LatencyEWMA, "Peak EWMA of the provider's latency for the method (10 s decay), in ms."),
+		latency:   per(Latency, "Latency of the calls to the provider for the method, in ms."),
+		weight:    per(Weight, "The balancer's effective weight of the provider: warm weight, LALB's weight, or for ringhash the percentage of the ring it owns."),
+		cost:      per(Cost, "rtadaptive's cost of the provider, charged RTT × (calls in flight + 1), in ms."),
+		ejected:   per(Ejected, "1 while outlier ejection keeps the provider out of the method's picks, else 0."),
+		ejections: per(EjectionsTotal, "Times outlier ejection ejected the provider for the method."),
 		built: prom.NewDesc(RebuildsTotal, "Snapshots the balancer built, for a change of membership or a warmup refresh.",
 			balancerLabels, nil),
 	}
@@ -122,7 +127,7 @@ func New(opts Options) *Collector {
 
 // Describe implements prometheus.Collector.
 func (c *Collector) Describe(ch chan<- *prom.Desc) {
-	for _, d := range []*prom.Desc{c.picks, c.inFlight, c.failed, c.ewma, c.latency, c.weight, c.cost, c.built} {
+	for _, d := range []*prom.Desc{c.picks, c.inFlight, c.failed, c.ewma, c.latency, c.weight, c.cost, c.built, c.ejected, c.ejections} {
 		ch <- d
 	}
 }
@@ -158,6 +163,12 @@ func (c *Collector) provider(ch chan<- prom.Metric, p *describe.Provider, lv []s
 	ch <- prom.MustNewConstMetric(c.failed, prom.CounterValue, float64(p.Failures), lv...)
 	ch <- prom.MustNewConstMetric(c.ewma, prom.GaugeValue, p.LatencyMs, lv...)
 	ch <- prom.MustNewConstMetric(c.weight, prom.GaugeValue, p.Weight, lv...)
+	ejected := 0.0
+	if p.State == describe.StateEjected {
+		ejected = 1
+	}
+	ch <- prom.MustNewConstMetric(c.ejected, prom.GaugeValue, ejected, lv...)
+	ch <- prom.MustNewConstMetric(c.ejections, prom.CounterValue, float64(p.Ejections), lv...)
 	if p.CostMs > 0 {
 		ch <- prom.MustNewConstMetric(c.cost, prom.GaugeValue, p.CostMs, lv...)
 	}

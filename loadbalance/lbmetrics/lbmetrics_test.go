@@ -23,6 +23,7 @@ import (
 	"github.com/dubbogo-lb/lb/loadbalance/describe"
 	"github.com/dubbogo-lb/lb/loadbalance/internal/algo"
 	"github.com/dubbogo-lb/lb/loadbalance/internal/lbtest"
+	"github.com/dubbogo-lb/lb/loadbalance/lblog"
 	"github.com/dubbogo-lb/lb/loadbalance/random"
 	"github.com/dubbogo-lb/lb/rpcstatus"
 )
@@ -128,6 +129,33 @@ func TestCollectorValues(t *testing.T) {
 	// A provider that leaves leaves the metrics.
 	list[0].Destroy()
 	assert.Len(t, series(gather(t, c)[PicksTotal]), 1)
+}
+
+// A provider that outlier ejection took out is ejected (1) with one
+// ejection; the others are at 0.
+func TestCollectorEjection(t *testing.T) {
+	defer lblog.Capture(func(string) {})()
+	lb := random.New(random.Options{Rand: algo.Seeded(1).Uint64})
+	list := []base.Invoker{provider(20100), provider(20101), provider(20102), provider(20103), provider(20104)}
+	lb.Select(list, lbtest.Call("Say"))
+	lbtest.OutlierFail(list[1], int64(time.Hour), 5)
+	lb.Select(list, lbtest.Call("Say")) // the snapshot now has the ejection
+
+	reg := describe.New(describe.Options{})
+	reg.Register(random.Name, lb)
+	mfs := gather(t, New(Options{Registry: reg}))
+	ejected, ejections := series(mfs[Ejected]), series(mfs[EjectionsTotal])
+	require.Len(t, ejected, 5)
+	for i, p := range list {
+		want := 0.0
+		if i == 1 {
+			want = 1
+		}
+		addr := p.GetURL().Location
+		assert.Equal(t, want, ejected[addr].GetGauge().GetValue(), addr)
+		assert.Equal(t, want, ejections[addr].GetCounter().GetValue(), addr)
+	}
+	assert.Equal(t, describe.StateEjected, reg.Snapshot().Balancers[0].Methods[0].Providers[1].State)
 }
 
 // A provider listed twice (two invokers of one address) would make the

@@ -4,6 +4,12 @@
 // a provider of weight 0 gets no call unless all have weight 0. Options.Choices
 // turns on the power-of-d-choices variant for very large lists.
 //
+// A call that fails fast is charged as if it still ran: each failure of a
+// provider's current run (the failures that count for outlier ejection)
+// adds one to its calls in flight until it succeeds again or
+// Options.FailureWindow (10 s) passes, so a provider that fails fast never
+// looks less busy than while its calls ran.
+//
 // The calls in flight are counted by the lbactive filter (package filter):
 // without it the balancer degrades to weighted random, and says so in one
 // WARN line per service and method (Balancer.FilterMissing tells code).

@@ -2,12 +2,14 @@ package leastactive
 
 import (
 	"math"
+	"time"
 
 	"dubbo.apache.org/dubbo-go/v3/protocol/base"
 
 	"github.com/dubbogo-lb/lb/loadbalance/internal/algo"
 	"github.com/dubbogo-lb/lb/loadbalance/internal/member"
 	"github.com/dubbogo-lb/lb/loadbalance/internal/skeleton"
+	"github.com/dubbogo-lb/lb/rpcstatus"
 	"github.com/dubbogo-lb/lb/warmup"
 )
 
@@ -32,7 +34,22 @@ type Options struct {
 	// Rand is the random source, safe for concurrent use; default
 	// math/rand/v2's Uint64. Tests inject a seeded one.
 	Rand func() uint64
+	// FailureWindow is how long a provider's latest failure weighs: until
+	// then each failure of its current run counts as one more call in
+	// flight, so that a provider that fails fast never looks less busy
+	// than while its calls ran (see Charge). Failures are those that
+	// count for outlier ejection (urlparam.OutlierErrorsKey), whether
+	// ejection is on or not. Default 10 s; negative: never.
+	FailureWindow time.Duration
+	// Now is the monotonic clock, in nanoseconds, read only while a
+	// failure weighs: it must be the clock the lbactive filter records
+	// calls with (filter.Options.Now). Default rpcstatus.Nanotime, the
+	// filter's default.
+	Now func() int64
 }
+
+// DefaultFailureWindow is the default Options.FailureWindow.
+const DefaultFailureWindow = 10 * time.Second
 
 // Balancer is the least-active balancer. It is safe for concurrent use; one
 // Balancer serves every service and method. Select returns the provider
@@ -42,6 +59,8 @@ type Balancer struct {
 	*skeleton.Balancer[table]
 	choices int
 	rand    algo.Rand
+	window  int64 // ns; 0: failures never weigh
+	now     func() int64
 }
 
 // table is the balancer's state for one snapshot of providers.
@@ -54,9 +73,18 @@ type table struct {
 
 // New returns a Balancer.
 func New(opts Options) *Balancer {
-	b := &Balancer{choices: opts.Choices, rand: algo.Source(opts.Rand)}
+	b := &Balancer{choices: opts.Choices, rand: algo.Source(opts.Rand), window: int64(opts.FailureWindow), now: opts.Now}
 	if b.choices < 2 {
 		b.choices = 0
+	}
+	switch {
+	case opts.FailureWindow == 0:
+		b.window = int64(DefaultFailureWindow)
+	case opts.FailureWindow < 0:
+		b.window = 0
+	}
+	if b.now == nil {
+		b.now = rpcstatus.Nanotime
 	}
 	b.Balancer = skeleton.New(skeleton.Spec[table]{
 		Name: Name, Warmup: opts.Warmup, Rand: b.rand,
@@ -69,7 +97,7 @@ func New(opts Options) *Balancer {
 		},
 		Pick: b.pick,
 		Among: func(v *member.View[table], list []base.Invoker, _ base.Invocation) base.Invoker {
-			return among(v.Set, list, b.rand.Uint64())
+			return among(v.Set, list, b.rand.Uint64(), b.charge(v.Set))
 		},
 		ReadsAllUpTo: b.scansUpTo(),
 		Uncounted:    "least-active works as weighted random",
@@ -92,16 +120,34 @@ func (b *Balancer) scans(n int) bool { return n <= b.scansUpTo() }
 // providers, or among b.choices candidates drawn in proportion to warm
 // weight.
 func (b *Balancer) pick(v *member.View[table], _ base.Invocation) int {
+	c := b.charge(v.Set)
 	if b.scans(v.Len()) {
-		return Scan(v.Stats, v.Weights, v.Uniform, b.rand.Uint64())
+		return Scan(v.Stats, v.Weights, v.Uniform, b.rand.Uint64(), c)
 	}
-	return Choose(v.Stats, v.Table.alias, b.choices, b.rand.Func())
+	return Choose(v.Stats, v.Table.alias, b.choices, b.rand.Func(), c)
+}
+
+// charge returns how a pick among s charges failures: not at all, without
+// reading the clock, unless a failure counted on one of its providers
+// less than the window ago.
+func (b *Balancer) charge(s *member.Set) Charge {
+	board := s.Board()
+	last := board.LastFailure()
+	if last == 0 || b.window == 0 {
+		return Charge{}
+	}
+	now := b.now()
+	if now-last >= b.window {
+		board.ForgetFailures(last)
+		return Charge{}
+	}
+	return Charge{Now: now, Window: b.window}
 }
 
 // among applies the least-active rule to list, a subset of s offered by a
 // failover retry. It looks each provider up in s, which is slower than
 // Scan but spares a list of indexes; retries are rare.
-func among(s *member.Set, list []base.Invoker, u uint64) base.Invoker {
+func among(s *member.Set, list []base.Invoker, u uint64, c Charge) base.Invoker {
 	least := int64(math.MaxInt64)
 	first, last, count := -1, -1, 0
 	total := 0.0
@@ -111,7 +157,7 @@ func among(s *member.Set, list []base.Invoker, u uint64) base.Invoker {
 		if !algo.Usable(w) {
 			continue
 		}
-		switch a := s.Stats[i].Active(); {
+		switch a := c.load(s.Stats[i]); {
 		case a < least:
 			least, first, last, count, total = a, j, j, 1, w
 		case a == least:
@@ -129,7 +175,7 @@ func among(s *member.Set, list []base.Invoker, u uint64) base.Invoker {
 	for j := first; j <= last; j++ {
 		i, _ := s.Index(list[j])
 		w := s.Weights[i]
-		if !algo.Usable(w) || s.Stats[i].Active() != least {
+		if !algo.Usable(w) || c.load(s.Stats[i]) != least {
 			continue
 		}
 		found = j

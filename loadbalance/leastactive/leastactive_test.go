@@ -4,7 +4,9 @@ import (
 	"context"
 	"sync"
 	"testing"
+	"time"
 
+	"dubbo.apache.org/dubbo-go/v3/cluster/loadbalance"
 	_ "dubbo.apache.org/dubbo-go/v3/cluster/loadbalance/leastactive" // registers dubbo-go's own
 	dgext "dubbo.apache.org/dubbo-go/v3/common/extension"
 	"dubbo.apache.org/dubbo-go/v3/protocol/base"
@@ -16,6 +18,7 @@ import (
 	"github.com/dubbogo-lb/lb/loadbalance/internal/lbtest"
 	"github.com/dubbogo-lb/lb/loadbalance/lblog"
 	"github.com/dubbogo-lb/lb/rpcstatus"
+	"github.com/dubbogo-lb/lb/warmup"
 )
 
 // logs collects what a Balancer logs.
@@ -243,4 +246,20 @@ func TestNoReportWhenTheFilterCounts(t *testing.T) {
 	// The watch survives rebuilds; a state that saw calls once stays settled.
 	v, _ := b.View(grown, "Say")
 	assert.False(t, v.CheckFilter())
+}
+
+// A provider that fails fast never looks less busy than while its calls
+// ran: each failure of its run weighs as a call in flight. Without that
+// (FailureWindow < 0) it draws about half the traffic, as the issue that
+// brought outlier ejection measured.
+func TestFastFailureIsChargedAsInFlight(t *testing.T) {
+	share := func(window time.Duration) float64 {
+		return lbtest.FastFailureShare(t, func(now func() int64, wall func() time.Time, rnd func() uint64) loadbalance.LoadBalance {
+			return New(Options{Now: now, Warmup: warmup.Options{Now: wall}, Rand: rnd, FailureWindow: window})
+		})
+	}
+	charged, blind := share(0), share(-1)
+	t.Logf("fast-failing provider's share: %.4f charged, %.4f not", charged, blind)
+	assert.Less(t, charged, 0.01)
+	assert.Greater(t, blind, 0.3, "the herding the charge prevents")
 }

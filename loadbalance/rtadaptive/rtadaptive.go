@@ -225,6 +225,13 @@ func clean(v *member.View[table], i int) bool {
 // so its window would keep the old errors, and the charge, for ever.
 func (b *Balancer) errorRatio(es *errState, st *rpcstatus.Stats, now int64) float64 {
 	at := es.at.Load()
+	if st.CleanSinceReturn() {
+		// Back from an outlier ejection without failing since: the
+		// ejection punished its errors, so they are not charged again.
+		es.failed.Store(st.Failed())
+		es.at.Store(0)
+		return 0
+	}
 	if f := st.Failed(); f != es.failed.Load() {
 		// Racing callers may both store: the times differ by a pick.
 		es.failed.Store(f)

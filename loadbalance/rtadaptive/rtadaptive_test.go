@@ -7,11 +7,14 @@ import (
 	"testing"
 	"time"
 
+	"dubbo.apache.org/dubbo-go/v3/cluster/loadbalance"
 	"dubbo.apache.org/dubbo-go/v3/protocol/base"
 	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 
 	"github.com/dubbogo-lb/lb/loadbalance/internal/lbtest"
 	"github.com/dubbogo-lb/lb/rpcstatus"
+	"github.com/dubbogo-lb/lb/warmup"
 )
 
 // feed is lbtest.Feed.
@@ -135,7 +138,7 @@ func TestErrorsAreCharged(t *testing.T) {
 	}
 	run := func(o Options) *driver {
 		list := []base.Invoker{lbtest.Provider(20000, map[string]string{"timeout": "500ms"})}
-		list = append(list, lbtest.N(3)...)
+		list = lbtest.EjectionOff(append(list, lbtest.N(3)...)...) // the balancer's own charge
 		d := newDriver(t, o, 100*ms, list, failing, fixed(ms), fixed(ms), fixed(ms))
 		d.RunOpen(1000, 80*sec)
 		return d
@@ -151,19 +154,26 @@ func TestErrorsAreCharged(t *testing.T) {
 	assert.InDelta(t, 0.25, after, 0.1, "share regained")
 }
 
-// TestErrorChargeFades: the error charge fades with the time since the
-// provider's failure count last grew, is renewed by a new failure, and
-// survives a membership change.
-func TestErrorChargeFades(t *testing.T) {
-	var clock atomic.Int64
+// halfFailed returns a balancer on a clock at 20 s that has seen two
+// providers: the first failed the last 64 of its 128 calls (the last at
+// 19.191 s), the second succeeded 128 times.
+func halfFailed() (*Balancer, []base.Invoker, *atomic.Int64) {
+	clock := new(atomic.Int64)
 	clock.Store(int64(20 * sec))
 	b := New(Options{Now: clock.Load, ErrorCost: sec})
 	list := lbtest.N(2)
 	feed(list[0], int64(19*sec), 64, ms, false)
-	feed(list[0], int64(19*sec)+int64(64*ms), 64, ms, true) // last at 19.191 s
+	feed(list[0], int64(19*sec)+int64(64*ms), 64, ms, true)
 	feed(list[1], int64(19*sec), 128, ms, false)
-	inv := lbtest.Call("Say")
-	b.Select(list, inv)
+	b.Select(list, lbtest.Call("Say"))
+	return b, list, clock
+}
+
+// TestErrorChargeFades: the error charge fades with the time since the
+// provider's failure count last grew, is renewed by a new failure, and
+// survives a membership change.
+func TestErrorChargeFades(t *testing.T) {
+	b, list, clock := halfFailed()
 	ratio := func(l []base.Invoker) float64 {
 		v, exact := b.View(l, "Say")
 		if !exact {
@@ -287,4 +297,30 @@ func TestBadInput(t *testing.T) {
 	// Static weights: drawn in proportion.
 	c := lbtest.Counts(b, lbtest.Weighted("1", "9"), inv, 20_000)
 	assert.InDelta(t, 0.1, float64(c[0])/20_000, 0.02)
+}
+
+// A provider that fails fast never looks better: each error is charged the
+// method's timeout at least.
+func TestFastFailureNeverLooksBetter(t *testing.T) {
+	share := lbtest.FastFailureShare(t, func(now func() int64, wall func() time.Time, rnd func() uint64) loadbalance.LoadBalance {
+		return New(Options{Now: now, Warmup: warmup.Options{Now: wall}, Rand: rnd})
+	})
+	t.Logf("fast-failing provider's share: %.4f", share)
+	assert.Less(t, share, 0.01)
+}
+
+// A provider back from an outlier ejection is not charged again for the
+// errors the ejection punished; a failure after its return is charged.
+func TestNoChargeForErrorsAnEjectionPunished(t *testing.T) {
+	b, list, clock := halfFailed()
+	ratio := func() float64 {
+		v, _ := b.View(list, "Say")
+		return b.estimate(v, 0, clock.Load()).ErrorRatio
+	}
+	require.Greater(t, ratio(), 0.4)
+	rpcstatus.Of(list[0].GetURL()).Method("Say").Returned() // as the detector lets it back
+	clock.Add(int64(sec))
+	assert.Zero(t, ratio())
+	feed(list[0], clock.Load(), 1, ms, true)
+	assert.Greater(t, ratio(), 0.4, "a failure since the return: the window's errors are charged")
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"math/rand/v2"
+	"strconv"
 	"time"
 
 	"dubbo.apache.org/dubbo-go/v3/cluster/loadbalance"
@@ -43,6 +44,10 @@ type Options struct {
 	Wall time.Time
 	// Method is the method called; default "SayHello".
 	Method string
+	// Keys, when positive, gives each call one string argument, "key-0"
+	// to "key-<Keys-1>" in turn, for balancers that hash arguments; 0
+	// calls without arguments.
+	Keys int
 	// OnPick, when set, runs after each Select that chose provider p (the
 	// index of its Add) at now.
 	OnPick func(p int, now int64)
@@ -77,6 +82,7 @@ type Sim struct {
 	rng      *rand.Rand
 	provs    []*provider
 	interval int64 // between open-loop arrivals; 0: none scheduled
+	calls    int   // calls made, for Options.Keys
 }
 
 // New returns a Sim at virtual time Origin, with no providers.
@@ -202,14 +208,25 @@ func (s *Sim) closedLoop(c *caller) {
 	ctx := context.WithValue(context.Background(), callerKey{}, c)
 	inv := invocation.NewRPCInvocation(s.opts.Method, nil, nil)
 	for !s.e.stopped {
-		s.call(c, ctx, inv)
+		s.call(c, ctx, s.invocation(inv))
 	}
 }
 
 func (s *Sim) oneCall(c *caller) {
 	if !s.e.stopped {
-		s.call(c, context.WithValue(context.Background(), callerKey{}, c), invocation.NewRPCInvocation(s.opts.Method, nil, nil))
+		s.call(c, context.WithValue(context.Background(), callerKey{}, c), s.invocation(invocation.NewRPCInvocation(s.opts.Method, nil, nil)))
 	}
+}
+
+// invocation returns the invocation of the next call: inv, or one with the
+// next key when Options.Keys is set.
+func (s *Sim) invocation(inv base.Invocation) base.Invocation {
+	if s.opts.Keys <= 0 {
+		return inv
+	}
+	k := s.calls % s.opts.Keys
+	s.calls++
+	return invocation.NewRPCInvocation(s.opts.Method, []any{"key-" + strconv.Itoa(k)}, nil)
 }
 
 // call makes one call: Select, then the filter's Invoke on the choice.

@@ -15,7 +15,10 @@
 //
 // Flags:
 //
-//	-scenario  brpc, capacity, slowdown, join or all (default all)
+//	-scenario  brpc, capacity, slowdown, join, failfast, hang or all (default
+//	           all); in failfast and hang one provider fails for a while, and
+//	           each of this module's balancers runs with outlier ejection
+//	           off and on, with a table of the failed first attempts
 //	-balancers comma-separated names (default: those of sim.DefaultBalancers
 //	           that are registered)
 //	-out       output directory (default lbsim-out)
@@ -68,7 +71,7 @@ type config struct {
 func parse(args []string, stderr io.Writer) (*config, error) {
 	fs := flag.NewFlagSet("lbsim", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	scenario := fs.String("scenario", "all", "scenario: brpc, capacity, slowdown, join or all")
+	scenario := fs.String("scenario", "all", "scenario: brpc, capacity, slowdown, join, failfast, hang or all")
 	balancers := fs.String("balancers", "", "comma-separated balancer names (default: the registered ones of "+strings.Join(sim.DefaultBalancers, ",")+")")
 	c := &config{}
 	fs.StringVar(&c.out, "out", "lbsim-out", "output directory for tables and plots")
@@ -149,7 +152,7 @@ func run(args []string, stdout io.Writer) error {
 // tables and the figure.
 func runScenario(c *config, sc sim.Scenario, stdout io.Writer) error {
 	start := time.Now()
-	results, err := simulate(sc, c.balancers, sim.Options{Seed: c.seed}, c.parallel)
+	results, err := simulate(sc, runsOf(sc, c.balancers, c.seed), c.parallel)
 	if err != nil {
 		return err
 	}
@@ -157,7 +160,7 @@ func runScenario(c *config, sc sim.Scenario, stdout io.Writer) error {
 	fmt.Fprintf(&text, "== %s: %s (%d callers, %v simulated)\n\n", sc.Name, sc.Title, sc.Callers, sc.Duration)
 	var tables bytes.Buffer
 	for _, r := range results {
-		fmt.Fprintf(&tables, "-- %s / %s: share of calls per provider, per second\n", sc.Name, r.Balancer)
+		fmt.Fprintf(&tables, "-- %s / %s: share of calls per provider, per second\n", sc.Name, r.Label())
 		if err := r.WriteTable(&tables); err != nil {
 			return err
 		}
@@ -167,6 +170,12 @@ func runScenario(c *config, sc sim.Scenario, stdout io.Writer) error {
 	fmt.Fprintf(&summary, "-- %s: summary\n", sc.Name)
 	if err := sim.WriteSummary(&summary, results); err != nil {
 		return err
+	}
+	if sc.Failure != nil {
+		fmt.Fprintf(&summary, "\n-- %s: ", sc.Name)
+		if err := sim.WriteFailures(&summary, &sc, results); err != nil {
+			return err
+		}
 	}
 	plotPath := filepath.Join(c.out, sc.Name+"."+c.format)
 	if err := writePlot(plotPath, sc, results); err != nil {
@@ -186,20 +195,40 @@ func runScenario(c *config, sc sim.Scenario, stdout io.Writer) error {
 	return err
 }
 
-// simulate runs sc with each balancer, up to parallel at once, and returns
-// the results in the order of balancers.
-func simulate(sc sim.Scenario, balancers []string, opts sim.Options, parallel int) ([]*sim.Result, error) {
-	results := make([]*sim.Result, len(balancers))
-	errs := make([]error, len(balancers))
+// simRun is one simulation of a scenario: a balancer and its options.
+type simRun struct {
+	balancer string
+	opts     sim.Options
+}
+
+// runsOf lists the runs of sc: each balancer once, and where sc has a
+// failure spell each of this module's balancers first with outlier
+// ejection off, then on.
+func runsOf(sc sim.Scenario, balancers []string, seed uint64) []simRun {
+	var runs []simRun
+	for _, name := range balancers {
+		if sc.Failure != nil && sim.Ours(name) {
+			runs = append(runs, simRun{name, sim.Options{Seed: seed, EjectionOff: true}})
+		}
+		runs = append(runs, simRun{name, sim.Options{Seed: seed}})
+	}
+	return runs
+}
+
+// simulate runs sc as each of runs says, up to parallel at once, and
+// returns the results in the order of runs.
+func simulate(sc sim.Scenario, runs []simRun, parallel int) ([]*sim.Result, error) {
+	results := make([]*sim.Result, len(runs))
+	errs := make([]error, len(runs))
 	sem := make(chan struct{}, parallel)
 	var wg sync.WaitGroup
-	for i, name := range balancers {
+	for i, r := range runs {
 		wg.Add(1)
 		sem <- struct{}{}
 		go func() {
 			defer wg.Done()
 			defer func() { <-sem }()
-			results[i], errs[i] = sim.Run(sc, name, opts)
+			results[i], errs[i] = sim.Run(sc, r.balancer, r.opts)
 		}()
 	}
 	wg.Wait()

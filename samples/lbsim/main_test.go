@@ -61,3 +61,25 @@ func TestRunRejectsBadInput(t *testing.T) {
 		assert.Error(t, err, "%q", args)
 	}
 }
+
+// A failure scenario runs each of this module's balancers with ejection
+// off and on and adds the failed first attempts table.
+func TestRunFailureScenario(t *testing.T) {
+	dir := t.TempDir()
+	var out bytes.Buffer
+	err := run([]string{"-scenario", "failfast", "-duration", "5s", "-balancers", "random,warmrandom", "-quiet", "-out", dir}, &out)
+	require.NoError(t, err)
+	text := out.String()
+	for _, want := range []string{"warmrandom (no ejection)", "failed first attempts while p0 (fails fast) fails", "ejection  failed"} {
+		assert.Contains(t, text, want)
+	}
+	var rows []string
+	for _, l := range strings.Split(text, "\n") {
+		if f := strings.Fields(l); len(f) > 2 && (f[0] == "random" || f[0] == "warmrandom") && (f[1] == "-" || f[1] == "on" || f[1] == "off") {
+			rows = append(rows, f[0]+" "+f[1])
+		}
+	}
+	assert.Equal(t, []string{"random -", "warmrandom off", "warmrandom on"}, rows)
+	_, err = os.Stat(filepath.Join(dir, "failfast.png"))
+	assert.NoError(t, err)
+}

@@ -53,7 +53,11 @@ func writePlot(path string, sc sim.Scenario, results []*sim.Result) error {
 		return fmt.Errorf("no results")
 	}
 	shareRows := (len(results) + cols - 1) / cols
-	grid := make([][]*plot.Plot, shareRows+1)
+	rows := shareRows + 1
+	if sc.Failure != nil {
+		rows++
+	}
+	grid := make([][]*plot.Plot, rows)
 	for i := range grid {
 		grid[i] = make([]*plot.Plot, cols)
 	}
@@ -66,6 +70,9 @@ func writePlot(path string, sc sim.Scenario, results []*sim.Result) error {
 		func(r *sim.Result) string { return fmt.Sprintf("%.2f ms", msOf(r.Total.Mean)) })
 	grid[shareRows][2] = seriesPlot(results, "p99 latency", "ms", func(b *sim.Bucket) float64 { return msOf(b.P99) },
 		func(r *sim.Result) string { return fmt.Sprintf("%.2f ms", msOf(r.Total.P99)) })
+	if sc.Failure != nil {
+		failurePlots(grid[shareRows+1], &sc, results)
+	}
 
 	w, h := cols*panelW, vg.Length(len(grid))*panelH+headerH
 	var canvas vg.CanvasWriterTo
@@ -140,7 +147,7 @@ func bucketMid(b *sim.Bucket) float64 { return (b.Start + b.End).Seconds() / 2 }
 // sharePlot shows each provider's share of the calls over time under one
 // balancer.
 func sharePlot(r *sim.Result) *plot.Plot {
-	p := newPlot(fmt.Sprintf("%s — share of calls", r.Balancer), "% of calls", duration(r))
+	p := newPlot(fmt.Sprintf("%s — share of calls", r.Label()), "% of calls", duration(r))
 	p.Y.Min, p.Y.Max = 0, 100
 	addMarks(p, r.Marks, 0, 100)
 	for i := range r.Providers {
@@ -193,12 +200,51 @@ func seriesPlot(results []*sim.Result, title, unit string, value func(*sim.Bucke
 		l.Width = vg.Points(lineWidth)
 		l.Dashes = plotutil.Dashes(k / len(plotutil.DefaultColors))
 		p.Add(l)
-		p.Legend.Add(fmt.Sprintf("%s (%s)", r.Balancer, total(r)), l)
+		p.Legend.Add(fmt.Sprintf("%s (%s)", r.Label(), total(r)), l)
 	}
 	// Room above the lines for the legend.
 	p.Y.Max = top * (1.15 + 0.09*float64(len(results)))
 	addMarks(p, results[0].Marks, 0, p.Y.Max)
 	return p
+}
+
+// failurePlots fills row with the failed first attempts per second without
+// outlier ejection (dubbo-go's balancers have none) and with it, and the
+// failing provider's share with it.
+func failurePlots(row []*plot.Plot, sc *sim.Scenario, results []*sim.Result) {
+	var off, on []*sim.Result
+	for _, r := range results {
+		if r.EjectionOff || !sim.Ours(r.Balancer) {
+			off = append(off, r)
+		} else {
+			on = append(on, r)
+		}
+	}
+	failed := func(b *sim.Bucket) float64 {
+		if b.Calls == 0 {
+			return 0
+		}
+		return 100 * float64(b.Errors) / float64(b.Calls)
+	}
+	during := func(r *sim.Result) string {
+		ff := r.FailureFigures(sc)
+		if ff.During.Calls == 0 {
+			return "no call"
+		}
+		return fmt.Sprintf("%.2f%% failed", 100*float64(ff.During.Errors)/float64(ff.During.Calls))
+	}
+	if len(off) > 0 {
+		row[0] = seriesPlot(off, "failed first attempts, ejection off", "% of calls", failed, during)
+	}
+	if len(on) > 0 {
+		row[1] = seriesPlot(on, "failed first attempts, ejection on", "% of calls", failed, during)
+		p := sc.Failure.Provider
+		row[2] = seriesPlot(on, fmt.Sprintf("share of %s, ejection on", results[0].Providers[p]), "% of calls",
+			func(b *sim.Bucket) float64 { return 100 * b.Share(p) },
+			func(r *sim.Result) string {
+				return fmt.Sprintf("%.2f%% while failing", 100*r.FailureFigures(sc).During.Share(p))
+			})
+	}
 }
 
 func newPlot(title, yLabel string, duration time.Duration) *plot.Plot {

@@ -1,9 +1,11 @@
 // Command provider is a sample dubbo-go triple provider of the greeter
 // service that registers in Nacos with its weight, start timestamp and
-// warmup period in its metadata, and simulates a service time and an error
-// rate.
+// warmup period in its metadata, and simulates a service time, an error
+// rate, and a spell of failing every call (-fail-at, -recover-at,
+// -fail-code), which outlier ejection is for.
 //
 //	go run ./samples/provider -port 20001 -weight 100 -warmup 30s -latency 5ms
+//	go run ./samples/provider -port 20002 -fail-at 30s -recover-at 60s
 //
 // The dubbo-go settings (registry, protocol, application) come from the
 // YAML file -conf (default conf/provider.yaml); the flags below override
@@ -45,10 +47,14 @@ func run() error {
 		weight   = flag.Int64("weight", 100, "provider weight, exported as the weight URL parameter (> 0)")
 		warm     = flag.Duration("warmup", 30*time.Second, "warmup period, whole seconds; 0 disables warmup")
 		latency  = flag.String("latency", "1ms", "simulated service time: 5ms, exp:5ms, uniform:2ms-8ms or normal:5ms/1ms")
-		errRate  = flag.Float64("error-rate", 0, "share of calls that fail, in [0, 1]")
+		errRate  = flag.Float64("error-rate", 0, "share of calls that fail, in [0, 1] (a plain error: biz_error at the consumer)")
+		failAt   = flag.String("fail-at", "", "from then on fail every call at once: a duration after start (30s) or an RFC 3339 time; empty: never")
+		recoAt   = flag.String("recover-at", "", "stop failing then (same forms as -fail-at); empty: never")
+		failCode = flag.String("fail-code", "unavailable", "triple status of the failures of -fail-at: unavailable, internal, unknown, biz_error…")
 	)
 	var registry app.RegistryFlags
 	registry.Register(flag.CommandLine)
+	start := time.Now()
 	flag.Parse()
 	if flag.NArg() > 0 {
 		return fmt.Errorf("unexpected arguments %q", flag.Args())
@@ -65,6 +71,19 @@ func run() error {
 	lat, err := greeter.ParseLatency(*latency)
 	if err != nil {
 		return err
+	}
+	var failure greeter.Failure
+	if failure.From, err = greeter.ParseWhen(*failAt, start); err != nil {
+		return fmt.Errorf("-fail-at: %w", err)
+	}
+	if failure.Until, err = greeter.ParseWhen(*recoAt, start); err != nil {
+		return fmt.Errorf("-recover-at: %w", err)
+	}
+	if failure.Code, err = greeter.ParseCode(*failCode); err != nil {
+		return fmt.Errorf("-fail-code: %w", err)
+	}
+	if !failure.Until.IsZero() && !failure.Until.After(failure.From) {
+		return fmt.Errorf("-recover-at %s: must come after -fail-at %s", *recoAt, *failAt)
 	}
 	k, err := app.ReadConfig(*confPath)
 	if err != nil {
@@ -108,6 +127,7 @@ func run() error {
 	if err != nil {
 		return err
 	}
+	backend.FailDuring(failure)
 	provider := ins.GetInstanceOptionsSnapshot().Provider
 	// The weight URL parameter is ProviderConfig.Weight, which no YAML key
 	// reaches; dubbo-go exports 0 when it is unset.
@@ -123,6 +143,13 @@ func run() error {
 	}
 	fmt.Printf("provider %s: serving %s on %s, weight %d, warmup %v, latency %v, error rate %g\n",
 		*name, greeter.Interface, listen, *weight, *warm, lat, *errRate)
+	if !failure.From.IsZero() {
+		until := "never recovering"
+		if !failure.Until.IsZero() {
+			until = "recovering at " + failure.Until.Format(time.RFC3339Nano)
+		}
+		fmt.Printf("provider %s: failing every call with %v from %s, %s\n", *name, failure.Code, failure.From.Format(time.RFC3339Nano), until)
+	}
 	// On SIGINT or SIGTERM the server stops serving and the process exits:
 	// closing its Nacos connection removes the (ephemeral) instance at once.
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)

@@ -4,6 +4,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 )
 
 // FuzzParseTimeout checks method timeouts: a valid one is positive and at
@@ -40,6 +41,70 @@ func FuzzParseActives(f *testing.F) {
 		v, err := strconv.ParseInt(strings.TrimSpace(raw), 10, 64)
 		if want := max(v, 0); err == nil && n != want || err != nil && n != 0 {
 			t.Fatalf("ParseActives(%q) = %d", raw, n)
+		}
+	})
+}
+
+// FuzzParseOutlier checks the outlier configuration: whatever the values,
+// every field stays in its range, the failures that always count do, a
+// replaced value is reported on one line, and nothing panics. num goes to
+// every count and percentage, dur to every duration.
+func FuzzParseOutlier(f *testing.F) {
+	for _, s := range [][4]string{
+		{"", "", "", ""},
+		{"consecutive-failures", "internal,biz_error", "5", "30s"},
+		{"none", "all", "100", "10000"},
+		{"success-rate,failure-percentage", "none", "85%", "1h"},
+		{"none,success-rate", "17, 2 ,code_3", "-1", "-5s"},
+		{"sometimes", "unknown,BIZ-ERROR,99", "1e999", "9999999999999999"},
+		{",,", "0", "NaN", "0"},
+		{"CONSECUTIVE-FAILURES", "31", "1099511627777", "8761h"},
+	} {
+		f.Add(s[0], s[1], s[2], s[3])
+	}
+	f.Fuzz(func(t *testing.T, rules, errs, num, dur string) {
+		values := map[string]string{OutlierRulesKey: rules, OutlierErrorsKey: errs}
+		for _, k := range []string{OutlierConsecutiveKey, OutlierMaxEjectedKey, OutlierPanicKey,
+			OutlierFailurePercentThresholdKey, OutlierFailurePercentMinimumHostsKey, OutlierFailurePercentRequestVolumeKey,
+			OutlierSuccessRateStdevFactorKey, OutlierSuccessRateMinimumHostsKey, OutlierSuccessRateRequestVolumeKey} {
+			values[k] = num
+		}
+		for _, k := range []string{OutlierIntervalKey, OutlierBaseEjectionKey, OutlierMaxEjectionKey} {
+			values[k] = dur
+		}
+		o, problems := ParseOutlier(func(k string) string { return values[k] })
+		fail := func(what string) { t.Fatalf("%s: %+v (problems %q)", what, o, problems) }
+		if o.ConsecutiveFailures < 0 || o.ConsecutiveFailures > maxCount {
+			fail("consecutive failures out of range")
+		}
+		for _, n := range []int64{o.FailurePercentage.MinimumHosts, o.FailurePercentage.RequestVolume, o.SuccessRate.MinimumHosts, o.SuccessRate.RequestVolume} {
+			if n < 1 || n > maxCount {
+				fail("count out of range")
+			}
+		}
+		for _, p := range []float64{o.MaxEjectionPercent, o.PanicThreshold, o.FailurePercentage.Threshold} {
+			if !(p >= 0 && p <= 100) {
+				fail("percentage out of range")
+			}
+		}
+		if !(o.SuccessRate.StdevFactor > 0 && o.SuccessRate.StdevFactor <= 1000) {
+			fail("stdev factor out of range")
+		}
+		for _, d := range []time.Duration{o.Interval, o.BaseEjectionTime, o.MaxEjectionTime} {
+			if d <= 0 || d > maxTimeout {
+				fail("duration out of range")
+			}
+		}
+		if o.Counted&AlwaysCounted != AlwaysCounted {
+			fail("a failure that always counts does not")
+		}
+		for _, p := range problems {
+			if strings.ContainsAny(p, "\r\n") || p == "" {
+				fail("a problem that is not one line")
+			}
+		}
+		if strings.TrimSpace(rules+errs+num+dur) == "" && (o != DefaultOutlier || len(problems) > 0) {
+			fail("unset values are not the defaults")
 		}
 	})
 }

@@ -1,6 +1,7 @@
 package urlparam
 
 import (
+	"strconv"
 	"testing"
 	"time"
 
@@ -140,4 +141,66 @@ func TestServiceParam(t *testing.T) {
 	assert.Equal(t, "1767322000000", ServiceParam(u, "timestamp"))
 	assert.Equal(t, "", ServiceParam(u, "warmup"))
 	assert.Equal(t, "3.3.6", ServiceParam(u, "release"))
+}
+
+func TestParseOutlier(t *testing.T) {
+	parse := func(kv ...string) (Outlier, []string) {
+		m := map[string]string{}
+		for i := 0; i < len(kv); i += 2 {
+			m[kv[i]] = kv[i+1]
+		}
+		return ParseOutlier(func(k string) string { return m[k] })
+	}
+	o, problems := parse()
+	assert.Equal(t, DefaultOutlier, o)
+	assert.Empty(t, problems)
+	assert.True(t, o.Enabled())
+	assert.False(t, o.Periodic())
+	assert.EqualValues(t, 5, o.ConsecutiveFailures)
+
+	o, problems = parse(OutlierRulesKey, " Failure-Percentage , success-rate", OutlierIntervalKey, "1500",
+		OutlierMaxEjectedKey, "12.5%", OutlierSuccessRateStdevFactorKey, "2.5", OutlierErrorsKey, "unknown, biz-error ,3")
+	assert.Empty(t, problems)
+	assert.Zero(t, o.ConsecutiveFailures, "not among the rules")
+	assert.True(t, o.FailurePercentage.Enabled && o.SuccessRate.Enabled && o.Periodic())
+	assert.Equal(t, 1500*time.Millisecond, o.Interval, "plain milliseconds, as Dubbo Java writes durations")
+	assert.Equal(t, 12.5, o.MaxEjectionPercent)
+	assert.Equal(t, 2.5, o.SuccessRate.StdevFactor)
+	assert.Equal(t, AlwaysCounted|1<<CodeUnknown|1<<CodeBizError|1<<3, o.Counted, "the list replaces the default codes")
+
+	o, _ = parse(OutlierRulesKey, "none")
+	assert.False(t, o.Enabled())
+	o, _ = parse(OutlierErrorsKey, "none")
+	assert.Equal(t, AlwaysCounted, o.Counted)
+	o, _ = parse(OutlierErrorsKey, "all")
+	assert.Equal(t, AllCounted, o.Counted)
+
+	for _, c := range []struct {
+		key, value, why string
+	}{
+		{OutlierConsecutiveKey, "0", "using 5"},
+		{OutlierConsecutiveKey, "five", "using 5"},
+		{OutlierIntervalKey, "-10s", "using 10s"},
+		{OutlierBaseEjectionKey, "0", "using 30s"},
+		{OutlierMaxEjectionKey, "2y", "using 5m0s"},
+		{OutlierMaxEjectedKey, "101", "using 10"},
+		{OutlierPanicKey, "NaN", "using 50"},
+		{OutlierFailurePercentThresholdKey, "-1%", "using 85"},
+		{OutlierSuccessRateStdevFactorKey, "0", "using 1.9"},
+		{OutlierSuccessRateRequestVolumeKey, "1.5", "using 100"},
+		{OutlierRulesKey, "all", "using consecutive-failures"},
+		{OutlierRulesKey, "none,success-rate", "using none"},
+		{OutlierErrorsKey, "internal,oops", `skipped "oops"`},
+	} {
+		o, problems := parse(c.key, c.value)
+		if assert.Len(t, problems, 1, "%s=%s", c.key, c.value) {
+			assert.Contains(t, problems[0], c.key+" "+strconv.Quote(c.value))
+			assert.Contains(t, problems[0], c.why)
+		}
+		if c.key == OutlierErrorsKey {
+			assert.Equal(t, AlwaysCounted|1<<CodeInternal, o.Counted)
+		} else if c.key != OutlierRulesKey || c.value == "all" {
+			assert.Equal(t, DefaultOutlier, o, "%s=%s: the default stays", c.key, c.value)
+		}
+	}
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/dubbogo-lb/lb/loadbalance/lblog"
 	"github.com/dubbogo-lb/lb/rpcstatus"
 	"github.com/dubbogo-lb/lb/warmup"
+	"github.com/dubbogo-lb/lb/warmup/urlparam"
 )
 
 // Subject describes a balancer to Conformance.
@@ -115,6 +116,7 @@ func Conformance(t *testing.T, s Subject) {
 		CheckReplacement(t, s.new(), s.call)
 	})
 	t.Run("BadInput", func(t *testing.T) { badInput(t, s) })
+	t.Run("Ejection", func(t *testing.T) { ejection(t, s) })
 	if s.WarmShares {
 		t.Run("SharesFollowWeights", func(t *testing.T) { sharesFollowWeights(t, s) })
 		t.Run("WarmupRamp", func(t *testing.T) { warmupRamp(t, s) })
@@ -224,7 +226,10 @@ func badInput(t *testing.T, s Subject) {
 
 	// Bad hash parameters and timeouts: ignored or replaced, never fatal.
 	hashy := []base.Invoker{
-		Provider(20000, map[string]string{"hash.arguments": "x,-1,99", "hash.nodes": "abc", "timeout": "forever", "actives": "-3"}),
+		Provider(20000, map[string]string{"hash.arguments": "x,-1,99", "hash.nodes": "abc", "timeout": "forever", "actives": "-3",
+			// Bad outlier parameters (read from the first provider).
+			urlparam.OutlierRulesKey: "sometimes", urlparam.OutlierConsecutiveKey: "-1", urlparam.OutlierBaseEjectionKey: "-5s",
+			urlparam.OutlierMaxEjectedKey: "1e9", "methods.Say." + urlparam.OutlierPanicKey: "NaN"}),
 		Provider(20001, map[string]string{"hash.arguments": "", "hash.nodes": "-4", "timeout": "0"}),
 		Provider(20002, map[string]string{"hash.nodes": "99999999999999999999", "methods.Say.timeout": "1e3"}),
 	}
@@ -236,6 +241,21 @@ func badInput(t *testing.T, s Subject) {
 		}
 	}
 
+	outlierLines := 0
+	for _, line := range logs() {
+		if strings.Contains(line, "outlier ejection, service") && strings.Contains(line, "method Say:") {
+			outlierLines++
+			for _, want := range []string{`outlier.rules "sometimes"`, `outlier.consecutive-failures "-1"`,
+				`outlier.base-ejection-time "-5s"`, `outlier.max-ejection-percent "1e9"`, `outlier.panic-threshold "NaN"`} {
+				if !strings.Contains(line, want) {
+					t.Errorf("the outlier line does not name %s: %q", want, line)
+				}
+			}
+		}
+	}
+	if outlierLines != 1 {
+		t.Errorf("%d WARN lines about the bad outlier parameters of method Say, want 1", outlierLines)
+	}
 	for _, line := range logs() {
 		if !strings.HasPrefix(line, lblog.Prefix) || strings.ContainsAny(line, "\r\n") || strings.Contains(line, "goroutine ") {
 			t.Errorf("log line is not one prefixed line: %q", line)

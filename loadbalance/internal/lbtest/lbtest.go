@@ -22,6 +22,7 @@ import (
 
 	"github.com/dubbogo-lb/lb/loadbalance/lblog"
 	"github.com/dubbogo-lb/lb/rpcstatus"
+	"github.com/dubbogo-lb/lb/warmup/urlparam"
 )
 
 // Service is the interface the fake providers serve.
@@ -45,6 +46,16 @@ func Provider(port int, params map[string]string) base.Invoker {
 		panic(err)
 	}
 	return base.NewBaseInvoker(p.MergeURL(c))
+}
+
+// EjectionOff turns outlier ejection off for the providers of list (the
+// outlier.rules=none parameter), for tests of a balancer's own response to
+// failures. Call it before the first Select of list.
+func EjectionOff(list ...base.Invoker) []base.Invoker {
+	for _, p := range list {
+		p.GetURL().SetParam(urlparam.OutlierRulesKey, "none")
+	}
+	return list
 }
 
 // Weighted returns providers on ports 20000, 20001, … with the given weights.

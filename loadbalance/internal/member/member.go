@@ -4,7 +4,9 @@
 // warm weights, plus the balancer's own table built from it), keeps one per
 // (service, method), detects a real change of membership cheaply, rebuilds
 // off the hot path and publishes the new snapshot atomically: the Go form of
-// brpc's DoublyBufferedData.
+// brpc's DoublyBufferedData. Each snapshot applies outlier ejection (package
+// outlier): an ejected provider has weight 0 and is marked in Set.Ejected,
+// and a snapshot is rebuilt when the outlier board's alarm moves.
 package member
 
 import (
@@ -19,6 +21,7 @@ import (
 	"dubbo.apache.org/dubbo-go/v3/protocol/base"
 
 	"github.com/dubbogo-lb/lb/loadbalance/internal/algo"
+	"github.com/dubbogo-lb/lb/loadbalance/internal/outlier"
 	"github.com/dubbogo-lb/lb/loadbalance/lblog"
 	"github.com/dubbogo-lb/lb/rpcstatus"
 	"github.com/dubbogo-lb/lb/rpcstatus/urlmap"
@@ -48,8 +51,9 @@ type Set struct {
 	Stats []*rpcstatus.Stats
 	// Meta is what their URLs say about weight and age.
 	Meta []warmup.Meta
-	// Weights are their warm weights now. When every provider has weight 0
-	// (all drained) they all count as 1, so they share traffic evenly.
+	// Weights are their warm weights now, 0 for an ejected provider. When
+	// every provider that is not ejected has weight 0 (all drained) they
+	// all count as 1, so they share traffic evenly.
 	Weights []float64
 	// Total is the sum of Weights.
 	Total float64
@@ -57,13 +61,34 @@ type Set struct {
 	Uniform bool
 	// Method is the method name the Set serves.
 	Method string
+	// Ejected marks the providers that outlier detection ejected (package
+	// outlier); nil when none is. Balancers that pick by weight need not
+	// read it: an ejected provider's weight is 0. Those that ignore
+	// weights (consistent hashing) skip the providers it marks.
+	Ejected []bool
+	// Outliers is true when an outlier rule may eject providers of the Set.
+	Outliers bool
 
 	index map[base.Invoker]int
 	given *base.Invoker // first element of the list the Set was built from
 	// refreshAt is when warm weights must be recomputed (Unix ns), or 0
 	// when every provider is warm.
 	refreshAt int64
+	// board is the outlier board of the Set's (service, method) and alarm
+	// its alarm when the Set was built: the Set is stale when they differ.
+	board *rpcstatus.Board
+	alarm uint64
 }
+
+// Board returns the outlier board of the Set's (service, method): what
+// the lbactive filter says of its providers' failures.
+func (s *Set) Board() *rpcstatus.Board { return s.board }
+
+// IsEjected reports whether provider i is ejected.
+func (s *Set) IsEjected(i int) bool { return s.Ejected != nil && s.Ejected[i] }
+
+// stale reports whether outlier detection has news since the Set was built.
+func (s *Set) stale() bool { return s.board.Raised() != s.alarm }
 
 // Len returns the number of providers.
 func (s *Set) Len() int { return len(s.Invokers) }
@@ -160,10 +185,11 @@ type route[T any] struct {
 }
 
 type state[T any] struct {
-	view   atomic.Pointer[View[T]]
-	mu     sync.Mutex // held while building
-	misses atomic.Int32
-	watch  filterWatch
+	view    atomic.Pointer[View[T]]
+	mu      sync.Mutex // held while building
+	misses  atomic.Int32
+	watch   filterWatch
+	outlier outlier.Detector
 }
 
 // NewRegistry returns a Registry that builds tables with build.
@@ -222,7 +248,7 @@ func (r *Registry[T]) lookup(list []base.Invoker, method string, quick bool) (v 
 		if st.misses.Load() != 0 {
 			st.misses.Store(0)
 		}
-		if v.refreshAt != 0 && r.opts.Now().UnixNano() >= v.refreshAt {
+		if v.stale() || v.refreshAt != 0 && r.opts.Now().UnixNano() >= v.refreshAt {
 			return r.update(st, list, method, v), true
 		}
 		return v, true
@@ -265,10 +291,10 @@ func (r *Registry[T]) update(st *state[T], list []base.Invoker, method string, s
 	defer st.mu.Unlock()
 	prev := st.view.Load()
 	now := r.opts.Now()
-	if prev != nil && prev.matches(list, false) && (prev.refreshAt == 0 || now.UnixNano() < prev.refreshAt) {
+	if prev != nil && prev.matches(list, false) && !prev.stale() && (prev.refreshAt == 0 || now.UnixNano() < prev.refreshAt) {
 		return prev // another caller rebuilt it meanwhile
 	}
-	set := r.newSet(list, method, prev, now)
+	set := r.newSet(list, method, prev, now, &st.outlier)
 	v := &View[T]{Set: set, Table: r.build(set, prev), watch: &st.watch}
 	st.view.Store(v)
 	st.misses.Store(0)
@@ -280,7 +306,7 @@ func (r *Registry[T]) update(st *state[T], list []base.Invoker, method string, s
 	return v
 }
 
-func (r *Registry[T]) newSet(list []base.Invoker, method string, prev *View[T], now time.Time) *Set {
+func (r *Registry[T]) newSet(list []base.Invoker, method string, prev *View[T], now time.Time, det *outlier.Detector) *Set {
 	n := len(list)
 	s := &Set{
 		Invokers:  append([]base.Invoker(nil), list...),
@@ -308,17 +334,28 @@ func (r *Registry[T]) newSet(list []base.Invoker, method string, prev *View[T], 
 				lblog.Warnf("provider %s: %s", u.Location, p)
 			}
 		}
-		s.Weights[i] = r.opts.Weight(s.Meta[i], now)
-		s.Total += s.Weights[i]
 		if at := s.Meta[i].WarmAt(); !at.IsZero() && now.Before(at) {
 			warming = true
 		}
 	}
+	d := det.Decide(method, s.Invokers, s.Stats)
+	s.Ejected, s.Outliers, s.board, s.alarm = d.Ejected, d.Enabled, det.Board(), d.Alarm
+	usable := n
+	for i := range list {
+		if s.IsEjected(i) {
+			usable--
+			continue
+		}
+		s.Weights[i] = r.opts.Weight(s.Meta[i], now)
+		s.Total += s.Weights[i]
+	}
 	if s.Total <= 0 {
 		for i := range s.Weights {
-			s.Weights[i] = 1
+			if !s.IsEjected(i) {
+				s.Weights[i] = 1
+			}
 		}
-		s.Total = float64(n)
+		s.Total = float64(usable)
 	}
 	s.Uniform = true
 	for _, w := range s.Weights {

@@ -2,6 +2,7 @@ package member
 
 import (
 	"math/rand/v2"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -13,6 +14,7 @@ import (
 
 	"github.com/dubbogo-lb/lb/loadbalance/internal/algo"
 	"github.com/dubbogo-lb/lb/loadbalance/internal/lbtest"
+	"github.com/dubbogo-lb/lb/loadbalance/lblog"
 	"github.com/dubbogo-lb/lb/warmup"
 )
 
@@ -289,10 +291,53 @@ func TestRefreshDuringForeignRebuildKeepsItsOwnView(t *testing.T) {
 	v, _ := r.Lookup(mine, "Say")
 
 	st.mu.Lock() // a rebuild for theirs is under way...
-	other := &View[table]{Set: r.newSet(theirs, "Say", nil, time.Now()), Table: &table{}, watch: &st.watch}
+	other := &View[table]{Set: r.newSet(theirs, "Say", nil, time.Now(), &st.outlier), Table: &table{}, watch: &st.watch}
 	st.view.Store(other) // ...and has published, but not unlocked yet
 	got := r.update(st, mine, "Say", v)
 	st.mu.Unlock()
 	assert.Same(t, v, got, "the refresh must not hand out the view of another list")
 	assert.True(t, got.matches(mine, false))
+}
+
+// An ejected provider gets weight 0 in the snapshot, which is rebuilt when
+// the outlier board's alarm moves (and only then), and its weight comes
+// back when its ejection is over.
+func TestEjectionRebuildsWithWeightZero(t *testing.T) {
+	defer lblog.Capture(func(string) {})()
+	r, builds := newCounting()
+	list := lbtest.Weighted("100", "200", "100", "100")
+	v, _ := r.Lookup(list, "Say")
+	require.Nil(t, v.Ejected)
+	assert.True(t, v.Outliers, "the consecutive-failures rule is on by default")
+
+	now := int64(time.Hour)
+	lbtest.OutlierFail(list[1], now, 5)
+	v, _ = r.Lookup(slices.Clone(list), "Say")
+	assert.Equal(t, 2, *builds, "the alarm rebuilds the snapshot")
+	assert.Equal(t, []bool{false, true, false, false}, v.Ejected)
+	assert.Equal(t, []float64{100, 0, 100, 100}, v.Weights)
+	assert.Equal(t, 300.0, v.Total)
+	assert.True(t, v.Uniform == false && v.IsEjected(1) && !v.IsEjected(0))
+	v2, _ := r.Lookup(slices.Clone(list), "Say")
+	assert.Same(t, v, v2, "no news, no rebuild")
+
+	lbtest.OutlierSucceed(list[0], now+int64(31*time.Second))
+	v, _ = r.Lookup(slices.Clone(list), "Say")
+	assert.Equal(t, 3, *builds)
+	assert.Nil(t, v.Ejected)
+	assert.Equal(t, []float64{100, 200, 100, 100}, v.Weights)
+}
+
+// When every provider left is drained (weight 0), they share evenly; the
+// ejected one stays at 0.
+func TestEjectedStaysOutWhenTheRestIsDrained(t *testing.T) {
+	defer lblog.Capture(func(string) {})()
+	r, _ := newCounting()
+	drained := map[string]string{"weight": "0", "release": "3.2.15"} // a Java provider's 0 means 0
+	list := []base.Invoker{lbtest.Provider(20000, nil), lbtest.Provider(20001, drained), lbtest.Provider(20002, drained)}
+	r.Lookup(list, "Say")
+	lbtest.OutlierFail(list[0], int64(time.Hour), 5)
+	v, _ := r.Lookup(slices.Clone(list), "Say")
+	assert.Equal(t, []float64{0, 1, 1}, v.Weights)
+	assert.Equal(t, 2.0, v.Total)
 }

@@ -28,10 +28,15 @@ type filterWatch struct {
 // settled it costs one atomic load; before, a scan that normally ends on
 // the first pick.
 func (v *View[T]) CheckFilter() bool {
-	w := v.watch
-	if w.done.Load() {
-		return false
+	if v.watch.done.Load() {
+		return false // small enough to inline: the settled case costs a load
 	}
+	return v.checkFilter()
+}
+
+// checkFilter is CheckFilter until the question is settled.
+func (v *View[T]) checkFilter() bool {
+	w := v.watch
 	for _, s := range v.Stats {
 		if s.Active() != 0 || s.Total() != 0 {
 			w.done.Store(true)

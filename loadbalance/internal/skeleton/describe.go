@@ -38,12 +38,15 @@ func (b *Balancer[T]) describe(v *member.View[T], now int64) (m describe.Method,
 		p.URL, p.Stats = inv.GetURL(), st
 		p.Weight = v.Weights[i]
 		p.Picks, p.InFlight, p.Calls, p.Failures = st.Picks(), st.Active(), st.Total(), st.Failed()
+		p.Ejections = st.Ejections()
 		if d, ok := st.EWMA().Value(now); ok {
 			p.LatencyMs = float64(d) / 1e6
 		}
-		switch { // outlier ejection sets describe.StateEjected after unavailable
+		switch {
 		case !inv.IsAvailable():
 			p.State = describe.StateUnavailable
+		case v.IsEjected(i):
+			p.State = describe.StateEjected
 		case v.Meta[i].Weight == 0:
 			p.State = describe.StateDrained
 		case v.Weights[i] < v.Meta[i].Weight:

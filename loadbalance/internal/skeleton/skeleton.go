@@ -4,8 +4,9 @@
 // missing lbactive filter and the logging. A balancer supplies only its
 // algorithm, as a Spec: how to build its table from a snapshot, its pick,
 // optionally its pick among a retry's subset, and whether it needs the
-// lbactive filter. What every balancer needs next (outlier ejection,
-// metrics) goes here, once.
+// lbactive filter. Outlier ejection reaches every balancer through the
+// snapshots (package member asks package outlier); what every balancer
+// needs next (metrics) goes here, once.
 package skeleton
 
 import (
@@ -99,9 +100,9 @@ func (b *Balancer[T]) Select(invokers []base.Invoker, inv base.Invocation) base.
 	} else {
 		v, i, exact = b.views.Pick(invokers, method, b.spec.Pick, inv)
 	}
-	if b.spec.Uncounted != "" && v.CheckFilter() {
+	if (b.spec.Uncounted != "" || v.Outliers) && v.CheckFilter() {
 		b.missing.Store(true)
-		lblog.Warnf("%s", member.MissingFilterMessage(b.spec.Name, v.Set, b.spec.Uncounted))
+		lblog.Warnf("%s", member.MissingFilterMessage(b.spec.Name, v.Set, b.uncounted(v.Set)))
 	}
 	if !exact {
 		var picked base.Invoker
@@ -119,6 +120,18 @@ func (b *Balancer[T]) Select(invokers []base.Invoker, inv base.Invocation) base.
 	return invokers[i]
 }
 
+// uncounted says what goes wrong in s when the calls are not counted.
+func (b *Balancer[T]) uncounted(s *member.Set) string {
+	const blind = "outlier ejection sees no failure"
+	switch {
+	case !s.Outliers:
+		return b.spec.Uncounted
+	case b.spec.Uncounted == "":
+		return blind
+	}
+	return b.spec.Uncounted + ", and " + blind
+}
+
 // Rand returns a random word from the balancer's source.
 func (b *Balancer[T]) Rand() uint64 { return b.rand.Uint64() }
 
@@ -131,5 +144,6 @@ func (b *Balancer[T]) View(invokers []base.Invoker, method string) (*member.View
 
 // FilterMissing reports whether the balancer found a (service, method)
 // whose calls are not counted, because the lbactive filter is not in the
-// consumer's filter chain. Always false for balancers that do not need it.
+// consumer's filter chain. Always false for balancers that do not need it
+// where outlier ejection is off.
 func (b *Balancer[T]) FilterMissing() bool { return b.missing.Load() }

@@ -80,12 +80,22 @@ func TestMissingFilterOneLinePerMethod(t *testing.T) {
 	}
 	assert.Len(t, logs(), 2, "once more for the other method, never again for Say")
 
+	// A balancer that needs no filter is quiet where ejection is off, and
+	// says that ejection sees nothing where it is on.
 	quiet, _ := seventh("", false)
+	off := lbtest.EjectionOff(lbtest.N(3)...)
 	for range 2 * member.MissingFilterPicks {
-		quiet.Select(list, lbtest.Call("Say"))
+		quiet.Select(off, lbtest.Call("Say"))
 	}
 	assert.False(t, quiet.FilterMissing())
 	assert.Len(t, logs(), 2)
+	for range member.MissingFilterPicks {
+		quiet.Select(lbtest.N(3), lbtest.Call("Say"))
+	}
+	assert.True(t, quiet.FilterMissing())
+	require.Len(t, logs(), 3)
+	assert.Contains(t, logs()[2], "outlier ejection sees no failure")
+	assert.NotContains(t, logs()[2], "picks blind")
 }
 
 // Every pick is counted once on the picked provider's statistics, on a

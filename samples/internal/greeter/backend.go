@@ -5,10 +5,12 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"time"
 
+	"dubbo.apache.org/dubbo-go/v3/protocol/triple/triple_protocol"
 	"google.golang.org/protobuf/types/known/wrapperspb"
 )
 
@@ -16,12 +18,32 @@ import (
 // ErrorRate asks to fail.
 var ErrSimulated = fmt.Errorf("greeter: simulated error")
 
+// ErrFailing is the error of every call during a Backend's Failure.
+var ErrFailing = fmt.Errorf("greeter: failing on purpose")
+
+// Failure is a spell during which a Backend answers every call at once
+// with an error of status Code (a triple status, which dubbo-go carries to
+// the consumer; a plain error would reach it as biz_error).
+type Failure struct {
+	// From and Until bound the spell; a zero Until never ends it.
+	From, Until time.Time
+	// Code is the status of the errors.
+	Code triple_protocol.Code
+}
+
+// at reports whether the spell covers t.
+func (f *Failure) at(t time.Time) bool {
+	return !f.From.IsZero() && !t.Before(f.From) && (f.Until.IsZero() || t.Before(f.Until))
+}
+
 // Backend is a Handler that answers with its name after a simulated
 // latency and fails a given share of calls. It is safe for concurrent use.
 type Backend struct {
 	name    string
 	latency Latency
 	errRate float64
+	failure Failure
+	now     func() time.Time
 	served  atomic.Int64
 	failed  atomic.Int64
 }
@@ -35,11 +57,19 @@ func NewBackend(name string, latency Latency, errRate float64) (*Backend, error)
 	if !(errRate >= 0 && errRate <= 1) { // also rejects NaN
 		return nil, fmt.Errorf("greeter: error rate %v is not in [0, 1]", errRate)
 	}
-	return &Backend{name: name, latency: latency, errRate: errRate}, nil
+	return &Backend{name: name, latency: latency, errRate: errRate, now: time.Now}, nil
 }
+
+// FailDuring makes the backend fail every call during f. Call it before
+// serving.
+func (b *Backend) FailDuring(f Failure) { b.failure = f }
 
 // Hello implements Handler.
 func (b *Backend) Hello(ctx context.Context, _ *wrapperspb.StringValue) (*wrapperspb.StringValue, error) {
+	if b.failure.at(b.now()) {
+		b.failed.Add(1)
+		return nil, triple_protocol.NewError(b.failure.Code, fmt.Errorf("%w on %s", ErrFailing, b.name))
+	}
 	if d := b.latency.Sample(); d > 0 {
 		t := time.NewTimer(d)
 		select {
@@ -67,6 +97,44 @@ func (b *Backend) Served() int64 { return b.served.Load() }
 // Failed returns how many calls the backend failed on purpose or by
 // cancellation.
 func (b *Backend) Failed() int64 { return b.failed.Load() }
+
+// ParseWhen reads a time of the sample provider's flags: a duration after
+// start ("30s") or a wall-clock time in RFC 3339 ("2026-12-01T10:00:00Z");
+// "" is the zero time (never).
+func ParseWhen(s string, start time.Time) (time.Time, error) {
+	s = strings.TrimSpace(s)
+	if s == "" {
+		return time.Time{}, nil
+	}
+	if d, err := time.ParseDuration(s); err == nil {
+		if d < 0 {
+			return time.Time{}, fmt.Errorf("time %q: negative duration", s)
+		}
+		return start.Add(d), nil
+	}
+	t, err := time.Parse(time.RFC3339Nano, s)
+	if err != nil {
+		return time.Time{}, fmt.Errorf("time %q: neither a duration after start (30s) nor an RFC 3339 time", s)
+	}
+	return t, nil
+}
+
+// ParseCode reads a triple status code by name (unavailable, internal,
+// unknown…, biz_error) or number.
+func ParseCode(s string) (triple_protocol.Code, error) {
+	s = strings.TrimSpace(s)
+	if s == "biz_error" {
+		return triple_protocol.CodeBizError, nil
+	}
+	var c triple_protocol.Code
+	if n, err := strconv.Atoi(s); err == nil && n > 0 && n < 32 {
+		return triple_protocol.Code(n), nil
+	}
+	if err := c.UnmarshalText([]byte(s)); err != nil || c < 1 || c > 31 { // code_99 parses
+		return 0, fmt.Errorf("status code %q: not a triple status name (unavailable, internal, unknown, biz_error…) nor a number from 1 to 31", s)
+	}
+	return c, nil
+}
 
 // Latency is a distribution of simulated service times. The zero value is
 // no delay.

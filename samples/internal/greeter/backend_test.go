@@ -7,6 +7,9 @@ import (
 	"time"
 
 	"dubbo.apache.org/dubbo-go/v3/client"
+	"dubbo.apache.org/dubbo-go/v3/protocol/triple/triple_protocol"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 	"google.golang.org/protobuf/types/known/wrapperspb"
 )
 
@@ -100,5 +103,51 @@ func TestHasInvoker(t *testing.T) {
 	// instead of panicking on its first call.
 	if hasInvoker(nil) || hasInvoker(&client.Connection{}) {
 		t.Fatal("hasInvoker accepted a connection without an invoker")
+	}
+}
+
+// During its Failure a backend fails every call at once with the status
+// asked for, and serves again after.
+func TestBackendFailure(t *testing.T) {
+	b, err := NewBackend("p", Fixed(time.Hour), 0) // a call that waited would time out the test
+	require.NoError(t, err)
+	start := time.Unix(1_700_000_000, 0)
+	from, err := ParseWhen("10s", start)
+	require.NoError(t, err)
+	until, err := ParseWhen(start.Add(20*time.Second).Format(time.RFC3339), start)
+	require.NoError(t, err)
+	code, err := ParseCode("unavailable")
+	require.NoError(t, err)
+	b.FailDuring(Failure{From: from, Until: until, Code: code})
+	now := start.Add(15 * time.Second)
+	b.now = func() time.Time { return now }
+	_, err = b.Hello(context.Background(), nil)
+	require.ErrorIs(t, err, ErrFailing)
+	assert.Equal(t, triple_protocol.CodeUnavailable, triple_protocol.CodeOf(err))
+	assert.EqualValues(t, 1, b.Failed())
+
+	b.latency = Fixed(0)
+	now = start.Add(20 * time.Second)
+	_, err = b.Hello(context.Background(), nil)
+	require.NoError(t, err, "recovered")
+	now = start.Add(9 * time.Second)
+	_, err = b.Hello(context.Background(), nil)
+	require.NoError(t, err, "not yet failing")
+
+	for _, bad := range []string{"-1s", "tomorrow"} {
+		_, err := ParseWhen(bad, start)
+		assert.Error(t, err, bad)
+	}
+	zero, err := ParseWhen("", start)
+	assert.NoError(t, err)
+	assert.True(t, zero.IsZero())
+	for s, want := range map[string]triple_protocol.Code{"internal": 13, "biz_error": 17, "2": 2} {
+		c, err := ParseCode(s)
+		assert.NoError(t, err)
+		assert.Equal(t, want, c)
+	}
+	for _, bad := range []string{"", "oops", "0", "99"} {
+		_, err := ParseCode(bad)
+		assert.Error(t, err, bad)
 	}
 }

@@ -45,22 +45,30 @@ var factories = map[string]Factory{
 		return random.New(random.Options{Warmup: warmup.Options{Now: c.Wall}, Rand: c.Rand})
 	},
 	leastactive.Name: func(c Clocks) loadbalance.LoadBalance {
-		return leastactive.New(leastactive.Options{Warmup: warmup.Options{Now: c.Wall}, Rand: c.Rand})
+		return leastactive.New(leastactive.Options{Now: c.Now, Warmup: warmup.Options{Now: c.Wall}, Rand: c.Rand})
 	},
 	swrr.Name: func(c Clocks) loadbalance.LoadBalance {
 		return swrr.New(swrr.Options{Warmup: warmup.Options{Now: c.Wall}, Rand: c.Rand})
 	},
-	// ringhash reads no clock; a fresh one keeps runs apart. The simulated
-	// calls have no arguments, so every call hashes the same key.
+	// ringhash reads no clock; a fresh one keeps runs apart. It hashes the
+	// key each call carries (Scenario.Keys).
 	chash.Name: func(Clocks) loadbalance.LoadBalance { return chash.New(chash.Options{}) },
-	// The filter, lalb and rtadaptive must share the monotonic clock: they
-	// read call ages, windows and averages that the filter stamped.
+	// The filter, fewestactive, lalb and rtadaptive must share the
+	// monotonic clock: they read call ages, windows, averages and failures
+	// that the filter stamped.
 	lalb.Name: func(c Clocks) loadbalance.LoadBalance {
 		return lalb.New(lalb.Options{Now: c.Now, Warmup: warmup.Options{Now: c.Wall}, Rand: c.Rand})
 	},
 	rtadaptive.Name: func(c Clocks) loadbalance.LoadBalance {
 		return rtadaptive.New(rtadaptive.Options{Now: c.Now, Warmup: warmup.Options{Now: c.Wall}, Rand: c.Rand})
 	},
+}
+
+// Ours reports whether name is one of this module's balancers, which
+// outlier ejection serves.
+func Ours(name string) bool {
+	_, ok := factories[name]
+	return ok
 }
 
 // dubboBuiltins are dubbo-go's balancers the simulator knows: they read the
@@ -79,7 +87,7 @@ var dubboBuiltins = map[string]string{
 // DefaultBalancers are the balancers a scenario compares unless told
 // otherwise, those that are registered: dubbo-go's random and leastactive
 // as the baseline, then this module's.
-var DefaultBalancers = []string{"random", "leastactive", "warmrandom", "fewestactive", "lalb", "rtadaptive"}
+var DefaultBalancers = []string{"random", "leastactive", "warmrandom", "fewestactive", "swrr", "ringhash", "lalb", "rtadaptive"}
 
 // Available returns the names of DefaultBalancers that are registered with
 // dubbo-go, and those that are not.

@@ -32,6 +32,17 @@ type Result struct {
 	// Unrouted counts Selects that returned no provider (nil) or one that
 	// was not in the list.
 	Unrouted int64
+	// EjectionOff is true when the run had outlier ejection turned off.
+	EjectionOff bool
+}
+
+// Label names the run: the balancer, and "no ejection" when ejection was
+// off for one of this module's balancers.
+func (r *Result) Label() string {
+	if r.EjectionOff && Ours(r.Balancer) {
+		return r.Balancer + " (no ejection)"
+	}
+	return r.Balancer
 }
 
 // Figures are the calls completed in a span of virtual time.
@@ -241,8 +252,65 @@ func WriteSummary(w io.Writer, results []*Result) error {
 		if r.Unrouted > 0 {
 			note = strings.TrimPrefix(fmt.Sprintf("%s; %d selects returned no provider of the list", note, r.Unrouted), "; ")
 		}
-		fmt.Fprintf(tw, "%s\t%.0f\t%s\t%s\t%d\t%s\t%s\n", r.Balancer, r.Total.QPS(), ms3(r.Total.Mean), ms3(r.Total.P99),
+		fmt.Fprintf(tw, "%s\t%.0f\t%s\t%s\t%d\t%s\t%s\n", r.Label(), r.Total.QPS(), ms3(r.Total.Mean), ms3(r.Total.P99),
 			r.Total.Errors, strings.Join(shares, " "), note)
+	}
+	return tw.Flush()
+}
+
+// FailureFigures are what a run shows of a scenario's failure spell.
+type FailureFigures struct {
+	// During are the calls from 1 s after the spell began to its end: every
+	// call of the simulator is a first attempt (there are no retries).
+	During Figures
+	// After are the calls of the last fifth of the run after the spell
+	// (in the built-in scenarios, once an ejection of 30 s begun when the
+	// spell began is over).
+	After Figures
+}
+
+// FailureFigures returns the figures of sc's failure spell in r.
+func (r *Result) FailureFigures(sc *Scenario) FailureFigures {
+	f := sc.Failure
+	to := f.To
+	if to == 0 {
+		to = sc.Duration
+	}
+	return FailureFigures{
+		During: r.Span(f.From+time.Second, to),
+		After:  r.Span(max(to, sc.Duration-sc.Duration/5), sc.Duration),
+	}
+}
+
+// WriteFailures writes, per run, the failed first attempts and the failing
+// provider's share while it fails (from 1 s after it starts), and its share
+// at the end of the run, after the spell.
+func WriteFailures(w io.Writer, sc *Scenario, results []*Result) error {
+	if sc.Failure == nil || len(results) == 0 {
+		return nil
+	}
+	p := sc.Failure.Provider
+	name := results[0].Providers[p]
+	ff := results[0].FailureFigures(sc)
+	fmt.Fprintf(w, "failed first attempts while %s fails, from 1 s after it starts (%v-%v); its share then and at the end (%v-%v)\n",
+		name, ff.During.Start, ff.During.End, ff.After.Start, ff.After.End)
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintf(tw, "balancer\tejection\tfailed\tshare while failing\tshare at the end\tqps while failing\t\n")
+	for _, r := range results {
+		ff := r.FailureFigures(sc)
+		ejection := "on"
+		switch {
+		case !Ours(r.Balancer):
+			ejection = "-"
+		case r.EjectionOff:
+			ejection = "off"
+		}
+		failed := 0.0
+		if ff.During.Calls > 0 {
+			failed = float64(ff.During.Errors) / float64(ff.During.Calls)
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%.2f%%\t%.2f%%\t%.1f%%\t%.0f\t\n", r.Balancer, ejection, 100*failed,
+			100*ff.During.Share(p), 100*ff.After.Share(p), ff.During.QPS())
 	}
 	return tw.Flush()
 }

@@ -13,6 +13,7 @@ import (
 	"dubbo.apache.org/dubbo-go/v3/protocol/base"
 
 	"github.com/dubbogo-lb/lb/loadbalance/simulate"
+	"github.com/dubbogo-lb/lb/warmup/urlparam"
 )
 
 // Service is the interface the fake providers serve.
@@ -35,6 +36,9 @@ type Options struct {
 	// Bucket is the width of the result's time buckets; default
 	// DefaultBucket.
 	Bucket time.Duration
+	// EjectionOff turns outlier ejection off (outlier.rules=none on every
+	// provider URL), to show a balancer on its own.
+	EjectionOff bool
 }
 
 // Errors a fake provider returns.
@@ -79,7 +83,8 @@ func (r *run) server(spec *Provider) simulate.Server {
 			}
 			start = max(now, free[slot])
 		}
-		d := float64(spec.LatencyAt(time.Duration(start - Origin)))
+		lat, errRate := spec.at(time.Duration(start - Origin))
+		d := float64(lat)
 		if j := r.sc.Jitter; j > 0 {
 			d *= 1 + j*(2*rng.Float64()-1)
 		}
@@ -87,7 +92,7 @@ func (r *run) server(spec *Provider) simulate.Server {
 		if slot >= 0 {
 			free[slot] = end
 		}
-		return end, spec.ErrorRate > 0 && rng.Float64() < spec.ErrorRate
+		return end, errRate > 0 && rng.Float64() < errRate
 	}
 }
 
@@ -115,6 +120,7 @@ func newRun(sc Scenario, name string, opts Options) (*run, error) {
 	s := simulate.New(simulate.Options{
 		Rand:       rand.New(rand.NewPCG(opts.Seed, 0x5eed)),
 		Method:     sc.Method,
+		Keys:       sc.Keys,
 		OnDone:     r.rec.done,
 		OnUnrouted: func(_ base.Invoker, now int64) { r.rec.unrouted(now) },
 		OnPanic:    func(v any, now int64) { r.rec.panicked(fmt.Sprint(v), now) },
@@ -131,14 +137,14 @@ func newRun(sc Scenario, name string, opts Options) (*run, error) {
 	port := 20000 + int((ports.Add(n)-n)%40000)
 	for i := range sc.Providers {
 		spec := &sc.Providers[i]
-		u, err := providerURL(port+i, spec)
+		u, err := providerURL(port+i, spec, sc.Params, opts.EjectionOff)
 		if err != nil {
 			return nil, fmt.Errorf("provider %s: %w", spec.Name, err)
 		}
 		r.invs = append(r.invs, s.Add(u, r.server(spec)))
 	}
 	r.rec.init(&sc, opts.Bucket)
-	r.res().Balancer, r.res().Note = name, lb.note
+	r.res().Balancer, r.res().Note, r.res().EjectionOff = name, lb.note, opts.EjectionOff
 	return r, nil
 }
 
@@ -176,9 +182,16 @@ func (r *run) membership() {
 }
 
 // providerURL returns the URL of a fake provider as a consumer receives it
-// from the registry: the provider's parameters merged with the consumer's.
-func providerURL(port int, p *Provider) (*common.URL, error) {
+// from the registry: the provider's parameters merged with the consumer's,
+// params among them, with outlier ejection off if ejectionOff.
+func providerURL(port int, p *Provider, params map[string]string, ejectionOff bool) (*common.URL, error) {
 	q := url.Values{}
+	for k, v := range params {
+		q.Set(k, v)
+	}
+	if ejectionOff {
+		q.Set(urlparam.OutlierRulesKey, "none")
+	}
 	q.Set(constant.InterfaceKey, Service)
 	q.Set(constant.ReleaseKey, "dubbo-golang-3.3.2")
 	if p.Weight != "" {

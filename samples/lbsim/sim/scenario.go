@@ -8,12 +8,15 @@ import (
 	"time"
 )
 
-// Step changes a provider's service time at a virtual time.
+// Step changes a provider's service time, and the share of its calls that
+// fail, at a virtual time.
 type Step struct {
 	// At is the time since the start of the simulation.
 	At time.Duration
 	// Latency is the service time from then on.
 	Latency time.Duration
+	// ErrorRate, in [0, 1], is the share of calls that fail from then on.
+	ErrorRate float64
 }
 
 // Provider describes one fake provider.
@@ -45,14 +48,28 @@ type Provider struct {
 // LatencyAt returns the service time of a call that starts being served at
 // t after the start.
 func (p *Provider) LatencyAt(t time.Duration) time.Duration {
-	d := p.Latency
+	d, _ := p.at(t)
+	return d
+}
+
+// ErrorRateAt returns the share of failing calls among those that start
+// being served at t after the start.
+func (p *Provider) ErrorRateAt(t time.Duration) float64 {
+	_, e := p.at(t)
+	return e
+}
+
+// at returns the latency and the error rate from the latest step at or
+// before t.
+func (p *Provider) at(t time.Duration) (time.Duration, float64) {
+	d, e := p.Latency, p.ErrorRate
 	for _, s := range p.Steps {
 		if s.At > t {
 			break
 		}
-		d = s.Latency
+		d, e = s.Latency, s.ErrorRate
 	}
-	return d
+	return d, e
 }
 
 // Mark is a scripted change worth showing on a plot.
@@ -78,10 +95,30 @@ type Scenario struct {
 	Jitter float64
 	// Method is the method called; default "SayHello".
 	Method string
+	// Keys is the number of distinct keys the calls carry in turn (one
+	// string argument), for consistent hashing; 0: calls without
+	// arguments, which a hashing balancer sends to one provider. The
+	// built-in scenarios use DefaultKeys.
+	Keys int
 	// Providers are the providers, in the order of the invoker list.
 	Providers []Provider
 	// Marks are the scripted changes, for plots.
 	Marks []Mark
+	// Params are URL parameters of every provider, as a reference's
+	// params reach them (outlier.*, hash.*…).
+	Params map[string]string
+	// Failure, when set, is a provider's spell of failure, which the
+	// failure table (WriteFailures) measures; the simulator then runs
+	// this module's balancers with outlier ejection off and on.
+	Failure *Failure
+}
+
+// Failure is a spell during which a provider fails.
+type Failure struct {
+	// Provider is the index of the provider that fails.
+	Provider int
+	// From and To bound the spell; To 0 means to the end.
+	From, To time.Duration
 }
 
 // maxCallers bounds Callers: each is a goroutine.
@@ -119,6 +156,9 @@ func (s *Scenario) Validate() error {
 			if st.At < 0 || (j > 0 && st.At <= p.Steps[j-1].At) {
 				bad("provider %s: step %d at %v: steps must be at increasing times >= 0", name, j, st.At)
 			}
+			if !(st.ErrorRate >= 0 && st.ErrorRate <= 1) {
+				bad("provider %s: step %d error rate %v must be in [0, 1]", name, j, st.ErrorRate)
+			}
 		}
 		if p.Capacity < 0 {
 			bad("provider %s: capacity %d must be >= 0 (0: unlimited)", name, p.Capacity)
@@ -131,6 +171,14 @@ func (s *Scenario) Validate() error {
 		}
 		if p.Leave > 0 && p.Leave <= p.Join {
 			bad("provider %s: leaves at %v, before it joins at %v", name, p.Leave, p.Join)
+		}
+	}
+	if f := s.Failure; f != nil {
+		if f.Provider < 0 || f.Provider >= len(s.Providers) {
+			bad("failure of provider %d: there are %d providers", f.Provider, len(s.Providers))
+		}
+		if f.From < 0 || (f.To != 0 && f.To <= f.From) {
+			bad("failure from %v to %v: must start at >= 0 and end after it starts", f.From, f.To)
 		}
 	}
 	return errors.Join(errs...)
@@ -158,10 +206,16 @@ func (s Scenario) Scale(f float64) Scenario {
 	for i := range s.Marks {
 		s.Marks[i].At = sc(s.Marks[i].At)
 	}
+	if f := s.Failure; f != nil {
+		s.Failure = &Failure{Provider: f.Provider, From: sc(f.From), To: sc(f.To)}
+	}
 	return s
 }
 
 const ms = time.Millisecond
+
+// DefaultKeys is the number of keys of the built-in scenarios.
+const DefaultKeys = 1000
 
 // Brpc is brpc's LALB experiment: three providers sleeping 1, 2 and 3 ms
 // with ample capacity, 50 callers; halfway the latencies are reversed.
@@ -172,11 +226,12 @@ func Brpc() Scenario {
 		Title:    "brpc's experiment: providers at 1/2/3 ms, 50 callers, latencies reversed halfway",
 		Duration: 2 * half,
 		Callers:  50,
+		Keys:     DefaultKeys,
 		Jitter:   0.05,
 		Providers: []Provider{
-			{Name: "p0 1→3ms", Latency: 1 * ms, Steps: []Step{{half, 3 * ms}}},
+			{Name: "p0 1→3ms", Latency: 1 * ms, Steps: []Step{{At: half, Latency: 3 * ms}}},
 			{Name: "p1 2ms", Latency: 2 * ms},
-			{Name: "p2 3→1ms", Latency: 3 * ms, Steps: []Step{{half, 1 * ms}}},
+			{Name: "p2 3→1ms", Latency: 3 * ms, Steps: []Step{{At: half, Latency: 1 * ms}}},
 		},
 		Marks: []Mark{{half, "reversed"}},
 	}
@@ -190,6 +245,7 @@ func Capacity() Scenario {
 		Title:    "2 ms providers serving 4/8/16 calls at once (FIFO queue), 48 callers",
 		Duration: 10 * time.Second,
 		Callers:  48,
+		Keys:     DefaultKeys,
 		Jitter:   0.05,
 		Providers: []Provider{
 			{Name: "p0 cap 4", Latency: 2 * ms, Capacity: 4},
@@ -203,17 +259,15 @@ func Capacity() Scenario {
 // 20 s, then recovers.
 func Slowdown() Scenario {
 	from, to := 10*time.Second, 20*time.Second
-	ps := make([]Provider, 10)
-	for i := range ps {
-		ps[i] = Provider{Name: fmt.Sprintf("p%d", i), Latency: 2 * ms}
-	}
+	ps := alike(10, Provider{Latency: 2 * ms})
 	ps[0].Name = "p0 (20× slower)"
-	ps[0].Steps = []Step{{from, 40 * ms}, {to, 2 * ms}}
+	ps[0].Steps = []Step{{At: from, Latency: 40 * ms}, {At: to, Latency: 2 * ms}}
 	return Scenario{
 		Name:      "slowdown",
 		Title:     "10 providers at 2 ms, p0 20× slower during the middle third, 40 callers",
 		Duration:  30 * time.Second,
 		Callers:   40,
+		Keys:      DefaultKeys,
 		Jitter:    0.05,
 		Providers: ps,
 		Marks:     []Mark{{from, "p0 slow"}, {to, "p0 recovers"}},
@@ -225,16 +279,13 @@ func Slowdown() Scenario {
 // reaching the others' 2 ms after 7.5 s.
 func Join() Scenario {
 	at := 10 * time.Second
-	ps := make([]Provider, 5)
-	for i := range ps {
-		ps[i] = Provider{Name: fmt.Sprintf("p%d", i), Latency: 2 * ms, Capacity: 8}
-	}
+	ps := alike(5, Provider{Latency: 2 * ms, Capacity: 8})
 	ps[4] = Provider{
 		Name: "p4 (joins cold)", Latency: 10 * ms, Capacity: 8,
 		Steps: []Step{
-			{at + 2500*ms, 6 * ms},
-			{at + 5000*ms, 4 * ms},
-			{at + 7500*ms, 2 * ms},
+			{At: at + 2500*ms, Latency: 6 * ms},
+			{At: at + 5000*ms, Latency: 4 * ms},
+			{At: at + 7500*ms, Latency: 2 * ms},
 		},
 		Join: at, Warmup: 10 * time.Second,
 	}
@@ -243,15 +294,62 @@ func Join() Scenario {
 		Title:     "4 providers at 2 ms, 8 slots each; a cold 5th joins after a third of the run with a warmup of a third, 36 callers",
 		Duration:  30 * time.Second,
 		Callers:   36,
+		Keys:      DefaultKeys,
 		Jitter:    0.05,
 		Providers: ps,
 		Marks:     []Mark{{at, "p4 joins"}},
 	}
 }
 
+// FailFast is the case outlier ejection is for: one of five equal 2 ms
+// providers answers every call with an error in 0.1 ms from 10 s to 30 s.
+// With ejection it is out after five failures in a row for 30 s, and gets
+// traffic again once that is over.
+func FailFast() Scenario {
+	return failing("failfast", "5 providers at 2 ms; p0 fails every call in 0.1 ms from 10 s to 30 s, 20 callers",
+		Step{At: 10 * time.Second, Latency: ms / 10, ErrorRate: 1}, "p0 (fails fast)")
+}
+
+// Hang has one of five equal 2 ms providers hang every call until its 1 s
+// timeout, which fails it, from 10 s to 30 s.
+func Hang() Scenario {
+	return failing("hang", "5 providers at 2 ms; p0 hangs every call until its 1 s timeout from 10 s to 30 s, 20 callers",
+		Step{At: 10 * time.Second, Latency: time.Second, ErrorRate: 1}, "p0 (hangs)")
+}
+
+// failing is five 2 ms providers of which p0 fails as step says until
+// 30 s, over 50 s with 20 callers.
+func failing(name, title string, step Step, p0 string) Scenario {
+	from, to := step.At, 30*time.Second
+	ps := alike(5, Provider{Latency: 2 * ms})
+	ps[0].Name = p0
+	ps[0].Steps = []Step{step, {At: to, Latency: 2 * ms}}
+	return Scenario{
+		Name:      name,
+		Title:     title,
+		Duration:  50 * time.Second,
+		Callers:   20,
+		Keys:      DefaultKeys,
+		Jitter:    0.05,
+		Providers: ps,
+		Marks:     []Mark{{from, "p0 fails"}, {to, "p0 recovers"}},
+		Failure:   &Failure{Provider: 0, From: from, To: to},
+	}
+}
+
+// alike returns n copies of p named p0, p1, …
+func alike(n int, p Provider) []Provider {
+	ps := make([]Provider, n)
+	for i := range ps {
+		ps[i] = p
+		ps[i].Name = fmt.Sprintf("p%d", i)
+	}
+	return ps
+}
+
 // Scenarios returns the built-in scenarios.
 func Scenarios() []Scenario {
-	return []Scenario{Brpc(), Capacity(), Slowdown(), Join()}
+	return []Scenario{Brpc(), Capacity(), Slowdown(), Join(), FailFast(), Hang()}
 }
 
 // Lookup returns the built-in scenario called name.

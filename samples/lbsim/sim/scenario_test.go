@@ -8,6 +8,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/dubbogo-lb/lb/extension"
+	"github.com/dubbogo-lb/lb/warmup/urlparam"
 )
 
 // The figures for the adaptive balancers, checked on the built-in
@@ -81,6 +82,43 @@ func TestSlowdown(t *testing.T) {
 			require.NotZero(t, f.Calls)
 			assert.Less(t, f.Share(0), 0.05, "slow provider's share from 1 s after the slowdown: %.1f%%", 100*f.Share(0))
 			assert.Greater(t, f.QPS(), random.Span(slow+time.Second, recover).QPS(), "more throughput than random while p0 is slow")
+		})
+	}
+}
+
+// The target for outlier ejection: a provider that fails every
+// call fast gets at most 1 % of the first attempts from 1 s after it
+// starts failing, under every balancer of the module; once it recovers it
+// gets traffic again when its ejection is over. Without ejection the
+// weight-driven balancers send it its full share.
+func TestFailFastEjection(t *testing.T) {
+	t.Parallel()
+	sc := FailFast().Scale(0.2) // 10 s: fails from 2 s to 6 s
+	// Ejections of 1, 2, 3 s: out at 2 s, back at 3, 5 and 8 s, the last
+	// time recovered.
+	sc.Params = map[string]string{urlparam.OutlierBaseEjectionKey: "1s"}
+	f := sc.Failure
+	off, err := Run(sc, "warmrandom", Options{Seed: 1, EjectionOff: true})
+	require.NoError(t, err)
+	assert.InDelta(t, 0.2, off.FailureFigures(&sc).During.Share(f.Provider), 0.02, "without ejection: its share")
+	for name := range factories {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			res, err := Run(sc, name, Options{Seed: 1})
+			require.NoError(t, err)
+			ff := res.FailureFigures(&sc)
+			failed := float64(ff.During.Errors) / float64(ff.During.Calls)
+			t.Logf("%s: %d of %d first attempts failed (%.3f%%) from %v to %v; share %.1f%% at the end", name,
+				ff.During.Errors, ff.During.Calls, 100*failed, ff.During.Start, ff.During.End, 100*ff.After.Share(f.Provider))
+			assert.LessOrEqual(t, failed, 0.01)
+			// rtadaptive charges the first error so much that it sends no
+			// fifth: never ejected, the provider is probed when the charge
+			// has faded (tens of seconds), not within this run.
+			if spell := res.Span(f.From, f.To); spell.Errors >= 5 {
+				assert.NotZero(t, ff.After.PerProvider[f.Provider], "back after its ejection")
+			} else {
+				t.Logf("%s: %d failures, not ejected", name, spell.Errors)
+			}
 		})
 	}
 }

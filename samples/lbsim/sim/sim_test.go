@@ -79,7 +79,7 @@ func TestQueueIsFIFO(t *testing.T) {
 }
 
 func TestLatencyStepsApplyAtServiceStart(t *testing.T) {
-	p := Provider{Latency: 1 * ms, Steps: []Step{{time.Second, 5 * ms}, {2 * time.Second, 2 * ms}}}
+	p := Provider{Latency: 1 * ms, Steps: []Step{{At: time.Second, Latency: 5 * ms}, {At: 2 * time.Second, Latency: 2 * ms}}}
 	assert.Equal(t, 1*ms, p.LatencyAt(999*ms))
 	assert.Equal(t, 5*ms, p.LatencyAt(time.Second))
 	assert.Equal(t, 2*ms, p.LatencyAt(time.Hour))
@@ -198,7 +198,7 @@ func TestValidate(t *testing.T) {
 		"jitter":     func(s *Scenario) { s.Jitter = math.NaN() },
 		"providers":  func(s *Scenario) { s.Providers = nil },
 		"latency":    func(s *Scenario) { s.Providers[0].Latency = 0 },
-		"steps":      func(s *Scenario) { s.Providers[0].Steps = []Step{{2, ms}, {1, ms}} },
+		"steps":      func(s *Scenario) { s.Providers[0].Steps = []Step{{At: 2, Latency: ms}, {At: 1, Latency: ms}} },
 		"capacity":   func(s *Scenario) { s.Providers[0].Capacity = -1 },
 		"error rate": func(s *Scenario) { s.Providers[0].ErrorRate = 1.5 },
 		"leave":      func(s *Scenario) { s.Providers[0].Join, s.Providers[0].Leave = 2, 1 },

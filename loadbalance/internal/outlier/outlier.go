@@ -1,0 +1,320 @@
+// Package outlier is the outlier detection of every balancer of the module
+// (Envoy's and gRPC's, gRFC A50): it ejects a provider that fails, for one
+// (service, method), from the snapshots the balancers pick from, and lets
+// it back when its ejection time is over. A Detector decides; the lbactive
+// filter feeds it through an rpcstatus.Board, and package member applies
+// its decision to each snapshot it builds (an ejected provider's weight is
+// 0 there). Rules, defaults and parameters: urlparam.Outlier. Reasoning and
+// the contract with the filter and the balancers: DESIGN.md beside this
+// file.
+package outlier
+
+import (
+	"fmt"
+	"math"
+	"strings"
+	"sync"
+	"time"
+
+	"dubbo.apache.org/dubbo-go/v3/common"
+	"dubbo.apache.org/dubbo-go/v3/protocol/base"
+
+	"github.com/dubbogo-lb/lb/loadbalance/lblog"
+	"github.com/dubbogo-lb/lb/rpcstatus"
+	"github.com/dubbogo-lb/lb/rpcstatus/urlmap"
+	"github.com/dubbogo-lb/lb/warmup/urlparam"
+)
+
+// Detector is the outlier detection of one (service, method) of one
+// balancer. Decide is for snapshot builds (it takes a lock and allocates);
+// the hot paths only touch its Board.
+type Detector struct {
+	board rpcstatus.Board
+
+	mu sync.Mutex
+	// cfgFrom is the URL the configuration was read from; cfg is reread
+	// when the first provider's URL changes.
+	cfgFrom  *common.URL
+	cfg      urlparam.Outlier
+	problems string // the configuration problems logged last
+	records  urlmap.Store[rpcstatus.Stats, record]
+	nextTick int64 // when the interval rules look next; 0: not scheduled
+	panicked bool  // ejection is ignored under the panic threshold
+}
+
+// record is what the Detector keeps of one provider (one Stats).
+type record struct {
+	until     int64  // ejected until (ns); 0: not ejected
+	since     int64  // when the current ejection began
+	rule      string // what ejected it
+	times     int64  // ejections in a row, as of returned
+	returned  int64  // when it came back from its latest ejection
+	baseCalls int64  // Total and Counted at the latest interval
+	baseFails int64
+	seen      bool // baselines are set
+}
+
+// Board returns the board the filter feeds.
+func (d *Detector) Board() *rpcstatus.Board { return &d.board }
+
+// Decision is what a Detector decided for one snapshot.
+type Decision struct {
+	// Ejected marks the ejected providers, in the order of the snapshot;
+	// nil when none is (or ejection is ignored under the panic threshold).
+	Ejected []bool
+	// Alarm is the board's alarm as the decision saw it: a snapshot is
+	// stale once Board().Raised() differs.
+	Alarm uint64
+	// Enabled is true when a rule may eject.
+	Enabled bool
+}
+
+// Decide links the board to stats, the statistics of the providers
+// invokers of a snapshot for method, reads the configuration from the
+// first provider's URL, lets back the providers whose ejection is over,
+// ejects those a rule finds failing, within the limits, and returns which
+// are ejected. Its clock is the board's: the time of the latest alarm.
+func (d *Detector) Decide(method string, invokers []base.Invoker, stats []*rpcstatus.Stats) Decision {
+	alarm, now := d.board.Alarm()
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	d.configure(invokers[0].GetURL(), method)
+	for _, s := range stats {
+		s.Link(&d.board)
+	}
+	return Decision{Alarm: alarm, Enabled: d.cfg.Enabled(), Ejected: d.evaluate(now, invokers, stats, method)}
+}
+
+// configure (re)reads the configuration when the URL it came from changed.
+func (d *Detector) configure(u *common.URL, method string) {
+	if u == d.cfgFrom {
+		return
+	}
+	d.cfgFrom = u
+	cfg, problems := urlparam.ReadOutlier(u, method)
+	if p := strings.Join(problems, "; "); p != d.problems {
+		d.problems = p
+		if p != "" {
+			lblog.Warnf("outlier ejection, service %s, method %s: %s", u.ServiceKey(), method, p)
+		}
+	}
+	d.cfg = cfg
+	d.board.Configure(cfg.ConsecutiveFailures, cfg.Counted) // 0 when the rule is off
+	if !cfg.Periodic() {
+		d.nextTick = 0
+	}
+}
+
+// evaluate applies the rules at now and returns the ejected slots, nil if
+// none (or if the panic threshold says to ignore them).
+func (d *Detector) evaluate(now int64, invokers []base.Invoker, stats []*rpcstatus.Stats, method string) []bool {
+	cfg := &d.cfg
+	n := len(stats)
+	recs := make([]*record, n)
+	ejected := 0
+	for i, s := range stats {
+		r := d.records.Get(s)
+		recs[i] = r
+		if !r.seen {
+			r.seen, r.baseCalls, r.baseFails = true, s.Total(), s.Counted()
+		}
+		if r.until == 0 {
+			continue
+		}
+		if now >= r.until || !cfg.Enabled() {
+			d.release(r, s, now, invokers[i], method)
+			continue
+		}
+		ejected++
+	}
+	untimed := false // a provider to eject before any alarm gave the time
+	if cfg.Enabled() {
+		limit := max(1, int(float64(n)*cfg.MaxEjectionPercent/100))
+		eject := func(i int, rule, why string) {
+			if ejected >= limit || recs[i].until != 0 {
+				return
+			}
+			if now == 0 {
+				// A run that reached the threshold under another board:
+				// the first call raises this one, with the time.
+				untimed = true
+				return
+			}
+			ejected++
+			d.eject(recs[i], stats[i], now, rule, why, invokers[i], method, ejected, n)
+		}
+		if k := cfg.ConsecutiveFailures; k > 0 {
+			for i, s := range stats {
+				if streak := s.Streak(); streak >= k {
+					eject(i, urlparam.RuleConsecutiveFailures, fmt.Sprintf("%d failures in a row", streak))
+				}
+			}
+		}
+		if cfg.Periodic() && now > 0 {
+			// now is 0 until the first alarm; the wake-up then comes on the
+			// first call.
+			if d.nextTick != 0 && now >= d.nextTick {
+				d.interval(recs, stats, eject)
+			}
+			if d.nextTick == 0 || now >= d.nextTick {
+				d.nextTick = now + int64(cfg.Interval)
+			}
+		}
+	}
+	d.board.WakeAt(d.wakeAt(recs, untimed))
+	if ejected == 0 {
+		d.panicked = false
+		return nil
+	}
+	usable := n - ejected
+	if usable == 0 || float64(usable) < cfg.PanicThreshold/100*float64(n) {
+		if !d.panicked {
+			lblog.Warnf("outlier ejection, service %s, method %s: %d of %d providers ejected, fewer than %g%% usable (panic threshold): ignoring ejection, every provider serves",
+				invokers[0].GetURL().ServiceKey(), method, ejected, n, cfg.PanicThreshold)
+		}
+		d.panicked = true
+		return nil
+	}
+	d.panicked = false
+	out := make([]bool, n)
+	for i, r := range recs {
+		out[i] = r.until != 0
+	}
+	return out
+}
+
+// interval applies the failure-percentage and success-rate rules to the
+// calls since the previous interval, and starts the next one.
+func (d *Detector) interval(recs []*record, stats []*rpcstatus.Stats, eject func(i int, rule, why string)) {
+	cfg := &d.cfg
+	calls := make([]int64, len(stats))
+	fails := make([]int64, len(stats))
+	for i, s := range stats {
+		r := recs[i]
+		total, counted := s.Total(), s.Counted()
+		calls[i], fails[i] = total-r.baseCalls, counted-r.baseFails
+		r.baseCalls, r.baseFails = total, counted
+	}
+	if fp := cfg.FailurePercentage; fp.Enabled {
+		for _, i := range FailurePercentage(calls, fails, fp) {
+			eject(i, urlparam.RuleFailurePercentage, fmt.Sprintf("%d of %d calls failed in %v, %g%% or more", fails[i], calls[i], cfg.Interval, fp.Threshold))
+		}
+	}
+	if sr := cfg.SuccessRate; sr.Enabled {
+		out, mean, threshold := SuccessRate(calls, fails, sr)
+		for _, i := range out {
+			eject(i, urlparam.RuleSuccessRate, fmt.Sprintf("success rate %.1f%% in %v, below %.1f%% (the mean %.1f%% less %g standard deviations)",
+				100*(1-float64(fails[i])/float64(calls[i])), cfg.Interval, 100*threshold, 100*mean, sr.StdevFactor))
+		}
+	}
+}
+
+// eject ejects the provider of r and s at now.
+func (d *Detector) eject(r *record, s *rpcstatus.Stats, now int64, rule, why string, inv base.Invoker, method string, ejected, n int) {
+	cfg := &d.cfg
+	times := r.times
+	if r.returned != 0 && cfg.Interval > 0 {
+		times = max(times-(now-r.returned)/int64(cfg.Interval), 0)
+	}
+	r.times = times + 1
+	dur := EjectionTime(cfg.BaseEjectionTime, cfg.MaxEjectionTime, r.times)
+	r.until, r.since, r.rule = now+int64(dur), now, rule
+	s.Ejected()
+	u := inv.GetURL()
+	lblog.Warnf("outlier ejection, service %s, method %s: provider %s ejected for %v (ejection %d in a row) by the %s rule: %s; %d of %d providers ejected",
+		u.ServiceKey(), method, u.Location, dur, r.times, rule, why, ejected, n)
+}
+
+// release lets the provider of r back at now.
+func (d *Detector) release(r *record, s *rpcstatus.Stats, now int64, inv base.Invoker, method string) {
+	u := inv.GetURL()
+	lblog.Warnf("outlier ejection, service %s, method %s: provider %s returns after %v of ejection (by the %s rule)",
+		u.ServiceKey(), method, u.Location, time.Duration(now-r.since).Round(time.Millisecond), r.rule)
+	r.until, r.returned = 0, now
+	s.Returned()
+}
+
+// wakeAt is when the detector must decide again without a new failure:
+// the first end of an ejection or the next interval, 0 for never (1, the
+// first call, when an interval rule has yet to start its clock or a
+// provider waits to be ejected with the time of an alarm).
+func (d *Detector) wakeAt(recs []*record, untimed bool) int64 {
+	at := d.nextTick
+	if untimed || at == 0 && d.cfg.Enabled() && d.cfg.Periodic() {
+		at = 1
+	}
+	for _, r := range recs {
+		if r.until != 0 && (at == 0 || r.until < at) {
+			at = r.until
+		}
+	}
+	return at
+}
+
+// EjectionTime is the length of an ejection, the times-th in a row: base
+// × times, capped at max(base, maxTime), as gRFC A50 has it.
+func EjectionTime(base, maxTime time.Duration, times int64) time.Duration {
+	limit := max(base, maxTime)
+	if times <= 0 || base > limit/time.Duration(times) {
+		return limit
+	}
+	return base * time.Duration(times)
+}
+
+// FailurePercentage returns the indexes of the providers that the
+// failure-percentage rule ejects, given each one's calls and failures over
+// an interval: those with at least fp.RequestVolume calls whose failures
+// are at least fp.Threshold percent of them, when at least
+// fp.MinimumHosts providers had that many calls.
+func FailurePercentage(calls, fails []int64, fp urlparam.FailurePercentage) []int {
+	var out []int
+	hosts := int64(0)
+	for i := range calls {
+		if calls[i] >= fp.RequestVolume {
+			hosts++
+			if 100*float64(fails[i]) >= fp.Threshold*float64(calls[i]) {
+				out = append(out, i)
+			}
+		}
+	}
+	if hosts < fp.MinimumHosts {
+		return nil
+	}
+	return out
+}
+
+// SuccessRate returns the indexes of the providers that the success-rate
+// rule ejects, given each one's calls and failures over an interval, and
+// the mean and the threshold of the success rates (in [0, 1]): among the
+// providers with at least sr.RequestVolume calls, if there are
+// sr.MinimumHosts of them, those whose success rate is below the mean less
+// sr.StdevFactor standard deviations.
+func SuccessRate(calls, fails []int64, sr urlparam.SuccessRate) (out []int, mean, threshold float64) {
+	var rates []float64
+	var idx []int
+	for i := range calls {
+		if calls[i] >= sr.RequestVolume && calls[i] > 0 {
+			rates = append(rates, 1-float64(fails[i])/float64(calls[i]))
+			idx = append(idx, i)
+		}
+	}
+	if int64(len(rates)) < sr.MinimumHosts || len(rates) == 0 {
+		return nil, 0, 0
+	}
+	for _, r := range rates {
+		mean += r
+	}
+	mean /= float64(len(rates))
+	var variance float64
+	for _, r := range rates {
+		variance += (r - mean) * (r - mean)
+	}
+	stdev := math.Sqrt(variance / float64(len(rates)))
+	threshold = mean - sr.StdevFactor*stdev
+	for k, r := range rates {
+		if r < threshold {
+			out = append(out, idx[k])
+		}
+	}
+	return out, mean, threshold
+}

@@ -1,0 +1,352 @@
+package urlparam
+
+import (
+	"math"
+	"strconv"
+	"strings"
+	"time"
+
+	"dubbo.apache.org/dubbo-go/v3/common"
+)
+
+// URL parameters of outlier ejection, read with MethodParam (method level
+// first, in both spellings): per reference in the consumer's YAML params,
+// which dubbo-go copies to every provider URL, or per method.
+const (
+	// OutlierRulesKey lists the rules that eject: consecutive-failures,
+	// failure-percentage, success-rate, or none to turn ejection off.
+	OutlierRulesKey = "outlier.rules"
+	// OutlierErrorsKey lists the status codes whose failures count, beside
+	// errors without a status and timeouts and unavailable, which always
+	// count: triple code names (internal, unknown, biz_error…) or numbers;
+	// all counts every failure, none only those that always count.
+	OutlierErrorsKey = "outlier.errors"
+	// OutlierConsecutiveKey is the run of failures that ejects.
+	OutlierConsecutiveKey = "outlier.consecutive-failures"
+	// OutlierIntervalKey is the interval of the failure-percentage and
+	// success-rate rules.
+	OutlierIntervalKey = "outlier.interval"
+	// OutlierBaseEjectionKey is the ejection time, times the number of
+	// ejections in a row.
+	OutlierBaseEjectionKey = "outlier.base-ejection-time"
+	// OutlierMaxEjectionKey caps the ejection time.
+	OutlierMaxEjectionKey = "outlier.max-ejection-time"
+	// OutlierMaxEjectedKey is the largest share of providers ejected at
+	// once, in percent.
+	OutlierMaxEjectedKey = "outlier.max-ejection-percent"
+	// OutlierPanicKey is the share of usable providers, in percent, below
+	// which ejection is ignored.
+	OutlierPanicKey = "outlier.panic-threshold"
+
+	OutlierFailurePercentThresholdKey     = "outlier.failure-percentage.threshold"
+	OutlierFailurePercentMinimumHostsKey  = "outlier.failure-percentage.minimum-hosts"
+	OutlierFailurePercentRequestVolumeKey = "outlier.failure-percentage.request-volume"
+	OutlierSuccessRateStdevFactorKey      = "outlier.success-rate.stdev-factor"
+	OutlierSuccessRateMinimumHostsKey     = "outlier.success-rate.minimum-hosts"
+	OutlierSuccessRateRequestVolumeKey    = "outlier.success-rate.request-volume"
+)
+
+// Names of the rules in OutlierRulesKey.
+const (
+	RuleConsecutiveFailures = "consecutive-failures"
+	RuleFailurePercentage   = "failure-percentage"
+	RuleSuccessRate         = "success-rate"
+)
+
+// Status codes of the triple protocol that the outlier configuration names
+// (dubbo-go's triple_protocol.Code, gRPC's codes, and dubbo-go's biz_error
+// for an error a provider's handler returned without a code).
+const (
+	CodeUnknown          = 2
+	CodeDeadlineExceeded = 4
+	CodeUnimplemented    = 12
+	CodeInternal         = 13
+	CodeUnavailable      = 14
+	CodeDataLoss         = 15
+	CodeBizError         = 17
+)
+
+// codeNames are the status codes by name, as triple_protocol.Code.String
+// writes them (biz_error is ours: dubbo-go writes code_17).
+var codeNames = map[string]int{
+	"canceled": 1, "unknown": CodeUnknown, "invalid_argument": 3, "deadline_exceeded": CodeDeadlineExceeded,
+	"not_found": 5, "already_exists": 6, "permission_denied": 7, "resource_exhausted": 8,
+	"failed_precondition": 9, "aborted": 10, "out_of_range": 11, "unimplemented": CodeUnimplemented,
+	"internal": CodeInternal, "unavailable": CodeUnavailable, "data_loss": CodeDataLoss,
+	"unauthenticated": 16, "biz_error": CodeBizError,
+}
+
+// Bits of Outlier.Counted: bit c for status code c, bit 0 for failures
+// without a status code.
+const (
+	// AlwaysCounted are the failures that count whatever the
+	// configuration: no status code (transport errors, local timeouts),
+	// deadline_exceeded and unavailable.
+	AlwaysCounted uint32 = 1<<0 | 1<<CodeDeadlineExceeded | 1<<CodeUnavailable
+	// DefaultCounted adds the codes of a provider that failed rather than
+	// refused: internal, data_loss, unimplemented. Not unknown and
+	// biz_error, the codes business errors arrive with (a Go handler's
+	// plain error, a Java provider's exception), nor the codes that blame
+	// the call (invalid_argument, not_found…) or its caller (canceled).
+	DefaultCounted = AlwaysCounted | 1<<CodeInternal | 1<<CodeDataLoss | 1<<CodeUnimplemented
+	// AllCounted counts every failure.
+	AllCounted uint32 = math.MaxUint32
+)
+
+// Outlier configures outlier ejection for one (service, method): which
+// rules eject, how long, how many providers at most, and which failures
+// count. DefaultOutlier holds the defaults, those of Envoy and gRPC (gRFC
+// A50) with the consecutive-failures rule on.
+type Outlier struct {
+	// ConsecutiveFailures ejects a provider after this many failures in a
+	// row; 0 turns the rule off. Default 5.
+	ConsecutiveFailures int64
+	// FailurePercentage is the failure-percentage rule; off by default.
+	FailurePercentage FailurePercentage
+	// SuccessRate is the success-rate rule; off by default.
+	SuccessRate SuccessRate
+	// Interval is how often the failure-percentage and success-rate rules
+	// look at the calls of the interval past, and the period after which
+	// a provider's count of ejections in a row goes down by one. Default
+	// 10 s.
+	Interval time.Duration
+	// BaseEjectionTime is how long an ejection lasts, times the number of
+	// ejections in a row. Default 30 s.
+	BaseEjectionTime time.Duration
+	// MaxEjectionTime caps an ejection (at least BaseEjectionTime).
+	// Default 300 s.
+	MaxEjectionTime time.Duration
+	// MaxEjectionPercent is the largest share of the providers, in
+	// percent, ejected at once; one provider may always be. Default 10.
+	MaxEjectionPercent float64
+	// PanicThreshold, in percent: when fewer providers than that share
+	// would be usable, ejection is ignored and every provider serves.
+	// Default 50.
+	PanicThreshold float64
+	// Counted says which failures count: bit c for status code c, bit 0
+	// for failures without a status code. Default DefaultCounted; it
+	// always includes AlwaysCounted.
+	Counted uint32
+}
+
+// FailurePercentage ejects the providers whose calls failed at least
+// Threshold percent of the time over the last interval, when at least
+// MinimumHosts providers had RequestVolume calls or more in it.
+type FailurePercentage struct {
+	Enabled bool
+	// Threshold in percent; default 85.
+	Threshold float64
+	// MinimumHosts default 5; RequestVolume default 50.
+	MinimumHosts  int64
+	RequestVolume int64
+}
+
+// SuccessRate ejects the providers whose success rate over the last
+// interval is more than StdevFactor standard deviations below the mean of
+// the providers, when at least MinimumHosts providers had RequestVolume
+// calls or more in it.
+type SuccessRate struct {
+	Enabled bool
+	// StdevFactor default 1.9.
+	StdevFactor float64
+	// MinimumHosts default 5; RequestVolume default 100.
+	MinimumHosts  int64
+	RequestVolume int64
+}
+
+// DefaultOutlier is the configuration when no parameter is set.
+var DefaultOutlier = Outlier{
+	ConsecutiveFailures: 5,
+	FailurePercentage:   FailurePercentage{Threshold: 85, MinimumHosts: 5, RequestVolume: 50},
+	SuccessRate:         SuccessRate{StdevFactor: 1.9, MinimumHosts: 5, RequestVolume: 100},
+	Interval:            10 * time.Second,
+	BaseEjectionTime:    30 * time.Second,
+	MaxEjectionTime:     300 * time.Second,
+	MaxEjectionPercent:  10,
+	PanicThreshold:      50,
+	Counted:             DefaultCounted,
+}
+
+// Enabled reports whether any rule ejects.
+func (o *Outlier) Enabled() bool {
+	return o.ConsecutiveFailures > 0 || o.FailurePercentage.Enabled || o.SuccessRate.Enabled
+}
+
+// Periodic reports whether a rule looks at intervals.
+func (o *Outlier) Periodic() bool { return o.FailurePercentage.Enabled || o.SuccessRate.Enabled }
+
+// ReadOutlier returns the outlier configuration of method on the provider
+// URL u, and a description of each value it replaced by its default. It
+// builds strings: call it when a snapshot is built.
+func ReadOutlier(u *common.URL, method string) (Outlier, []string) {
+	return ParseOutlier(func(key string) string { return MethodParam(u, method, key) })
+}
+
+// maxCount bounds counts (runs of failures, hosts, calls).
+const maxCount = 1 << 40
+
+// ParseOutlier reads an outlier configuration from param, which returns
+// the value of a key ("" when unset). A value that is malformed or out of
+// range is replaced by its default, and problems says so, one entry per
+// value. It never panics.
+func ParseOutlier(param func(key string) string) (o Outlier, problems []string) {
+	o = DefaultOutlier
+	p := outlierParser{param: param}
+	consecutive, failurePct, successRate := p.rules()
+	p.count(OutlierConsecutiveKey, &o.ConsecutiveFailures)
+	if !consecutive {
+		o.ConsecutiveFailures = 0
+	}
+	o.FailurePercentage.Enabled, o.SuccessRate.Enabled = failurePct, successRate
+	p.duration(OutlierIntervalKey, &o.Interval)
+	p.duration(OutlierBaseEjectionKey, &o.BaseEjectionTime)
+	p.duration(OutlierMaxEjectionKey, &o.MaxEjectionTime)
+	p.percent(OutlierMaxEjectedKey, &o.MaxEjectionPercent)
+	p.percent(OutlierPanicKey, &o.PanicThreshold)
+	p.percent(OutlierFailurePercentThresholdKey, &o.FailurePercentage.Threshold)
+	p.count(OutlierFailurePercentMinimumHostsKey, &o.FailurePercentage.MinimumHosts)
+	p.count(OutlierFailurePercentRequestVolumeKey, &o.FailurePercentage.RequestVolume)
+	p.factor(OutlierSuccessRateStdevFactorKey, &o.SuccessRate.StdevFactor)
+	p.count(OutlierSuccessRateMinimumHostsKey, &o.SuccessRate.MinimumHosts)
+	p.count(OutlierSuccessRateRequestVolumeKey, &o.SuccessRate.RequestVolume)
+	o.Counted = p.codes()
+	return o, p.problems
+}
+
+type outlierParser struct {
+	param    func(string) string
+	problems []string
+}
+
+// value returns the trimmed value of key, and whether it is set.
+func (p *outlierParser) value(key string) (string, bool) {
+	v := strings.TrimSpace(p.param(key))
+	return v, v != ""
+}
+
+func (p *outlierParser) replaced(key, raw, why, def string) {
+	p.problems = append(p.problems, key+" "+strconv.Quote(raw)+" "+why+"; using "+def)
+}
+
+// count reads a whole number in [1, maxCount].
+func (p *outlierParser) count(key string, dst *int64) {
+	v, ok := p.value(key)
+	if !ok {
+		return
+	}
+	if n, err := strconv.ParseInt(v, 10, 64); err == nil && n >= 1 && n <= maxCount {
+		*dst = n
+		return
+	}
+	p.replaced(key, v, "is not a whole number from 1 to "+strconv.Itoa(maxCount), strconv.FormatInt(*dst, 10))
+}
+
+// duration reads a positive duration ("30s", or milliseconds as Dubbo
+// Java writes them), at most a year.
+func (p *outlierParser) duration(key string, dst *time.Duration) {
+	v, ok := p.value(key)
+	if !ok {
+		return
+	}
+	if d, ok := parseTimeout(v); ok {
+		*dst = d
+		return
+	}
+	p.replaced(key, v, "is not a positive duration (30s, or milliseconds) of at most a year", dst.String())
+}
+
+// percent reads a number in [0, 100], with or without "%".
+func (p *outlierParser) percent(key string, dst *float64) {
+	v, ok := p.value(key)
+	if !ok {
+		return
+	}
+	if f, err := strconv.ParseFloat(strings.TrimSpace(strings.TrimSuffix(v, "%")), 64); err == nil && f >= 0 && f <= 100 {
+		*dst = f
+		return
+	}
+	p.replaced(key, v, "is not a percentage from 0 to 100", strconv.FormatFloat(*dst, 'g', -1, 64))
+}
+
+// factor reads a positive number of at most 1000.
+func (p *outlierParser) factor(key string, dst *float64) {
+	v, ok := p.value(key)
+	if !ok {
+		return
+	}
+	if f, err := strconv.ParseFloat(v, 64); err == nil && f > 0 && f <= 1000 {
+		*dst = f
+		return
+	}
+	p.replaced(key, v, "is not a positive number of at most 1000", strconv.FormatFloat(*dst, 'g', -1, 64))
+}
+
+// rules reads OutlierRulesKey; by default only consecutive failures eject.
+func (p *outlierParser) rules() (consecutive, failurePct, successRate bool) {
+	v, ok := p.value(OutlierRulesKey)
+	if !ok {
+		return true, false, false
+	}
+	none, known := false, false
+	var unknown []string
+	for field := range strings.SplitSeq(v, ",") {
+		switch f := strings.ToLower(strings.TrimSpace(field)); f {
+		case "":
+		case "none":
+			none = true
+		case RuleConsecutiveFailures:
+			consecutive, known = true, true
+		case RuleFailurePercentage:
+			failurePct, known = true, true
+		case RuleSuccessRate:
+			successRate, known = true, true
+		default:
+			unknown = append(unknown, strconv.Quote(f))
+		}
+	}
+	switch {
+	case none && (known || len(unknown) > 0):
+		p.replaced(OutlierRulesKey, v, "mixes none with rules", "none (ejection off)")
+		return false, false, false
+	case none:
+		return false, false, false
+	case len(unknown) > 0 && known:
+		p.problems = append(p.problems, OutlierRulesKey+" "+strconv.Quote(v)+": skipped unknown rule "+strings.Join(unknown, ", ")+
+			" (known: "+RuleConsecutiveFailures+", "+RuleFailurePercentage+", "+RuleSuccessRate+", none)")
+	case !known:
+		p.replaced(OutlierRulesKey, v, "names no rule (known: "+RuleConsecutiveFailures+", "+RuleFailurePercentage+", "+RuleSuccessRate+", none)", RuleConsecutiveFailures)
+		return true, false, false
+	}
+	return consecutive, failurePct, successRate
+}
+
+// codes reads OutlierErrorsKey.
+func (p *outlierParser) codes() uint32 {
+	v, ok := p.value(OutlierErrorsKey)
+	if !ok {
+		return DefaultCounted
+	}
+	mask := AlwaysCounted
+	var unknown []string
+	for field := range strings.SplitSeq(v, ",") {
+		f := strings.ToLower(strings.ReplaceAll(strings.TrimSpace(field), "-", "_"))
+		if c, ok := codeNames[f]; ok {
+			mask |= 1 << c
+			continue
+		}
+		switch n, err := strconv.Atoi(f); {
+		case f == "" || f == "none":
+		case f == "all":
+			mask = AllCounted
+		case err == nil && n >= 1 && n <= 31:
+			mask |= 1 << n
+		default:
+			unknown = append(unknown, strconv.Quote(f))
+		}
+	}
+	if len(unknown) > 0 {
+		p.problems = append(p.problems, OutlierErrorsKey+" "+strconv.Quote(v)+": skipped "+strings.Join(unknown, ", ")+
+			" (not a status code name such as internal, unknown, biz_error, nor a number from 1 to 31)")
+	}
+	return mask
+}
