@@ -174,7 +174,7 @@ func TestUnknownBalancerIsAClearStartupError(t *testing.T) {
 
 // Providers weighted 1:3 in their Nacos metadata get 25 % and 75 % of the
 // calls; editing the weight in Nacos takes effect in the running consumer.
-func TestNacosWeightsAndLiveWeightChange(t *testing.T) {
+func TestNacosMetadataWeightsSplitTheCallsAndAnEditIsFollowed(t *testing.T) {
 	e := setup(t)
 	light := e.startProvider(t, providerSpec{name: "w1", weight: 1})
 	heavy := e.startProvider(t, providerSpec{name: "w3", weight: 3})
@@ -352,7 +352,7 @@ func TestWarmupRampsUpANewProvider(t *testing.T) {
 // of 5 ms answered in 33 ms and a slow one of 50 ms in 67 ms, only twice
 // as slow (see slowShareBound). The slow provider sleeps 100 ms so that a
 // busy machine still leaves it clearly slower.
-func TestSlowProviderShare(t *testing.T) {
+func TestLatencyAwareBalancersAvoidASlowProvider(t *testing.T) {
 	e := setup(t)
 	// Service times well above what a busy machine adds to every call.
 	ps := []*provider{
@@ -516,7 +516,7 @@ func latencies(r report) string {
 
 // With ringhash, a key goes to the same provider on every call and after
 // the consumer restarts.
-func TestRingHashIsSticky(t *testing.T) {
+func TestRingHashKeepsAKeyOnOneProviderAcrossRestarts(t *testing.T) {
 	e := setup(t)
 	if !strings.Contains(strings.Join(extension.Balancers(), ","), "ringhash") {
 		t.Skip("ringhash is not registered")
@@ -565,7 +565,7 @@ func TestRingHashIsSticky(t *testing.T) {
 // A provider killed during load costs no failed call (the failover cluster
 // retries elsewhere), leaves selection once Nacos drops it, and is used
 // again when it comes back.
-func TestProviderKilledDuringLoad(t *testing.T) {
+func TestProviderKilledDuringLoadCostsNoFailedCall(t *testing.T) {
 	e := setup(t)
 	ps := []*provider{
 		e.startProvider(t, providerSpec{name: "k1", latency: "5ms"}),
@@ -618,7 +618,7 @@ func TestProviderKilledDuringLoad(t *testing.T) {
 //
 // It restarts the Nacos of it/nacos.sh, so it runs last and only when that
 // script manages the configured Nacos.
-func TestNacosRestartDuringLoad(t *testing.T) {
+func TestNacosRestartDuringLoadLosesNoCallNorProvider(t *testing.T) {
 	e := setup(t)
 	host, _, err := net.SplitHostPort(e.nacos)
 	if err != nil || (host != "127.0.0.1" && host != "localhost") {

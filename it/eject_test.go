@@ -21,7 +21,7 @@ import (
 // consumers' params, so the test stays short); the provider fails for
 // failSpell, less than that, so it recovers while ejected and its return
 // shows the ejection time, not its recovery.
-func TestOutlierEjection(t *testing.T) {
+func TestOutlierEjectionTakesAFailingProviderOutAndBack(t *testing.T) {
 	e := setup(t)
 	const (
 		ejectionTime = 20 * time.Second

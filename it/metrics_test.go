@@ -25,7 +25,7 @@ import (
 	"github.com/dubbogo-lb/lb/loadbalance/describe"
 )
 
-// envScreenshot names a PNG file that TestMetricsAndPageOfTheConsumer
+// envScreenshot names a PNG file that TestMetricsAndLivePageMatchTheConsumersCounts
 // fills with a screenshot of the consumer's live page in headless
 // Chromium, taken while it runs (the README's picture).
 const envScreenshot = "DUBBOGO_LB_SCREENSHOT"
@@ -37,7 +37,7 @@ const envScreenshot = "DUBBOGO_LB_SCREENSHOT"
 // cannot attribute to a provider). The consumer waits (-pause) before and
 // after its run, so that both scrapes see no call in flight. Its live page
 // and JSON show the same counters.
-func TestMetricsAndPageOfTheConsumer(t *testing.T) {
+func TestMetricsAndLivePageMatchTheConsumersCounts(t *testing.T) {
 	e := setup(t)
 	ps := e.startRegistered(t, providerSpec{name: "m2ms", latency: "2ms"},
 		providerSpec{name: "m5ms", latency: "5ms"}, providerSpec{name: "m10ms", latency: "10ms"})
