@@ -132,6 +132,10 @@ cmd_run() {
     -DJM.LOG.PATH="${TMPDIR:-/tmp}/dubbogo-lb-javaprovider/logs"
     -DJM.SNAPSHOT.PATH="${TMPDIR:-/tmp}/dubbogo-lb-javaprovider"
     -Dnacos.logging.default.config.enabled=false
+    # Nacos's client gives its connection 3 s to answer the server check, and each
+    # request 3 s: not enough on a busy machine (the tests set the same for dubbo-go).
+    -Dnacos.remote.client.grpc.server.check.timeout=30000
+    -Dnacos.remote.client.grpc.timeout=30000
   )
   # shellcheck disable=SC2206 # word splitting of user-supplied options is intended
   local -a extra=(${JAVAPROVIDER_JAVA_OPTS:-})
