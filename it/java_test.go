@@ -1,11 +1,31 @@
 package it
 
 import (
+	"context"
+	"fmt"
 	"maps"
+	"net/http"
+	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
+
+	// The dubbo-go parts an in-process client over a direct triple URL needs.
+	"dubbo.apache.org/dubbo-go/v3/client"
+	_ "dubbo.apache.org/dubbo-go/v3/cluster/cluster/failover"
+	_ "dubbo.apache.org/dubbo-go/v3/cluster/loadbalance/random"
+	_ "dubbo.apache.org/dubbo-go/v3/cluster/router/condition"
+	"dubbo.apache.org/dubbo-go/v3/common/constant"
+	dubboext "dubbo.apache.org/dubbo-go/v3/common/extension"
+	dubbofilter "dubbo.apache.org/dubbo-go/v3/filter"
+	_ "dubbo.apache.org/dubbo-go/v3/filter/graceful_shutdown"
+	"dubbo.apache.org/dubbo-go/v3/protocol/base"
+	"dubbo.apache.org/dubbo-go/v3/protocol/result"
+	_ "dubbo.apache.org/dubbo-go/v3/protocol/triple"
+	_ "dubbo.apache.org/dubbo-go/v3/proxy/proxy_factory"
+	"google.golang.org/protobuf/types/known/wrapperspb"
 )
 
 // A fleet of dubbo-go and Dubbo Java providers, as the sample consumer
@@ -150,4 +170,115 @@ func TestJavaSlowProviderAvoided(t *testing.T) {
 	if len(undecided) > 0 {
 		t.Skipf("the machine was too busy for %v: the slow provider was not slow enough, relative to the others, to check a latency-aware balancer (see the log)", undecided)
 	}
+}
+
+// A Dubbo Java provider answers a call that carries the attachment
+// lb_adaptive with its clock and load, "curTime:<Unix ms>,load:<load
+// average × 100 / CPUs>", in one response trailer named lb_adaptive (Dubbo
+// 3.3's ProfilerServerFilter), and a call without it with no such trailer.
+// A dubbo-go v3.3.2 consumer reaches that trailer only through the
+// invocation attribute response-trailer, which client.WithResponseTrailer
+// or a filter's Invoke sets: the Result's attachments, all that a filter's
+// OnResponse is given otherwise, do not hold it.
+func TestJavaProviderReportsLoadInATrailer(t *testing.T) {
+	e := setup(t)
+	needJava(t)
+	p := e.startProvider(t, providerSpec{name: "jload", java: true})
+	e.waitRegistered(t, p)
+
+	probe := new(trailerProbe)
+	dubboext.SetFilter("it-trailer-probe", func() dubbofilter.Filter { return probe })
+	cli, err := client.NewClient()
+	if err != nil {
+		t.Fatal(err)
+	}
+	// With its method names, the client calls in IDL mode, as the
+	// sample consumer does (samples/internal/greeter.ClientInfo).
+	info := &client.ClientInfo{InterfaceName: serviceInterface, MethodNames: []string{"Hello"},
+		ConnectionInjectFunc: func(any, *client.Connection) {}}
+	conn, err := cli.DialWithInfo(serviceInterface, info, client.WithURL(fmt.Sprintf("tri://127.0.0.1:%d", p.spec.port)),
+		client.WithProtocolTriple(), client.WithFilter("it-trailer-probe"), client.WithRequestTimeout(30*time.Second))
+	if err != nil {
+		t.Fatal(err)
+	}
+	call := func(attachments map[string]any) (trailer http.Header) {
+		t.Helper()
+		ctx := context.Background()
+		if attachments != nil {
+			ctx = context.WithValue(ctx, constant.AttachmentKey, attachments)
+		}
+		resp := new(wrapperspb.StringValue)
+		if err := conn.CallUnary(ctx, []any{wrapperspb.String("k")}, resp, "Hello", client.WithResponseTrailer(&trailer)); err != nil {
+			t.Fatalf("call with attachments %v: %v", attachments, err)
+		}
+		if resp.GetValue() != "jload" {
+			t.Fatalf("reply %q, want jload", resp.GetValue())
+		}
+		return trailer
+	}
+
+	if tr := call(nil); tr.Get("lb_adaptive") != "" {
+		t.Errorf("a call without lb_adaptive got the trailer lb_adaptive %q", tr.Get("lb_adaptive"))
+	}
+	before := time.Now()
+	tr := call(map[string]any{"lb_adaptive": "true"})
+	got := tr.Get("lb_adaptive")
+	m := regexp.MustCompile(`^curTime:(\d+),load:(-?[0-9.]+(?:E-?\d+)?)$`).FindStringSubmatch(got)
+	if m == nil {
+		t.Fatalf("trailer lb_adaptive %q (trailers %v), want curTime:<ms>,load:<load>", got, tr)
+	}
+	curTime, _ := strconv.ParseInt(m[1], 10, 64)
+	load, err := strconv.ParseFloat(m[2], 64)
+	if at := time.UnixMilli(curTime); at.Before(before.Add(-time.Minute)) || at.After(time.Now().Add(time.Minute)) || err != nil || load < 0 {
+		t.Errorf("trailer lb_adaptive %q: curTime %v not a moment ago, or load %v (%v) not a non-negative number", got, at, load, err)
+	}
+	t.Logf("trailer lb_adaptive: %s (trailers %v)", got, tr)
+
+	probe.mu.Lock()
+	defer probe.mu.Unlock()
+	if probe.calls != 2 {
+		t.Fatalf("the probe filter saw %d calls, want 2", probe.calls)
+	}
+	if v, ok := probe.attachment, probe.inAttachments; ok {
+		t.Errorf("the Result's attachments hold lb_adaptive %v: dubbo-go copies trailers there now; update the finding in it/javaprovider/README.md", v)
+	}
+	if probe.trailer != got {
+		t.Errorf("the filter's own response-trailer attribute holds lb_adaptive %q, want %q", probe.trailer, got)
+	}
+}
+
+// serviceInterface is the greeter's interface name.
+const serviceInterface = "org.dubbogo.lb.samples.Greeter"
+
+// trailerProbe is a consumer filter that records, for the last call, what
+// its OnResponse finds of lb_adaptive in the Result's attachments and in
+// the response trailer, which it asks for in Invoke through the invocation
+// attribute response-trailer unless the caller already did.
+type trailerProbe struct {
+	mu            sync.Mutex
+	calls         int
+	attachment    any
+	inAttachments bool
+	trailer       string
+}
+
+func (p *trailerProbe) Invoke(ctx context.Context, invoker base.Invoker, inv base.Invocation) result.Result {
+	if _, ok := inv.GetAttribute(constant.ResponseTrailerKey); !ok {
+		inv.SetAttribute(constant.ResponseTrailerKey, new(http.Header))
+	}
+	return invoker.Invoke(ctx, inv)
+}
+
+func (p *trailerProbe) OnResponse(_ context.Context, res result.Result, _ base.Invoker, inv base.Invocation) result.Result {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.calls++
+	p.attachment, p.inAttachments = res.Attachments()["lb_adaptive"]
+	p.trailer = ""
+	if raw, ok := inv.GetAttribute(constant.ResponseTrailerKey); ok {
+		if h, ok := raw.(*http.Header); ok && h != nil {
+			p.trailer = h.Get("lb_adaptive")
+		}
+	}
+	return res
 }
