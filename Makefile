@@ -9,7 +9,8 @@ demo:
 
 # The same demo through a real Nacos: starts it with it/nacos.sh (unless one
 # answers on 127.0.0.1:8848; the first start needs a JDK 17+ and Maven),
-# three sample provider processes, and one sample consumer process per
+# three sample provider processes, a Dubbo Java provider when a JDK and
+# Maven are here (it/javaprovider.sh), and one sample consumer process per
 # balancer.
 demo-nacos:
 	go run ./samples/demo -nacos

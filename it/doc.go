@@ -13,6 +13,10 @@
 // 127.0.0.1:8858) and sets them. Each of those tests works in a Nacos
 // namespace of its own, which it creates.
 //
+// The TestJava… tests run Dubbo Java providers (it/javaprovider, built
+// and run by it/javaprovider.sh; providerSpec.java) beside dubbo-go ones.
+// Without a JDK and Maven (or a cached build) they skip, unless CI=true.
+//
 // Every provider and consumer is a separate process: dubbo-go's
 // configuration and its table of exported services are process-global, and
 // killing a provider or restarting Nacos must hit real connections. Each

@@ -250,6 +250,22 @@ func TestWarmupRampsUpANewProvider(t *testing.T) {
 		w := max(100*min(at.Sub(started).Seconds()/warmup.Seconds(), 1), 1)
 		return 100 * w / (200 + w)
 	}
+	// The consumers' reports queue up, so they can be read one consumer
+	// after the other.
+	for _, c := range cs {
+		checkRamp(t, c, "new", started, warmup, expected, 100.0/3)
+	}
+	for _, c := range cs {
+		noErrors(t, c, c.finish(t))
+	}
+}
+
+// checkRamp checks the share of the provider name, which started at
+// started with a warmup of warmup, in c's reports from when c finds it to
+// the end of its warmup, against expected, its share at a time; and then
+// its share once warm, warmShare.
+func checkRamp(t *testing.T, c *consumer, name string, started time.Time, warmup time.Duration, expected func(time.Time) float64, warmShare float64) {
+	t.Helper()
 	// mean of expected over an interval (the consumer's own clock marks
 	// its ends, so a late reader shifts nothing).
 	mean := func(r report) float64 {
@@ -259,25 +275,23 @@ func TestWarmupRampsUpANewProvider(t *testing.T) {
 		}
 		return sum / 10
 	}
-	// warmShare is the new provider's share once warm.
-	const warmShare = 100.0 / 3
 	// rampAllowance, in points, is edgeAllowance plus what the timing of
 	// the ramp adds: the balancers recompute warm weights every 100 ms, so
 	// they lag the curve by up to 0.1 s, and the steepest part of the
-	// expected share climbs 1.7 points a second (100 × 100/30 / 200 at
-	// weight 0): 0.2 points.
+	// expected share climbs 1.7 points a second in TestWarmupRampsUpANewProvider
+	// (100 × 100/30 / 200 at weight 0), 3.3 in TestJavaMixedFleet
+	// (100 × 800/30 / 800): 0.2 to 0.3 points.
 	const rampAllowance = edgeAllowance + 0.5
 
-	// The consumers' reports queue up, so they can be read one consumer
-	// after the other. The ramp is checked on windows of consecutive
-	// intervals, from the first interval that starts after the consumer
-	// found the new provider (a busy Nacos may push it late: until then the
-	// share is 0 whatever the curve) to the end of the warmup, each closed
-	// once it holds rampCalls calls, against the curve averaged over the
-	// same calls (the last one with what it has). A window tells the ramp
-	// from a provider put to full weight at once when its tolerance is
-	// less than half the distance between its expected share and the warm
-	// share; one window must.
+	// The ramp is checked on windows of consecutive intervals, from the
+	// first interval that starts after the consumer found the new provider
+	// (a busy Nacos may push it late: until then the share is 0 whatever
+	// the curve) to the end of the warmup, each closed once it holds
+	// rampCalls calls, against the curve averaged over the same calls (the
+	// last one with what it has). A window tells the ramp from a provider
+	// put to full weight at once when its tolerance is less than half the
+	// distance between its expected share and the warm share; one window
+	// must.
 	const rampCalls = 400
 	type window struct {
 		from, to float64 // seconds into the warmup
@@ -285,60 +299,55 @@ func TestWarmupRampsUpANewProvider(t *testing.T) {
 		share    float64 // sum of calls × share, then the share
 		want     float64 // likewise for the expected share
 	}
-	for _, c := range cs {
-		found := c.until(t, reactDeadline, "finding the new provider", func(r report) bool { return r.By["new"] > 0 })
-		t.Logf("%s: found the new provider %.1fs into its warmup", c.name, found.end.Sub(started).Seconds())
-		var ws []*window
-		cur := &window{}
-		for {
-			r := c.next(t, reportTimeout)
-			from, to := r.start().Sub(started).Seconds(), r.end.Sub(started).Seconds()
-			if to > warmup.Seconds() {
-				// What the last window holds is checked too, if it is enough
-				// for a binomial tolerance to mean something.
-				if cur.calls >= 100 {
-					ws = append(ws, cur)
-				}
-				break
-			}
-			if cur.calls == 0 {
-				cur.from = from
-			}
-			n := successes(r)
-			cur.to = to
-			cur.calls += n
-			cur.share += float64(n) * r.share("new")
-			cur.want += float64(n) * mean(r)
-			if cur.calls >= rampCalls {
+	found := c.until(t, reactDeadline, "finding the new provider", func(r report) bool { return r.By[name] > 0 })
+	t.Logf("%s: found the new provider %.1fs into its warmup", c.name, found.end.Sub(started).Seconds())
+	var ws []*window
+	cur := &window{}
+	for {
+		r := c.next(t, reportTimeout)
+		from, to := r.start().Sub(started).Seconds(), r.end.Sub(started).Seconds()
+		if to > warmup.Seconds() {
+			// What the last window holds is checked too, if it is enough
+			// for a binomial tolerance to mean something.
+			if cur.calls >= 100 {
 				ws = append(ws, cur)
-				cur = &window{}
 			}
+			break
 		}
-		if len(ws) == 0 {
-			t.Fatalf("%s: %d calls during the rest of the warmup, want %d to check the ramp", c.name, cur.calls, rampCalls)
+		if cur.calls == 0 {
+			cur.from = from
 		}
-		decisive := 0
-		for _, w := range ws {
-			w.share /= float64(w.calls)
-			w.want /= float64(w.calls)
-			tol := shareTol(w.want, w.calls, rampAllowance)
-			within(t, fmt.Sprintf("%s: share of the new provider %.1f-%.1fs into its warmup (%d calls)", c.name, w.from, w.to, w.calls), w.share, w.want, tol)
-			if 2*tol < warmShare-w.want {
-				decisive++
-			}
+		n := successes(r)
+		cur.to = to
+		cur.calls += n
+		cur.share += float64(n) * r.share(name)
+		cur.want += float64(n) * mean(r)
+		if cur.calls >= rampCalls {
+			ws = append(ws, cur)
+			cur = &window{}
 		}
-		if decisive == 0 {
-			w := ws[0]
-			t.Errorf("%s: no window of the ramp can tell it from a provider at full weight (%.1f%%); the first, %.1f-%.1fs into the warmup, had %d calls for %.1f%% ± %.1f",
-				c.name, warmShare, w.from, w.to, w.calls, w.want, shareTol(w.want, w.calls, rampAllowance))
-		}
-		// Once warm, the new provider has its full share.
-		c.until(t, reactDeadline, "past the warmup", func(r report) bool { return r.start().After(started.Add(warmup + time.Second)) })
-		shareOf(t, c.name+": share of the new provider once warm", c.collectCalls(t, shareCalls), "new", warmShare)
 	}
-	for _, c := range cs {
-		noErrors(t, c, c.finish(t))
+	if len(ws) == 0 {
+		t.Fatalf("%s: %d calls during the rest of the warmup, want %d to check the ramp", c.name, cur.calls, rampCalls)
 	}
+	decisive := 0
+	for _, w := range ws {
+		w.share /= float64(w.calls)
+		w.want /= float64(w.calls)
+		tol := shareTol(w.want, w.calls, rampAllowance)
+		within(t, fmt.Sprintf("%s: share of the new provider %.1f-%.1fs into its warmup (%d calls)", c.name, w.from, w.to, w.calls), w.share, w.want, tol)
+		if 2*tol < warmShare-w.want {
+			decisive++
+		}
+	}
+	if decisive == 0 {
+		w := ws[0]
+		t.Errorf("%s: no window of the ramp can tell it from a provider at full weight (%.1f%%); the first, %.1f-%.1fs into the warmup, had %d calls for %.1f%% ± %.1f",
+			c.name, warmShare, w.from, w.to, w.calls, w.want, shareTol(w.want, w.calls, rampAllowance))
+	}
+	// Once warm, the new provider has its full share.
+	c.until(t, reactDeadline, "past the warmup", func(r report) bool { return r.start().After(started.Add(warmup + time.Second)) })
+	shareOf(t, c.name+": share of the new provider once warm", c.collectCalls(t, shareCalls), name, warmShare)
 }
 
 // A provider twenty times slower than the others gets a small share under the
@@ -380,23 +389,10 @@ func TestLatencyAwareBalancersAvoidASlowProvider(t *testing.T) {
 		case "warmrandom", "swrr":
 			measured[b] = c.collectCalls(t, shareCalls)
 		default:
-			// Collect until the check can tell a latency-aware balancer
-			// from a blind one, or 90 s pass: the consumers measure at the
-			// same time, so the others' reports are ready by then.
-			deadline := time.Now().Add(90 * time.Second)
-			var rs []report
-			for {
-				rs = append(rs, c.collectCalls(t, shareCalls))
-				m := merge(rs)
-				measured[b] = m
-				if _, _, ok := slowShareBound(m); ok {
-					break
-				}
-				if time.Now().After(deadline) {
-					undecided = append(undecided, b)
-					break
-				}
-				t.Logf("%s: the latencies measured do not tell the balancers apart yet (%v); measuring longer", b, latencies(m))
+			m, ok := collectLatencyAware(t, c)
+			measured[b] = m
+			if !ok {
+				undecided = append(undecided, b)
 			}
 		}
 		t.Logf("%s: %v; %v", c.name, measured[b], latencies(measured[b]))
@@ -404,33 +400,70 @@ func TestLatencyAwareBalancersAvoidASlowProvider(t *testing.T) {
 	for b, c := range cs {
 		noErrors(t, c, c.finish(t))
 		m := measured[b]
-		// The slow provider sleeps 100 ms per call: a consumer that
-		// measures less measures something else.
-		if slow, ok := m.mean("slow"); ok && slow < 100 {
-			t.Errorf("%s: the slow provider's calls took %.1f ms on average, want at least its 100 ms", b, slow)
-		}
 		switch b {
 		case "warmrandom", "swrr":
+			checkSlowMean(t, b, m)
 			shareOf(t, b+": share of the slow provider", m, "slow", 100.0/3)
 		default:
-			bound, ratio, ok := slowShareBound(m)
-			got := m.share("slow")
-			switch {
-			case m.By["slow"] == 0:
-				t.Logf("%s: the slow provider got no call of %d", b, successes(m))
-			case !ok:
-				// Logged; the test is skipped at the end, after every other
-				// check, so this hides no failure.
-				t.Logf("%s: share of the slow provider %.1f%%, not checked: it is only %.2f times slower here (%v), which no bound tells from a latency-blind balancer", b, got, ratio, latencies(m))
-			case got > bound:
-				t.Errorf("%s: the %.1fx slower provider got %.1f%% of %d calls, want <= %.1f%% (%v)", b, ratio, got, successes(m), bound, latencies(m))
-			default:
-				t.Logf("%s: the %.1fx slower provider got %.1f%% of %d calls (want <= %.1f%%)", b, ratio, got, successes(m), bound)
-			}
+			checkSlowShare(t, b, m)
 		}
 	}
 	if len(undecided) > 0 {
 		t.Skipf("the machine was too busy for %v: the slow provider was not slow enough, relative to the others, to check a latency-aware balancer (see the log)", undecided)
+	}
+}
+
+// collectLatencyAware measures c, a consumer of fast1, fast2 and slow
+// with a latency-aware balancer, until slowShareBound can tell it from a
+// latency-blind one, or 90 s pass (consumers measured one after the other
+// measure at the same time, so the others' reports are ready by then); ok
+// tells which.
+func collectLatencyAware(t *testing.T, c *consumer) (m report, ok bool) {
+	t.Helper()
+	deadline := time.Now().Add(90 * time.Second)
+	var rs []report
+	for {
+		rs = append(rs, c.collectCalls(t, shareCalls))
+		m = merge(rs)
+		if _, _, ok := slowShareBound(m); ok {
+			return m, true
+		}
+		if time.Now().After(deadline) {
+			return m, false
+		}
+		t.Logf("%s: the latencies measured do not tell the balancers apart yet (%v); measuring longer", c.name, latencies(m))
+	}
+}
+
+// checkSlowMean fails t if m, measured by the consumer with balancer b,
+// gives the slow provider, which sleeps 100 ms per call, a mean latency
+// below that: a consumer that measures less measures something else.
+func checkSlowMean(t *testing.T, b string, m report) {
+	t.Helper()
+	if slow, ok := m.mean("slow"); ok && slow < 100 {
+		t.Errorf("%s: the slow provider's calls took %.1f ms on average, want at least its 100 ms", b, slow)
+	}
+}
+
+// checkSlowShare checks the share of the slow provider in m, measured by
+// the consumer with the latency-aware balancer b, against slowShareBound
+// (and checkSlowMean). When the bound cannot tell (collectLatencyAware
+// said so) it only logs: the caller skips the test at the end, after
+// every other check, so this hides no failure.
+func checkSlowShare(t *testing.T, b string, m report) {
+	t.Helper()
+	checkSlowMean(t, b, m)
+	bound, ratio, ok := slowShareBound(m)
+	got := m.share("slow")
+	switch {
+	case m.By["slow"] == 0:
+		t.Logf("%s: the slow provider got no call of %d", b, successes(m))
+	case !ok:
+		t.Logf("%s: share of the slow provider %.1f%%, not checked: it is only %.2f times slower here (%v), which no bound tells from a latency-blind balancer", b, got, ratio, latencies(m))
+	case got > bound:
+		t.Errorf("%s: the %.1fx slower provider got %.1f%% of %d calls, want <= %.1f%% (%v)", b, ratio, got, successes(m), bound, latencies(m))
+	default:
+		t.Logf("%s: the %.1fx slower provider got %.1f%% of %d calls (want <= %.1f%%)", b, ratio, got, successes(m), bound)
 	}
 }
 
@@ -528,25 +561,8 @@ func TestRingHashKeepsAKeyOnOneProviderAcrossRestarts(t *testing.T) {
 	}
 	e.waitRegistered(t, ps...)
 	run := func() map[string]string {
-		c := e.startConsumer(t, "ringhash", "-calls", "1000", "-keys", "20", "-track-keys", "-providers", "3")
-		total := c.result(t, 2*time.Minute)
-		noErrors(t, c, total)
-		if total.Calls != 1000 || len(total.Keys) != 20 {
-			t.Fatalf("%d calls over %d keys, want 1000 over 20", total.Calls, len(total.Keys))
-		}
-		owner := map[string]string{}
-		for k, by := range total.Keys {
-			if len(by) != 1 {
-				t.Errorf("key %s went to %v, want one provider", k, by)
-			}
-			for p, n := range by {
-				owner[k] = p
-				if n != 50 {
-					t.Errorf("key %s: %d calls, want 50", k, n)
-				}
-			}
-		}
-		return owner
+		c := e.startConsumer(t, "ringhash", ringArgs(3)...)
+		return ringOwners(t, c, c.result(t, 2*time.Minute))
 	}
 	first := run()
 	used := map[string]bool{}
@@ -560,6 +576,36 @@ func TestRingHashKeepsAKeyOnOneProviderAcrossRestarts(t *testing.T) {
 	if !maps.Equal(first, second) {
 		t.Errorf("keys moved after the consumer restarted:\nbefore %v\nafter  %v", first, second)
 	}
+}
+
+// ringArgs are the flags of a ringhash consumer for ringOwners: 1000 calls
+// over 20 keys, once n providers answer.
+func ringArgs(n int) []string {
+	return []string{"-calls", "1000", "-keys", "20", "-track-keys", "-providers", strconv.Itoa(n)}
+}
+
+// ringOwners checks the totals of a consumer started with ringArgs: no
+// failed call, 1000 calls over 20 keys, each key on one provider for all
+// its 50 calls; and returns each key's provider.
+func ringOwners(t *testing.T, c *consumer, total report) map[string]string {
+	t.Helper()
+	noErrors(t, c, total)
+	if total.Calls != 1000 || len(total.Keys) != 20 {
+		t.Fatalf("%d calls over %d keys, want 1000 over 20", total.Calls, len(total.Keys))
+	}
+	owner := map[string]string{}
+	for k, by := range total.Keys {
+		if len(by) != 1 {
+			t.Errorf("key %s went to %v, want one provider", k, by)
+		}
+		for p, n := range by {
+			owner[k] = p
+			if n != 50 {
+				t.Errorf("key %s: %d calls, want 50", k, n)
+			}
+		}
+	}
+	return owner
 }
 
 // A provider killed during load costs no failed call (the failover cluster

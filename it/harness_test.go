@@ -322,6 +322,7 @@ type providerSpec struct {
 	warmup  time.Duration
 	latency string   // "": 2ms
 	args    []string // more flags
+	java    bool     // a Dubbo Java provider (startJavaProvider), not a dubbo-go one
 }
 
 // provider is a running sample provider.
@@ -333,6 +334,9 @@ type provider struct {
 // startProvider starts a provider in e's group; it is stopped when t ends.
 func (e *env) startProvider(t *testing.T, s providerSpec) *provider {
 	t.Helper()
+	if s.java {
+		return e.startJavaProvider(t, s)
+	}
 	if s.port == 0 {
 		s.port = freePort(t)
 	}

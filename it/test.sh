@@ -33,6 +33,7 @@ authn() {
 trap 'plain stop; authn stop' EXIT
 # Both at once: the wait for one hides in the wait for the other.
 bash it/nacos.sh install # once, before two starts need it
+bash it/javaprovider.sh install # the Java provider of TestJava…, before any test waits for it
 plain start &
 plain_pid=$!
 authn start &

@@ -17,8 +17,9 @@
 // (unless one already answers on 127.0.0.1:8848; that needs a JDK and
 // Maven, see it/nacos.sh), builds and starts three sample provider
 // processes that register in Nacos with their weight, timestamp and warmup,
-// then runs the sample consumer once per balancer, and stops what it
-// started.
+// and a Dubbo Java provider when a JDK and Maven are here
+// (it/javaprovider.sh), then runs the sample consumer once per balancer,
+// and stops what it started.
 //
 // Either way the demo serves the live page of the balancers (package
 // describe: each provider's share of the picks and its weight, every

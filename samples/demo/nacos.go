@@ -75,7 +75,14 @@ func withNacos(ctx context.Context, o options) (err error) {
 		defer stopProcess(cmd)
 		names = append(names, name)
 	}
-	if err := waitRegistered(ctx, o.nacosAddr, len(names), 30*time.Second); err != nil {
+	if name, stop, err := startJavaProvider(ctx, root, o.nacosAddr); err != nil {
+		return err
+	} else if name != "" {
+		defer stop()
+		names = append(names, name)
+	}
+	// A JVM takes seconds to start, more on a busy machine.
+	if err := waitRegistered(ctx, o.nacosAddr, len(names), 90*time.Second); err != nil {
 		return err
 	}
 	fmt.Printf("\nproviders registered in Nacos %s: %s\n", o.nacosAddr, strings.Join(names, ", "))

@@ -1,0 +1,164 @@
+#!/usr/bin/env bash
+# A Dubbo Java 3.3.6 provider of the greeter service, for the integration tests and the
+# demo: a Java provider beside the dubbo-go ones (see it/javaprovider/README.md).
+#
+#   it/javaprovider.sh install     resolve + compile it (first use only; cached after)
+#   it/javaprovider.sh ready       exit 0 if installed and up to date (never builds)
+#   it/javaprovider.sh run FLAGS   install if needed, then exec the provider with FLAGS
+#                                  (-port, -weight, -warmup, -latency, -registry, -group,
+#                                  -namespace, -username, -password, -name, -register-mode;
+#                                  see JavaProvider.java)
+#
+# The provider runs in the foreground as this process (exec), so a signal to the
+# script's pid reaches the JVM: SIGTERM or SIGINT unregisters it and exits.
+#
+# Environment:
+#   JAVAPROVIDER_CACHE      build cache (default $HOME/.cache/dubbogo-lb/javaprovider); jars stay in ~/.m2
+#   JAVAPROVIDER_JAVA_OPTS  extra JVM options
+#   JAVAPROVIDER_LOG_LEVEL  level of Dubbo's and Nacos's logs on stderr (default WARNING;
+#                           INFO, FINE, ... as java.util.logging names them)
+#   JAVA_HOME               JDK 17+ to use (else `java` on PATH)
+#
+# As it/nacos.sh: a missing JDK or Maven is installed with apt-get when running as root
+# (install and run only; `ready` installs nothing).
+set -euo pipefail
+
+HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+PROJECT="$HERE/javaprovider"
+CACHE="${JAVAPROVIDER_CACHE:-${HOME:-/root}/.cache/dubbogo-lb/javaprovider}"
+BUILD="$CACHE/build"
+MAIN_CLASS="io.github.dubbogolb.javaprovider.JavaProvider"
+
+log() { printf 'javaprovider.sh: %s\n' "$*" >&2; }
+die() { log "$*"; exit 1; }
+
+JAVA=""
+
+apt_install() {
+  if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
+    log "installing $* with apt-get"
+    DEBIAN_FRONTEND=noninteractive apt-get update -qq >/dev/null
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "$@" >/dev/null
+  else
+    die "missing $*; install it (needs root and apt-get to do it here)"
+  fi
+}
+
+java_major() { # java_major BIN -> major version number
+  "$1" -XshowSettings:properties -version 2>&1 |
+    sed -n 's/^ *java\.specification\.version = \([0-9.]*\).*/\1/p' | sed 's/^1\.//; s/\..*//'
+}
+
+find_java() { # find_java [noinstall]
+  [ -n "$JAVA" ] && return 0
+  local cand
+  for cand in ${JAVA_HOME:+"$JAVA_HOME/bin/java"} "$(command -v java || true)"; do
+    if [ -n "$cand" ] && [ -x "$cand" ] && [ "$(java_major "$cand")" -ge 17 ] 2>/dev/null; then
+      JAVA="$cand"; return 0
+    fi
+  done
+  [ "${1:-}" != noinstall ] || return 1
+  apt_install default-jdk-headless
+  cand="$(command -v java)"
+  [ "$(java_major "$cand")" -ge 17 ] 2>/dev/null || die "need JDK 17+, found $("$cand" -version 2>&1 | head -1)"
+  JAVA="$cand"
+}
+
+# Fingerprint of everything the build depends on: when it changes, rebuild.
+source_stamp() {
+  (cd "$PROJECT" && find pom.xml src -type f -print0 | LC_ALL=C sort -z | xargs -0 sha256sum) | sha256sum | cut -d' ' -f1
+}
+
+is_installed() {
+  [ -f "$BUILD/classpath.txt" ] && [ -f "$BUILD/stamp" ] &&
+    [ -f "$BUILD/classes/${MAIN_CLASS//.//}.class" ] || return 1
+  [ "$(cat "$BUILD/stamp")" = "$(source_stamp)" ] || return 1
+  local -a jars
+  local jar
+  IFS=: read -r -a jars <"$BUILD/classpath.txt" || true # no trailing newline
+  [ "${#jars[@]}" -gt 0 ] || return 1
+  for jar in "${jars[@]}"; do
+    [ -f "$jar" ] || return 1 # e.g. ~/.m2 was cleaned
+  done
+  return 0
+}
+
+build() {
+  command -v mvn >/dev/null 2>&1 || apt_install maven
+  log "building the Java provider into $BUILD (first use; downloads ~40 MB of jars into ~/.m2)"
+  local t0 t1
+  t0=$(date +%s)
+  rm -rf "$BUILD"
+  mkdir -p "$BUILD"
+  if ! JAVA_HOME="$(dirname "$(dirname "$(readlink -f "$JAVA")")")" \
+    mvn -B -q -Dstyle.color=never -f "$PROJECT/pom.xml" -Djavaprovider.build.dir="$BUILD" compile \
+    </dev/null >"$BUILD/maven.log" 2>&1; then
+    tail -n 50 "$BUILD/maven.log" >&2
+    rm -f "$BUILD/stamp"
+    die "maven build of $PROJECT failed (full log: $BUILD/maven.log)"
+  fi
+  [ -s "$BUILD/classpath.txt" ] || die "maven did not write $BUILD/classpath.txt"
+  source_stamp >"$BUILD/stamp"
+  t1=$(date +%s)
+  log "installed in $((t1 - t0)) s"
+}
+
+cmd_install() {
+  find_java
+  mkdir -p "$CACHE"
+  is_installed && return 0
+  # One build at a time (parallel tests and CI steps share the cache). The lock lives
+  # in a subshell so that its file descriptor is never inherited by the provider.
+  (
+    if command -v flock >/dev/null 2>&1; then flock 9; fi
+    is_installed || build
+  ) 9>"$CACHE/.install.lock" || exit 1
+}
+
+cmd_run() {
+  cmd_install
+  local -a jvm=(
+    # Small and light: a test runs several beside Nacos and the Go processes on 2 cores.
+    -Xms32m -Xmx256m -XX:+UseSerialGC -XX:TieredStopAtLevel=1 -Xss512k
+    -Djava.net.preferIPv4Stack=true
+    -Dfile.encoding=UTF-8
+    # Dubbo and Nacos's client reflect into these on JDK 17.
+    --add-opens=java.base/java.lang=ALL-UNNAMED
+    --add-opens=java.base/java.lang.reflect=ALL-UNNAMED
+    --add-opens=java.base/java.util=ALL-UNNAMED
+    --add-opens=java.base/java.math=ALL-UNNAMED
+    --add-opens=java.base/java.net=ALL-UNNAMED
+    # Nacos's client writes its logs and cache under user.home; keep them out of it.
+    -DJM.LOG.PATH="${TMPDIR:-/tmp}/dubbogo-lb-javaprovider/logs"
+    -DJM.SNAPSHOT.PATH="${TMPDIR:-/tmp}/dubbogo-lb-javaprovider"
+    -Dnacos.logging.default.config.enabled=false
+    # Nacos's client gives its connection 3 s to answer the server check, and each
+    # request 3 s: not enough on a busy machine (the tests set the same for dubbo-go).
+    -Dnacos.remote.client.grpc.server.check.timeout=30000
+    -Dnacos.remote.client.grpc.timeout=30000
+  )
+  # shellcheck disable=SC2206 # word splitting of user-supplied options is intended
+  local -a extra=(${JAVAPROVIDER_JAVA_OPTS:-})
+  local cp="$BUILD/classes:$(cat "$BUILD/classpath.txt")"
+  local level="${JAVAPROVIDER_LOG_LEVEL:-WARNING}"
+  if [ "$level" != WARNING ]; then
+    # Dubbo loads the first logging.properties of the classpath: put one with this level first.
+    case "$level" in *[!A-Z]*) die "JAVAPROVIDER_LOG_LEVEL=$level: want a level such as INFO" ;; esac
+    mkdir -p "$CACHE/log-$level"
+    sed "s/^\.level=.*/.level=$level/" "$BUILD/classes/logging.properties" >"$CACHE/log-$level/logging.properties"
+    cp="$CACHE/log-$level:$cp"
+  fi
+  exec "$JAVA" "${jvm[@]}" "${extra[@]}" -cp "$cp" "$MAIN_CLASS" "$@"
+}
+
+usage() {
+  sed -n '2,/^set -euo/p' "${BASH_SOURCE[0]}" | sed '$d; s/^# \{0,1\}//'
+}
+
+case "${1:-}" in
+  install) cmd_install; log "installed: $BUILD" ;;
+  ready) find_java noinstall && is_installed ;;
+  run) shift; cmd_run "$@" ;;
+  -h | --help | help) usage ;;
+  *) usage >&2; exit 2 ;;
+esac
