@@ -138,8 +138,8 @@ func checkJavaInstance(t *testing.T, p *provider, in instance) {
 
 // A Java provider twenty times slower than the others, one of them a Java
 // provider too, gets a small share under the latency-aware balancers,
-// bounded as TestSlowProviderShare bounds it by the latencies each
-// consumer measured; no call fails.
+// bounded by the latencies each consumer measured (as
+// TestLatencyAwareBalancersAvoidASlowProvider bounds it); no call fails.
 func TestJavaSlowProviderAvoided(t *testing.T) {
 	e := setup(t)
 	needJava(t)
