@@ -80,36 +80,8 @@ fi
 
 # ---------------------------------------------------------------- prerequisites
 
-JAVA=""
-
-apt_install() {
-  if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
-    log "installing $* with apt-get"
-    DEBIAN_FRONTEND=noninteractive apt-get update -qq >/dev/null
-    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "$@" >/dev/null
-  else
-    die "missing $*; install it (needs root and apt-get to do it here)"
-  fi
-}
-
-java_major() { # java_major BIN -> major version number
-  "$1" -XshowSettings:properties -version 2>&1 |
-    sed -n 's/^ *java\.specification\.version = \([0-9.]*\).*/\1/p' | sed 's/^1\.//; s/\..*//'
-}
-
-find_java() {
-  [ -n "$JAVA" ] && return 0
-  local cand
-  for cand in ${JAVA_HOME:+"$JAVA_HOME/bin/java"} "$(command -v java || true)"; do
-    if [ -n "$cand" ] && [ -x "$cand" ] && [ "$(java_major "$cand")" -ge 17 ] 2>/dev/null; then
-      JAVA="$cand"; return 0
-    fi
-  done
-  apt_install default-jdk-headless # 17 on Debian 12, 21 on Debian 13
-  cand="$(command -v java)"
-  [ "$(java_major "$cand")" -ge 17 ] 2>/dev/null || die "need JDK 17+, found $("$cand" -version 2>&1 | head -1)"
-  JAVA="$cand"
-}
+# shellcheck source=it/mavenbuild.sh
+source "$HERE/mavenbuild.sh"
 
 need_tools() {
   command -v curl >/dev/null 2>&1 || apt_install curl ca-certificates
@@ -118,57 +90,9 @@ need_tools() {
 
 # ---------------------------------------------------------------- install
 
-# Fingerprint of everything the build depends on: when it changes, rebuild.
-source_stamp() {
-  (cd "$PROJECT" && find pom.xml src -type f -print0 | LC_ALL=C sort -z | xargs -0 sha256sum) | sha256sum | cut -d' ' -f1
-}
-
-is_installed() {
-  [ -f "$BUILD/classpath.txt" ] && [ -f "$BUILD/stamp" ] &&
-    [ -f "$BUILD/classes/${MAIN_CLASS//.//}.class" ] || return 1
-  [ "$(cat "$BUILD/stamp")" = "$(source_stamp)" ] || return 1
-  local -a jars
-  local jar
-  IFS=: read -r -a jars <"$BUILD/classpath.txt" || true # no trailing newline
-  [ "${#jars[@]}" -gt 0 ] || return 1
-  for jar in "${jars[@]}"; do
-    [ -f "$jar" ] || return 1 # e.g. ~/.m2 was cleaned
-  done
-  return 0
-}
-
-build_launcher() {
-  command -v mvn >/dev/null 2>&1 || apt_install maven
-  log "building the Nacos launcher into $BUILD (first use; downloads ~150 MB of jars into ~/.m2)"
-  local t0 t1
-  t0=$(date +%s)
-  rm -rf "$BUILD"
-  mkdir -p "$BUILD"
-  if ! JAVA_HOME="$(dirname "$(dirname "$(readlink -f "$JAVA")")")" \
-    mvn -B -q -Dstyle.color=never -f "$PROJECT/pom.xml" -Dnacos.build.dir="$BUILD" compile \
-    </dev/null >"$BUILD/maven.log" 2>&1; then
-    tail -n 50 "$BUILD/maven.log" >&2
-    rm -f "$BUILD/stamp"
-    die "maven build of $PROJECT failed (full log: $BUILD/maven.log)"
-  fi
-  [ -s "$BUILD/classpath.txt" ] || die "maven did not write $BUILD/classpath.txt"
-  source_stamp >"$BUILD/stamp"
-  t1=$(date +%s)
-  log "installed in $((t1 - t0)) s"
-}
-
 cmd_install() {
   need_tools
-  mkdir -p "$CACHE"
-  if is_installed; then
-    return 0
-  fi
-  # One build at a time (parallel CI steps share the cache). The lock lives in a
-  # subshell so that its file descriptor is never inherited by the server.
-  (
-    if command -v flock >/dev/null 2>&1; then flock 9; fi
-    is_installed || build_launcher
-  ) 9>"$CACHE/.install.lock" || exit 1
+  install_once "the Nacos launcher" nacos.build.dir
 }
 
 # ---------------------------------------------------------------- process helpers
