@@ -43,10 +43,15 @@ import (
 	"github.com/dubbogo-lb/lb/loadbalance/random"
 	"github.com/dubbogo-lb/lb/loadbalance/rtadaptive"
 	"github.com/dubbogo-lb/lb/loadbalance/swrr"
+	"github.com/dubbogo-lb/lb/providerload"
 )
 
 // FilterName is the name of the active-count filter.
 const FilterName = filter.Name
+
+// LoadFilterName is the name of the provider filter that reports the
+// provider's load (package providerload).
+const LoadFilterName = providerload.Name
 
 // balancers lists the names this package registers.
 var balancers []string
@@ -60,6 +65,8 @@ func init() {
 
 	active := filter.New(filter.Options{})
 	dgext.SetFilter(FilterName, func() dgfilter.Filter { return active })
+	// The provider filter that answers with the provider's load.
+	dgext.SetFilter(providerload.Name, func() dgfilter.Filter { return providerload.Default })
 
 	// One singleton per balancer: dubbo-go calls the factory on every
 	// invocation, and each balancer keeps its state per (service, method).

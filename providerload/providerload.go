@@ -72,6 +72,15 @@ type Options struct {
 	LoadAverage func() (float64, bool)
 }
 
+// Default is the filter the extension package registers, with default
+// Options; a provider configures its capacity with CapacityKey or
+// SetCapacity.
+var Default = New(Options{})
+
+// SetCapacity sets the capacity the reports carry (calls in flight); 0:
+// none. CapacityKey on a provider URL overrides it.
+func (f *Filter) SetCapacity(n int64) { f.baseCap.Store(max(n, 0)) }
+
 // Filter is the provider filter. It is safe for concurrent use. Its
 // sampler starts on the first call (or Start) and runs until Stop.
 type Filter struct {
@@ -79,7 +88,8 @@ type Filter struct {
 	inflight atomic.Int64
 	done     atomic.Int64
 	failed   atomic.Int64
-	capacity atomic.Int64 // from CapacityKey; 0: Options.Capacity
+	capacity atomic.Int64 // from CapacityKey; 0: baseCap
+	baseCap  atomic.Int64 // Options.Capacity, or SetCapacity's
 	lastURL  atomic.Pointer[common.URL]
 	answer   atomic.Pointer[answer]
 
@@ -112,7 +122,9 @@ func New(opts Options) *Filter {
 	if opts.LoadAverage == nil {
 		opts.LoadAverage = loadAverage
 	}
-	return &Filter{opts: opts, stop: make(chan struct{})}
+	f := &Filter{opts: opts, stop: make(chan struct{})}
+	f.baseCap.Store(max(opts.Capacity, 0))
+	return f
 }
 
 // Invoke counts the call in flight, passes it on, and answers with the
@@ -272,8 +284,8 @@ func (f *Filter) Sample() {
 	}
 	if c := f.capacity.Load(); c > 0 {
 		r.Capacity, r.Has = float64(c), r.Has|loadreport.HasCapacity
-	} else if f.opts.Capacity > 0 {
-		r.Capacity, r.Has = float64(f.opts.Capacity), r.Has|loadreport.HasCapacity
+	} else if c := f.baseCap.Load(); c > 0 {
+		r.Capacity, r.Has = float64(c), r.Has|loadreport.HasCapacity
 	}
 	// Java's load: the load average × 100 / CPUs, -1 × 100 / CPUs where
 	// there is none (as OperatingSystemMXBean reports it).
