@@ -91,11 +91,11 @@ func TestReadsResultAttachments(t *testing.T) {
 
 func TestAsksOnlyWhenConfigured(t *testing.T) {
 	for params, want := range map[string]bool{
-		"loadbalance=loadaware":                             true,
-		"loadbalance=random":                                false,
-		"loadbalance=loadaware&lb.load-report=false":        false,
+		"loadbalance=loadaware":                              true,
+		"loadbalance=random":                                 false,
+		"loadbalance=loadaware&lb.load-report=false":         false,
 		"loadbalance=random&methods.Say.lb.load-report=TRUE": true,
-		"methods.Other.loadbalance=loadaware":               false,
+		"methods.Other.loadbalance=loadaware":                false,
 	} {
 		u := newInvoker(t, map[string]string{"p": params}, nil).GetURL()
 		for _, kv := range splitParams(params) {

@@ -17,10 +17,10 @@ import (
 	"google.golang.org/protobuf/types/known/wrapperspb"
 
 	"github.com/dubbogo-lb/lb/extension"
-	_ "github.com/dubbogo-lb/lb/samples/internal/app" // dubbo-go's protocol, proxy and cluster extensions
 	"github.com/dubbogo-lb/lb/filter"
 	"github.com/dubbogo-lb/lb/loadreport"
 	"github.com/dubbogo-lb/lb/rpcstatus"
+	_ "github.com/dubbogo-lb/lb/samples/internal/app" // dubbo-go's protocol, proxy and cluster extensions
 )
 
 // TestProviderLoadRoundTripOverTriple proves the way a load report takes
