@@ -40,6 +40,7 @@ import (
 	"github.com/dubbogo-lb/lb/loadbalance/lalb"
 	"github.com/dubbogo-lb/lb/loadbalance/lbmetrics"
 	"github.com/dubbogo-lb/lb/loadbalance/leastactive"
+	"github.com/dubbogo-lb/lb/loadbalance/loadaware"
 	"github.com/dubbogo-lb/lb/loadbalance/random"
 	"github.com/dubbogo-lb/lb/loadbalance/rtadaptive"
 	"github.com/dubbogo-lb/lb/loadbalance/swrr"
@@ -76,6 +77,7 @@ func init() {
 	register(swrr.Name, swrr.New(swrr.Options{}))
 	register(lalb.Name, lalb.New(lalb.Options{}))
 	register(rtadaptive.Name, rtadaptive.New(rtadaptive.Options{}))
+	register(loadaware.Name, loadaware.New(loadaware.Options{}))
 
 	// The balancers' figures on dubbo-go's metrics endpoint, when the
 	// configuration enables metrics.
