@@ -9,6 +9,14 @@ type Cost string
 // cost wins. Reasoning and the simulations that chose the default:
 // DESIGN.md beside this file.
 const (
+	// CostCapacity, the default, is rtadaptive's cost divided by the
+	// provider's concurrency capacity C: RTT × (calls in flight + 1) / C,
+	// C the capacity the provider reports (lb.capacity), scaled down by
+	// gRPC's error penalty, util / (util + penalty × eps / qps); for a
+	// provider that reports no capacity, C = w × RTT, w gRPC WRR's weight
+	// (see CostWRR): the calls it serves at once at full utilization by
+	// Little's law, which makes the cost (calls in flight + 1) / w.
+	CostCapacity Cost = "capacity"
 	// CostWRR is gRPC weighted_round_robin's weight, from the provider's
 	// report: w = qps / (utilization + penalty × eps / qps), an estimate of
 	// the calls per second the provider serves at full utilization; the
@@ -42,6 +50,32 @@ func Weight(qps, eps, util, penalty float64) (w float64, ok bool) {
 
 // WRRCost is the cost of a pick by CostWRR: (inflight + 1) / w, w > 0.
 func WRRCost(inflight int64, w float64) float64 { return float64(max(inflight, 0)+1) / w }
+
+// CapacityCost is the cost of a pick by CostCapacity: rtt × (inflight + 1)
+// / c, rtt at least 1 µs, c > 0 the concurrency capacity.
+func CapacityCost(rtt float64, inflight int64, c float64) float64 {
+	return max(rtt, minRTT) * float64(max(inflight, 0)+1) / c
+}
+
+// Capacity returns the concurrency capacity CostCapacity weighs: capacity,
+// when reported (> 0), times util / (util + penalty × eps / qps) when the
+// rates and utilization are known, else w × rtt (ns); ok is false when
+// neither gives a positive value.
+func Capacity(capacity, qps, eps, util, penalty, rtt float64) (c float64, ok bool) {
+	if capacity > 0 {
+		c = capacity
+		if qps > 0 && util > 0 && eps > 0 && penalty > 0 {
+			c *= util / (util + penalty*eps/qps)
+		}
+		return c, c > 0
+	}
+	w, ok := Weight(qps, eps, util, penalty)
+	if !ok || !(rtt > 0) {
+		return 0, false
+	}
+	c = w * rtt / 1e9
+	return c, c > 0 && !math.IsInf(c, 0)
+}
 
 // JavaCost is Dubbo Java's adaptive cost of a provider with the reported
 // load (percent), RTT rttMs (ms), calls in flight, success ratio in [0, 1]

@@ -5,15 +5,19 @@
 // method whose balancer is loadaware and stores it (rpcstatus.Load).
 //
 // Each pick draws two candidates (in proportion to warm weight, as
-// rtadaptive does) and sends the call to the cheaper. With the default
-// cost, gRPC weighted_round_robin's, a provider's weight is
+// rtadaptive does) and sends the call to the cheaper. The default cost is
+// rtadaptive's divided by the provider's concurrency capacity C:
+//
+//	cost = RTT × (this consumer's calls in flight + 1) / C
+//
+// C is the capacity the provider reports (its lb.capacity), or else, by
+// Little's law, w × RTT with gRPC weighted_round_robin's weight
 //
 //	w = qps / (utilization + ErrorPenalty × eps / qps)
 //
 // from its report (utilization: the larger of its CPU utilization and its
 // calls in flight over its configured capacity; a Java provider's load /
-// 100), and the cost of a pick is (this consumer's calls in flight + 1) /
-// w. Weights are computed every UpdatePeriod by one caller, off the other
+// 100). Capacities are computed every UpdatePeriod by one caller, off the other
 // callers' path; a provider whose reports began less than Blackout ago,
 // or whose last report is older than Expiration, gets the mean weight of
 // the others, as in gRPC; when no provider has a weight the balancer falls
@@ -67,7 +71,7 @@ type Options struct {
 	// Rand is the random source, safe for concurrent use; default
 	// math/rand/v2's Uint64.
 	Rand func() uint64
-	// Cost is the cost function; default CostWRR.
+	// Cost is the cost function; default CostCapacity.
 	Cost Cost
 	// Blackout is how long after a provider's reports begin (or begin
 	// again after expiring) they are not used; default DefaultBlackout.
@@ -95,7 +99,7 @@ type Balancer struct {
 // New returns a Balancer.
 func New(opts Options) *Balancer {
 	if opts.Cost == "" {
-		opts.Cost = CostWRR
+		opts.Cost = CostCapacity
 	}
 	if opts.Blackout <= 0 {
 		opts.Blackout = DefaultBlackout
@@ -175,8 +179,10 @@ func (b *Balancer) cost(v *member.View[table], i int, now int64) float64 {
 		switch t.cfg.cost {
 		case CostJava:
 			return JavaCost(val, rttMs(v.Stats[i], now, t), active, success(v.Stats[i]), v.Weights[i])
-		default:
+		case CostWRR:
 			return WRRCost(active, val)
+		default:
+			return CapacityCost(rttMs(v.Stats[i], now, t)*1e6, active, val)
 		}
 	}
 	rtt, ok := v.Stats[i].EWMA().Value(now)
@@ -212,8 +218,8 @@ func (b *Balancer) describe(v *member.View[table], now int64, ps []describe.Prov
 	t := v.Table
 	for i := range ps {
 		ps[i].CostMs = b.cost(v, i, now) / 1e6
-		if !t.fallback.Load() && t.cfg.cost == CostWRR {
-			ps[i].Weight = t.value(i)
+		if !t.fallback.Load() && t.cfg.cost != CostJava {
+			ps[i].Weight = t.value(i) // the weight, or the capacity
 		}
 	}
 }

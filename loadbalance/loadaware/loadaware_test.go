@@ -59,9 +59,9 @@ func TestWeight(t *testing.T) {
 // A provider that reports twice the capacity (half the utilization at the
 // same qps) wins every comparison at equal calls in flight, and loses
 // when it has enough more calls in flight.
-func TestWeighsByReportedCapacity(t *testing.T) {
+func TestWeighsByReportedRatesWRR(t *testing.T) {
 	c := &clock{ns: 1000 * sec}
-	b := New(Options{Now: c.now, Rand: algo.Seeded(1).Uint64})
+	b := New(Options{Cost: CostWRR, Now: c.now, Rand: algo.Seeded(1).Uint64})
 	l := list(21000, 2)
 	report(l[0], c.ns, 100, 0.5)  // w = 200
 	report(l[1], c.ns, 100, 0.25) // w = 400
@@ -83,13 +83,55 @@ func TestWeighsByReportedCapacity(t *testing.T) {
 	assert.Same(t, l[0], b.Select(l, lbtest.Call("Say")))
 }
 
+// The default cost divides rtadaptive's by the reported capacity: at the
+// same latency, a provider of 3× the capacity takes about 3× the calls in
+// flight before it costs as much.
+func TestCapacityCost(t *testing.T) {
+	c := &clock{ns: 1000 * sec}
+	b := New(Options{Blackout: time.Nanosecond, Now: c.now, Rand: algo.Seeded(3).Uint64})
+	l := list(21300, 2)
+	for i, capacity := range []float64{200, 600} {
+		lbtest.Feed(l[i], c.ns, 16, 10*time.Millisecond, false)
+		r := loadreport.Report{QPS: 100, CPU: 0.5, Capacity: capacity, Has: loadreport.HasQPS | loadreport.HasCPU | loadreport.HasCapacity}
+		rpcstatus.Of(l[i].GetURL()).Load().Store(c.ns-1, &r)
+	}
+	b.Select(l, lbtest.Call("Say"))
+	v := view(t, b, l)
+	require.False(t, v.Table.fallback.Load())
+	assert.Equal(t, 200.0, v.Table.value(0))
+	assert.Equal(t, 600.0, v.Table.value(1))
+	// Calls in flight as the picks add them (no call ends): the shares of
+	// the calls in flight go to 1:3.
+	for range 400 {
+		p := b.Select(l, lbtest.Call("Say"))
+		i := 0
+		if p == l[1] {
+			i = 1
+		}
+		v.Stats[i].Begin(c.ns)
+	}
+	a0, a1 := v.Stats[0].Active(), v.Stats[1].Active()
+	assert.InDelta(t, 100, a0, 2, "%d:%d", a0, a1)
+	assert.InDelta(t, 300, a1, 2, "%d:%d", a0, a1)
+
+	// With an error rate, gRPC's penalty shrinks the capacity.
+	cap, ok := Capacity(600, 100, 50, 0.5, 1, 0)
+	assert.True(t, ok)
+	assert.InDelta(t, 300, cap, 1e-9)
+	// Without a reported capacity: gRPC's weight × RTT (Little's law).
+	cap, _ = Capacity(0, 100, 0, 0.5, 1, float64(10*time.Millisecond))
+	assert.InDelta(t, 2, cap, 1e-9)
+	_, ok = Capacity(0, 0, 0, 0.5, 1, 1e6)
+	assert.False(t, ok)
+}
+
 // Reports younger than the blackout, and reports older than the
 // expiration, are not used; a provider without a usable report borrows
 // the mean weight of the others; with none usable the balancer falls
 // back to response times.
 func TestBlackoutExpiryAndMean(t *testing.T) {
 	c := &clock{ns: 1000 * sec}
-	b := New(Options{Now: c.now, Rand: algo.Seeded(2).Uint64})
+	b := New(Options{Cost: CostWRR, Now: c.now, Rand: algo.Seeded(2).Uint64})
 	l := list(21100, 3)
 	report(l[0], c.ns, 100, 0.5)
 	b.Select(l, lbtest.Call("Say"))
@@ -164,7 +206,7 @@ func FuzzParseParams(f *testing.F) {
 	f.Fuzz(func(t *testing.T, cost, blackout, expiration, update, penalty string) {
 		vals := map[string]string{CostKey: cost, BlackoutKey: blackout, ExpirationKey: expiration, UpdateKey: update, ErrorPenaltyKey: penalty}
 		o, _ := ParseParams(base, func(k string) string { return vals[k] })
-		if o.Cost != CostWRR && o.Cost != CostJava {
+		if o.Cost != CostCapacity && o.Cost != CostWRR && o.Cost != CostJava {
 			t.Fatalf("cost %q", o.Cost)
 		}
 		if o.Blackout < 0 || o.Expiration <= 0 || o.UpdatePeriod <= 0 || !(o.ErrorPenalty >= 0 && o.ErrorPenalty <= 100) {

@@ -13,7 +13,8 @@ import (
 // the Options of a Balancer for a (service, method). A malformed or
 // out-of-range value keeps the option's value, with one WARN line.
 const (
-	// CostKey chooses the cost function: "wrr" or "java" (see Cost).
+	// CostKey chooses the cost function: "capacity", "wrr" or "java"
+	// (see Cost).
 	CostKey = "loadaware.cost"
 	// BlackoutKey is Options.Blackout ("10s", or milliseconds; "0" none).
 	BlackoutKey = "loadaware.blackout"
@@ -48,10 +49,10 @@ func ParseParams(base Options, param func(key string) string) (Options, []string
 	}
 	if v := strings.TrimSpace(param(CostKey)); v != "" {
 		switch c := Cost(strings.ToLower(v)); c {
-		case CostWRR, CostJava:
+		case CostCapacity, CostWRR, CostJava:
 			o.Cost = c
 		default:
-			bad(CostKey, v, "is not wrr or java", string(o.Cost))
+			bad(CostKey, v, "is not capacity, wrr or java", string(o.Cost))
 		}
 	}
 	dur := func(key string, dst *time.Duration, zeroOK bool) {

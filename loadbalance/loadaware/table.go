@@ -3,6 +3,7 @@ package loadaware
 import (
 	"math"
 	"sync/atomic"
+	"time"
 
 	"github.com/dubbogo-lb/lb/loadbalance/internal/algo"
 	"github.com/dubbogo-lb/lb/loadbalance/internal/member"
@@ -77,6 +78,13 @@ func (b *Balancer) update(v *member.View[table], now int64) {
 			rttSum += float64(d)
 			rtts++
 		}
+	}
+	if rtts > 0 {
+		t.meanRTT.Store(math.Float64bits(rttSum / float64(rtts)))
+	} else {
+		t.meanRTT.Store(math.Float64bits(minRTT))
+	}
+	for i := range t.vals {
 		val, ok := b.reported(v, i, now)
 		t.own[i].Store(ok)
 		if ok {
@@ -84,11 +92,6 @@ func (b *Balancer) update(v *member.View[table], now int64) {
 			sum += val
 			usable++
 		}
-	}
-	if rtts > 0 {
-		t.meanRTT.Store(math.Float64bits(rttSum / float64(rtts)))
-	} else {
-		t.meanRTT.Store(math.Float64bits(minRTT))
 	}
 	if usable == 0 {
 		t.fallback.Store(true)
@@ -120,18 +123,24 @@ func (b *Balancer) reported(v *member.View[table], i int, now int64) (float64, b
 		return 0, false
 	}
 	var val float64
+	qps, eps, rates := l.Rates()
 	switch t.cfg.cost {
 	case CostJava:
 		val = util * 100
-	default:
-		qps, eps, ok := l.Rates()
-		if !ok {
+	case CostWRR:
+		// A Java provider reports no rates: its weight would need the
+		// consumer's own rate, which is a share of the provider's.
+		if val, ok = Weight(qps, eps, util, t.cfg.penalty); !rates || !ok {
 			t.since[i].Store(0)
 			return 0, false
 		}
-		// A Java provider reports no rates: its weight would need the
-		// consumer's own rate, which is a share of the provider's.
-		if val, ok = Weight(qps, eps, util, t.cfg.penalty); !ok {
+	default:
+		rtt, known := v.Stats[i].EWMA().Value(now)
+		if !known {
+			rtt = time.Duration(math.Float64frombits(t.meanRTT.Load()))
+		}
+		if val, ok = Capacity(l.Report().Capacity, qps, eps, util, t.cfg.penalty, float64(rtt)); !ok {
+			t.since[i].Store(0)
 			return 0, false
 		}
 	}
