@@ -160,50 +160,43 @@ func (b *Balancer) pickAmong(v *member.View[table], list []base.Invoker, _ base.
 }
 
 // better reports whether provider i of v is the better choice against j.
-func (b *Balancer) better(v *member.View[table], i, j int, now int64) bool {
-	ci, cj := b.cost(v, i, now), b.cost(v, j, now)
+// The RTTs of the two are compared as of the later of their last samples
+// (rpcstatus.Pair), which orders them as their values now would, without
+// reading the clock or fading both.
+func (b *Balancer) better(v *member.View[table], i, j int, _ int64) bool {
+	ri, rj, ki, kj := rpcstatus.Pair(v.Stats[i].EWMA(), v.Stats[j].EWMA())
+	ci, cj := b.cost(v, i, ri, ki), b.cost(v, j, rj, kj)
 	if ci == cj {
 		return b.rand.Uint64()&1 == 0
 	}
 	return ci < cj
 }
 
-// cost returns what a pick weighs provider i of v at: by its weight (or
-// the mean weight) when some provider has one, else rtadaptive's cost,
-// with an unknown RTT borrowing the mean of the known ones.
-func (b *Balancer) cost(v *member.View[table], i int, now int64) float64 {
+// cost returns what a pick weighs provider i of v at, its RTT being rtt
+// (ns; known false when it has none, when it borrows the mean): by its
+// value (or the mean value) when some provider has one, else rtadaptive's
+// cost.
+func (b *Balancer) cost(v *member.View[table], i int, rtt float64, known bool) float64 {
 	t := v.Table
+	if !known {
+		rtt = math.Float64frombits(t.meanRTT.Load())
+	}
 	active := v.Stats[i].Active()
-	if !t.fallback.Load() {
-		val := t.value(i)
-		switch t.cfg.cost {
-		case CostJava:
-			return JavaCost(val, rttMs(v.Stats[i], now, t), active, success(v.Stats[i]), v.Weights[i])
-		case CostWRR:
-			return WRRCost(active, val)
-		default:
-			return CapacityCost(rttMs(v.Stats[i], now, t)*1e6, active, val)
-		}
+	if t.fallback.Load() {
+		return max(rtt, minRTT) * float64(max(active, 0)+1)
 	}
-	rtt, ok := v.Stats[i].EWMA().Value(now)
-	r := float64(rtt)
-	if !ok {
-		r = math.Float64frombits(t.meanRTT.Load())
+	val := t.value(i)
+	switch t.cfg.cost {
+	case CostJava:
+		return JavaCost(val, rtt/1e6, active, success(v.Stats[i]), v.Weights[i])
+	case CostWRR:
+		return WRRCost(active, val)
 	}
-	return max(r, minRTT) * float64(max(active, 0)+1)
+	return CapacityCost(rtt, active, val)
 }
 
 // minRTT is the least RTT the fallback charges (1 µs), as rtadaptive.
 const minRTT = float64(time.Microsecond)
-
-// rttMs is the RTT Dubbo Java's cost weighs, in ms: the provider's peak
-// EWMA, or the mean of the others while it has none.
-func rttMs(st *rpcstatus.Stats, now int64, t *table) float64 {
-	if d, ok := st.EWMA().Value(now); ok {
-		return float64(d) / 1e6
-	}
-	return math.Float64frombits(t.meanRTT.Load()) / 1e6
-}
 
 // success is Dubbo Java's success ratio: calls that succeeded over calls
 // made + 1.
@@ -217,7 +210,8 @@ func success(st *rpcstatus.Stats) float64 {
 func (b *Balancer) describe(v *member.View[table], now int64, ps []describe.Provider) {
 	t := v.Table
 	for i := range ps {
-		ps[i].CostMs = b.cost(v, i, now) / 1e6
+		d, known := v.Stats[i].EWMA().Value(now)
+		ps[i].CostMs = b.cost(v, i, float64(d), known) / 1e6
 		if !t.fallback.Load() && t.cfg.cost != CostJava {
 			ps[i].Weight = t.value(i) // the weight, or the capacity
 		}
