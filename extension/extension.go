@@ -40,13 +40,19 @@ import (
 	"github.com/dubbogo-lb/lb/loadbalance/lalb"
 	"github.com/dubbogo-lb/lb/loadbalance/lbmetrics"
 	"github.com/dubbogo-lb/lb/loadbalance/leastactive"
+	"github.com/dubbogo-lb/lb/loadbalance/loadaware"
 	"github.com/dubbogo-lb/lb/loadbalance/random"
 	"github.com/dubbogo-lb/lb/loadbalance/rtadaptive"
 	"github.com/dubbogo-lb/lb/loadbalance/swrr"
+	"github.com/dubbogo-lb/lb/providerload"
 )
 
 // FilterName is the name of the active-count filter.
 const FilterName = filter.Name
+
+// LoadFilterName is the name of the provider filter that reports the
+// provider's load (package providerload).
+const LoadFilterName = providerload.Name
 
 // balancers lists the names this package registers.
 var balancers []string
@@ -60,6 +66,8 @@ func init() {
 
 	active := filter.New(filter.Options{})
 	dgext.SetFilter(FilterName, func() dgfilter.Filter { return active })
+	// The provider filter that answers with the provider's load.
+	dgext.SetFilter(providerload.Name, func() dgfilter.Filter { return providerload.Default })
 
 	// One singleton per balancer: dubbo-go calls the factory on every
 	// invocation, and each balancer keeps its state per (service, method).
@@ -69,6 +77,7 @@ func init() {
 	register(swrr.Name, swrr.New(swrr.Options{}))
 	register(lalb.Name, lalb.New(lalb.Options{}))
 	register(rtadaptive.Name, rtadaptive.New(rtadaptive.Options{}))
+	register(loadaware.Name, loadaware.New(loadaware.Options{}))
 
 	// The balancers' figures on dubbo-go's metrics endpoint, when the
 	// configuration enables metrics.

@@ -33,6 +33,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/http"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -63,22 +64,30 @@ type Options struct {
 	Now func() int64
 	// After is the timer used while waiting for a slot; default time.After.
 	After func(time.Duration) <-chan time.Time
+	// AskLoad says whether the calls of method to the provider at u ask
+	// for a load report (see LoadReportKey); read once per (provider,
+	// method). Default AsksLoad.
+	AskLoad func(u *common.URL, method string) bool
 }
 
 // Filter is the active-count filter. It is safe for concurrent use.
 type Filter struct {
-	now   func() int64
-	after func(time.Duration) <-chan time.Time
+	now     func() int64
+	after   func(time.Duration) <-chan time.Time
+	askLoad func(u *common.URL, method string) bool
 }
 
 // New returns a Filter with opts.
 func New(opts Options) *Filter {
-	f := &Filter{now: opts.Now, after: opts.After}
+	f := &Filter{now: opts.Now, after: opts.After, askLoad: opts.AskLoad}
 	if f.now == nil {
 		f.now = rpcstatus.Nanotime
 	}
 	if f.after == nil {
 		f.after = time.After
+	}
+	if f.askLoad == nil {
+		f.askLoad = AsksLoad
 	}
 	return f
 }
@@ -86,7 +95,7 @@ func New(opts Options) *Filter {
 // Invoke counts the call as in flight, passes it on and records its end.
 func (f *Filter) Invoke(ctx context.Context, invoker base.Invoker, inv base.Invocation) result.Result {
 	u := invoker.GetURL()
-	p, m := lookup(u, inv.MethodName())
+	p, m := lookup(u, inv.MethodName(), f.askLoad)
 	var call rpcstatus.Call
 	if m.limit.max > 0 {
 		var err error
@@ -109,7 +118,14 @@ func (f *Filter) Invoke(ctx context.Context, invoker base.Invoker, inv base.Invo
 			m.wakeWaiters()
 		}
 	}()
+	var trailer *http.Header
+	if m.ask {
+		trailer = askLoad(inv)
+	}
 	res := invoker.Invoke(ctx, inv)
+	if m.ask {
+		readLoad(p, f.now(), inv, res, trailer)
+	}
 	switch {
 	case res == nil:
 	case res.Error() != nil:
@@ -192,6 +208,8 @@ type method struct {
 	ready atomic.Bool
 	stats *rpcstatus.Stats
 	limit limit
+	// ask is true when the calls ask the provider for a load report.
+	ask bool
 
 	// waiters counts callers blocked in wait; wake is the channel they
 	// wait on, replaced each time it is closed.
@@ -209,7 +227,7 @@ type limit struct {
 
 // lookup returns the statistics of the provider whose URL is u and the
 // filter's state of its method name, reading the limit from u on first use.
-func lookup(u *common.URL, name string) (*rpcstatus.Provider, *method) {
+func lookup(u *common.URL, name string, ask func(*common.URL, string) bool) (*rpcstatus.Provider, *method) {
 	e := providers.Get(u)
 	p := e.stats.Load()
 	if p == nil {
@@ -218,7 +236,7 @@ func lookup(u *common.URL, name string) (*rpcstatus.Provider, *method) {
 	}
 	m := e.methods.Get(name)
 	if !m.ready.Load() {
-		m.setup(p, u, name)
+		m.setup(p, u, name, ask)
 	}
 	return p, m
 }
@@ -226,11 +244,12 @@ func lookup(u *common.URL, name string) (*rpcstatus.Provider, *method) {
 // setupMu serialises the first use of each (provider, method).
 var setupMu sync.Mutex
 
-func (m *method) setup(p *rpcstatus.Provider, u *common.URL, name string) {
+func (m *method) setup(p *rpcstatus.Provider, u *common.URL, name string, ask func(*common.URL, string) bool) {
 	setupMu.Lock()
 	defer setupMu.Unlock()
 	if !m.ready.Load() {
 		m.stats, m.limit = p.Method(name), readLimit(u, name)
+		m.ask = ask != nil && ask(u, name)
 		m.ready.Store(true)
 	}
 }

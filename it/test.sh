@@ -59,6 +59,7 @@ for target in warmup:FuzzParseWeight warmup:FuzzParseAge \
 	warmup/urlparam:FuzzParseTimeout warmup/urlparam:FuzzParseActives warmup/urlparam:FuzzParseOutlier \
 	loadbalance/chash:FuzzParseArguments loadbalance/chash:FuzzParseNodes \
 	loadbalance/chash:FuzzAppendJava extension/internal/nacosdiscovery:FuzzInstanceList \
-	samples/internal/greeter:FuzzParseWhen samples/internal/greeter:FuzzParseCode; do
+	samples/internal/greeter:FuzzParseWhen samples/internal/greeter:FuzzParseCode \
+	loadreport:FuzzParse loadbalance/loadaware:FuzzParseParams; do
 	go test -run '^$' -fuzz "^${target#*:}\$" -fuzztime 100000x "./${target%%:*}"
 done

@@ -7,6 +7,7 @@ import "github.com/dubbogo-lb/lb/rpcstatus/urlmap"
 type Provider struct {
 	all     Counters
 	methods urlmap.Index[Stats]
+	load    Load
 }
 
 // All returns the figures of every call to the provider, whatever the method.

@@ -73,11 +73,32 @@ type Provider struct {
 	// Ejections is how many times outlier ejection ejected the provider
 	// for the method.
 	Ejections int64 `json:"ejections"`
+	// Reported is the load the provider last reported to this consumer
+	// (package loadreport), nil if it never did.
+	Reported *Reported `json:"reported,omitempty"`
 
 	// URL is the provider's URL, for labels; Stats its statistics for
 	// the method, for the latency histogram.
 	URL   *common.URL      `json:"-"`
 	Stats *rpcstatus.Stats `json:"-"`
+}
+
+// Reported is a provider's last load report, as the consumer received it.
+type Reported struct {
+	// AgeSeconds is how long ago it was received.
+	AgeSeconds float64 `json:"age_s"`
+	// Utilization is what the balancers read from it, in [0, 1]: the CPU
+	// utilization, or calls in flight over capacity if higher; a Java
+	// provider's load / 100 (see rpcstatus.Load.Utilization).
+	Utilization float64 `json:"utilization"`
+	// CPU, InFlight, Capacity, QPS and EPS are the provider's own fields
+	// (0 when absent); JavaLoad is Dubbo Java's load, in percent.
+	CPU      float64 `json:"cpu,omitempty"`
+	InFlight float64 `json:"in_flight,omitempty"`
+	Capacity float64 `json:"capacity,omitempty"`
+	QPS      float64 `json:"qps,omitempty"`
+	EPS      float64 `json:"eps,omitempty"`
+	JavaLoad float64 `json:"java_load,omitempty"`
 }
 
 // Method is what a balancer knows of one (service, method).

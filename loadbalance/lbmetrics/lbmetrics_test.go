@@ -25,6 +25,7 @@ import (
 	"github.com/dubbogo-lb/lb/loadbalance/internal/lbtest"
 	"github.com/dubbogo-lb/lb/loadbalance/lblog"
 	"github.com/dubbogo-lb/lb/loadbalance/random"
+	"github.com/dubbogo-lb/lb/loadreport"
 	"github.com/dubbogo-lb/lb/rpcstatus"
 )
 
@@ -218,4 +219,29 @@ func TestOnDubboGoEndpoint(t *testing.T) {
 	} {
 		assert.True(t, regexp.MustCompile(want).MatchString(body), "no line matches %s", want)
 	}
+}
+
+// A provider's load report shows beside the consumer's own figures, in the
+// metrics and in the snapshot; a provider without one has no such series.
+func TestCollectorReportedLoad(t *testing.T) {
+	lb := random.New(random.Options{Rand: algo.Seeded(1).Uint64})
+	list := []base.Invoker{provider(20200), provider(20201)}
+	lb.Select(list, lbtest.Call("Say"))
+	r := loadreport.Report{CPU: 0.25, Inflight: 12, Capacity: 16, QPS: 300, Has: loadreport.Own}
+	rpcstatus.Of(list[0].GetURL()).Load().Store(rpcstatus.Nanotime(), &r)
+
+	reg := describe.New(describe.Options{})
+	reg.Register(random.Name, lb)
+	mfs := gather(t, New(Options{Registry: reg}))
+	util := series(mfs[ReportedUtil])
+	require.Len(t, util, 1)
+	assert.Equal(t, 0.75, util["127.0.0.1:20200"].GetGauge().GetValue(), "in flight over capacity, above the CPU")
+	assert.Equal(t, 300.0, series(mfs[ReportedQPS])["127.0.0.1:20200"].GetGauge().GetValue())
+	assert.Equal(t, 12.0, series(mfs[ReportedFlight])["127.0.0.1:20200"].GetGauge().GetValue())
+	assert.Less(t, series(mfs[ReportedAge])["127.0.0.1:20200"].GetGauge().GetValue(), 3600.0)
+
+	ps := reg.Snapshot().Balancers[0].Methods[0].Providers
+	require.NotNil(t, ps[0].Reported)
+	assert.Equal(t, 0.75, ps[0].Reported.Utilization)
+	assert.Nil(t, ps[1].Reported)
 }

@@ -60,6 +60,19 @@ type Options struct {
 	// OnPanic, when set, runs when Select panicked with v; the caller
 	// then waits Backoff. When nil the panic is not recovered.
 	OnPanic func(v any, now int64)
+	// Answer, when set, gives the result attachments of a call to
+	// provider p that ends at now and carries the attachment ask (the
+	// load report a consumer asked for, loadreport.AskKey); nil: none.
+	Answer func(p int, now int64) map[string]any
+	// Ask is the request attachment that Answer answers.
+	Ask string
+}
+
+// Consumer is one of several independent consumers of a Sim's providers:
+// its own balancer and its own invokers (see View), so its own statistics.
+type Consumer struct {
+	LB   loadbalance.LoadBalance
+	List []base.Invoker
 }
 
 // Sim is one simulation: providers served by Servers, a balancer, the real
@@ -77,6 +90,7 @@ type Sim struct {
 	DubboActive bool
 
 	opts     Options
+	own      ownConsumer
 	e        engine
 	filter   *filter.Filter
 	rng      *rand.Rand
@@ -97,6 +111,7 @@ func New(opts Options) *Sim {
 		opts.Method = "SayHello"
 	}
 	s := &Sim{opts: opts, rng: opts.Rand}
+	s.own.s = s
 	s.e.init(opts.Wall)
 	s.filter = filter.New(filter.Options{Now: s.e.clock.Now})
 	return s
@@ -127,6 +142,13 @@ func (s *Sim) Add(u *common.URL, srv Server) base.Invoker {
 	p := &provider{BaseInvoker: base.NewBaseInvoker(u), s: s, idx: len(s.provs), srv: srv}
 	s.provs = append(s.provs, p)
 	return p
+}
+
+// View returns another consumer's invoker of provider of (returned by
+// Add): the same Server and index, its own URL u, so its own statistics.
+func (s *Sim) View(u *common.URL, of base.Invoker) base.Invoker {
+	o := of.(*provider)
+	return &provider{BaseInvoker: base.NewBaseInvoker(u), s: s, idx: o.idx, srv: o.srv}
 }
 
 // Provider returns the provider of index i.
@@ -160,13 +182,19 @@ func (p *provider) Invoke(ctx context.Context, inv base.Invocation) result.Resul
 	if s.DubboActive {
 		base.EndCount(p.GetURL(), inv.MethodName(), (end-now)/int64(time.Millisecond), !fail)
 	}
-	switch {
-	case s.e.stopped:
+	if s.e.stopped {
 		return &result.RPCResult{Err: errStopped}
-	case fail:
-		return &result.RPCResult{Err: ErrInjected}
 	}
-	return &result.RPCResult{Rest: "hello"}
+	res := &result.RPCResult{Rest: "hello"}
+	if fail {
+		res = &result.RPCResult{Err: ErrInjected}
+	}
+	if s.opts.Answer != nil {
+		if _, asked := inv.GetAttachment(s.opts.Ask); asked {
+			res.Attrs = s.opts.Answer(p.idx, end)
+		}
+	}
+	return res
 }
 
 // At runs fn at virtual time t (monotonic ns), between callers.
@@ -174,9 +202,31 @@ func (s *Sim) At(t int64, fn func()) { s.e.schedule(t, nil, fn) }
 
 // Callers starts n closed-loop callers now: each sends its next call as
 // soon as the previous one returns.
-func (s *Sim) Callers(n int) {
+func (s *Sim) Callers(n int) { s.callersOf(&s.own, n) }
+
+// CallersOf starts n closed-loop callers of consumer c now.
+func (s *Sim) CallersOf(c *Consumer, n int) { s.callersOf(c, n) }
+
+// chooser is what a caller selects with: the Sim's own LB and List (read
+// at each call, as they may change between runs), or a Consumer's.
+type chooser interface {
+	choose(inv base.Invocation) base.Invoker
+}
+
+func (c *Consumer) choose(inv base.Invocation) base.Invoker { return c.LB.Select(c.List, inv) }
+
+type ownConsumer struct{ s *Sim }
+
+func (o *ownConsumer) choose(inv base.Invocation) base.Invoker {
+	if o.s.LB == nil {
+		panic("simulate: no balancer")
+	}
+	return o.s.LB.Select(o.s.List, inv)
+}
+
+func (s *Sim) callersOf(c chooser, n int) {
 	for range n {
-		s.e.spawn(s.closedLoop)
+		s.e.spawn(func(cl *caller) { s.closedLoop(cl, c) })
 	}
 }
 
@@ -204,17 +254,17 @@ func (s *Sim) Run(until int64) { s.e.runUntil(until) }
 // does nothing after it.
 func (s *Sim) Stop() { s.e.stop() }
 
-func (s *Sim) closedLoop(c *caller) {
+func (s *Sim) closedLoop(c *caller, ch chooser) {
 	ctx := context.WithValue(context.Background(), callerKey{}, c)
 	inv := invocation.NewRPCInvocation(s.opts.Method, nil, nil)
 	for !s.e.stopped {
-		s.call(c, ctx, s.invocation(inv))
+		s.call(c, ch, ctx, s.invocation(inv))
 	}
 }
 
 func (s *Sim) oneCall(c *caller) {
 	if !s.e.stopped {
-		s.call(c, context.WithValue(context.Background(), callerKey{}, c), s.invocation(invocation.NewRPCInvocation(s.opts.Method, nil, nil)))
+		s.call(c, &s.own, context.WithValue(context.Background(), callerKey{}, c), s.invocation(invocation.NewRPCInvocation(s.opts.Method, nil, nil)))
 	}
 }
 
@@ -230,9 +280,9 @@ func (s *Sim) invocation(inv base.Invocation) base.Invocation {
 }
 
 // call makes one call: Select, then the filter's Invoke on the choice.
-func (s *Sim) call(c *caller, ctx context.Context, inv base.Invocation) {
+func (s *Sim) call(c *caller, ch chooser, ctx context.Context, inv base.Invocation) {
 	start := s.Now()
-	chosen, ok := s.selectProvider(inv)
+	chosen, ok := s.selectProvider(ch, inv)
 	if !ok {
 		s.e.sleep(c, start+int64(Backoff))
 		return
@@ -258,7 +308,7 @@ func (s *Sim) call(c *caller, ctx context.Context, inv base.Invocation) {
 }
 
 // selectProvider runs Select, recovering a panic when OnPanic is set.
-func (s *Sim) selectProvider(inv base.Invocation) (chosen base.Invoker, ok bool) {
+func (s *Sim) selectProvider(ch chooser, inv base.Invocation) (chosen base.Invoker, ok bool) {
 	if s.opts.OnPanic != nil {
 		defer func() {
 			if v := recover(); v != nil {
@@ -267,8 +317,5 @@ func (s *Sim) selectProvider(inv base.Invocation) (chosen base.Invoker, ok bool)
 			}
 		}()
 	}
-	if s.LB == nil {
-		panic("simulate: no balancer")
-	}
-	return s.LB.Select(s.List, inv), true
+	return ch.choose(inv), true
 }

@@ -78,3 +78,15 @@ func (s *Store[K, V]) remove(e *entry[K, V]) {
 // Len returns the number of keys with a value. Entries of collected
 // keys leave shortly after a garbage collection, when their cleanups run.
 func (s *Store[K, V]) Len() int { return int(s.size.Load()) }
+
+// Range calls f for every live key and its value until f returns false.
+// For inspection and tests; it allocates.
+func (s *Store[K, V]) Range(f func(key *K, v *V) bool) {
+	s.m.Range(func(_, v any) bool {
+		e := v.(*entry[K, V])
+		if k := e.key.Value(); k != nil {
+			return f(k, e.v)
+		}
+		return true
+	})
+}

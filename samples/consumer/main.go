@@ -196,6 +196,7 @@ func run() error {
 	names := seen
 	total, err := load.Run(ctx, g, cfg, func(s load.Stats) {
 		if *asJSON {
+			s.Load = app.ReportedLoad()
 			_ = out.Encode(s)
 			return
 		}
@@ -211,6 +212,7 @@ func run() error {
 		return err
 	}
 	if *asJSON {
+		total.Load = app.ReportedLoad()
 		return out.Encode(total)
 	}
 	fmt.Printf("\ntotal: %d calls in %.1fs, %d errors\n", total.Calls, total.Seconds, total.Errors)

@@ -71,7 +71,7 @@ type config struct {
 func parse(args []string, stderr io.Writer) (*config, error) {
 	fs := flag.NewFlagSet("lbsim", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	scenario := fs.String("scenario", "all", "scenario: brpc, capacity, slowdown, join, failfast, hang or all")
+	scenario := fs.String("scenario", "all", "scenario: brpc, capacity, slowdown, join, failfast, hang, tianchi, tianchi1 or all")
 	balancers := fs.String("balancers", "", "comma-separated balancer names (default: the registered ones of "+strings.Join(sim.DefaultBalancers, ",")+")")
 	c := &config{}
 	fs.StringVar(&c.out, "out", "lbsim-out", "output directory for tables and plots")
@@ -170,6 +170,12 @@ func runScenario(c *config, sc sim.Scenario, stdout io.Writer) error {
 	fmt.Fprintf(&summary, "-- %s: summary\n", sc.Name)
 	if err := sim.WriteSummary(&summary, results); err != nil {
 		return err
+	}
+	if sc.Bound() > 0 {
+		fmt.Fprintf(&summary, "\n-- %s: ", sc.Name)
+		if err := sim.WriteCapacity(&summary, &sc, results); err != nil {
+			return err
+		}
 	}
 	if sc.Failure != nil {
 		fmt.Fprintf(&summary, "\n-- %s: ", sc.Name)

@@ -2,7 +2,9 @@
 // service that registers in Nacos with its weight, start timestamp and
 // warmup period in its metadata, and simulates a service time, an error
 // rate, and a spell of failing every call (-fail-at, -recover-at,
-// -fail-code), which outlier ejection is for.
+// -fail-code), which outlier ejection is for. It answers load reports
+// (the lbload filter; -load-report, -capacity) and can be starved of CPU
+// (-burn-cpu).
 //
 //	go run ./samples/provider -port 20001 -weight 100 -warmup 30s -latency 5ms
 //	go run ./samples/provider -port 20002 -fail-at 30s -recover-at 60s
@@ -21,13 +23,18 @@ import (
 	"net"
 	"os"
 	"os/signal"
+	"runtime"
 	"strconv"
+	"strings"
+	"sync/atomic"
 	"syscall"
 	"time"
 
 	"dubbo.apache.org/dubbo-go/v3"
 	"dubbo.apache.org/dubbo-go/v3/server"
 
+	"github.com/dubbogo-lb/lb/extension"
+	"github.com/dubbogo-lb/lb/providerload"
 	"github.com/dubbogo-lb/lb/samples/internal/app"
 	"github.com/dubbogo-lb/lb/samples/internal/greeter"
 )
@@ -51,6 +58,9 @@ func run() error {
 		failAt   = flag.String("fail-at", "", "from then on fail every call at once: a duration after start (30s) or an RFC 3339 time; empty: never")
 		recoAt   = flag.String("recover-at", "", "stop failing then (same forms as -fail-at); empty: never")
 		failCode = flag.String("fail-code", "unavailable", "triple status of the failures of -fail-at: unavailable, internal, unknown, biz_error…")
+		report   = flag.Bool("load-report", true, "answer load reports (the lbload filter) to consumers that ask")
+		capacity = flag.Int64("capacity", 0, "capacity in calls in flight that the load reports carry (0: none)")
+		burn     = flag.Int("burn-cpu", 0, "goroutines that burn CPU for the whole run, starving the provider of CPU")
 	)
 	var registry app.RegistryFlags
 	registry.Register(flag.CommandLine)
@@ -64,6 +74,9 @@ func run() error {
 	}
 	if *warm < 0 {
 		return fmt.Errorf("-warmup %v: must not be negative", *warm)
+	}
+	if *capacity < 0 || *burn < 0 || *burn > 64 {
+		return fmt.Errorf("-capacity %d, -burn-cpu %d: must be >= 0 (and at most 64 burners)", *capacity, *burn)
 	}
 	if *port < 0 || *port > 65535 {
 		return fmt.Errorf("-port %d: out of range", *port)
@@ -101,6 +114,9 @@ func run() error {
 			listen = p.Ip + ":" + p.Port
 		}
 		registry.Apply(o.Registries)
+		if *report && o.Provider != nil {
+			o.Provider.Filter = strings.Trim(o.Provider.Filter+","+extension.LoadFilterName, ",")
+		}
 		// dubbo-go's own signal handling waits up to a minute before the
 		// process exits; this one stops at once (below).
 		if o.Shutdown != nil {
@@ -128,6 +144,10 @@ func run() error {
 		return err
 	}
 	backend.FailDuring(failure)
+	providerload.Default.SetCapacity(*capacity)
+	for range *burn {
+		go burnCPU()
+	}
 	provider := ins.GetInstanceOptionsSnapshot().Provider
 	// The weight URL parameter is ProviderConfig.Weight, which no YAML key
 	// reaches; dubbo-go exports 0 when it is unset.
@@ -141,8 +161,8 @@ func run() error {
 	if err := greeter.Register(srv, backend, server.WithWarmUp(*warm)); err != nil {
 		return err
 	}
-	fmt.Printf("provider %s: serving %s on %s, weight %d, warmup %v, latency %v, error rate %g\n",
-		*name, greeter.Interface, listen, *weight, *warm, lat, *errRate)
+	fmt.Printf("provider %s: serving %s on %s, weight %d, warmup %v, latency %v, error rate %g, load reports %v, capacity %d, CPU burners %d\n",
+		*name, greeter.Interface, listen, *weight, *warm, lat, *errRate, *report, *capacity, *burn)
 	if !failure.From.IsZero() {
 		until := "never recovering"
 		if !failure.Until.IsZero() {
@@ -159,3 +179,18 @@ func run() error {
 	}
 	return nil
 }
+
+// burnCPU spins for ever, yielding now and then so that the Go scheduler
+// still runs the handlers, slowly: a provider short of CPU.
+func burnCPU() {
+	x := uint64(1)
+	for i := 0; ; i++ {
+		x = x*6364136223846793005 + 1442695040888963407
+		if i%(1<<16) == 0 {
+			burnSink.Store(x)
+			runtime.Gosched()
+		}
+	}
+}
+
+var burnSink atomic.Uint64

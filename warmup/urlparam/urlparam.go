@@ -139,3 +139,7 @@ func ParseActives(raw string) int64 {
 	}
 	return 0
 }
+
+// ParseDuration reads a positive duration of at most a year, "30s" or
+// whole milliseconds as Dubbo Java writes them, as the timeout is read.
+func ParseDuration(v string) (time.Duration, bool) { return parseTimeout(v) }

@@ -9,6 +9,7 @@ import (
 	"github.com/dubbogo-lb/lb/loadbalance/internal/lbtest"
 	"github.com/dubbogo-lb/lb/loadbalance/lalb"
 	fewestactive "github.com/dubbogo-lb/lb/loadbalance/leastactive"
+	"github.com/dubbogo-lb/lb/loadbalance/loadaware"
 	warmrandom "github.com/dubbogo-lb/lb/loadbalance/random"
 	"github.com/dubbogo-lb/lb/loadbalance/rtadaptive"
 	"github.com/dubbogo-lb/lb/loadbalance/swrr"
@@ -41,6 +42,14 @@ func TestConformance(t *testing.T) {
 		{rtadaptive.Name, lbtest.Subject{WarmShares: true,
 			New: func(w warmup.Options, r func() uint64) lb {
 				return rtadaptive.New(rtadaptive.Options{Warmup: w, Rand: r})
+			}}},
+		{loadaware.Name, lbtest.Subject{WarmShares: true,
+			New: func(w warmup.Options, r func() uint64) lb {
+				return loadaware.New(loadaware.Options{Warmup: w, Rand: r})
+			}}},
+		{loadaware.Name + "-java", lbtest.Subject{WarmShares: true,
+			New: func(w warmup.Options, r func() uint64) lb {
+				return loadaware.New(loadaware.Options{Cost: loadaware.CostJava, Warmup: w, Rand: r})
 			}}},
 		{lalb.Name, lbtest.Subject{
 			New: func(w warmup.Options, r func() uint64) lb { return lalb.New(lalb.Options{Warmup: w, Rand: r}) }}},

@@ -39,6 +39,7 @@ func (b *Balancer[T]) describe(v *member.View[T], now int64) (m describe.Method,
 		p.Weight = v.Weights[i]
 		p.Picks, p.InFlight, p.Calls, p.Failures = st.Picks(), st.Active(), st.Total(), st.Failed()
 		p.Ejections = st.Ejections()
+		p.Reported = reported(v.Providers[i].Load(), now)
 		if d, ok := st.EWMA().Value(now); ok {
 			p.LatencyMs = float64(d) / 1e6
 		}
@@ -76,4 +77,16 @@ func (b *Balancer[T]) describe(v *member.View[T], now int64) (m describe.Method,
 		Service: u.ServiceKey(), Interface: u.Service(), Group: u.Group(), Version: u.Version(),
 		Method: v.Method, Providers: kept,
 	}, true
+}
+
+// reported describes the last load report l holds at now, nil if none.
+func reported(l *rpcstatus.Load, now int64) *describe.Reported {
+	at := l.At()
+	if at == 0 {
+		return nil
+	}
+	r := l.Report()
+	u, _ := l.Utilization()
+	return &describe.Reported{AgeSeconds: float64(max(now-at, 0)) / 1e9, Utilization: u, CPU: r.CPU, InFlight: r.Inflight,
+		Capacity: r.Capacity, QPS: r.QPS, EPS: r.EPS, JavaLoad: r.JavaLoad}
 }

@@ -92,6 +92,10 @@ type Stats struct {
 	P99Ms float64 `json:"p99_ms"`
 	// LastError is the text of an error of the period, if any.
 	LastError string `json:"last_error,omitempty"`
+	// Load is the utilization each provider (host:port) last reported to
+	// this consumer, in [0, 1], for providers that answered load reports
+	// (set by the sample consumer; see package providerload).
+	Load map[string]float64 `json:"load,omitempty"`
 	// Keys maps each key to the calls per provider that answered it
 	// (Config.TrackKeys, whole run only).
 	Keys map[string]map[string]int64 `json:"keys,omitempty"`

@@ -17,6 +17,7 @@ import (
 	"github.com/dubbogo-lb/lb/loadbalance/chash"
 	"github.com/dubbogo-lb/lb/loadbalance/lalb"
 	"github.com/dubbogo-lb/lb/loadbalance/leastactive"
+	"github.com/dubbogo-lb/lb/loadbalance/loadaware"
 	"github.com/dubbogo-lb/lb/loadbalance/random"
 	"github.com/dubbogo-lb/lb/loadbalance/rtadaptive"
 	"github.com/dubbogo-lb/lb/loadbalance/swrr"
@@ -62,7 +63,25 @@ var factories = map[string]Factory{
 	rtadaptive.Name: func(c Clocks) loadbalance.LoadBalance {
 		return rtadaptive.New(rtadaptive.Options{Now: c.Now, Warmup: warmup.Options{Now: c.Wall}, Rand: c.Rand})
 	},
+	loadaware.Name: func(c Clocks) loadbalance.LoadBalance {
+		return loadaware.New(loadaware.Options{Now: c.Now, Warmup: warmup.Options{Now: c.Wall}, Rand: c.Rand})
+	},
+	// gRPC WRR's and Dubbo Java's adaptive cost on the same reports, for
+	// comparison.
+	LoadawareWRR: func(c Clocks) loadbalance.LoadBalance {
+		return loadaware.New(loadaware.Options{Cost: loadaware.CostWRR, Now: c.Now, Warmup: warmup.Options{Now: c.Wall}, Rand: c.Rand})
+	},
+	LoadawareJava: func(c Clocks) loadbalance.LoadBalance {
+		return loadaware.New(loadaware.Options{Cost: loadaware.CostJava, Now: c.Now, Warmup: warmup.Options{Now: c.Wall}, Rand: c.Rand})
+	},
 }
+
+// LoadawareWRR and LoadawareJava name loadaware with gRPC WRR's and Dubbo
+// Java's adaptive cost in the simulator (not registered with dubbo-go).
+const (
+	LoadawareWRR  = "loadaware-wrr"
+	LoadawareJava = "loadaware-java"
+)
 
 // Ours reports whether name is one of this module's balancers, which
 // outlier ejection serves.
@@ -87,7 +106,7 @@ var dubboBuiltins = map[string]string{
 // DefaultBalancers are the balancers a scenario compares unless told
 // otherwise, those that are registered: dubbo-go's random and leastactive
 // as the baseline, then this module's.
-var DefaultBalancers = []string{"random", "leastactive", "warmrandom", "fewestactive", "swrr", "ringhash", "lalb", "rtadaptive"}
+var DefaultBalancers = []string{"random", "leastactive", "warmrandom", "fewestactive", "swrr", "ringhash", "lalb", "rtadaptive", "loadaware", LoadawareWRR, LoadawareJava}
 
 // Available returns the names of DefaultBalancers that are registered with
 // dubbo-go, and those that are not.

@@ -314,3 +314,21 @@ func WriteFailures(w io.Writer, sc *Scenario, results []*Result) error {
 	}
 	return tw.Flush()
 }
+
+// WriteCapacity writes, for a scenario whose providers all have a
+// capacity, each run's throughput against the capacity bound
+// (Scenario.Bound) and its latency.
+func WriteCapacity(w io.Writer, sc *Scenario, results []*Result) error {
+	bound := sc.Bound()
+	if bound <= 0 {
+		return nil
+	}
+	fmt.Fprintf(w, "throughput against the capacity bound (%.0f calls/s)\n", bound)
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintf(tw, "balancer\tqps\tof bound\tmean\tp99\terrors\n")
+	for _, r := range results {
+		fmt.Fprintf(tw, "%s\t%.0f\t%.1f%%\t%s\t%s\t%d\n", r.Label(), r.Total.QPS(), 100*r.Total.QPS()/bound,
+			ms3(r.Total.Mean), ms3(r.Total.P99), r.Total.Errors)
+	}
+	return tw.Flush()
+}

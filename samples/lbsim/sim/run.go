@@ -12,7 +12,9 @@ import (
 	"dubbo.apache.org/dubbo-go/v3/common/constant"
 	"dubbo.apache.org/dubbo-go/v3/protocol/base"
 
+	"github.com/dubbogo-lb/lb/filter"
 	"github.com/dubbogo-lb/lb/loadbalance/simulate"
+	"github.com/dubbogo-lb/lb/loadreport"
 	"github.com/dubbogo-lb/lb/warmup/urlparam"
 )
 
@@ -57,26 +59,31 @@ var ports atomic.Int64
 // run is the state of one simulation: the engine of package simulate with
 // the scenario's providers, and what the run measured.
 type run struct {
-	sc   *Scenario
-	s    *simulate.Sim
-	invs []base.Invoker
-	rec  recorder
+	sc     *Scenario
+	s      *simulate.Sim
+	invs   []base.Invoker
+	others []*simulate.Consumer // consumers beside the Sim's own
+	loads  []*load              // the providers' load, when they report it
+	rec    recorder
 }
 
 // server returns the Server of provider spec: it waits for a free slot in
 // arrival order (when the provider has a capacity), then takes the service
 // time, jittered by the simulation's random source.
-func (r *run) server(spec *Provider) simulate.Server {
+func (r *run) server(spec *Provider, ld *load) simulate.Server {
 	var free []int64 // per slot, the virtual time it becomes free
-	if spec.Capacity > 0 {
-		free = make([]int64, spec.Capacity)
+	if c := spec.maxCapacity(); c > 0 {
+		free = make([]int64, c)
 	}
 	return func(now int64, rng *rand.Rand) (int64, bool) {
 		start := now
 		slot := -1
 		if len(free) > 0 {
+			// The slots of the capacity now: a call waits for the first
+			// that frees (first come, first served).
+			n := min(max(spec.CapacityAt(time.Duration(now-Origin)), 1), len(free))
 			slot = 0
-			for i, t := range free {
+			for i, t := range free[:n] {
 				if t < free[slot] {
 					slot = i
 				}
@@ -85,14 +92,20 @@ func (r *run) server(spec *Provider) simulate.Server {
 		}
 		lat, errRate := spec.at(time.Duration(start - Origin))
 		d := float64(lat)
-		if j := r.sc.Jitter; j > 0 {
+		if spec.Exp {
+			d *= rng.ExpFloat64()
+		} else if j := r.sc.Jitter; j > 0 {
 			d *= 1 + j*(2*rng.Float64()-1)
 		}
 		end := start + max(int64(d), 1)
 		if slot >= 0 {
 			free[slot] = end
 		}
-		return end, errRate > 0 && rng.Float64() < errRate
+		fail := errRate > 0 && rng.Float64() < errRate
+		if ld != nil {
+			ld.begin(end, fail)
+		}
+		return end, fail
 	}
 }
 
@@ -117,7 +130,22 @@ func newRun(sc Scenario, name string, opts Options) (*run, error) {
 		sc.Method = "SayHello"
 	}
 	r := &run{sc: &sc}
+	if sc.Reports {
+		// Every balancer's calls ask for the reports (as loadaware's do
+		// by default), so that they all run through the same filter work.
+		params := map[string]string{filter.LoadReportKey: "true"}
+		for k, v := range sc.Params {
+			params[k] = v
+		}
+		sc.Params = params
+		r.loads = make([]*load, len(sc.Providers))
+		for i := range r.loads {
+			r.loads[i] = newLoad(&sc.Providers[i])
+		}
+	}
 	s := simulate.New(simulate.Options{
+		Ask:        loadreport.AskKey,
+		Answer:     r.answer,
 		Rand:       rand.New(rand.NewPCG(opts.Seed, 0x5eed)),
 		Method:     sc.Method,
 		Keys:       sc.Keys,
@@ -141,7 +169,28 @@ func newRun(sc Scenario, name string, opts Options) (*run, error) {
 		if err != nil {
 			return nil, fmt.Errorf("provider %s: %w", spec.Name, err)
 		}
-		r.invs = append(r.invs, s.Add(u, r.server(spec)))
+		var ld *load
+		if r.loads != nil {
+			ld = r.loads[i]
+		}
+		r.invs = append(r.invs, s.Add(u, r.server(spec, ld)))
+	}
+	// The other consumers: their own balancer and their own invokers of
+	// the same providers (distinct URLs, so distinct statistics).
+	for k := 1; k < sc.Consumers; k++ {
+		lb, err := newBalancer(name, Clocks{Now: s.Clock().Now, Wall: s.Clock().Wall, Rand: rnd})
+		if err != nil {
+			return nil, err
+		}
+		c := &simulate.Consumer{LB: lb.lb}
+		for i := range sc.Providers {
+			u, err := providerURL(port+i, &sc.Providers[i], sc.Params, opts.EjectionOff)
+			if err != nil {
+				return nil, err
+			}
+			c.List = append(c.List, s.View(u, r.invs[i]))
+		}
+		r.others = append(r.others, c)
 	}
 	r.rec.init(&sc, opts.Bucket)
 	r.res().Balancer, r.res().Note, r.res().EjectionOff = name, lb.note, opts.EjectionOff
@@ -160,7 +209,14 @@ func (r *run) execute() *Result {
 			s.At(Origin+int64(l), r.membership)
 		}
 	}
-	s.Callers(sc.Callers)
+	if r.loads != nil {
+		r.sample()
+	}
+	n := max(sc.Consumers, 1)
+	s.Callers(sc.Callers / n)
+	for k, c := range r.others {
+		s.CallersOf(c, sc.Callers/n+boolInt(k+1 < sc.Callers%n))
+	}
 	s.Run(Origin + int64(sc.Duration))
 	s.Stop()
 	return r.rec.finish()
@@ -168,7 +224,15 @@ func (r *run) execute() *Result {
 
 func (r *run) res() *Result { return &r.rec.res }
 
-// membership sets the invoker list to the providers present now.
+func boolInt(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// membership sets the invoker list to the providers present now (the
+// other consumers keep every provider).
 func (r *run) membership() {
 	t := r.s.Clock().Elapsed()
 	var list []base.Invoker

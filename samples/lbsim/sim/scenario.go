@@ -17,6 +17,8 @@ type Step struct {
 	Latency time.Duration
 	// ErrorRate, in [0, 1], is the share of calls that fail from then on.
 	ErrorRate float64
+	// Capacity, when > 0, is the provider's capacity from then on.
+	Capacity int
 }
 
 // Provider describes one fake provider.
@@ -43,6 +45,33 @@ type Provider struct {
 	Warmup time.Duration
 	// Leave, when > 0, is when the provider leaves the invoker list.
 	Leave time.Duration
+	// Exp draws service times from an exponential distribution of mean
+	// Latency (instead of Latency ± Jitter).
+	Exp bool
+}
+
+// CapacityAt returns the provider's capacity at t after the start (0: no
+// limit).
+func (p *Provider) CapacityAt(t time.Duration) int {
+	c := p.Capacity
+	for _, s := range p.Steps {
+		if s.At > t {
+			break
+		}
+		if s.Capacity > 0 {
+			c = s.Capacity
+		}
+	}
+	return c
+}
+
+// maxCapacity is the largest capacity the provider ever has.
+func (p *Provider) maxCapacity() int {
+	c := p.Capacity
+	for _, s := range p.Steps {
+		c = max(c, s.Capacity)
+	}
+	return c
 }
 
 // LatencyAt returns the service time of a call that starts being served at
@@ -107,6 +136,15 @@ type Scenario struct {
 	// Params are URL parameters of every provider, as a reference's
 	// params reach them (outlier.*, hash.*…).
 	Params map[string]string
+	// Consumers is the number of independent consumers (0 or 1: one),
+	// each with its own balancer, statistics and an equal share of the
+	// callers: the case where each sees only its own calls in flight.
+	Consumers int
+	// Reports makes the providers answer load reports as the lbload
+	// filter does (package providerload): every 100 ms each samples its
+	// busy slots over its capacity (its utilization), its calls in flight
+	// and its rates, smoothed over 1 s.
+	Reports bool
 	// Failure, when set, is a provider's spell of failure, which the
 	// failure table (WriteFailures) measures; the simulator then runs
 	// this module's balancers with outlier ejection off and on.
@@ -156,9 +194,15 @@ func (s *Scenario) Validate() error {
 			if st.At < 0 || (j > 0 && st.At <= p.Steps[j-1].At) {
 				bad("provider %s: step %d at %v: steps must be at increasing times >= 0", name, j, st.At)
 			}
+			if st.Capacity < 0 || (st.Capacity > 0 && p.Capacity == 0) {
+				bad("provider %s: step %d capacity %d: must be >= 0, and only on a provider with a capacity", name, j, st.Capacity)
+			}
 			if !(st.ErrorRate >= 0 && st.ErrorRate <= 1) {
 				bad("provider %s: step %d error rate %v must be in [0, 1]", name, j, st.ErrorRate)
 			}
+		}
+		if p.Exp && p.Capacity == 0 {
+			bad("provider %s: exponential service times need a capacity", name)
 		}
 		if p.Capacity < 0 {
 			bad("provider %s: capacity %d must be >= 0 (0: unlimited)", name, p.Capacity)
@@ -172,6 +216,9 @@ func (s *Scenario) Validate() error {
 		if p.Leave > 0 && p.Leave <= p.Join {
 			bad("provider %s: leaves at %v, before it joins at %v", name, p.Leave, p.Join)
 		}
+	}
+	if s.Consumers < 0 || s.Consumers > s.Callers {
+		bad("consumers %d: must be in [0, callers]", s.Consumers)
 	}
 	if f := s.Failure; f != nil {
 		if f.Provider < 0 || f.Provider >= len(s.Providers) {
@@ -347,9 +394,70 @@ func alike(n int, p Provider) []Provider {
 	return ps
 }
 
+// Tianchi is the setting of the Tianchi Dubbo load-balancing contest:
+// three providers of 200, 450 and 650 calls at once, exponential service
+// times, capacities and latencies that change every 10 s, and 4
+// independent consumers with 390 callers each (1.2 × the capacity). Each
+// consumer sees only its own calls; the providers report their load.
+func Tianchi() Scenario {
+	s := tianchi(4)
+	s.Name, s.Title = "tianchi", "Tianchi: providers of 200/450/650 slots, exp. service times, schedule every 10 s, 4 consumers × 390 callers, load reports"
+	return s
+}
+
+// TianchiOne is Tianchi with one consumer and all the callers.
+func TianchiOne() Scenario {
+	s := tianchi(1)
+	s.Name, s.Title = "tianchi1", "Tianchi with one consumer of 1560 callers"
+	return s
+}
+
+func tianchi(consumers int) Scenario {
+	a, b := 10*time.Second, 20*time.Second
+	return Scenario{
+		Duration:  30 * time.Second,
+		Callers:   1560,
+		Consumers: consumers,
+		Reports:   true,
+		Keys:      DefaultKeys,
+		Providers: []Provider{
+			{Name: "p0", Latency: 50 * ms, Capacity: 200, Exp: true,
+				Steps: []Step{{At: a, Latency: 40 * ms, Capacity: 650}, {At: b, Latency: 80 * ms, Capacity: 650}}},
+			{Name: "p1", Latency: 50 * ms, Capacity: 450, Exp: true,
+				Steps: []Step{{At: a, Latency: 60 * ms, Capacity: 450}, {At: b, Latency: 30 * ms, Capacity: 200}}},
+			{Name: "p2", Latency: 50 * ms, Capacity: 650, Exp: true,
+				Steps: []Step{{At: a, Latency: 50 * ms, Capacity: 200}, {At: b, Latency: 50 * ms, Capacity: 450}}},
+		},
+		Marks: []Mark{{a, "capacities swap"}, {b, "latencies change"}},
+	}
+}
+
+// Bound returns the throughput the providers can serve at most, calls per
+// second averaged over the run: the sum of capacity / mean service time,
+// for scenarios whose providers all have a capacity; 0 otherwise.
+func (s *Scenario) Bound() float64 {
+	const step = 10 * time.Millisecond
+	var sum float64
+	n := 0
+	for t := time.Duration(0); t < s.Duration; t += step {
+		for i := range s.Providers {
+			p := &s.Providers[i]
+			c := p.CapacityAt(t)
+			if c == 0 {
+				return 0
+			}
+			if p.Join <= t && (p.Leave == 0 || t < p.Leave) {
+				sum += float64(c) / p.LatencyAt(t).Seconds()
+			}
+		}
+		n++
+	}
+	return sum / float64(max(n, 1))
+}
+
 // Scenarios returns the built-in scenarios.
 func Scenarios() []Scenario {
-	return []Scenario{Brpc(), Capacity(), Slowdown(), Join(), FailFast(), Hang()}
+	return []Scenario{Brpc(), Capacity(), Slowdown(), Join(), FailFast(), Hang(), Tianchi(), TianchiOne()}
 }
 
 // Lookup returns the built-in scenario called name.

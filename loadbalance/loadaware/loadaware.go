@@ -1,0 +1,219 @@
+// Package loadaware is a balancer that weighs providers by the load they
+// report (package loadreport: Go providers with the lbload filter, and
+// every Dubbo Java provider, which answers Dubbo's lb_adaptive request).
+// The lbactive filter asks each provider for its report on every call of a
+// method whose balancer is loadaware and stores it (rpcstatus.Load).
+//
+// Each pick draws two candidates (in proportion to warm weight, as
+// rtadaptive does) and sends the call to the cheaper. The default cost is
+// rtadaptive's divided by the provider's concurrency capacity C:
+//
+//	cost = RTT × (this consumer's calls in flight + 1) / C
+//
+// C is the capacity the provider reports (its lb.capacity), or else, by
+// Little's law, w × RTT with gRPC weighted_round_robin's weight
+//
+//	w = qps / (utilization + ErrorPenalty × eps / qps)
+//
+// from its report (utilization: the larger of its CPU utilization and its
+// calls in flight over its configured capacity; a Java provider's load /
+// 100). Capacities are computed every UpdatePeriod by one caller, off the other
+// callers' path; a provider whose reports began less than Blackout ago,
+// or whose last report is older than Expiration, gets the mean weight of
+// the others, as in gRPC; when no provider has a weight the balancer falls
+// back to rtadaptive's cost (peak-EWMA RTT × (calls in flight + 1)). Dubbo
+// Java's adaptive cost is available as Options.Cost = CostJava for
+// comparison. Select allocates nothing and takes no lock. Reasoning and
+// the simulations: DESIGN.md beside this file.
+package loadaware
+
+import (
+	"math"
+	"time"
+
+	"dubbo.apache.org/dubbo-go/v3/protocol/base"
+
+	"github.com/dubbogo-lb/lb/loadbalance/describe"
+	"github.com/dubbogo-lb/lb/loadbalance/internal/algo"
+	"github.com/dubbogo-lb/lb/loadbalance/internal/member"
+	"github.com/dubbogo-lb/lb/loadbalance/internal/skeleton"
+	"github.com/dubbogo-lb/lb/rpcstatus"
+	"github.com/dubbogo-lb/lb/warmup"
+)
+
+// Name is the name the balancer is registered under with dubbo-go.
+const Name = "loadaware"
+
+// Defaults of Options.
+const (
+	// DefaultBlackout is gRPC WRR's 10 s scaled down: our providers smooth
+	// their figures over 1 s and report every 100 ms, for every consumer
+	// together, so a report is trustworthy after a few seconds (DESIGN.md).
+	DefaultBlackout = 3 * time.Second
+	// DefaultExpiration is gRPC WRR's weight expiration.
+	DefaultExpiration = 3 * time.Minute
+	// DefaultUpdatePeriod is gRPC WRR's weight update period.
+	DefaultUpdatePeriod = time.Second
+	// DefaultErrorPenalty is gRPC WRR's error_utilization_penalty.
+	DefaultErrorPenalty = 1.0
+)
+
+// Options configure a Balancer. The zero value is ready to use; zero or
+// negative durations and penalty mean the default (a zero Blackout is
+// none when set through BlackoutKey). URL parameters override them per
+// (service, method) (see ParseParams).
+type Options struct {
+	// Warmup configures the warmup of new providers.
+	Warmup warmup.Options
+	// Now is the monotonic clock in ns, the lbactive filter's (which
+	// stamps the reports); default rpcstatus.Nanotime.
+	Now func() int64
+	// Rand is the random source, safe for concurrent use; default
+	// math/rand/v2's Uint64.
+	Rand func() uint64
+	// Cost is the cost function; default CostCapacity.
+	Cost Cost
+	// Blackout is how long after a provider's reports begin (or begin
+	// again after expiring) they are not used; default DefaultBlackout.
+	Blackout time.Duration
+	// Expiration is the age past which a provider's last report is no
+	// longer used; default DefaultExpiration.
+	Expiration time.Duration
+	// UpdatePeriod is how often weights are computed from the reports;
+	// default DefaultUpdatePeriod.
+	UpdatePeriod time.Duration
+	// ErrorPenalty weighs the failures a provider reports against its
+	// utilization; default DefaultErrorPenalty.
+	ErrorPenalty float64
+}
+
+// Balancer is the load-aware balancer. It is safe for concurrent use; one
+// Balancer serves every service and method.
+type Balancer struct {
+	*skeleton.Balancer[table]
+	opts Options
+	rand algo.Rand
+	now  func() int64
+}
+
+// New returns a Balancer.
+func New(opts Options) *Balancer {
+	if opts.Cost == "" {
+		opts.Cost = CostCapacity
+	}
+	if opts.Blackout <= 0 {
+		opts.Blackout = DefaultBlackout
+	}
+	if opts.Expiration <= 0 {
+		opts.Expiration = DefaultExpiration
+	}
+	if opts.UpdatePeriod <= 0 {
+		opts.UpdatePeriod = DefaultUpdatePeriod
+	}
+	if opts.ErrorPenalty <= 0 {
+		opts.ErrorPenalty = DefaultErrorPenalty
+	}
+	if opts.Now == nil {
+		opts.Now = rpcstatus.Nanotime
+	}
+	b := &Balancer{opts: opts, rand: algo.Source(opts.Rand), now: opts.Now}
+	spec := skeleton.Spec[table]{Name: Name, Warmup: opts.Warmup, Rand: b.rand, Build: b.build, Pick: b.pick, Among: b.pickAmong, Describe: b.describe}
+	spec.Uncounted = "no provider is asked for its load and response times are unknown, so the balancer picks at random"
+	b.Balancer = skeleton.New(spec)
+	return b
+}
+
+// pick returns the cheaper of two candidates drawn from v.
+func (b *Balancer) pick(v *member.View[table], _ base.Invocation) int {
+	t := v.Table
+	now := b.now()
+	if now >= t.next.Load() {
+		b.update(v, now)
+	}
+	var i, j int
+	if a := t.alias; a != nil {
+		i, j = a.Pick(b.rand.Uint64()), a.Pick(b.rand.Uint64())
+	} else {
+		i, j = algo.Pair(b.rand.Uint64(), v.Len())
+	}
+	if i == j || b.better(v, i, j, now) {
+		return i
+	}
+	return j
+}
+
+// pickAmong applies the same rule to a failover retry's subset.
+func (b *Balancer) pickAmong(v *member.View[table], list []base.Invoker, _ base.Invocation) base.Invoker {
+	var a, c base.Invoker
+	if v.Uniform {
+		k, l := algo.Pair(b.rand.Uint64(), len(list))
+		a, c = list[k], list[l]
+	} else {
+		a, c = v.PickAmong(list, b.rand.Uint64()), v.PickAmong(list, b.rand.Uint64())
+	}
+	i, okA := v.Index(a)
+	j, okC := v.Index(c)
+	if a == c || !okA || !okC || b.better(v, i, j, b.now()) {
+		return a
+	}
+	return c
+}
+
+// better reports whether provider i of v is the better choice against j.
+// The RTTs of the two are compared as of the later of their last samples
+// (rpcstatus.Pair), which orders them as their values now would, without
+// reading the clock or fading both.
+func (b *Balancer) better(v *member.View[table], i, j int, _ int64) bool {
+	ri, rj, ki, kj := rpcstatus.Pair(v.Stats[i].EWMA(), v.Stats[j].EWMA())
+	ci, cj := b.cost(v, i, ri, ki), b.cost(v, j, rj, kj)
+	if ci == cj {
+		return b.rand.Uint64()&1 == 0
+	}
+	return ci < cj
+}
+
+// cost returns what a pick weighs provider i of v at, its RTT being rtt
+// (ns; known false when it has none, when it borrows the mean): by its
+// value (or the mean value) when some provider has one, else rtadaptive's
+// cost.
+func (b *Balancer) cost(v *member.View[table], i int, rtt float64, known bool) float64 {
+	t := v.Table
+	if !known {
+		rtt = math.Float64frombits(t.meanRTT.Load())
+	}
+	active := v.Stats[i].Active()
+	if t.fallback.Load() {
+		return max(rtt, minRTT) * float64(max(active, 0)+1)
+	}
+	val := t.value(i)
+	switch t.cfg.cost {
+	case CostJava:
+		return JavaCost(val, rtt/1e6, active, success(v.Stats[i]), v.Weights[i])
+	case CostWRR:
+		return WRRCost(active, val)
+	}
+	return CapacityCost(rtt, active, val)
+}
+
+// minRTT is the least RTT the fallback charges (1 µs), as rtadaptive.
+const minRTT = float64(time.Microsecond)
+
+// success is Dubbo Java's success ratio: calls that succeeded over calls
+// made + 1.
+func success(st *rpcstatus.Stats) float64 {
+	total, failed := st.Total(), st.Failed()
+	return float64(total-failed) / float64(total+max(st.Active(), 0)+1)
+}
+
+// describe gives each provider of v its effective weight (the weight its
+// report gives, or the mean weight it borrows) and its cost.
+func (b *Balancer) describe(v *member.View[table], now int64, ps []describe.Provider) {
+	t := v.Table
+	for i := range ps {
+		d, known := v.Stats[i].EWMA().Value(now)
+		ps[i].CostMs = b.cost(v, i, float64(d), known) / 1e6
+		if !t.fallback.Load() && t.cfg.cost != CostJava {
+			ps[i].Weight = t.value(i) // the weight, or the capacity
+		}
+	}
+}

@@ -1,0 +1,216 @@
+package loadaware
+
+import (
+	"testing"
+	"time"
+
+	"dubbo.apache.org/dubbo-go/v3/protocol/base"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/dubbogo-lb/lb/loadbalance/internal/algo"
+	"github.com/dubbogo-lb/lb/loadbalance/internal/lbtest"
+	"github.com/dubbogo-lb/lb/loadbalance/internal/member"
+	"github.com/dubbogo-lb/lb/loadreport"
+	"github.com/dubbogo-lb/lb/rpcstatus"
+)
+
+const sec = int64(time.Second)
+
+type clock struct{ ns int64 }
+
+func (c *clock) now() int64 { return c.ns }
+
+// report stores a report with qps and utilization (CPU) on p at now.
+func report(p base.Invoker, now int64, qps, cpu float64) {
+	r := loadreport.Report{QPS: qps, CPU: cpu, Has: loadreport.HasQPS | loadreport.HasCPU | loadreport.HasEPS}
+	rpcstatus.Of(p.GetURL()).Load().Store(now, &r)
+}
+
+// list returns n providers on ports from port, ejection off.
+func list(port, n int) []base.Invoker {
+	out := make([]base.Invoker, n)
+	for i := range out {
+		out[i] = lbtest.Provider(port+i, map[string]string{"outlier.rules": "none"})
+	}
+	return out
+}
+
+func view(t *testing.T, b *Balancer, l []base.Invoker) *member.View[table] {
+	v, exact := b.View(l, "Say")
+	require.True(t, exact)
+	return v
+}
+
+func TestWeight(t *testing.T) {
+	w, ok := Weight(100, 0, 0.5, 1)
+	assert.True(t, ok)
+	assert.Equal(t, 200.0, w)
+	w, _ = Weight(100, 10, 0.5, 1) // 100 / (0.5 + 1 × 10/100)
+	assert.InDelta(t, 100/0.6, w, 1e-9)
+	for _, c := range [][4]float64{{0, 0, 0.5, 1}, {100, 0, 0, 1}, {-1, 0, 0.5, 1}} {
+		_, ok := Weight(c[0], c[1], c[2], c[3])
+		assert.False(t, ok, "%v", c)
+	}
+	assert.Equal(t, 0.01*1*1/1.0, JavaCost(0, 0, 0, 0, 100), "an unknown load counts as minLoad")
+	assert.InDelta(t, 50*(2+1)*3/(0.5*100+1), JavaCost(50, 4, 2, 0.5, 100), 1e-9)
+}
+
+// A provider that reports twice the capacity (half the utilization at the
+// same qps) wins every comparison at equal calls in flight, and loses
+// when it has enough more calls in flight.
+func TestWeighsByReportedRatesWRR(t *testing.T) {
+	c := &clock{ns: 1000 * sec}
+	b := New(Options{Cost: CostWRR, Now: c.now, Rand: algo.Seeded(1).Uint64})
+	l := list(21000, 2)
+	report(l[0], c.ns, 100, 0.5)  // w = 200
+	report(l[1], c.ns, 100, 0.25) // w = 400
+	b.Select(l, lbtest.Call("Say"))
+	c.ns += int64(DefaultBlackout) + sec // past the blackout, reports fresh
+	report(l[0], c.ns, 100, 0.5)
+	report(l[1], c.ns, 100, 0.25)
+	for range 100 {
+		assert.Same(t, l[1], b.Select(l, lbtest.Call("Say")))
+	}
+	v := view(t, b, l)
+	assert.False(t, v.Table.fallback.Load())
+	assert.Equal(t, 200.0, v.Table.value(0))
+	assert.Equal(t, 400.0, v.Table.value(1))
+	// 3 calls in flight on the big one: 4/400 > 1/200.
+	for range 3 {
+		v.Stats[1].Begin(c.ns)
+	}
+	assert.Same(t, l[0], b.Select(l, lbtest.Call("Say")))
+}
+
+// The default cost divides rtadaptive's by the reported capacity: at the
+// same latency, a provider of 3× the capacity takes about 3× the calls in
+// flight before it costs as much.
+func TestCapacityCost(t *testing.T) {
+	c := &clock{ns: 1000 * sec}
+	b := New(Options{Blackout: time.Nanosecond, Now: c.now, Rand: algo.Seeded(3).Uint64})
+	l := list(21300, 2)
+	for i, capacity := range []float64{200, 600} {
+		lbtest.Feed(l[i], c.ns, 16, 10*time.Millisecond, false)
+		r := loadreport.Report{QPS: 100, CPU: 0.5, Capacity: capacity, Has: loadreport.HasQPS | loadreport.HasCPU | loadreport.HasCapacity}
+		rpcstatus.Of(l[i].GetURL()).Load().Store(c.ns-1, &r)
+	}
+	b.Select(l, lbtest.Call("Say"))
+	v := view(t, b, l)
+	require.False(t, v.Table.fallback.Load())
+	assert.Equal(t, 200.0, v.Table.value(0))
+	assert.Equal(t, 600.0, v.Table.value(1))
+	// Calls in flight as the picks add them (no call ends): the shares of
+	// the calls in flight go to 1:3.
+	for range 400 {
+		p := b.Select(l, lbtest.Call("Say"))
+		i := 0
+		if p == l[1] {
+			i = 1
+		}
+		v.Stats[i].Begin(c.ns)
+	}
+	a0, a1 := v.Stats[0].Active(), v.Stats[1].Active()
+	assert.InDelta(t, 100, a0, 2, "%d:%d", a0, a1)
+	assert.InDelta(t, 300, a1, 2, "%d:%d", a0, a1)
+
+	// With an error rate, gRPC's penalty shrinks the capacity.
+	cap, ok := Capacity(600, 100, 50, 0.5, 1, 0)
+	assert.True(t, ok)
+	assert.InDelta(t, 300, cap, 1e-9)
+	// Without a reported capacity: gRPC's weight × RTT (Little's law).
+	cap, _ = Capacity(0, 100, 0, 0.5, 1, float64(10*time.Millisecond))
+	assert.InDelta(t, 2, cap, 1e-9)
+	_, ok = Capacity(0, 0, 0, 0.5, 1, 1e6)
+	assert.False(t, ok)
+}
+
+// Reports younger than the blackout, and reports older than the
+// expiration, are not used; a provider without a usable report borrows
+// the mean weight of the others; with none usable the balancer falls
+// back to response times.
+func TestBlackoutExpiryAndMean(t *testing.T) {
+	c := &clock{ns: 1000 * sec}
+	b := New(Options{Cost: CostWRR, Now: c.now, Rand: algo.Seeded(2).Uint64})
+	l := list(21100, 3)
+	report(l[0], c.ns, 100, 0.5)
+	b.Select(l, lbtest.Call("Say"))
+	v := view(t, b, l)
+	assert.True(t, v.Table.fallback.Load(), "in the blackout")
+
+	c.ns += int64(DefaultBlackout) + sec
+	report(l[0], c.ns, 100, 0.5) // w 200
+	report(l[1], c.ns, 100, 0.1) // w 1000, first seen now: blackout
+	b.Select(l, lbtest.Call("Say"))
+	assert.False(t, v.Table.fallback.Load())
+	assert.Equal(t, 200.0, v.Table.value(0))
+	assert.Equal(t, 200.0, v.Table.value(1), "in its blackout: the mean")
+	assert.Equal(t, 200.0, v.Table.value(2), "no report: the mean")
+
+	c.ns += int64(DefaultBlackout) + sec
+	report(l[1], c.ns, 100, 0.1)
+	b.Select(l, lbtest.Call("Say"))
+	assert.Equal(t, 1000.0, v.Table.value(1))
+	assert.Equal(t, 600.0, v.Table.value(2), "the mean of 200 and 1000")
+
+	// Nothing new for the expiration: every report expired.
+	c.ns += int64(DefaultExpiration) + sec
+	b.Select(l, lbtest.Call("Say"))
+	assert.True(t, v.Table.fallback.Load())
+	assert.Zero(t, v.Table.since[1].Load(), "a new run of reports starts a new blackout")
+	// Fallback: response times decide: the faster provider wins.
+	lbtest.Feed(l[0], c.ns, 16, 10*time.Millisecond, false)
+	lbtest.Feed(l[1], c.ns, 16, time.Millisecond, false)
+	lbtest.Feed(l[2], c.ns, 16, 10*time.Millisecond, false)
+	picks := lbtest.Counts(b, l, lbtest.Call("Say"), 3000)
+	assert.Greater(t, picks[1], 1900, "p1 wins each comparison it is in (2/3 of them): %v", picks)
+}
+
+// URL parameters override the options per method.
+func TestParamsOverrideOptions(t *testing.T) {
+	c := &clock{ns: 1000 * sec}
+	b := New(Options{Now: c.now})
+	l := []base.Invoker{
+		lbtest.Provider(21200, map[string]string{BlackoutKey: "0", "methods.Say." + CostKey: "java", ErrorPenaltyKey: "x"}),
+		lbtest.Provider(21201, nil),
+	}
+	restore := lbtest.CaptureLogs(t)
+	b.Select(l, lbtest.Call("Say"))
+	v := view(t, b, l)
+	assert.Equal(t, CostJava, v.Table.cfg.cost)
+	assert.Zero(t, v.Table.cfg.blackout)
+	assert.Equal(t, DefaultErrorPenalty, v.Table.cfg.penalty)
+	logs := restore()
+	require.Len(t, logs, 1)
+	assert.Contains(t, logs[0], `loadaware.error-penalty "x" is not a number from 0 to 100; using 1`)
+}
+
+func TestParseParams(t *testing.T) {
+	base := New(Options{}).opts
+	o, problems := ParseParams(base, func(k string) string {
+		return map[string]string{CostKey: "WRR", BlackoutKey: "2500", ExpirationKey: "1m", UpdateKey: "-1s", ErrorPenaltyKey: "0.5"}[k]
+	})
+	assert.Equal(t, CostWRR, o.Cost)
+	assert.Equal(t, 2500*time.Millisecond, o.Blackout)
+	assert.Equal(t, time.Minute, o.Expiration)
+	assert.Equal(t, DefaultUpdatePeriod, o.UpdatePeriod)
+	assert.Equal(t, 0.5, o.ErrorPenalty)
+	assert.Equal(t, []string{`loadaware.update-period "-1s" is not a positive duration (10s, or milliseconds) of at most a year; using 1s`}, problems)
+}
+
+func FuzzParseParams(f *testing.F) {
+	f.Add("wrr", "10s", "3m", "1s", "1")
+	f.Add("java", "0", "180000", "500", "0")
+	f.Add("x", "-1", "1e99s", "", "NaN")
+	base := New(Options{}).opts
+	f.Fuzz(func(t *testing.T, cost, blackout, expiration, update, penalty string) {
+		vals := map[string]string{CostKey: cost, BlackoutKey: blackout, ExpirationKey: expiration, UpdateKey: update, ErrorPenaltyKey: penalty}
+		o, _ := ParseParams(base, func(k string) string { return vals[k] })
+		if o.Cost != CostCapacity && o.Cost != CostWRR && o.Cost != CostJava {
+			t.Fatalf("cost %q", o.Cost)
+		}
+		if o.Blackout < 0 || o.Expiration <= 0 || o.UpdatePeriod <= 0 || !(o.ErrorPenalty >= 0 && o.ErrorPenalty <= 100) {
+			t.Fatalf("out of range: %+v", o)
+		}
+	})
+}

@@ -1,0 +1,84 @@
+package loadaware
+
+import (
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/dubbogo-lb/lb/warmup/urlparam"
+)
+
+// URL parameters (reference params, method level first as every
+// method-level parameter: methods.<m>.loadaware.blackout…) that override
+// the Options of a Balancer for a (service, method). A malformed or
+// out-of-range value keeps the option's value, with one WARN line.
+const (
+	// CostKey chooses the cost function: "capacity", "wrr" or "java"
+	// (see Cost).
+	CostKey = "loadaware.cost"
+	// BlackoutKey is Options.Blackout ("10s", or milliseconds; "0" none).
+	BlackoutKey = "loadaware.blackout"
+	// ExpirationKey is Options.Expiration.
+	ExpirationKey = "loadaware.expiration"
+	// UpdateKey is Options.UpdatePeriod.
+	UpdateKey = "loadaware.update-period"
+	// ErrorPenaltyKey is Options.ErrorPenalty, a number in [0, 100].
+	ErrorPenaltyKey = "loadaware.error-penalty"
+)
+
+// config is what one (service, method) runs with.
+type config struct {
+	cost                         Cost
+	blackout, expiration, update int64 // ns
+	penalty                      float64
+}
+
+func (o *Options) config() config {
+	return config{cost: o.Cost, blackout: int64(o.Blackout), expiration: int64(o.Expiration),
+		update: int64(o.UpdatePeriod), penalty: o.ErrorPenalty}
+}
+
+// ParseParams applies the parameters that param returns (by key, "" when
+// absent) over base and returns the result, with one message per value it
+// could not use (kept at base's value).
+func ParseParams(base Options, param func(key string) string) (Options, []string) {
+	o := base
+	var problems []string
+	bad := func(key, v, why, kept string) {
+		problems = append(problems, key+" "+strconv.Quote(v)+" "+why+"; using "+kept)
+	}
+	if v := strings.TrimSpace(param(CostKey)); v != "" {
+		switch c := Cost(strings.ToLower(v)); c {
+		case CostCapacity, CostWRR, CostJava:
+			o.Cost = c
+		default:
+			bad(CostKey, v, "is not capacity, wrr or java", string(o.Cost))
+		}
+	}
+	dur := func(key string, dst *time.Duration, zeroOK bool) {
+		v := strings.TrimSpace(param(key))
+		switch {
+		case v == "":
+		case zeroOK && (v == "0" || v == "0s"):
+			*dst = 0
+		default:
+			if d, ok := urlparam.ParseDuration(v); ok {
+				*dst = d
+			} else {
+				bad(key, v, "is not a positive duration (10s, or milliseconds) of at most a year", dst.String())
+			}
+		}
+	}
+	dur(BlackoutKey, &o.Blackout, true)
+	dur(ExpirationKey, &o.Expiration, false)
+	dur(UpdateKey, &o.UpdatePeriod, false)
+	if v := strings.TrimSpace(param(ErrorPenaltyKey)); v != "" {
+		f, err := strconv.ParseFloat(v, 64)
+		if err == nil && f >= 0 && f <= 100 {
+			o.ErrorPenalty = f
+		} else {
+			bad(ErrorPenaltyKey, v, "is not a number from 0 to 100", strconv.FormatFloat(o.ErrorPenalty, 'g', -1, 64))
+		}
+	}
+	return o, problems
+}

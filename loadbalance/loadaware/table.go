@@ -1,0 +1,156 @@
+package loadaware
+
+import (
+	"math"
+	"sync/atomic"
+	"time"
+
+	"github.com/dubbogo-lb/lb/loadbalance/internal/algo"
+	"github.com/dubbogo-lb/lb/loadbalance/internal/member"
+	"github.com/dubbogo-lb/lb/loadbalance/lblog"
+	"github.com/dubbogo-lb/lb/warmup/urlparam"
+)
+
+// table is the balancer's state for one snapshot of providers.
+type table struct {
+	// alias draws candidates in proportion to warm weight; nil when every
+	// weight is equal.
+	alias *algo.Alias
+	cfg   config
+	// next is when the values are next computed (ns).
+	next atomic.Int64
+	// fallback is true while no provider has a usable report.
+	fallback atomic.Bool
+	// vals are the providers' values (float64 bits): the WRR weight or the
+	// Java load; the mean of the usable ones for a provider without one.
+	vals []atomic.Uint64
+	// own marks the providers whose value is their own (not the mean).
+	own []atomic.Bool
+	// since is when each provider's current run of usable reports began
+	// (ns, the report's arrival); 0: none. Copied from the snapshot before
+	// for the providers that stay.
+	since []atomic.Int64
+	// meanRTT is the mean latency EWMA of the providers that have one
+	// (ns, float64 bits), for the fallback and Java's cost.
+	meanRTT atomic.Uint64
+}
+
+func (t *table) value(i int) float64 { return math.Float64frombits(t.vals[i].Load()) }
+
+// build makes the table of a snapshot, with the parameters of its first
+// provider's URL.
+func (b *Balancer) build(s *member.Set, prev *member.View[table]) *table {
+	n := s.Len()
+	t := &table{vals: make([]atomic.Uint64, n), own: make([]atomic.Bool, n), since: make([]atomic.Int64, n)}
+	if !s.Uniform {
+		t.alias = algo.NewAlias(s.Weights)
+	}
+	u := s.Invokers[0].GetURL()
+	o, problems := ParseParams(b.opts, func(key string) string { return urlparam.MethodParam(u, s.Method, key) })
+	for _, p := range problems {
+		lblog.Warnf("%s, service %s, method %s: %s", Name, u.ServiceKey(), s.Method, p)
+	}
+	t.cfg = o.config()
+	t.fallback.Store(true)
+	for i, inv := range s.Invokers {
+		if prev != nil {
+			if j, ok := prev.Index(inv); ok {
+				t.since[i].Store(prev.Table.since[j].Load())
+			}
+		}
+	}
+	return t
+}
+
+// update computes the providers' values from their reports at now, once
+// per update period: the caller that wins the period does it, the others
+// go on with the values as they are.
+func (b *Balancer) update(v *member.View[table], now int64) {
+	t := v.Table
+	next := t.next.Load()
+	if now < next || !t.next.CompareAndSwap(next, now+t.cfg.update) {
+		return
+	}
+	var sum, rttSum float64
+	var usable, rtts int
+	for i := range t.vals {
+		if d, ok := v.Stats[i].EWMA().Value(now); ok {
+			rttSum += float64(d)
+			rtts++
+		}
+	}
+	if rtts > 0 {
+		t.meanRTT.Store(math.Float64bits(rttSum / float64(rtts)))
+	} else {
+		t.meanRTT.Store(math.Float64bits(minRTT))
+	}
+	for i := range t.vals {
+		val, ok := b.reported(v, i, now)
+		t.own[i].Store(ok)
+		if ok {
+			t.vals[i].Store(math.Float64bits(val))
+			sum += val
+			usable++
+		}
+	}
+	if usable == 0 {
+		t.fallback.Store(true)
+		return
+	}
+	mean := math.Float64bits(sum / float64(usable))
+	for i := range t.vals {
+		if !t.own[i].Load() {
+			t.vals[i].Store(mean)
+		}
+	}
+	t.fallback.Store(false)
+}
+
+// reported returns provider i's value by its last report at now, and
+// false when the report is missing, expired, in its blackout or gives no
+// value.
+func (b *Balancer) reported(v *member.View[table], i int, now int64) (float64, bool) {
+	t := v.Table
+	l := v.Providers[i].Load()
+	at := l.At()
+	if at == 0 || now-at > t.cfg.expiration {
+		t.since[i].Store(0)
+		return 0, false
+	}
+	util, ok := l.Utilization()
+	if !ok {
+		t.since[i].Store(0)
+		return 0, false
+	}
+	var val float64
+	qps, eps, rates := l.Rates()
+	switch t.cfg.cost {
+	case CostJava:
+		val = util * 100
+	case CostWRR:
+		// A Java provider reports no rates: its weight would need the
+		// consumer's own rate, which is a share of the provider's.
+		if val, ok = Weight(qps, eps, util, t.cfg.penalty); !rates || !ok {
+			t.since[i].Store(0)
+			return 0, false
+		}
+	default:
+		rtt, known := v.Stats[i].EWMA().Value(now)
+		if !known {
+			rtt = time.Duration(math.Float64frombits(t.meanRTT.Load()))
+		}
+		if val, ok = Capacity(l.Report().Capacity, qps, eps, util, t.cfg.penalty, float64(rtt)); !ok {
+			t.since[i].Store(0)
+			return 0, false
+		}
+	}
+	since := t.since[i].Load()
+	if since == 0 {
+		since = at
+		t.since[i].Store(since)
+	}
+	if now-since < t.cfg.blackout {
+		return 0, false
+	}
+	return val, true
+}

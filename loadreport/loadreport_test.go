@@ -1,0 +1,100 @@
+package loadreport
+
+import (
+	"math"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// Dubbo Java 3.3's ProfilerServerFilter writes
+// "curTime:" + System.currentTimeMillis() + ",load:" + loadAverage*100/cpus,
+// the load a Java double printed by StringBuilder.append(double).
+func TestParseJavaFormat(t *testing.T) {
+	for _, tc := range []struct {
+		in   string
+		ms   int64
+		load float64
+		has  Field
+	}{
+		{"curTime:1764560000123,load:37.5", 1764560000123, 37.5, HasTime | HasJavaLoad},
+		{"curTime:1764560000123,load:1.0E-4", 1764560000123, 1e-4, HasTime | HasJavaLoad},
+		{"curTime:1764560000123,load:112.25", 1764560000123, 112.25, HasTime | HasJavaLoad},
+		// No load average on the platform: -1 × 100 / CPUs, dropped.
+		{"curTime:1764560000123,load:-12.5", 1764560000123, 0, HasTime},
+		{"load:NaN,curTime:x", 0, 0, 0},
+		{"load:Infinity", 0, 0, 0},
+		{"", 0, 0, 0},
+		{"curTime:,load:", 0, 0, 0},
+		{" curTime : 5 , load : 2 ", 5, 2, HasTime | HasJavaLoad},
+	} {
+		var r Report
+		got := Parse(tc.in, &r)
+		assert.Equal(t, tc.has, got, tc.in)
+		assert.Equal(t, tc.has, r.Has, tc.in)
+		assert.Equal(t, tc.ms, r.TimeMs, tc.in)
+		assert.Equal(t, tc.load, r.JavaLoad, tc.in)
+	}
+}
+
+func TestOwnRoundTrip(t *testing.T) {
+	in := Report{TimeMs: 1764560000123, CPU: 0.523456, Inflight: 12.5, Capacity: 200, QPS: 1234.5, EPS: 0.25, Has: Own | HasTime}
+	s := string(AppendOwn(nil, &in))
+	assert.Equal(t, "cpu:0.5235,inflight:12.5,cap:200,qps:1234.5,eps:0.25,t:1764560000123", s)
+	var out Report
+	require.Equal(t, Own|HasTime, Parse(s, &out))
+	in.CPU = 0.5235
+	assert.Equal(t, in, out)
+
+	j := Report{TimeMs: 42, JavaLoad: 37.5}
+	assert.Equal(t, "curTime:42,load:37.5", string(AppendJava(nil, &j)))
+	// One report from both attachments.
+	require.Equal(t, HasTime|HasJavaLoad, Parse("curTime:43,load:37.5", &out))
+	assert.Equal(t, int64(43), out.TimeMs)
+	assert.Equal(t, Own|HasTime|HasJavaLoad, out.Has)
+}
+
+func TestParseRejectsOutOfRange(t *testing.T) {
+	var r Report
+	assert.Equal(t, Field(0), Parse("cpu:1.5,inflight:-1,qps:1e13,cap:abc,eps:0x10,t:-5,t:99999999999999999999", &r))
+	assert.Equal(t, Report{}, r)
+	assert.Equal(t, HasCPU, Parse("cpu:1,unknown:3,:,,x", &r))
+	assert.Equal(t, 1.0, r.CPU)
+}
+
+func TestParseAllocatesNothing(t *testing.T) {
+	s := "cpu:0.5235,inflight:12.5,cap:200,qps:1234.5,eps:0.25,t:1764560000123"
+	var r Report
+	assert.Zero(t, testing.AllocsPerRun(100, func() { Parse(s, &r); Parse("curTime:1764560000123,load:37.5", &r) }))
+	assert.Zero(t, testing.AllocsPerRun(100, func() { Parse("cpu:1..2,load:--,qps:e", &r) }))
+}
+
+func FuzzParse(f *testing.F) {
+	for _, s := range []string{
+		"curTime:1764560000123,load:37.5", "cpu:0.5,inflight:12.5,cap:200,qps:1234.5,eps:0.25,t:1",
+		"load:-12.5", "cpu:1e-3", ",,::", "load:1.0E-4",
+	} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		var r Report
+		got := Parse(s, &r)
+		if got != r.Has {
+			t.Fatalf("Parse(%q) = %v, Has %v", s, got, r.Has)
+		}
+		for _, v := range []float64{r.JavaLoad, r.CPU, r.Inflight, r.Capacity, r.QPS, r.EPS} {
+			if math.IsNaN(v) || v < 0 || v > maxValue {
+				t.Fatalf("Parse(%q): field out of range: %+v", s, r)
+			}
+		}
+		if r.CPU > 1 || r.TimeMs < 0 {
+			t.Fatalf("Parse(%q): %+v", s, r)
+		}
+		// What AppendOwn writes parses back to the same fields.
+		var back Report
+		if Parse(string(AppendOwn(nil, &r)), &back); back.Has != r.Has&(Own|HasTime) {
+			t.Fatalf("round trip of %+v: %+v", r, back)
+		}
+	})
+}

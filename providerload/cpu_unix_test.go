@@ -1,0 +1,7 @@
+//go:build unix
+
+package providerload
+
+import "runtime"
+
+func numCPU() int { return runtime.NumCPU() }

@@ -1,0 +1,89 @@
+package greeter
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"strconv"
+	"testing"
+	"time"
+
+	"dubbo.apache.org/dubbo-go/v3/client"
+	"dubbo.apache.org/dubbo-go/v3/common"
+	"dubbo.apache.org/dubbo-go/v3/global"
+	"dubbo.apache.org/dubbo-go/v3/protocol"
+	"dubbo.apache.org/dubbo-go/v3/server"
+	"github.com/stretchr/testify/require"
+	"google.golang.org/protobuf/types/known/wrapperspb"
+
+	"github.com/dubbogo-lb/lb/extension"
+	"github.com/dubbogo-lb/lb/filter"
+	"github.com/dubbogo-lb/lb/loadreport"
+	"github.com/dubbogo-lb/lb/rpcstatus"
+	_ "github.com/dubbogo-lb/lb/samples/internal/app" // dubbo-go's protocol, proxy and cluster extensions
+)
+
+// TestProviderLoadRoundTripOverTriple proves the way a load report takes
+// with dubbo-go v3.3.2's triple: a provider with the lbload filter answers
+// a call that carries lb_adaptive with two result attachments, which
+// dubbo-go's triple server sends as response trailers; the consumer's
+// lbactive filter asks (lb.load-report=true), lends the invocation a
+// trailer header, and stores the report on the provider's statistics.
+// Real dubbo-go server and client over loopback TCP, in one process.
+func TestProviderLoadRoundTripOverTriple(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	port := ln.Addr().(*net.TCPAddr).Port
+	require.NoError(t, ln.Close())
+
+	app := global.DefaultApplicationConfig()
+	app.Name = "loadreport-roundtrip"
+	app.MetadataType = "remote"
+	srv, err := server.NewServer(server.SetServerApplication(app), server.WithServerProtocol(
+		protocol.WithTriple(), protocol.WithIp("127.0.0.1"), protocol.WithPort(port)),
+		server.WithServerFilter(extension.LoadFilterName))
+	require.NoError(t, err)
+	lat, err := ParseLatency("1ms")
+	require.NoError(t, err)
+	b, err := NewBackend("p", lat, 0)
+	require.NoError(t, err)
+	require.NoError(t, Register(srv, b, server.WithParam("lb.capacity", "64")))
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go func() { _ = srv.ServeContext(ctx) }()
+
+	cli, err := client.NewClient()
+	require.NoError(t, err)
+	g, err := NewGreeter(cli,
+		client.WithURL(fmt.Sprintf("tri://127.0.0.1:%d", port)),
+		client.WithFilter(filter.Name),
+		client.WithParam(filter.LoadReportKey, "true"),
+	)
+	require.NoError(t, err)
+
+	var got loadreport.Report
+	var u *common.URL
+	deadline := time.Now().Add(2 * time.Minute)
+	// The capacity is read from the provider URL on the first call and
+	// reported from the next sample on (100 ms).
+	for got.Has&loadreport.HasCapacity == 0 || got.Has&loadreport.HasTime == 0 {
+		require.True(t, time.Now().Before(deadline), "no load report after 2 minutes")
+		cctx, ccancel := context.WithTimeout(ctx, 10*time.Second)
+		_, err := g.Hello(cctx, wrapperspb.String("k"))
+		ccancel()
+		if err != nil {
+			time.Sleep(100 * time.Millisecond) // the server may not listen yet
+			continue
+		}
+		rpcstatus.Providers.Range(func(k *common.URL, p *rpcstatus.Provider) bool {
+			if k.Port == strconv.Itoa(port) {
+				u, got = k, p.Load().Report()
+			}
+			return true
+		})
+	}
+	require.NotNil(t, u)
+	require.Equal(t, 64.0, got.Capacity, "the provider URL's lb.capacity")
+	require.InDelta(t, time.Now().UnixMilli(), got.TimeMs, float64(time.Minute.Milliseconds()))
+	require.True(t, got.Has&loadreport.HasCPU != 0)
+}
