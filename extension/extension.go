@@ -35,6 +35,7 @@ import (
 
 	"github.com/dubbogo-lb/lb/extension/internal/nacosdiscovery"
 	"github.com/dubbogo-lb/lb/filter"
+	"github.com/dubbogo-lb/lb/filter/providerload"
 	"github.com/dubbogo-lb/lb/loadbalance/chash"
 	"github.com/dubbogo-lb/lb/loadbalance/describe"
 	"github.com/dubbogo-lb/lb/loadbalance/lalb"
@@ -44,7 +45,6 @@ import (
 	"github.com/dubbogo-lb/lb/loadbalance/random"
 	"github.com/dubbogo-lb/lb/loadbalance/rtadaptive"
 	"github.com/dubbogo-lb/lb/loadbalance/swrr"
-	"github.com/dubbogo-lb/lb/providerload"
 )
 
 // FilterName is the name of the active-count filter.

@@ -10,8 +10,8 @@ import (
 	"dubbo.apache.org/dubbo-go/v3/protocol/base"
 	"dubbo.apache.org/dubbo-go/v3/protocol/result"
 
-	"github.com/dubbogo-lb/lb/loadreport"
 	"github.com/dubbogo-lb/lb/rpcstatus"
+	"github.com/dubbogo-lb/lb/rpcstatus/loadreport"
 	"github.com/dubbogo-lb/lb/warmup/urlparam"
 )
 

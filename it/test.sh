@@ -60,6 +60,6 @@ for target in warmup:FuzzParseWeight warmup:FuzzParseAge \
 	loadbalance/chash:FuzzParseArguments loadbalance/chash:FuzzParseNodes \
 	loadbalance/chash:FuzzAppendJava extension/internal/nacosdiscovery:FuzzInstanceList \
 	samples/internal/greeter:FuzzParseWhen samples/internal/greeter:FuzzParseCode \
-	loadreport:FuzzParse loadbalance/loadaware:FuzzParseParams; do
+	rpcstatus/loadreport:FuzzParse loadbalance/loadaware:FuzzParseParams; do
 	go test -run '^$' -fuzz "^${target#*:}\$" -fuzztime 100000x "./${target%%:*}"
 done

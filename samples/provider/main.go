@@ -34,7 +34,7 @@ import (
 	"dubbo.apache.org/dubbo-go/v3/server"
 
 	"github.com/dubbogo-lb/lb/extension"
-	"github.com/dubbogo-lb/lb/providerload"
+	"github.com/dubbogo-lb/lb/filter/providerload"
 	"github.com/dubbogo-lb/lb/samples/internal/app"
 	"github.com/dubbogo-lb/lb/samples/internal/greeter"
 )

@@ -18,8 +18,8 @@ import (
 
 	"github.com/dubbogo-lb/lb/extension"
 	"github.com/dubbogo-lb/lb/filter"
-	"github.com/dubbogo-lb/lb/loadreport"
 	"github.com/dubbogo-lb/lb/rpcstatus"
+	"github.com/dubbogo-lb/lb/rpcstatus/loadreport"
 	_ "github.com/dubbogo-lb/lb/samples/internal/app" // dubbo-go's protocol, proxy and cluster extensions
 )
 

@@ -5,7 +5,7 @@ import (
 	"math"
 	"time"
 
-	"github.com/dubbogo-lb/lb/loadreport"
+	"github.com/dubbogo-lb/lb/rpcstatus/loadreport"
 )
 
 // The load a simulated provider reports, modelled on the lbload filter

@@ -14,7 +14,7 @@ import (
 
 	"github.com/dubbogo-lb/lb/filter"
 	"github.com/dubbogo-lb/lb/loadbalance/simulate"
-	"github.com/dubbogo-lb/lb/loadreport"
+	"github.com/dubbogo-lb/lb/rpcstatus/loadreport"
 	"github.com/dubbogo-lb/lb/warmup/urlparam"
 )
 

@@ -12,7 +12,7 @@ import (
 	"dubbo.apache.org/dubbo-go/v3/protocol/invocation"
 	"dubbo.apache.org/dubbo-go/v3/protocol/result"
 
-	"github.com/dubbogo-lb/lb/loadreport"
+	"github.com/dubbogo-lb/lb/rpcstatus/loadreport"
 )
 
 // BenchmarkProviderFilter compares, per call on a provider, this filter

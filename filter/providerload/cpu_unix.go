@@ -7,7 +7,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/dubbogo-lb/lb/loadreport"
+	"github.com/dubbogo-lb/lb/rpcstatus/loadreport"
 )
 
 // processCPUTime returns the user and system CPU time of the process.

@@ -37,7 +37,7 @@ import (
 	"dubbo.apache.org/dubbo-go/v3/protocol/base"
 	"dubbo.apache.org/dubbo-go/v3/protocol/result"
 
-	"github.com/dubbogo-lb/lb/loadreport"
+	"github.com/dubbogo-lb/lb/rpcstatus/loadreport"
 )
 
 // Name is the name the filter is registered under with dubbo-go.
