@@ -28,6 +28,8 @@ import (
 	"dubbo.apache.org/dubbo-go/v3"
 	"dubbo.apache.org/dubbo-go/v3/server"
 
+	"github.com/dubbogo-lb/lb/extension"
+	"github.com/dubbogo-lb/lb/keeper"
 	"github.com/dubbogo-lb/lb/samples/internal/app"
 	"github.com/dubbogo-lb/lb/samples/internal/greeter"
 )
@@ -51,6 +53,8 @@ func run() error {
 		failAt   = flag.String("fail-at", "", "from then on fail every call at once: a duration after start (30s) or an RFC 3339 time; empty: never")
 		recoAt   = flag.String("recover-at", "", "stop failing then (same forms as -fail-at); empty: never")
 		failCode = flag.String("fail-code", "unavailable", "triple status of the failures of -fail-at: unavailable, internal, unknown, biz_error…")
+		keepIvl  = flag.Duration("keep-interval", keeper.DefaultInterval, "how often the registration keeper (extension.KeepRegistered) reads Nacos; 0: no keeper")
+		loseUSR1 = flag.Bool("usr1-loses-registration", false, "tests: on SIGUSR1, withdraw this provider's Nacos instance through its own Nacos client, behind dubbo-go's back, as a registration the client lost")
 	)
 	var registry app.RegistryFlags
 	registry.Register(flag.CommandLine)
@@ -61,6 +65,9 @@ func run() error {
 	}
 	if *weight <= 0 {
 		return fmt.Errorf("-weight %d: must be positive (drain a provider through the registry instead)", *weight)
+	}
+	if *keepIvl < 0 {
+		return fmt.Errorf("-keep-interval %v: must not be negative", *keepIvl)
 	}
 	if *warm < 0 {
 		return fmt.Errorf("-warmup %v: must not be negative", *warm)
@@ -154,6 +161,16 @@ func run() error {
 	// closing its Nacos connection removes the (ephemeral) instance at once.
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
+	// The keeper registers the provider again if its Nacos client loses
+	// the registration (seen after a Nacos restart).
+	if *keepIvl > 0 {
+		if err := extension.KeepRegistered(ctx, extension.KeepOptions{Interval: *keepIvl}); err != nil {
+			return err
+		}
+	}
+	if *loseUSR1 {
+		loseRegistrationOnUSR1(ctx, listen)
+	}
 	if err := srv.ServeContext(ctx); err != nil && !errors.Is(err, context.Canceled) {
 		return err
 	}
