@@ -11,6 +11,11 @@
 // YAML file -conf (default conf/provider.yaml); the flags below override
 // it. On SIGINT or SIGTERM the provider exits at once; its Nacos instance
 // is ephemeral and disappears with the connection.
+//
+// A registration keeper (extension.KeepRegistered) reads Nacos every
+// -keep-interval (10s; 0: no keeper) and registers the provider again if
+// its Nacos client lost the registration; -usr1-loses-registration makes
+// SIGUSR1 lose it on purpose, for the tests.
 package main
 
 import (
