@@ -16,7 +16,9 @@
 // so that a consumer of Nacos never misses a provider (see the README's
 // Discovery section), adds the balancers to describe.Default (what they
 // decide, for a live page: see describe.Handler) and their metrics to
-// dubbo-go's (package lbmetrics).
+// dubbo-go's (package lbmetrics). It wraps dubbo-go's registry protocol,
+// passing every call on, to record what a provider registers in Nacos, for
+// KeepRegistered.
 package extension
 
 import (

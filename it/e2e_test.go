@@ -723,6 +723,11 @@ func TestNacosRestartDuringLoadLosesNoCallNorProvider(t *testing.T) {
 	// The data was wiped: the providers must register again by themselves.
 	e.waitRegistered(t, ps...)
 	t.Logf("providers registered again %v after the start", time.Since(t1).Round(100*time.Millisecond))
+	for _, p := range ps { // the keeper's repairs (extension.KeepRegistered), if the client lost one
+		if n := strings.Count(p.log.String(), "keeper: registered"); n > 0 {
+			t.Logf("provider %s: registered again by its keeper %d times", p.name, n)
+		}
+	}
 	late := e.startProvider(t, providerSpec{name: "r4", latency: "5ms"})
 	e.waitRegistered(t, ps[0], ps[1], ps[2], late)
 	for _, c := range cs {

@@ -13,6 +13,11 @@
 // YAML file -conf (default conf/provider.yaml); the flags below override
 // it. On SIGINT or SIGTERM the provider exits at once; its Nacos instance
 // is ephemeral and disappears with the connection.
+//
+// A registration keeper (extension.KeepRegistered) reads Nacos every
+// -keep-interval (10s; 0: no keeper) and registers the provider again if
+// its Nacos client lost the registration; -usr1-loses-registration makes
+// SIGUSR1 lose it on purpose, for the tests.
 package main
 
 import (
@@ -35,6 +40,7 @@ import (
 
 	"github.com/dubbogo-lb/lb/extension"
 	"github.com/dubbogo-lb/lb/filter/providerload"
+	"github.com/dubbogo-lb/lb/keeper"
 	"github.com/dubbogo-lb/lb/samples/internal/app"
 	"github.com/dubbogo-lb/lb/samples/internal/greeter"
 )
@@ -61,6 +67,8 @@ func run() error {
 		report   = flag.Bool("load-report", true, "answer load reports (the lbload filter) to consumers that ask")
 		capacity = flag.Int64("capacity", 0, "capacity in calls in flight that the load reports carry (0: none)")
 		burn     = flag.Int("burn-cpu", 0, "goroutines that burn CPU for the whole run, starving the provider of CPU")
+		keepIvl  = flag.Duration("keep-interval", keeper.DefaultInterval, "how often the registration keeper (extension.KeepRegistered) reads Nacos; 0: no keeper")
+		loseUSR1 = flag.Bool("usr1-loses-registration", false, "tests: on SIGUSR1, withdraw this provider's Nacos instance through its own Nacos client, behind dubbo-go's back, as a registration the client lost")
 	)
 	var registry app.RegistryFlags
 	registry.Register(flag.CommandLine)
@@ -71,6 +79,9 @@ func run() error {
 	}
 	if *weight <= 0 {
 		return fmt.Errorf("-weight %d: must be positive (drain a provider through the registry instead)", *weight)
+	}
+	if *keepIvl < 0 {
+		return fmt.Errorf("-keep-interval %v: must not be negative", *keepIvl)
 	}
 	if *warm < 0 {
 		return fmt.Errorf("-warmup %v: must not be negative", *warm)
@@ -174,6 +185,16 @@ func run() error {
 	// closing its Nacos connection removes the (ephemeral) instance at once.
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
+	// The keeper registers the provider again if its Nacos client loses
+	// the registration (seen after a Nacos restart).
+	if *keepIvl > 0 {
+		if err := extension.KeepRegistered(ctx, extension.KeepOptions{Interval: *keepIvl}); err != nil {
+			return err
+		}
+	}
+	if *loseUSR1 {
+		loseRegistrationOnUSR1(ctx, listen)
+	}
 	if err := srv.ServeContext(ctx); err != nil && !errors.Is(err, context.Canceled) {
 		return err
 	}

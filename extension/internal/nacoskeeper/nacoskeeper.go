@@ -1,0 +1,281 @@
+// Package nacoskeeper keeps a dubbo-go provider's interface-level Nacos
+// registrations: it learns what the process registers, and when, from
+// dubbo-go's registry protocol, which it wraps, and runs package keeper
+// over it with the Nacos Open API as the server's view and the Nacos
+// registry's own Register to register again. See DESIGN.md.
+//
+// Importing it installs the wrapper: every call is passed on to dubbo-go's
+// registry protocol unchanged (Export, Refer, Destroy, GetRegistries,
+// UnregisterRegistries); the wrapper only records the exports to a Nacos
+// registry, and marks them withdrawn on UnregisterRegistries, Destroy or
+// the exporter's UnExport. Nothing is checked until Keep is called.
+package nacoskeeper
+
+import (
+	"context"
+	"errors"
+	"net"
+	"strconv"
+	"sync"
+	"sync/atomic"
+
+	"dubbo.apache.org/dubbo-go/v3/common"
+	"dubbo.apache.org/dubbo-go/v3/common/constant"
+	dgext "dubbo.apache.org/dubbo-go/v3/common/extension"
+	"dubbo.apache.org/dubbo-go/v3/protocol/base"
+	"dubbo.apache.org/dubbo-go/v3/registry"
+	registryprotocol "dubbo.apache.org/dubbo-go/v3/registry/protocol"
+	"github.com/dubbogo/gost/log/logger"
+
+	"github.com/dubbogo-lb/lb/extension/internal/nacosdiscovery"
+	"github.com/dubbogo-lb/lb/keeper"
+)
+
+// nacosProtocol is the registry protocol name of dubbo-go's interface-level
+// Nacos registry.
+const nacosProtocol = "nacos"
+
+var wrapper = newProtocol(registryprotocol.GetProtocol())
+
+func init() {
+	dgext.SetProtocol(constant.RegistryProtocol, func() base.Protocol { return wrapper })
+}
+
+// errWithdrawn is Register's answer for a registration the process
+// withdrew: the keeper must not put it back.
+var errWithdrawn = errors.New("the provider withdrew this registration")
+
+// protocol wraps dubbo-go's registry protocol and records what it
+// registers in Nacos.
+type protocol struct {
+	base.Protocol // dubbo-go's registry protocol
+
+	// mu orders the keeper's registrations with dubbo-go's (Export) and
+	// with the withdrawals: a repair either completes before a withdrawal
+	// starts, or sees it and does not register.
+	mu      sync.Mutex
+	exports []*export
+	seq     int
+	readers map[string]*server // by registry key
+
+	running atomic.Bool // a Keep is running
+}
+
+// export is one URL registered in one Nacos registry.
+type export struct {
+	id        string
+	regKey    string      // registryKey of the registry
+	url       *common.URL // as registered
+	service   string      // Nacos service name
+	addr      string      // host:port
+	withdrawn bool        // unregistered or unexported by the process
+}
+
+func newProtocol(inner base.Protocol) *protocol {
+	return &protocol{Protocol: inner, readers: map[string]*server{}}
+}
+
+// Export exports through dubbo-go's registry protocol and records the
+// registration when the registry is Nacos (interface level).
+func (p *protocol) Export(invoker base.Invoker) base.Exporter {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	exp := p.Protocol.Export(invoker)
+	if exp == nil {
+		return nil // dubbo-go registered nothing
+	}
+	e := p.record(invoker)
+	if e == nil {
+		return exp
+	}
+	return &exporter{Exporter: exp, p: p, e: e}
+}
+
+// record notes what Export registered for invoker, whose URL is the
+// registry URL with the provider URL as its SubURL; nil when it is not a
+// Nacos registry.
+func (p *protocol) record(invoker base.Invoker) *export {
+	regURL := invoker.GetURL()
+	if regURL == nil || regURL.SubURL == nil {
+		return nil
+	}
+	name := regURL.Protocol
+	if name == constant.RegistryProtocol {
+		name = regURL.GetParam(constant.RegistryKey, "")
+	}
+	if name != nacosProtocol {
+		return nil
+	}
+	u := registeredURL(regURL.SubURL.Clone(), regURL)
+	e := &export{regKey: registryKey(regURL), url: u, service: serviceName(u), addr: addr(u)}
+	for _, old := range p.exports {
+		if !old.withdrawn && old.regKey == e.regKey && old.service == e.service && old.addr == e.addr {
+			old.url = u // exported again: the latest registration counts
+			return old
+		}
+	}
+	p.seq++
+	e.id = strconv.Itoa(p.seq)
+	p.exports = append(p.exports, e)
+	return e
+}
+
+// GetRegistries returns dubbo-go's registries.
+func (p *protocol) GetRegistries() []registry.Registry {
+	if f, ok := p.Protocol.(registry.RegistryFactory); ok {
+		return f.GetRegistries()
+	}
+	return nil
+}
+
+// UnregisterRegistries withdraws every registration, then unregisters
+// through dubbo-go (graceful shutdown).
+func (p *protocol) UnregisterRegistries() {
+	p.withdrawAll()
+	if u, ok := p.Protocol.(base.RegistryUnregisterer); ok {
+		u.UnregisterRegistries()
+		return
+	}
+	p.Protocol.Destroy() // what dubbo-go's shutdown does without the capability
+}
+
+// Destroy withdraws every registration, then destroys dubbo-go's
+// registry protocol.
+func (p *protocol) Destroy() {
+	p.withdrawAll()
+	p.Protocol.Destroy()
+}
+
+func (p *protocol) withdrawAll() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for _, e := range p.exports {
+		e.withdrawn = true
+	}
+	p.exports = nil
+}
+
+func (p *protocol) withdraw(e *export) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	e.withdrawn = true
+	for i, x := range p.exports {
+		if x == e {
+			p.exports = append(p.exports[:i:i], p.exports[i+1:]...)
+			break
+		}
+	}
+}
+
+// exporter withdraws its registration when the service is unexported.
+type exporter struct {
+	base.Exporter
+	p *protocol
+	e *export
+}
+
+func (x *exporter) UnExport() {
+	x.p.withdraw(x.e)
+	x.Exporter.UnExport()
+}
+
+// Kept returns the registrations to keep: recorded, not withdrawn, in a
+// registry dubbo-go still has.
+func (p *protocol) Kept() []keeper.Registration {
+	regs := map[string]registry.Registry{}
+	for _, r := range p.GetRegistries() {
+		if r == nil || r.GetURL() == nil || r.GetURL().Protocol != nacosProtocol {
+			continue
+		}
+		regs[registryKey(r.GetURL())] = r
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	var out []keeper.Registration
+	for _, e := range p.exports {
+		reg := regs[e.regKey]
+		if reg == nil {
+			continue
+		}
+		srv := p.server(e.regKey, reg.GetURL())
+		if srv == nil {
+			continue
+		}
+		out = append(out, keeper.Registration{
+			ID: e.id, Server: srv, Service: e.service, Group: nacosGroup(reg.GetURL()), Addr: e.addr,
+			Register: func() error { return p.register(e, reg) },
+		})
+	}
+	return out
+}
+
+// register registers e again through the Nacos registry's own Register,
+// unless the process withdrew it.
+func (p *protocol) register(e *export, reg registry.Registry) error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if e.withdrawn {
+		return errWithdrawn
+	}
+	return reg.Register(e.url.Clone())
+}
+
+// server returns the Open API view of the Nacos registry regURL; p.mu is
+// held.
+func (p *protocol) server(key string, regURL *common.URL) *server {
+	if s, ok := p.readers[key]; ok {
+		return s
+	}
+	r, err := nacosdiscovery.NewReader(regURL)
+	if err != nil {
+		logger.Warnf("keeper: cannot read the Nacos registry %s: %v", regURL.Location, err)
+		p.readers[key] = nil // once
+		return nil
+	}
+	s := &server{r: r}
+	p.readers[key] = s
+	return s
+}
+
+// server is a keeper.Server over the Nacos Open API.
+type server struct{ r *nacosdiscovery.Reader }
+
+func (s *server) Addrs(service, group string) ([]string, error) {
+	list, err := s.r.Instances(service, group)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]string, 0, len(list))
+	for _, in := range list {
+		out = append(out, net.JoinHostPort(in.Ip, strconv.FormatUint(in.Port, 10)))
+	}
+	return out, nil
+}
+
+// Keep keeps, until ctx is done, every interface-level Nacos registration
+// of this process's exported services, as package keeper describes (one
+// read of the Open API per service every o.Interval; a registration
+// missing on o.Misses reads in a row while the server answers is
+// registered again through the dubbo-go registry that registered it,
+// with the same URL, hence the same service, group, metadata and weight).
+// It returns at once; services exported later are kept too. It never
+// registers what the process withdrew (graceful shutdown, unexport). An
+// error when dubbo-go's registry protocol is not this package's wrapper
+// (someone replaced it) or when a Keep is already running.
+func Keep(ctx context.Context, o keeper.Options) error {
+	if dgext.GetProtocol(constant.RegistryProtocol) != base.Protocol(wrapper) {
+		return errors.New("keeper: dubbo-go's registry protocol was replaced after this module's; cannot see what the process registers")
+	}
+	if !wrapper.running.CompareAndSwap(false, true) {
+		return errors.New("keeper: already running")
+	}
+	if o.Warnf == nil {
+		o.Warnf = logger.Warnf
+	}
+	k := keeper.New(wrapper, o)
+	go func() {
+		defer wrapper.running.Store(false)
+		k.Run(ctx)
+	}()
+	return nil
+}

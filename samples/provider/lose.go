@@ -1,0 +1,72 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"os"
+	"os/signal"
+	"strconv"
+	"syscall"
+
+	"dubbo.apache.org/dubbo-go/v3/common/constant"
+	dgext "dubbo.apache.org/dubbo-go/v3/common/extension"
+	"dubbo.apache.org/dubbo-go/v3/registry"
+	dgnacos "dubbo.apache.org/dubbo-go/v3/remoting/nacos"
+	"github.com/nacos-group/nacos-sdk-go/v2/vo"
+
+	"github.com/dubbogo-lb/lb/samples/internal/greeter"
+)
+
+// loseRegistrationOnUSR1 withdraws, on every SIGUSR1, the greeter's instance
+// at listen from every Nacos registry through the registry's own pooled
+// Nacos client, behind dubbo-go's back: the server drops the instance,
+// the client forgets it (no redo), and dubbo-go still believes it
+// registered, which is what a registration lost by the client leaves
+// (see extension/internal/nacoskeeper). For the tests of the keeper.
+func loseRegistrationOnUSR1(ctx context.Context, listen string) {
+	usr1 := make(chan os.Signal, 1)
+	signal.Notify(usr1, syscall.SIGUSR1)
+	go func() {
+		defer signal.Stop(usr1)
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-usr1:
+				loseRegistration(listen)
+			}
+		}
+	}()
+}
+
+func loseRegistration(listen string) {
+	host, portStr, err := net.SplitHostPort(listen)
+	port, perr := strconv.ParseUint(portStr, 10, 64)
+	if err != nil || perr != nil {
+		fmt.Printf("lose registration: bad address %q\n", listen)
+		return
+	}
+	rf, ok := dgext.GetProtocol(constant.RegistryProtocol).(registry.RegistryFactory)
+	if !ok {
+		fmt.Println("lose registration: no registries")
+		return
+	}
+	for _, reg := range rf.GetRegistries() {
+		u := reg.GetURL()
+		if u == nil || u.Protocol != "nacos" {
+			continue
+		}
+		client, err := dgnacos.NewNacosClientByURL(u) // the registry's, from gost's pool
+		if err != nil {
+			fmt.Printf("lose registration: %v\n", err)
+			continue
+		}
+		group := u.GetParam(constant.NacosGroupKey, constant.ServiceDiscoveryDefaultGroup)
+		ok, err := client.Client().DeregisterInstance(vo.DeregisterInstanceParam{
+			Ip: host, Port: port, ServiceName: "providers:" + greeter.Interface + "::", GroupName: group, Ephemeral: true,
+		})
+		client.Close() // gives back the reference NewNacosClientByURL took
+		fmt.Printf("lose registration: withdrew %s from Nacos group %s behind dubbo-go's back: %v %v\n", listen, group, ok, err)
+	}
+}
