@@ -3,14 +3,17 @@ package extension
 import (
 	"context"
 
+	"github.com/dubbogo-lb/lb/extension/internal/keeper"
 	"github.com/dubbogo-lb/lb/extension/internal/nacoskeeper"
-	"github.com/dubbogo-lb/lb/keeper"
 )
 
-// KeepOptions tune KeepRegistered; the zero value is valid (see
-// keeper.Options for the defaults: a read every 10 s, a registration
-// missing on 2 reads in a row registered again).
+// KeepOptions tune KeepRegistered; the zero value is valid: a read every
+// DefaultKeepInterval, a registration missing on 2 reads in a row
+// registered again.
 type KeepOptions = keeper.Options
+
+// DefaultKeepInterval is how often KeepRegistered reads Nacos by default.
+const DefaultKeepInterval = keeper.DefaultInterval
 
 // KeepRegistered keeps, until ctx is done, the interface-level Nacos
 // registrations of the services this provider exports: every

@@ -40,7 +40,6 @@ import (
 
 	"github.com/dubbogo-lb/lb/extension"
 	"github.com/dubbogo-lb/lb/filter/providerload"
-	"github.com/dubbogo-lb/lb/keeper"
 	"github.com/dubbogo-lb/lb/samples/internal/app"
 	"github.com/dubbogo-lb/lb/samples/internal/greeter"
 )
@@ -67,7 +66,7 @@ func run() error {
 		report   = flag.Bool("load-report", true, "answer load reports (the lbload filter) to consumers that ask")
 		capacity = flag.Int64("capacity", 0, "capacity in calls in flight that the load reports carry (0: none)")
 		burn     = flag.Int("burn-cpu", 0, "goroutines that burn CPU for the whole run, starving the provider of CPU")
-		keepIvl  = flag.Duration("keep-interval", keeper.DefaultInterval, "how often the registration keeper (extension.KeepRegistered) reads Nacos; 0: no keeper")
+		keepIvl  = flag.Duration("keep-interval", extension.DefaultKeepInterval, "how often the registration keeper (extension.KeepRegistered) reads Nacos; 0: no keeper")
 		loseUSR1 = flag.Bool("usr1-loses-registration", false, "tests: on SIGUSR1, withdraw this provider's Nacos instance through its own Nacos client, behind dubbo-go's back, as a registration the client lost")
 	)
 	var registry app.RegistryFlags

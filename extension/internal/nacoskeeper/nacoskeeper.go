@@ -27,8 +27,8 @@ import (
 	registryprotocol "dubbo.apache.org/dubbo-go/v3/registry/protocol"
 	"github.com/dubbogo/gost/log/logger"
 
+	"github.com/dubbogo-lb/lb/extension/internal/keeper"
 	"github.com/dubbogo-lb/lb/extension/internal/nacosdiscovery"
-	"github.com/dubbogo-lb/lb/keeper"
 )
 
 // nacosProtocol is the registry protocol name of dubbo-go's interface-level

@@ -14,7 +14,7 @@ import (
 	"dubbo.apache.org/dubbo-go/v3/protocol/base"
 	"dubbo.apache.org/dubbo-go/v3/registry"
 
-	"github.com/dubbogo-lb/lb/keeper"
+	"github.com/dubbogo-lb/lb/extension/internal/keeper"
 )
 
 // fakeNacos answers the Open API's instance list from hosts, by service.
