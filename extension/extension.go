@@ -12,9 +12,10 @@
 // reference param methods.<method>.loadbalance: NAME (see
 // MethodBalancersToParams), and enable the filter with filter: lbactive.
 // CheckReferences checks the names at start-up, CheckRegistries the Nacos
-// logins. It also registers the registry directory of the nacos protocol,
-// so that a consumer of Nacos never misses a provider (see the README's
-// Discovery section), adds the balancers to describe.Default (what they
+// logins. It also registers the registry directory of the nacos protocol
+// and the Nacos service discovery (application level), so that a consumer
+// of Nacos never misses a provider and follows the Nacos console's weight,
+// enable and drain (see the README's Discovery section), adds the balancers to describe.Default (what they
 // decide, for a live page: see describe.Handler) and their metrics to
 // dubbo-go's (package lbmetrics).
 package extension
@@ -32,6 +33,9 @@ import (
 	dgfilter "dubbo.apache.org/dubbo-go/v3/filter"
 	"dubbo.apache.org/dubbo-go/v3/global"
 	dgmetrics "dubbo.apache.org/dubbo-go/v3/metrics"
+	// dubbo-go's Nacos registry and service discovery: imported so that
+	// their init runs before this package's, which replaces the latter.
+	_ "dubbo.apache.org/dubbo-go/v3/registry/nacos"
 
 	"github.com/dubbogo-lb/lb/extension/internal/nacosdiscovery"
 	"github.com/dubbogo-lb/lb/filter"
@@ -57,6 +61,13 @@ func init() {
 	// registry directory, whose Nacos listener can miss a provider at
 	// start-up; see nacosdiscovery).
 	dgext.SetDirectory(nacosdiscovery.Protocol, nacosdiscovery.NewDirectory(nacosdiscovery.Options{}))
+	// Application level (registry-type: service or all): our Nacos service
+	// discovery replaces dubbo-go's, registered under the same name by
+	// dubbo-go's registry/nacos, imported above so that its init runs
+	// first (the last registration wins). dubbo-go's reads before it
+	// subscribes, keeps disabled instances, and writes the rounded
+	// instance weight over the provider's weight.
+	dgext.SetServiceDiscovery(nacosdiscovery.Protocol, nacosdiscovery.NewServiceDiscovery(nacosdiscovery.Options{}))
 
 	active := filter.New(filter.Options{})
 	dgext.SetFilter(FilterName, func() dgfilter.Filter { return active })
