@@ -182,14 +182,13 @@ func TestApplicationLevelWeightsAndWarmup(t *testing.T) {
 			// A new provider of weight 10 ramps up along the warmup its
 			// registered timestamp and warmup describe.
 			const warmup = 30 * time.Second
-			ps, insts = e.startAt(t, lv, ps, providerSpec{name: "new", weight: 10, warmup: warmup})
+			_, insts = e.startAt(t, lv, ps, providerSpec{name: "new", weight: 10, warmup: warmup})
 			p := e.providerParams(t, lv, insts[2])
 			ts, err := strconv.ParseInt(p["timestamp"], 10, 64)
 			if err != nil || p["warmup"] != "30" || p["weight"] != "10" {
 				t.Fatalf("new provider's parameters %v: want a timestamp in Unix seconds, warmup 30, weight 10", p)
 			}
 			checkRamp(t, c, "new", time.Unix(ts, 0), warmup, 10, 2.5)
-			_ = ps
 			noErrors(t, c, c.finish(t))
 		})
 	}
