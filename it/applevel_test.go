@@ -248,7 +248,7 @@ func checkRamp(t *testing.T, c *consumer, provider string, started time.Time, pe
 		share += float64(n) * r.share(provider)
 		mean := 0.0
 		for i := range 10 {
-			mean += expected(r.start().Add(time.Duration((float64(i) + 0.5) / 10 * float64(r.end.Sub(r.start()))))) / 10
+			mean += expected(r.start().Add(time.Duration((float64(i)+0.5)/10*float64(r.end.Sub(r.start()))))) / 10
 		}
 		want += float64(n) * mean
 		if calls >= rampWindowCalls {

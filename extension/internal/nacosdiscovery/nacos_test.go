@@ -225,7 +225,7 @@ func follow(t tb, w *subscriber, want ...string) (*recorder, *feed) {
 // recorder is a NotifyListener that keeps the providers it was told of.
 type recorder struct {
 	mu      sync.Mutex
-	events  []string       // "add 127.0.0.1:20001", in order
+	events  []string               // "add 127.0.0.1:20001", in order
 	up      map[string]int         // provider -> adds minus deletes
 	urls    map[string]*common.URL // provider -> its last URL
 	changed chan struct{}          // signalled on every event
