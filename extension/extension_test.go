@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"dubbo.apache.org/dubbo-go/v3/common"
 	dgext "dubbo.apache.org/dubbo-go/v3/common/extension"
 	"dubbo.apache.org/dubbo-go/v3/global"
 	"github.com/stretchr/testify/assert"
@@ -103,4 +104,32 @@ func TestCheckRegistriesNamesTheRefusingRegistry(t *testing.T) {
 
 	delete(regs, "refused")
 	assert.NoError(t, CheckRegistries(regs))
+}
+
+// Only Nacos registries of type all become preferred.
+func TestPreferApplicationLevel(t *testing.T) {
+	regs := map[string]*global.RegistryConfig{
+		"all":       {Protocol: "nacos", RegistryType: "all"},
+		"service":   {Protocol: "nacos", RegistryType: "service"},
+		"interface": {Protocol: "nacos", RegistryType: "interface"},
+		"zk":        {Protocol: "zookeeper", RegistryType: "all"},
+		"nil":       nil,
+	}
+	PreferApplicationLevel(regs)
+	for id, want := range map[string]bool{"all": true, "service": false, "interface": false, "zk": false} {
+		if got := regs[id].Preferred; got != want {
+			t.Errorf("registry %s: preferred %v, want %v", id, got, want)
+		}
+	}
+}
+
+// The Nacos service discovery that dubbo-go creates for application level
+// is this module's, not dubbo-go's (registered under the same name).
+func TestNacosServiceDiscoveryIsOurs(t *testing.T) {
+	u, err := common.NewURL("service-discovery-registry://127.0.0.1:1?registry=nacos&registry.group=G")
+	require.NoError(t, err)
+	sd, err := dgext.GetServiceDiscovery(u)
+	require.NoError(t, err)
+	assert.Contains(t, sd.String(), "github.com/dubbogo-lb/lb")
+	require.NoError(t, sd.Destroy()) // made no client: nothing to close
 }

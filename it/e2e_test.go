@@ -195,11 +195,17 @@ func TestNacosMetadataWeightsSplitTheCallsAndAnEditIsFollowed(t *testing.T) {
 		shareOf(t, c.name+": share of weight 1 of 1:3", c.collectCalls(t, shareCalls), "w1", 25)
 	}
 
-	// Weight 1 -> 3 in Nacos, the way an operator edits the instance.
+	// Weight 1 -> 3 in Nacos, the way an operator edits the instance: the
+	// weight parameter in its metadata, and the instance weight, which
+	// dubbo-go registers from it and which counts (the README's weight
+	// rule: for a dubbo-go provider at interface level the instance weight
+	// is the weight; the metadata alone would be offset).
 	md := maps.Clone(insts[0].Metadata)
 	md["weight"] = "3"
+	edited := insts[0]
+	edited.Weight = 3
 	changed := time.Now()
-	e.setMetadata(t, insts[0], md)
+	e.setMetadata(t, edited, md)
 	for _, c := range cs {
 		// The new weight is in force once the calls since the change give
 		// w1 significantly more than its old 25 %: by chance they would

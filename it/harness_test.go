@@ -389,7 +389,13 @@ var httpClient = &http.Client{Timeout: 5 * time.Second}
 
 // instances lists the greeter's instances in e's group.
 func (e *env) instances(ctx context.Context) ([]instance, error) {
-	q := url.Values{"serviceName": {serviceName}, "groupName": {e.group}}
+	return e.instancesOf(ctx, serviceName)
+}
+
+// instancesOf lists the enabled instances of the Nacos service in e's
+// group (the v1 list leaves disabled ones out).
+func (e *env) instancesOf(ctx context.Context, service string) ([]instance, error) {
+	q := url.Values{"serviceName": {service}, "groupName": {e.group}}
 	if err := e.scope(ctx, q); err != nil {
 		return nil, err
 	}
@@ -422,13 +428,19 @@ func (e *env) instances(ctx context.Context) ([]instance, error) {
 // group, for up to timeout, and returns them.
 func (e *env) waitInstances(t *testing.T, timeout time.Duration, what string, cond func([]instance) bool) []instance {
 	t.Helper()
+	return e.waitInstancesOf(t, serviceName, timeout, what, cond)
+}
+
+// waitInstancesOf is waitInstances for the Nacos service.
+func (e *env) waitInstancesOf(t *testing.T, service string, timeout time.Duration, what string, cond func([]instance) bool) []instance {
+	t.Helper()
 	deadline := time.Now().Add(timeout)
 	var (
 		last []instance
 		err  error
 	)
 	for {
-		last, err = e.instances(context.Background())
+		last, err = e.instancesOf(context.Background(), service)
 		if err == nil && cond(last) {
 			return last
 		}
@@ -443,12 +455,18 @@ func (e *env) waitInstances(t *testing.T, timeout time.Duration, what string, co
 // healthy, and returns their instances in the order of ps.
 func (e *env) waitRegistered(t *testing.T, ps ...*provider) []instance {
 	t.Helper()
+	return e.waitRegisteredIn(t, serviceName, ps...)
+}
+
+// waitRegisteredIn is waitRegistered for the Nacos service.
+func (e *env) waitRegisteredIn(t *testing.T, service string, ps ...*provider) []instance {
+	t.Helper()
 	want := make([]int, len(ps))
 	for i, p := range ps {
 		want[i] = p.spec.port
 	}
 	slices.Sort(want)
-	list := e.waitInstances(t, reactDeadline, fmt.Sprintf("registered: ports %v", want), func(list []instance) bool {
+	list := e.waitInstancesOf(t, service, reactDeadline, fmt.Sprintf("registered in %s: ports %v", service, want), func(list []instance) bool {
 		var got []int
 		for _, in := range list {
 			if in.Healthy && in.Enabled {

@@ -55,10 +55,11 @@ go test -race -count=1 -timeout 40m ./...
 # machine): with a time limit, a busy machine now and then ends the run with
 # "context deadline exceeded" while a worker is still busy, which is a
 # failure of the fuzzing driver, not of the target.
-for target in warmup:FuzzParseWeight warmup:FuzzParseAge \
+for target in warmup:FuzzParseWeight warmup:FuzzParseAge warmup:FuzzParseFactor \
 	warmup/urlparam:FuzzParseTimeout warmup/urlparam:FuzzParseActives warmup/urlparam:FuzzParseOutlier \
 	loadbalance/chash:FuzzParseArguments loadbalance/chash:FuzzParseNodes \
 	loadbalance/chash:FuzzAppendJava extension/internal/nacosdiscovery:FuzzInstanceList \
+	extension/internal/nacosweight:FuzzFactor extension/internal/nacosdiscovery:FuzzAppInstanceURL \
 	samples/internal/greeter:FuzzParseWhen samples/internal/greeter:FuzzParseCode \
 	rpcstatus/loadreport:FuzzParse loadbalance/loadaware:FuzzParseParams; do
 	go test -run '^$' -fuzz "^${target#*:}\$" -fuzztime 100000x "./${target%%:*}"

@@ -12,8 +12,9 @@
 // spelling), then <method>.weight (Dubbo Java's), then weight, exactly as
 // the consumer receives the provider URL from the registry (with Nacos
 // interface-level registration, the provider's URL parameters travel as
-// instance metadata; with application-level discovery dubbo-go itself writes
-// the rounded Nacos instance weight into weight).
+// instance metadata; with application-level discovery they come from the
+// provider's metadata, and this module's Nacos discovery keeps them where
+// dubbo-go would overwrite weight with the rounded Nacos instance weight).
 //
 //   - absent or empty: DefaultWeight (100).
 //   - a number in [0, MaxWeight]: used as is; fractions are kept (a Nacos
@@ -27,6 +28,14 @@
 //   - negative, non-numeric, NaN, ±Inf or above MaxWeight: DefaultWeight,
 //     the reason is kept in Meta.Problem and the InvalidWeights counter goes
 //     up, so a typo never silently starves or floods a provider.
+//
+// The weight so read is then multiplied by the weight factor parameter
+// (urlparam.WeightFactorKey, ParseFactor; 1 when absent) that this module's
+// Nacos discovery sets from the Nacos instance weight (see the README's
+// Nacos console section): an instance weight edited in the console scales
+// the provider's weight, and an instance weight of 0 makes it 0, drained
+// as above, also for a dubbo-go provider. The product is capped at
+// MaxWeight.
 //
 // # Warmup
 //

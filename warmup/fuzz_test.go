@@ -65,3 +65,24 @@ func FuzzParseAge(f *testing.F) {
 		}
 	})
 }
+
+// FuzzParseFactor checks the weight factor on any raw parameter: finite and
+// never negative, 1 with a reason whenever the value is rejected, 1 silently
+// when absent, and never a panic.
+func FuzzParseFactor(f *testing.F) {
+	for _, s := range []string{"", "1", " 0.505 ", "0", "-0", "-1", "NaN", "Inf", "1e400", "0x10", "abc"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, raw string) {
+		v, problem := ParseFactor(raw)
+		if math.IsNaN(v) || math.IsInf(v, 0) || v < 0 {
+			t.Fatalf("ParseFactor(%q) = %v", raw, v)
+		}
+		if problem != "" && v != 1 {
+			t.Fatalf("ParseFactor(%q) rejected the value (%s) but returned %v", raw, problem, v)
+		}
+		if strings.TrimSpace(raw) == "" && (v != 1 || problem != "") {
+			t.Fatalf("ParseFactor(%q) = %v, %q; want 1, silently", raw, v, problem)
+		}
+	})
+}

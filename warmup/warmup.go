@@ -86,6 +86,11 @@ func Parse(u *common.URL, method string, now time.Time) Meta {
 	goProvider := strings.HasPrefix(urlparam.ServiceParam(u, constant.ReleaseKey), dubboGoRelease)
 	var m Meta
 	m.Weight, m.Problem = ParseWeight(raw, goProvider)
+	factor, problem := ParseFactor(urlparam.ServiceParam(u, urlparam.WeightFactorKey))
+	if problem != "" {
+		m.Problem = strings.TrimPrefix(m.Problem+"; "+problem, "; ")
+	}
+	m.Weight = min(m.Weight*factor, MaxWeight)
 	start, period, problem := ParseAge(urlparam.ServiceParam(u, constant.TimestampKey), urlparam.ServiceParam(u, constant.WarmupKey), now)
 	m.Start, m.Period = start, period
 	if problem != "" {
@@ -116,6 +121,23 @@ func ParseWeight(raw string, zeroMeansUnset bool) (weight float64, problem strin
 	}
 	InvalidWeights.Add(1)
 	return DefaultWeight, problem + "; using " + strconv.FormatFloat(DefaultWeight, 'g', -1, 64)
+}
+
+// ParseFactor reads the weight factor parameter (urlparam.WeightFactorKey)
+// that the Nacos discovery sets: absent or empty, 1; a finite number ≥ 0,
+// used as is (0 drains the provider, fractions are kept); anything else,
+// 1 with the reason in problem, so a bad value never starves a provider.
+func ParseFactor(raw string) (factor float64, problem string) {
+	raw = strings.TrimSpace(raw)
+	if raw == "" {
+		return 1, ""
+	}
+	f, err := strconv.ParseFloat(raw, 64)
+	if err != nil || math.IsNaN(f) || math.IsInf(f, 0) || f < 0 {
+		InvalidWeights.Add(1)
+		return 1, "weight factor " + strconv.Quote(raw) + " is invalid; using 1"
+	}
+	return f, ""
 }
 
 func isRangeError(err error) bool {

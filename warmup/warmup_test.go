@@ -160,3 +160,37 @@ func TestParseJavaMethodLevelWeight(t *testing.T) {
 	assert.Equal(t, 100.0, Parse(u, "Bye", now).Weight)
 	assert.Equal(t, 100.0, Parse(u, "", now).Weight)
 }
+
+// The Nacos discovery's weight factor scales the weight at every level:
+// fractions exactly, 0 drains even a dubbo-go provider (whose weight 0
+// means unset), a bad factor keeps the weight and says why.
+func TestParseWeightFactor(t *testing.T) {
+	for _, c := range []struct {
+		query      string
+		method     string
+		want       float64
+		wantReason string
+	}{
+		{"release=dubbo-golang-3.3.2&weight=100", "", 100, ""},
+		{"release=dubbo-golang-3.3.2&weight=100&lb.weight.factor=0.505", "", 50.5, ""},
+		{"release=dubbo-golang-3.3.2&weight=100&lb.weight.factor=2", "", 200, ""},
+		{"release=dubbo-golang-3.3.2&weight=0&lb.weight.factor=0", "", 0, ""}, // drained, not "unset"
+		{"release=dubbo-golang-3.3.2&lb.weight.factor=3", "", 300, ""},        // default weight × 3
+		{"release=3.3.6&weight=100&Say.weight=300&lb.weight.factor=1.5", "Say", 450, ""},
+		{"release=dubbo-golang-3.3.2&weight=100&methods.Say.weight=10&lb.weight.factor=0.25", "Say", 2.5, ""},
+		{"weight=1000000&lb.weight.factor=10", "", MaxWeight, ""},
+		{"weight=100&lb.weight.factor=-1", "", 100, `"-1"`},
+		{"weight=100&lb.weight.factor=NaN", "", 100, `"NaN"`},
+		{"weight=100&lb.weight.factor=x", "", 100, `"x"`},
+	} {
+		u, err := common.NewURL("tri://127.0.0.1:20001/svc.Greeter?" + c.query)
+		require.NoError(t, err)
+		m := Parse(u, c.method, now)
+		assert.Equal(t, c.want, m.Weight, c.query)
+		if c.wantReason == "" {
+			assert.Empty(t, m.Problem, c.query)
+		} else {
+			assert.Contains(t, m.Problem, c.wantReason, c.query)
+		}
+	}
+}

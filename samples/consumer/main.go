@@ -124,6 +124,8 @@ func run() error {
 			ref.URL = *direct
 		}
 		registry.Apply(o.Registries)
+		// registry-type all: one level serves each call, not both.
+		extension.PreferApplicationLevel(o.Registries)
 		// Every balancer name, per reference and per method: dubbo-go
 		// itself would only notice an unknown one on the first call, with
 		// a nil-pointer panic.

@@ -21,6 +21,13 @@ import (
 	"dubbo.apache.org/dubbo-go/v3/common/constant"
 )
 
+// WeightFactorKey is the provider URL parameter that carries the factor
+// by which the Nacos discovery of package extension scales the provider's
+// own weight (instance weight edited in the Nacos console, drain: see
+// extension/internal/nacosweight). Read at service level only, with
+// ServiceParam; absent on URLs from anywhere else (factor 1).
+const WeightFactorKey = "lb.weight.factor"
+
 // DefaultTimeout is dubbo-go's request timeout, for providers whose URL
 // states none.
 const DefaultTimeout = 3 * time.Second

@@ -1,7 +1,7 @@
 // Package nacosdiscovery is the consumer's view of providers registered in
-// Nacos at interface level: a registry directory that tells dubbo-go of
-// exactly the enabled, healthy instances of each subscribed service, and
-// never misses one.
+// Nacos: at interface level a registry directory, at application level a
+// service discovery, that tell dubbo-go of exactly the enabled, healthy
+// instances of each subscribed service or application, and never miss one.
 //
 // dubbo-go v3.3.2's Nacos listener loses a provider pushed to the shared
 // Nacos client between its first query and its subscription. Here a Nacos
@@ -9,8 +9,15 @@
 // queried for it, so every push reaches the callback; one subscription per
 // service feeds every directory; and each service is read again from the
 // server's Open API after subscribing, after every push and every 30 s, to
-// repair the Nacos client's out-of-order callbacks. Registration stays
-// with dubbo-go. The faults, the fix and the measurements are in DESIGN.md
+// repair the Nacos client's out-of-order callbacks. Registration at
+// interface level stays with dubbo-go.
+//
+// At application level (registry-type: service, all) NewServiceDiscovery
+// replaces dubbo-go's Nacos service discovery: the same feeds, the
+// enabled, healthy instances only, provider URLs that keep the provider's
+// weight, and a registration of its own, as dubbo-go's. At both levels the
+// provider URLs carry the factor of the Nacos instance weight
+// (nacosweight). The faults, the fix and the measurements are in DESIGN.md
 // beside this file.
 package nacosdiscovery
 

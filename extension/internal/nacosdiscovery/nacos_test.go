@@ -225,13 +225,21 @@ func follow(t tb, w *subscriber, want ...string) (*recorder, *feed) {
 // recorder is a NotifyListener that keeps the providers it was told of.
 type recorder struct {
 	mu      sync.Mutex
-	events  []string       // "add 127.0.0.1:20001", in order
-	up      map[string]int // provider -> adds minus deletes
-	changed chan struct{}  // signalled on every event
+	events  []string               // "add 127.0.0.1:20001", in order
+	up      map[string]int         // provider -> adds minus deletes
+	urls    map[string]*common.URL // provider -> its last URL
+	changed chan struct{}          // signalled on every event
 }
 
 func newRecorder() *recorder {
-	return &recorder{up: map[string]int{}, changed: make(chan struct{}, 1)}
+	return &recorder{up: map[string]int{}, urls: map[string]*common.URL{}, changed: make(chan struct{}, 1)}
+}
+
+// last returns the URL of the provider's last event.
+func (r *recorder) last(addr string) *common.URL {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.urls[addr]
 }
 
 func (r *recorder) Notify(e *registry.ServiceEvent) {
@@ -244,6 +252,7 @@ func (r *recorder) Notify(e *registry.ServiceEvent) {
 		r.up[addr]--
 	}
 	r.events = append(r.events, e.Action.String()+" "+addr)
+	r.urls[addr] = e.Service
 	r.mu.Unlock()
 	select {
 	case r.changed <- struct{}{}:

@@ -65,6 +65,25 @@ func acquire(regURL *common.URL) (*source, error) {
 	return src, nil
 }
 
+// hold takes one more hold on src, for one more subscription.
+func (src *source) hold() {
+	sourcesMu.Lock()
+	src.refs++
+	sourcesMu.Unlock()
+}
+
+// read returns the instances of service in group: the feed's list when a
+// feed follows it, else the server's answer (never the client's cache).
+func (src *source) read(service, group string) ([]model.Instance, error) {
+	src.mu.Lock()
+	f := src.feeds[group+"@@"+service]
+	src.mu.Unlock()
+	if f != nil {
+		return f.current()
+	}
+	return src.api.instances(service, group)
+}
+
 // release drops one subscription's hold on src; the last closes it.
 func (src *source) release() {
 	sourcesMu.Lock()

@@ -19,7 +19,10 @@ type subscription struct {
 	src      *source
 	feed     *feed
 	listener registry.NotifyListener
-	opts     Options
+	// deliver, when set, is told every list instead of the listener being
+	// told the difference (application level: see appdiscovery.go).
+	deliver func([]model.Instance)
+	opts    Options
 
 	wake chan struct{} // a push arrived (buffered, 1)
 	done chan struct{} // closed by close
@@ -105,7 +108,7 @@ func (sub *subscription) close() error {
 
 // apply tells the listener what changed since it was last told: an
 // enabled, healthy instance it does not know is added, one whose metadata
-// changed is updated, and one that is gone, disabled or unhealthy is
+// or Nacos weight changed is updated, and one that is gone, disabled or unhealthy is
 // deleted.
 func (sub *subscription) apply() error {
 	// Read under the lock: a query that began before a push must not be
@@ -119,6 +122,10 @@ func (sub *subscription) apply() error {
 	if err != nil {
 		return err
 	}
+	if sub.deliver != nil {
+		sub.deliver(list)
+		return nil
+	}
 	if sub.announced == nil {
 		sub.announced = map[string]model.Instance{}
 	}
@@ -127,7 +134,7 @@ func (sub *subscription) apply() error {
 		old, known := sub.announced[host]
 		action := remoting.EventTypeAdd
 		if known {
-			if maps.Equal(old.Metadata, in.Metadata) {
+			if old.Weight == in.Weight && maps.Equal(old.Metadata, in.Metadata) {
 				continue
 			}
 			action = remoting.EventTypeUpdate

@@ -11,6 +11,8 @@ import (
 	"github.com/nacos-group/nacos-sdk-go/v2/clients/naming_client"
 	"github.com/nacos-group/nacos-sdk-go/v2/model"
 	"github.com/nacos-group/nacos-sdk-go/v2/vo"
+
+	"github.com/dubbogo-lb/lb/warmup/urlparam"
 )
 
 // fakeClient is a Nacos client with a list held in memory. As the real one
@@ -138,5 +140,28 @@ func TestCallbackFromWithinSubscribe(t *testing.T) {
 	defer sub.close()
 	if !rec.waitProviders(30*time.Second, "127.0.0.1:1") {
 		t.Fatalf("after subscribing: %v (events %v)", rec.providers(), rec.log())
+	}
+}
+
+// An operator's edit of the Nacos weight alone (the metadata unchanged) is
+// an update, whose URL carries the new weight factor.
+func TestSubscriptionUpdatesOnANacosWeightChange(t *testing.T) {
+	in := instance(1, true, true, "release", "3.3.6", "weight", "100")
+	in.Weight = 1
+	c := &fakeClient{list: []model.Instance{in}}
+	rec := newRecorder()
+	sub := fakeSubscription(c, rec)
+	if err := sub.load(); err != nil {
+		t.Fatal(err)
+	}
+	sub.subscribe()
+	defer sub.close()
+	in.Weight = 2.5
+	c.push(in)
+	if !rec.waitEvent(10*time.Second, "update 127.0.0.1:1") {
+		t.Fatalf("no update after the weight change: %v", rec.log())
+	}
+	if got := rec.last("127.0.0.1:1").GetParam(urlparam.WeightFactorKey, ""); got != "2.5" {
+		t.Errorf("weight factor %q after the edit, want 2.5", got)
 	}
 }

@@ -8,12 +8,17 @@ import (
 	"dubbo.apache.org/dubbo-go/v3/common"
 	"dubbo.apache.org/dubbo-go/v3/common/constant"
 	"github.com/nacos-group/nacos-sdk-go/v2/model"
+
+	"github.com/dubbogo-lb/lb/extension/internal/nacosweight"
+	"github.com/dubbogo-lb/lb/warmup/urlparam"
 )
 
 // providerURL is the provider URL of an instance registered at interface
-// level, as dubbo-go builds it: every metadata entry is a parameter, the
-// path is the metadata's path (else /interface), the protocol the
-// metadata's protocol.
+// level, as dubbo-go builds it (every metadata entry is a parameter, the
+// path is the metadata's path, else /interface, the protocol the
+// metadata's protocol), plus the weight factor of the instance's Nacos
+// weight (urlparam.WeightFactorKey, see nacosweight), which dubbo-go
+// ignores.
 func providerURL(in model.Instance) (*common.URL, error) {
 	md := in.Metadata
 	path, iface, protocol := md[constant.NacosPathKey], md[constant.InterfaceKey], md[constant.ProtocolKey]
@@ -29,6 +34,10 @@ func providerURL(in model.Instance) (*common.URL, error) {
 	for k, v := range md {
 		params.Set(k, v)
 	}
+	params.Set(urlparam.WeightFactorKey, nacosweight.Format(nacosweight.Factor(nacosweight.Instance{
+		Weight: in.Weight, Level: nacosweight.Interface,
+		Release: md[constant.ReleaseKey], WeightParam: md[constant.WeightKey],
+	})))
 	return common.NewURLWithOptions(
 		common.WithIp(in.Ip),
 		common.WithPort(strconv.FormatUint(in.Port, 10)),

@@ -24,6 +24,7 @@ import (
 	// and consumer filters, its metrics filter and Prometheus exporter.
 	_ "dubbo.apache.org/dubbo-go/v3/cluster/cluster/failfast"
 	_ "dubbo.apache.org/dubbo-go/v3/cluster/cluster/failover"
+	_ "dubbo.apache.org/dubbo-go/v3/cluster/cluster/zoneaware"
 	_ "dubbo.apache.org/dubbo-go/v3/cluster/loadbalance/random"
 	_ "dubbo.apache.org/dubbo-go/v3/cluster/loadbalance/roundrobin"
 	_ "dubbo.apache.org/dubbo-go/v3/cluster/router/condition"
@@ -38,12 +39,15 @@ import (
 	_ "dubbo.apache.org/dubbo-go/v3/filter/tps"
 	_ "dubbo.apache.org/dubbo-go/v3/filter/tps/limiter"
 	_ "dubbo.apache.org/dubbo-go/v3/filter/tps/strategy"
+	_ "dubbo.apache.org/dubbo-go/v3/metadata/mapping/metadata"
+	_ "dubbo.apache.org/dubbo-go/v3/metadata/report/nacos"
 	_ "dubbo.apache.org/dubbo-go/v3/metrics/prometheus"
 	_ "dubbo.apache.org/dubbo-go/v3/protocol/triple"
 	_ "dubbo.apache.org/dubbo-go/v3/proxy/proxy_factory"
 	_ "dubbo.apache.org/dubbo-go/v3/registry/directory"
 	_ "dubbo.apache.org/dubbo-go/v3/registry/nacos"
 	_ "dubbo.apache.org/dubbo-go/v3/registry/protocol"
+	_ "dubbo.apache.org/dubbo-go/v3/registry/servicediscovery"
 
 	// The module's balancers and its lbactive filter.
 	_ "github.com/dubbogo-lb/lb/extension"

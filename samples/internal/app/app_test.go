@@ -3,6 +3,7 @@ package app
 import (
 	"errors"
 	"flag"
+	"io"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -155,5 +156,30 @@ func TestRegistryFlags(t *testing.T) {
 		if !reflect.DeepEqual(*regs[name], want) {
 			t.Errorf("registry %s: %+v, want %+v", name, *regs[name], want)
 		}
+	}
+}
+
+// -registry-type sets the type of every registry, turns the metadata report
+// on for application level, and takes nothing but the three types.
+func TestRegistryTypeFlag(t *testing.T) {
+	for typ, meta := range map[string]string{"service": "true", "all": "true", "interface": "false"} {
+		var r RegistryFlags
+		fs := flag.NewFlagSet("test", flag.ContinueOnError)
+		r.Register(fs)
+		if err := fs.Parse([]string{"-registry-type", typ}); err != nil {
+			t.Fatal(err)
+		}
+		regs := map[string]*global.RegistryConfig{"nacos": {RegistryType: "interface", UseAsMetaReport: "false"}}
+		r.Apply(regs)
+		if got := regs["nacos"]; got.RegistryType != typ || got.UseAsMetaReport != meta {
+			t.Errorf("-registry-type %s: registry %+v, want type %s, use-as-meta-report %s", typ, got, typ, meta)
+		}
+	}
+	var r RegistryFlags
+	fs := flag.NewFlagSet("test", flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	r.Register(fs)
+	if err := fs.Parse([]string{"-registry-type", "app"}); err == nil {
+		t.Error("-registry-type app accepted")
 	}
 }

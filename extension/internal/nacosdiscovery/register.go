@@ -1,0 +1,190 @@
+package nacosdiscovery
+
+import (
+	"errors"
+	"fmt"
+	"maps"
+	"slices"
+	"strconv"
+	"sync"
+
+	"github.com/nacos-group/nacos-sdk-go/v2/clients/naming_client"
+	"github.com/nacos-group/nacos-sdk-go/v2/vo"
+
+	"dubbo.apache.org/dubbo-go/v3/common"
+	"dubbo.apache.org/dubbo-go/v3/common/constant"
+	"dubbo.apache.org/dubbo-go/v3/registry"
+
+	"github.com/dubbogo-lb/lb/loadbalance/lblog"
+)
+
+// registration is the provider side of the application-level discovery:
+// it registers instances as dubbo-go v3.3.2's Nacos service discovery
+// does, through dubbo-go's own Nacos client (remoting/nacos), made on the
+// first registration:
+//
+//   - the instances of one application are registered together
+//     (BatchRegisterInstance), ephemeral, in the registry's group;
+//   - the instance's id travels in the metadata entry "id";
+//   - the instance weight is the registry's weight parameter
+//     (registry.weight) when set, else the instance's weight, and 1.0 when
+//     that is not positive: 1.0 unless configured (dubbo-go's registry
+//     configuration always sets registry.weight, to 0 by default), above
+//     10000 capped (registeredWeight);
+//   - Update is Unregister then Register; an instance registered again
+//     replaces the one of the same id (dubbo-go would list it twice).
+type registration struct {
+	regURL    *common.URL
+	group     string
+	newClient func() (naming_client.INamingClient, error)
+
+	mu        sync.Mutex
+	client    naming_client.INamingClient
+	byService map[string][]registry.ServiceInstance // registered, by application
+}
+
+func (r *registration) init(regURL *common.URL, newClient func() (naming_client.INamingClient, error), group string) {
+	r.regURL, r.newClient, r.group = regURL, newClient, group
+	r.byService = map[string][]registry.ServiceInstance{}
+}
+
+// clientLocked returns the Nacos client, made on first use; r.mu held.
+func (r *registration) clientLocked() (naming_client.INamingClient, error) {
+	if r.client == nil {
+		c, err := r.newClient()
+		if err != nil {
+			return nil, fmt.Errorf("create the Nacos client of %s: %w", r.regURL.Location, err)
+		}
+		r.client = c
+	}
+	return r.client, nil
+}
+
+// Register registers instance beside the other instances of its
+// application that this process registered.
+func (r *registration) Register(instance registry.ServiceInstance) error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	client, err := r.clientLocked()
+	if err != nil {
+		return err
+	}
+	name := instance.GetServiceName()
+	list := slices.DeleteFunc(slices.Clone(r.byService[name]), func(in registry.ServiceInstance) bool {
+		return in.GetID() == instance.GetID()
+	})
+	list = append(list, instance)
+	param := vo.BatchRegisterInstanceParam{ServiceName: name, GroupName: r.group}
+	for _, in := range list {
+		param.Instances = append(param.Instances, r.registerParam(in))
+	}
+	ok, err := client.BatchRegisterInstance(param)
+	if err != nil || !ok {
+		return fmt.Errorf("register the instances of %s in Nacos %s: %v", name, r.regURL.Location, errors.Join(err, errors.New("not registered")))
+	}
+	r.byService[name] = list
+	return nil
+}
+
+// Update registers instance again: Unregister, then Register.
+func (r *registration) Update(instance registry.ServiceInstance) error {
+	if err := r.Unregister(instance); err != nil {
+		return err
+	}
+	return r.Register(instance)
+}
+
+// Unregister removes instance from Nacos.
+func (r *registration) Unregister(instance registry.ServiceInstance) error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	client, err := r.clientLocked()
+	if err != nil {
+		return err
+	}
+	ok, err := client.DeregisterInstance(vo.DeregisterInstanceParam{
+		ServiceName: instance.GetServiceName(), GroupName: r.group,
+		Ip: instance.GetHost(), Port: uint64(max(instance.GetPort(), 0)), Ephemeral: true,
+	})
+	if err != nil || !ok {
+		return fmt.Errorf("unregister %s of %s from Nacos %s: %v", instance.GetAddress(), instance.GetServiceName(), r.regURL.Location, errors.Join(err, errors.New("not unregistered")))
+	}
+	name := instance.GetServiceName()
+	r.byService[name] = slices.DeleteFunc(r.byService[name], func(in registry.ServiceInstance) bool {
+		return in.GetID() == instance.GetID()
+	})
+	return nil
+}
+
+// destroy unregisters every instance registered and closes the client.
+func (r *registration) destroy() error {
+	r.mu.Lock()
+	var all []registry.ServiceInstance
+	for _, list := range r.byService {
+		all = append(all, list...)
+	}
+	r.mu.Unlock()
+	var errs []error
+	for _, in := range all {
+		if err := r.Unregister(in); err != nil {
+			lblog.Warnf("nacos discovery: %v", err)
+			errs = append(errs, err)
+		}
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.client != nil {
+		r.client.CloseClient()
+		r.client = nil
+	}
+	return errors.Join(errs...)
+}
+
+// registerParam is the Nacos registration of in.
+func (r *registration) registerParam(in registry.ServiceInstance) vo.RegisterInstanceParam {
+	md := maps.Clone(in.GetMetadata())
+	if md == nil {
+		md = map[string]string{}
+	}
+	md[idKey] = in.GetID()
+	return vo.RegisterInstanceParam{
+		ServiceName: in.GetServiceName(),
+		GroupName:   r.group,
+		Ip:          in.GetHost(),
+		Port:        uint64(max(in.GetPort(), 0)),
+		Metadata:    md,
+		// Set always: Nacos ignores an instance of weight 0.
+		Weight:    registeredWeight(in.GetWeight(), r.regURL.GetParam(constant.RegistryKey+"."+constant.WeightKey, "")),
+		Enable:    in.IsEnable(),
+		Healthy:   in.IsHealthy(),
+		Ephemeral: true,
+	}
+}
+
+// Nacos's range of instance weights, as dubbo-go bounds it.
+const (
+	minRegisteredWeight = 1.0
+	maxRegisteredWeight = 10000.0
+)
+
+// registeredWeight is the instance weight registered for an instance of
+// weight instance under a registry whose weight parameter is registry
+// (dubbo-go v3.3.2's rule): the registry's when it is a number, else the
+// instance's; 1.0 when not positive; at most 10000.
+func registeredWeight(instance int64, registry string) float64 {
+	w := float64(instance)
+	if registry != "" {
+		if f, err := strconv.ParseFloat(registry, 64); err == nil {
+			w = f
+		} else {
+			lblog.Warnf("nacos discovery: registry weight %q is not a number; using the instance's weight", registry)
+		}
+	}
+	switch {
+	case !(w > 0): // also NaN
+		return minRegisteredWeight
+	case w > maxRegisteredWeight:
+		return maxRegisteredWeight
+	}
+	return w
+}

@@ -1,0 +1,307 @@
+package it
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"strconv"
+	"testing"
+	"time"
+)
+
+// appService is the Nacos service of the sample provider's application,
+// where application-level discovery registers it.
+const appService = "dubbogo-lb-provider"
+
+// registryLevel is how providers register and consumers find them.
+type registryLevel struct {
+	typ string // -registry-type of providers and consumers
+	// service is the Nacos service whose instances the consumers use, and
+	// so the one an operator edits: with all, the consumers' application
+	// level (extension.PreferApplicationLevel).
+	service string
+}
+
+var (
+	interfaceLevel   = registryLevel{"interface", serviceName}
+	applicationLevel = registryLevel{"service", appService}
+	bothLevels       = registryLevel{"all", appService}
+)
+
+// startAt starts providers registering at lv, each once the ones before
+// are registered (dubbo-go v3.3.2 fails the export of an application-level
+// provider whose interface-to-application mapping it creates at the same
+// moment as another: "config already exist"), beside the running ones,
+// and returns the instances of them all in lv's service.
+func (e *env) startAt(t *testing.T, lv registryLevel, running []*provider, specs ...providerSpec) ([]*provider, []instance) {
+	t.Helper()
+	ps := running
+	for _, s := range specs {
+		s.args = append(s.args, "-registry-type", lv.typ)
+		ps = append(ps, e.startProvider(t, s))
+		e.waitRegisteredIn(t, lv.service, ps...)
+	}
+	if lv.typ == bothLevels.typ {
+		e.waitRegisteredIn(t, serviceName, ps...)
+	}
+	return ps, e.waitRegisteredIn(t, lv.service, ps...)
+}
+
+// consumerAt starts a swrr consumer finding n providers at lv: its
+// smooth cycle measures shares with the least noise.
+func (e *env) consumerAt(t *testing.T, lv registryLevel, n int) *consumer {
+	t.Helper()
+	c := e.startConsumers(t, n, consumerSpec{balancer: "swrr", name: "consumer at " + lv.typ + " level", args: []string{"-registry-type", lv.typ}})[0]
+	return c
+}
+
+// console edits the instance in of service as the Nacos console's edit
+// dialog does: PUT /nacos/v1/ns/instance with the instance's weight,
+// enabled and metadata, ephemeral, through the v1 Open API.
+func (e *env) console(t *testing.T, service string, in instance, weight float64, enabled bool) {
+	t.Helper()
+	md, err := json.Marshal(in.Metadata)
+	if err != nil {
+		t.Fatal(err)
+	}
+	q := url.Values{
+		"serviceName": {service}, "groupName": {e.group}, "clusterName": {"DEFAULT"},
+		"ip": {in.IP}, "port": {strconv.Itoa(in.Port)}, "ephemeral": {"true"},
+		"weight": {strconv.FormatFloat(weight, 'f', -1, 64)}, "enabled": {strconv.FormatBool(enabled)},
+		"metadata": {string(md)},
+	}
+	if err := e.scope(context.Background(), q); err != nil {
+		t.Fatal(err)
+	}
+	req, err := http.NewRequest(http.MethodPut, "http://"+e.nacos+"/nacos/v1/ns/instance?"+q.Encode(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp, err := httpClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	body, _ := io.ReadAll(resp.Body)
+	if resp.StatusCode != http.StatusOK || string(body) != "ok" {
+		t.Fatalf("console edit of %s:%d in %s: %s: %s", in.IP, in.Port, service, resp.Status, body)
+	}
+	t.Logf("console: %s:%d in %s: weight %g, enabled %v", in.IP, in.Port, service, weight, enabled)
+}
+
+// providerParams returns the parameters a provider registered: at
+// interface level its instance's metadata, at application level the
+// service's parameters in its application's metadata, which the metadata
+// report keeps in Nacos (data ID the application, group the revision).
+func (e *env) providerParams(t *testing.T, lv registryLevel, in instance) map[string]string {
+	t.Helper()
+	if lv.service == serviceName {
+		return in.Metadata
+	}
+	q := url.Values{"dataId": {appService}, "group": {in.Metadata["dubbo.metadata.revision"]}}
+	resp, err := httpClient.Get("http://" + e.nacos + "/nacos/v1/cs/configs?" + q.Encode())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	body, _ := io.ReadAll(resp.Body)
+	var meta struct {
+		Services map[string]struct {
+			Params map[string]string `json:"params"`
+		} `json:"services"`
+	}
+	if err := json.Unmarshal(body, &meta); err != nil || len(meta.Services) != 1 {
+		t.Fatalf("metadata of %s:%d (revision %q): %s: %v", in.IP, in.Port, q.Get("group"), body, err)
+	}
+	for _, s := range meta.Services {
+		return s.Params
+	}
+	panic("unreachable")
+}
+
+// followed reads c's intervals from the first that starts after changed
+// until their calls give provider a share significantly (zScore) above
+// or below its old share, and logs how long that took.
+func followed(t *testing.T, c *consumer, changed time.Time, provider string, old float64, up bool) {
+	t.Helper()
+	var since []report
+	r := c.until(t, reactDeadline, fmt.Sprintf("following the change of %s's share from %.1f%%", provider, old), func(r report) bool {
+		if !r.start().After(changed) {
+			return false
+		}
+		since = append(since, r)
+		m := merge(since)
+		if up {
+			return m.share(provider) > old+noise(old, successes(m))
+		}
+		return m.share(provider) < old-noise(old, successes(m))
+	})
+	t.Logf("%s: the share of %s changed within %v", c.name, provider, r.end.Sub(changed).Round(time.Second))
+}
+
+// starved reads c's intervals until one that starts after changed gives
+// provider no call, then checks that shareCalls more calls give it none.
+func starved(t *testing.T, c *consumer, changed time.Time, provider string) report {
+	t.Helper()
+	r := c.until(t, reactDeadline, "giving "+provider+" no call", func(r report) bool {
+		return r.start().After(changed) && r.By[provider] == 0 && successes(r) > 0
+	})
+	t.Logf("%s: no call to %s from %v after the change", c.name, provider, r.start().Sub(changed).Round(time.Second))
+	m := c.collectCalls(t, shareCalls)
+	if n := m.By[provider]; n != 0 {
+		t.Errorf("%s: %d of %d calls went to %s after it stopped getting any", c.name, n, successes(m), provider)
+	}
+	return m
+}
+
+// Weights (a fractional one too) and the warmup ramp reach the balancers
+// the same way whether providers register at interface or at application
+// level.
+func TestApplicationLevelWeightsAndWarmup(t *testing.T) {
+	for _, lv := range []registryLevel{interfaceLevel, applicationLevel} {
+		t.Run(lv.typ, func(t *testing.T) {
+			e := setup(t)
+			ps, insts := e.startAt(t, lv, nil, providerSpec{name: "w1", weight: 1}, providerSpec{name: "w3", weight: 3})
+			if p := e.providerParams(t, lv, insts[0]); p["weight"] != "1" {
+				t.Fatalf("w1 registered weight %q, want 1", p["weight"])
+			}
+			c := e.consumerAt(t, lv, 2)
+			c.until(t, reactDeadline, "reaching both providers", func(r report) bool { return all(r, "w1", "w3") })
+			shareOf(t, "share of weight 1 of 1:3", c.collectCalls(t, shareCalls), "w1", 25)
+
+			// A fractional weight: w3's instance weight halved in the
+			// console makes it 1.5, neither 1 nor 2.
+			changed := time.Now()
+			e.console(t, lv.service, insts[1], insts[1].Weight/2, true)
+			followed(t, c, changed, "w1", 25, true)
+			shareOf(t, "share of weight 1 of 1:1.5", c.collectCalls(t, shareCalls), "w1", 40)
+
+			// A new provider of weight 10 ramps up along the warmup its
+			// registered timestamp and warmup describe.
+			const warmup = 30 * time.Second
+			_, insts = e.startAt(t, lv, ps, providerSpec{name: "new", weight: 10, warmup: warmup})
+			p := e.providerParams(t, lv, insts[2])
+			ts, err := strconv.ParseInt(p["timestamp"], 10, 64)
+			if err != nil || p["warmup"] != "30" || p["weight"] != "10" {
+				t.Fatalf("new provider's parameters %v: want a timestamp in Unix seconds, warmup 30, weight 10", p)
+			}
+			checkRamp(t, c, "new", time.Unix(ts, 0), warmup, 10, 2.5)
+			noErrors(t, c, c.finish(t))
+		})
+	}
+}
+
+// rampWindowCalls is the number of calls of each window of a warmup ramp
+// checked by checkRamp.
+const rampWindowCalls = 400
+
+// checkRamp checks the share of provider, of weight w, along its warmup
+// (Dubbo's linear ramp from started over period, at least one weight
+// unit) beside providers of total weight others, on windows of
+// rampWindowCalls calls from the first interval after c found it to the
+// end of the warmup, each against the expected share averaged over the
+// window; one window at least must tell the ramp from full weight. Then
+// it checks the full share once warm.
+func checkRamp(t *testing.T, c *consumer, provider string, started time.Time, period time.Duration, w, others float64) {
+	t.Helper()
+	expected := func(at time.Time) float64 {
+		x := max(w*min(at.Sub(started).Seconds()/period.Seconds(), 1), min(1, w))
+		return 100 * x / (others + x)
+	}
+	warmShare := 100 * w / (others + w)
+	// edgeAllowance, and the lag of the balancers' 100 ms refresh on the
+	// steepest part of the curve (about 10 points a second here at
+	// weight 1: 1 point).
+	const allowance = edgeAllowance + 1
+	found := c.until(t, reactDeadline, "finding "+provider, func(r report) bool { return r.By[provider] > 0 })
+	t.Logf("%s: found %s %.1fs into its warmup", c.name, provider, found.end.Sub(started).Seconds())
+	var calls int64
+	var share, want, from float64
+	decisive, windows := 0, 0
+	check := func(to float64) {
+		share, want = share/float64(calls), want/float64(calls)
+		tol := shareTol(want, calls, allowance)
+		within(t, fmt.Sprintf("%s: share of %s %.1f-%.1fs into its warmup (%d calls)", c.name, provider, from, to, calls), share, want, tol)
+		if 2*tol < warmShare-want {
+			decisive++
+		}
+		windows++
+		calls, share, want = 0, 0, 0
+	}
+	for {
+		r := c.next(t, reportTimeout)
+		to := r.end.Sub(started).Seconds()
+		if to > period.Seconds() {
+			if calls >= 100 {
+				check(to)
+			}
+			break
+		}
+		if calls == 0 {
+			from = r.start().Sub(started).Seconds()
+		}
+		n := successes(r)
+		calls += n
+		share += float64(n) * r.share(provider)
+		mean := 0.0
+		for i := range 10 {
+			mean += expected(r.start().Add(time.Duration((float64(i)+0.5)/10*float64(r.end.Sub(r.start()))))) / 10
+		}
+		want += float64(n) * mean
+		if calls >= rampWindowCalls {
+			check(to)
+		}
+	}
+	if windows == 0 || decisive == 0 {
+		t.Errorf("%s: %d windows of the ramp, %d able to tell it from full weight (%.1f%%); want one at least", c.name, windows, decisive, warmShare)
+	}
+	c.until(t, reactDeadline, "past the warmup", func(r report) bool { return r.start().After(started.Add(period + time.Second)) })
+	shareOf(t, c.name+": share of "+provider+" once warm", c.collectCalls(t, shareCalls), provider, warmShare)
+}
+
+// What an operator does in the Nacos console reaches the balancers within
+// seconds, at interface level, at application level, and with both (the
+// consumers then use the application level): an instance's weight
+// doubled, an instance disabled and enabled again, an instance drained
+// (weight 0); no call fails throughout.
+func TestNacosConsoleOperations(t *testing.T) {
+	for _, lv := range []registryLevel{interfaceLevel, applicationLevel, bothLevels} {
+		t.Run(lv.typ, func(t *testing.T) {
+			e := setup(t)
+			_, insts := e.startAt(t, lv, nil, providerSpec{name: "a"}, providerSpec{name: "b"}, providerSpec{name: "c"})
+			a, b, cc := insts[0], insts[1], insts[2]
+			c := e.consumerAt(t, lv, 3)
+			c.until(t, reactDeadline, "reaching every provider", func(r report) bool { return all(r, "a", "b", "c") })
+			shareOf(t, "share of a, all equal", c.collectCalls(t, shareCalls), "a", 100.0/3)
+
+			// Double a's weight.
+			changed := time.Now()
+			e.console(t, lv.service, a, 2*a.Weight, true)
+			followed(t, c, changed, "a", 100.0/3, true)
+			m := c.collectCalls(t, shareCalls)
+			shareOf(t, "share of a, weight doubled (2:1:1)", m, "a", 50)
+			shareOf(t, "share of b, a's weight doubled (2:1:1)", m, "b", 25)
+
+			// Disable b: no call to it; a gets 2/3.
+			changed = time.Now()
+			e.console(t, lv.service, b, b.Weight, false)
+			shareOf(t, "share of a, b disabled (2:1)", starved(t, c, changed, "b"), "a", 200.0/3)
+
+			// Enable b again: its share comes back.
+			changed = time.Now()
+			e.console(t, lv.service, b, b.Weight, true)
+			c.until(t, reactDeadline, "calling b again", func(r report) bool { return r.start().After(changed) && r.By["b"] > 0 })
+			shareOf(t, "share of b, enabled again (2:1:1)", c.collectCalls(t, shareCalls), "b", 25)
+
+			// Drain c: weight 0.
+			changed = time.Now()
+			e.console(t, lv.service, cc, 0, true)
+			shareOf(t, "share of a, c drained (2:1)", starved(t, c, changed, "c"), "a", 200.0/3)
+
+			noErrors(t, c, c.finish(t))
+		})
+	}
+}
