@@ -188,78 +188,17 @@ func TestApplicationLevelWeightsAndWarmup(t *testing.T) {
 			if err != nil || p["warmup"] != "30" || p["weight"] != "10" {
 				t.Fatalf("new provider's parameters %v: want a timestamp in Unix seconds, warmup 30, weight 10", p)
 			}
-			checkRamp(t, c, "new", time.Unix(ts, 0), warmup, 10, 2.5)
+			// Its share beside w1 and w3 (1 + 1.5): Dubbo's linear ramp
+			// from its timestamp, at least one weight unit.
+			started := time.Unix(ts, 0)
+			expected := func(at time.Time) float64 {
+				x := max(10*min(at.Sub(started).Seconds()/warmup.Seconds(), 1), 1)
+				return 100 * x / (2.5 + x)
+			}
+			checkRamp(t, c, "new", started, warmup, expected, 100*10/12.5)
 			noErrors(t, c, c.finish(t))
 		})
 	}
-}
-
-// rampWindowCalls is the number of calls of each window of a warmup ramp
-// checked by checkRamp.
-const rampWindowCalls = 400
-
-// checkRamp checks the share of provider, of weight w, along its warmup
-// (Dubbo's linear ramp from started over period, at least one weight
-// unit) beside providers of total weight others, on windows of
-// rampWindowCalls calls from the first interval after c found it to the
-// end of the warmup, each against the expected share averaged over the
-// window; one window at least must tell the ramp from full weight. Then
-// it checks the full share once warm.
-func checkRamp(t *testing.T, c *consumer, provider string, started time.Time, period time.Duration, w, others float64) {
-	t.Helper()
-	expected := func(at time.Time) float64 {
-		x := max(w*min(at.Sub(started).Seconds()/period.Seconds(), 1), min(1, w))
-		return 100 * x / (others + x)
-	}
-	warmShare := 100 * w / (others + w)
-	// edgeAllowance, and the lag of the balancers' 100 ms refresh on the
-	// steepest part of the curve (about 10 points a second here at
-	// weight 1: 1 point).
-	const allowance = edgeAllowance + 1
-	found := c.until(t, reactDeadline, "finding "+provider, func(r report) bool { return r.By[provider] > 0 })
-	t.Logf("%s: found %s %.1fs into its warmup", c.name, provider, found.end.Sub(started).Seconds())
-	var calls int64
-	var share, want, from float64
-	decisive, windows := 0, 0
-	check := func(to float64) {
-		share, want = share/float64(calls), want/float64(calls)
-		tol := shareTol(want, calls, allowance)
-		within(t, fmt.Sprintf("%s: share of %s %.1f-%.1fs into its warmup (%d calls)", c.name, provider, from, to, calls), share, want, tol)
-		if 2*tol < warmShare-want {
-			decisive++
-		}
-		windows++
-		calls, share, want = 0, 0, 0
-	}
-	for {
-		r := c.next(t, reportTimeout)
-		to := r.end.Sub(started).Seconds()
-		if to > period.Seconds() {
-			if calls >= 100 {
-				check(to)
-			}
-			break
-		}
-		if calls == 0 {
-			from = r.start().Sub(started).Seconds()
-		}
-		n := successes(r)
-		calls += n
-		share += float64(n) * r.share(provider)
-		mean := 0.0
-		for i := range 10 {
-			mean += expected(r.start().Add(time.Duration((float64(i)+0.5)/10*float64(r.end.Sub(r.start()))))) / 10
-		}
-		want += float64(n) * mean
-		if calls >= rampWindowCalls {
-			check(to)
-		}
-	}
-	if windows == 0 || decisive == 0 {
-		t.Errorf("%s: %d windows of the ramp, %d able to tell it from full weight (%.1f%%); want one at least", c.name, windows, decisive, warmShare)
-	}
-	c.until(t, reactDeadline, "past the warmup", func(r report) bool { return r.start().After(started.Add(period + time.Second)) })
-	shareOf(t, c.name+": share of "+provider+" once warm", c.collectCalls(t, shareCalls), provider, warmShare)
 }
 
 // What an operator does in the Nacos console reaches the balancers within
