@@ -84,9 +84,11 @@ func TestReadsResultAttachments(t *testing.T) {
 	})
 	f.Invoke(context.Background(), ivk, invocation.NewRPCInvocation("Say", nil, nil))
 	assert.Equal(t, 50.0, rpcstatus.Of(ivk.GetURL()).Load().Report().JavaLoad)
-	u, ok := rpcstatus.Of(ivk.GetURL()).Load().Utilization()
+	_, ok := rpcstatus.Of(ivk.GetURL()).Load().Utilization()
+	assert.False(t, ok, "a Java provider's load is the machine's, not its utilization")
+	jl, ok := rpcstatus.Of(ivk.GetURL()).Load().JavaLoad()
 	assert.True(t, ok)
-	assert.Equal(t, 0.5, u, "a Java provider's load / 100")
+	assert.Equal(t, 50.0, jl)
 }
 
 func TestAsksOnlyWhenConfigured(t *testing.T) {

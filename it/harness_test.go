@@ -544,8 +544,10 @@ type report struct {
 	LastError string                      `json:"last_error"`
 	Keys      map[string]map[string]int64 `json:"keys"`
 	Time      time.Time                   `json:"time"`
-	// Load is the utilization each provider (host:port) last reported.
-	Load map[string]float64 `json:"load"`
+	// Load is the utilization each provider (host:port) last reported;
+	// JavaLoad Dubbo Java's load (the machine's, in percent).
+	Load     map[string]float64 `json:"load"`
+	JavaLoad map[string]float64 `json:"java_load"`
 
 	// end is the end of the interval: the consumer's Time, or when the
 	// line was read if it has none.

@@ -72,9 +72,10 @@ func (l *Load) Report() loadreport.Report {
 
 // Utilization returns the provider's utilization in [0, 1] by its last
 // report: its CPU utilization, or, when it reports a capacity, the larger
-// of that and its calls in flight over its capacity; for a Java provider
-// (Dubbo Java's load only), its load in percent / 100, capped at 1. ok is
-// false when the report says nothing of it.
+// of that and its calls in flight over its capacity. ok is false when the
+// report has none of these fields, as a Dubbo Java provider's, whose load
+// (JavaLoad) is the machine's: it is not the provider's utilization
+// (loadbalance/loadaware/DESIGN.md).
 func (l *Load) Utilization() (u float64, ok bool) {
 	has := loadreport.Field(l.has.Load())
 	if has&loadreport.HasCPU != 0 {
@@ -85,10 +86,18 @@ func (l *Load) Utilization() (u float64, ok bool) {
 			u, ok = max(u, min(math.Float64frombits(l.inflight.Load())/c, 1)), true
 		}
 	}
-	if !ok && has&loadreport.HasJavaLoad != 0 {
-		u, ok = min(math.Float64frombits(l.javaLoad.Load())/100, 1), true
-	}
 	return u, ok
+}
+
+// JavaLoad returns Dubbo Java's load of the last report (the machine's
+// 1-minute load average × 100 / CPUs, in percent, above 100 when the
+// machine is oversubscribed), and whether it had one. Java providers and
+// Go providers with the lbload filter send it.
+func (l *Load) JavaLoad() (load float64, ok bool) {
+	if loadreport.Field(l.has.Load())&loadreport.HasJavaLoad == 0 {
+		return 0, false
+	}
+	return math.Float64frombits(l.javaLoad.Load()), true
 }
 
 // Rates returns the calls and failed calls per second of the last report,

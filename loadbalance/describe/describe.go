@@ -88,17 +88,20 @@ type Reported struct {
 	// AgeSeconds is how long ago it was received.
 	AgeSeconds float64 `json:"age_s"`
 	// Utilization is what the balancers read from it, in [0, 1]: the CPU
-	// utilization, or calls in flight over capacity if higher; a Java
-	// provider's load / 100 (see rpcstatus.Load.Utilization).
-	Utilization float64 `json:"utilization"`
+	// utilization, or calls in flight over capacity if higher (see
+	// rpcstatus.Load.Utilization); nil for a report without them (a Dubbo
+	// Java provider's).
+	Utilization *float64 `json:"utilization,omitempty"`
 	// CPU, InFlight, Capacity, QPS and EPS are the provider's own fields
-	// (0 when absent); JavaLoad is Dubbo Java's load, in percent.
+	// (0 when absent).
 	CPU      float64 `json:"cpu,omitempty"`
 	InFlight float64 `json:"in_flight,omitempty"`
 	Capacity float64 `json:"capacity,omitempty"`
 	QPS      float64 `json:"qps,omitempty"`
 	EPS      float64 `json:"eps,omitempty"`
-	JavaLoad float64 `json:"java_load,omitempty"`
+	// JavaLoad is Dubbo Java's load, the machine's load average × 100 /
+	// CPUs, in percent; nil when the report had none.
+	JavaLoad *float64 `json:"java_load,omitempty"`
 }
 
 // Method is what a balancer knows of one (service, method).

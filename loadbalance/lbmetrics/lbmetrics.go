@@ -51,6 +51,7 @@ const (
 	ReportedQPS     = "dubbo_consumer_lb_reported_qps"
 	ReportedFlight  = "dubbo_consumer_lb_reported_in_flight"
 	ReportedAge     = "dubbo_consumer_lb_reported_age_seconds"
+	ReportedJava    = "dubbo_consumer_lb_reported_java_load"
 	labelProvider   = "provider"
 	labelBalancer   = "loadbalance"
 	labelReason     = "reason"
@@ -94,7 +95,7 @@ type Collector struct {
 	opts                                                        Options
 	picks, inFlight, failed, ewma, latency, weight, cost, built *prom.Desc
 	ejected, ejections                                          *prom.Desc
-	repUtil, repQPS, repFlight, repAge                          *prom.Desc
+	repUtil, repQPS, repFlight, repAge, repJava                 *prom.Desc
 	bounds                                                      []float64 // histogram bounds, ms
 }
 
@@ -121,10 +122,11 @@ func New(opts Options) *Collector {
 		cost:      per(Cost, "rtadaptive's cost of the provider, charged RTT × (calls in flight + 1), in ms."),
 		ejected:   per(Ejected, "1 while outlier ejection keeps the provider out of the method's picks, else 0."),
 		ejections: per(EjectionsTotal, "Times outlier ejection ejected the provider for the method."),
-		repUtil:   per(ReportedUtil, "Utilization the provider last reported (CPU, or calls in flight over capacity if higher; a Java provider's load / 100), in [0, 1]."),
+		repUtil:   per(ReportedUtil, "Utilization the provider last reported (CPU, or calls in flight over capacity if higher), in [0, 1]; absent for a Dubbo Java provider."),
 		repQPS:    per(ReportedQPS, "Calls per second the provider last reported serving, for every consumer."),
 		repFlight: per(ReportedFlight, "Calls in flight the provider last reported, for every consumer."),
 		repAge:    per(ReportedAge, "Seconds since the provider's last load report reached this consumer."),
+		repJava:   per(ReportedJava, "Dubbo Java's load the provider last reported: its machine's 1-minute load average × 100 / CPUs, in percent."),
 		built: prom.NewDesc(RebuildsTotal, "Snapshots the balancer built, for a change of membership or a warmup refresh.",
 			balancerLabels, nil),
 	}
@@ -137,7 +139,7 @@ func New(opts Options) *Collector {
 // Describe implements prometheus.Collector.
 func (c *Collector) Describe(ch chan<- *prom.Desc) {
 	for _, d := range []*prom.Desc{c.picks, c.inFlight, c.failed, c.ewma, c.latency, c.weight, c.cost, c.built, c.ejected, c.ejections,
-		c.repUtil, c.repQPS, c.repFlight, c.repAge} {
+		c.repUtil, c.repQPS, c.repFlight, c.repAge, c.repJava} {
 		ch <- d
 	}
 }
@@ -183,7 +185,12 @@ func (c *Collector) provider(ch chan<- prom.Metric, p *describe.Provider, lv []s
 		ch <- prom.MustNewConstMetric(c.cost, prom.GaugeValue, p.CostMs, lv...)
 	}
 	if r := p.Reported; r != nil {
-		ch <- prom.MustNewConstMetric(c.repUtil, prom.GaugeValue, r.Utilization, lv...)
+		if r.Utilization != nil {
+			ch <- prom.MustNewConstMetric(c.repUtil, prom.GaugeValue, *r.Utilization, lv...)
+		}
+		if r.JavaLoad != nil {
+			ch <- prom.MustNewConstMetric(c.repJava, prom.GaugeValue, *r.JavaLoad, lv...)
+		}
 		ch <- prom.MustNewConstMetric(c.repQPS, prom.GaugeValue, r.QPS, lv...)
 		ch <- prom.MustNewConstMetric(c.repFlight, prom.GaugeValue, r.InFlight, lv...)
 		ch <- prom.MustNewConstMetric(c.repAge, prom.GaugeValue, r.AgeSeconds, lv...)

@@ -225,10 +225,13 @@ func TestOnDubboGoEndpoint(t *testing.T) {
 // metrics and in the snapshot; a provider without one has no such series.
 func TestCollectorReportedLoad(t *testing.T) {
 	lb := random.New(random.Options{Rand: algo.Seeded(1).Uint64})
-	list := []base.Invoker{provider(20200), provider(20201)}
+	list := []base.Invoker{provider(20200), provider(20201), provider(20202)}
 	lb.Select(list, lbtest.Call("Say"))
 	r := loadreport.Report{CPU: 0.25, Inflight: 12, Capacity: 16, QPS: 300, Has: loadreport.Own}
 	rpcstatus.Of(list[0].GetURL()).Load().Store(rpcstatus.Nanotime(), &r)
+	// A Dubbo Java provider's report: its machine's load only.
+	java := loadreport.Report{TimeMs: 1764560000123, JavaLoad: 530, Has: loadreport.HasTime | loadreport.HasJavaLoad}
+	rpcstatus.Of(list[2].GetURL()).Load().Store(rpcstatus.Nanotime(), &java)
 
 	reg := describe.New(describe.Options{})
 	reg.Register(random.Name, lb)
@@ -236,12 +239,21 @@ func TestCollectorReportedLoad(t *testing.T) {
 	util := series(mfs[ReportedUtil])
 	require.Len(t, util, 1)
 	assert.Equal(t, 0.75, util["127.0.0.1:20200"].GetGauge().GetValue(), "in flight over capacity, above the CPU")
+	jl := series(mfs[ReportedJava])
+	require.Len(t, jl, 1, "only the Java provider reported Java's load")
+	assert.Equal(t, 530.0, jl["127.0.0.1:20202"].GetGauge().GetValue(), "the machine's load, not capped")
 	assert.Equal(t, 300.0, series(mfs[ReportedQPS])["127.0.0.1:20200"].GetGauge().GetValue())
 	assert.Equal(t, 12.0, series(mfs[ReportedFlight])["127.0.0.1:20200"].GetGauge().GetValue())
 	assert.Less(t, series(mfs[ReportedAge])["127.0.0.1:20200"].GetGauge().GetValue(), 3600.0)
 
 	ps := reg.Snapshot().Balancers[0].Methods[0].Providers
 	require.NotNil(t, ps[0].Reported)
-	assert.Equal(t, 0.75, ps[0].Reported.Utilization)
+	require.NotNil(t, ps[0].Reported.Utilization)
+	assert.Equal(t, 0.75, *ps[0].Reported.Utilization)
+	assert.Nil(t, ps[0].Reported.JavaLoad)
 	assert.Nil(t, ps[1].Reported)
+	require.NotNil(t, ps[2].Reported)
+	assert.Nil(t, ps[2].Reported.Utilization, "machine load is no utilization of the provider")
+	require.NotNil(t, ps[2].Reported.JavaLoad)
+	assert.Equal(t, 530.0, *ps[2].Reported.JavaLoad)
 }

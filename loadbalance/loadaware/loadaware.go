@@ -16,8 +16,10 @@
 //	w = qps / (utilization + ErrorPenalty × eps / qps)
 //
 // from its report (utilization: the larger of its CPU utilization and its
-// calls in flight over its configured capacity; a Java provider's load /
-// 100). Capacities are computed every UpdatePeriod by one caller, off the other
+// calls in flight over its configured capacity). A Dubbo Java provider
+// reports only its machine's load, which is no utilization of its own: it
+// gets the mean of the others, as a provider without a report. Capacities
+// are computed every UpdatePeriod by one caller, off the other
 // callers' path; a provider whose reports began less than Blackout ago,
 // or whose last report is older than Expiration, gets the mean weight of
 // the others, as in gRPC; when no provider has a weight the balancer falls

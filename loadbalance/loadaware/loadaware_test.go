@@ -166,6 +166,54 @@ func TestBlackoutExpiryAndMean(t *testing.T) {
 	assert.Greater(t, picks[1], 1900, "p1 wins each comparison it is in (2/3 of them): %v", picks)
 }
 
+// javaReport stores a Dubbo Java provider's report on p at now: its clock
+// and its machine's load (percent), nothing of ours.
+func javaReport(p base.Invoker, now int64, load float64) {
+	r := loadreport.Report{TimeMs: now / 1e6, JavaLoad: load, Has: loadreport.HasTime | loadreport.HasJavaLoad}
+	rpcstatus.Of(p.GetURL()).Load().Store(now, &r)
+}
+
+// A Dubbo Java provider's report (its machine's load, no utilization nor
+// rates of ours) gives it no value of its own under the default and WRR
+// costs, whatever the load: it borrows the mean of the others', as a
+// provider that does not report, so that a busy shared machine neither
+// starves it nor an idle one floods it. Under Dubbo Java's cost every
+// provider is weighed by Java's load, which ours send too.
+func TestJavaReportBorrowsTheMean(t *testing.T) {
+	for _, cost := range []Cost{CostCapacity, CostWRR} {
+		c := &clock{ns: 1000 * sec}
+		b := New(Options{Cost: cost, Blackout: time.Nanosecond, Now: c.now, Rand: algo.Seeded(4).Uint64})
+		l := list(21400, 3)
+		for i := range l {
+			lbtest.Feed(l[i], c.ns, 16, 10*time.Millisecond, false)
+		}
+		report(l[0], c.ns-1, 100, 0.5)
+		report(l[1], c.ns-1, 100, 0.25)
+		for _, load := range []float64{530, 0.5} {
+			javaReport(l[2], c.ns-1, load)
+			c.ns += int64(DefaultUpdatePeriod)
+			b.Select(l, lbtest.Call("Say"))
+			v := view(t, b, l)
+			require.False(t, v.Table.fallback.Load(), "%s", cost)
+			assert.False(t, v.Table.own[2].Load(), "%s, Java load %v: no value of its own", cost, load)
+			assert.InDelta(t, (v.Table.value(0)+v.Table.value(1))/2, v.Table.value(2), 1e-9, "%s, Java load %v: the mean", cost, load)
+		}
+	}
+
+	c := &clock{ns: 1000 * sec}
+	b := New(Options{Cost: CostJava, Blackout: time.Nanosecond, Now: c.now, Rand: algo.Seeded(5).Uint64})
+	l := list(21500, 2)
+	// One of ours: CPU 0.1 of its own, the machine's load 530 %, as a
+	// Java provider on the same machine reports.
+	r := loadreport.Report{QPS: 100, CPU: 0.1, JavaLoad: 530, TimeMs: c.ns / 1e6, Has: loadreport.Own | loadreport.HasTime | loadreport.HasJavaLoad}
+	rpcstatus.Of(l[0].GetURL()).Load().Store(c.ns-1, &r)
+	javaReport(l[1], c.ns-1, 530)
+	b.Select(l, lbtest.Call("Say"))
+	v := view(t, b, l)
+	assert.Equal(t, 530.0, v.Table.value(0), "Java's cost reads Java's load of every provider")
+	assert.Equal(t, 530.0, v.Table.value(1))
+}
+
 // URL parameters override the options per method.
 func TestParamsOverrideOptions(t *testing.T) {
 	c := &clock{ns: 1000 * sec}

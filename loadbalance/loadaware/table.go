@@ -117,32 +117,39 @@ func (b *Balancer) reported(v *member.View[table], i int, now int64) (float64, b
 		t.since[i].Store(0)
 		return 0, false
 	}
-	util, ok := l.Utilization()
-	if !ok {
-		t.since[i].Store(0)
-		return 0, false
-	}
+	util, hasUtil := l.Utilization()
 	var val float64
-	qps, eps, rates := l.Rates()
+	var ok bool
 	switch t.cfg.cost {
 	case CostJava:
-		val = util * 100
-	case CostWRR:
-		// A Java provider reports no rates: its weight would need the
-		// consumer's own rate, which is a share of the provider's.
-		if val, ok = Weight(qps, eps, util, t.cfg.penalty); !rates || !ok {
-			t.since[i].Store(0)
-			return 0, false
+		// Dubbo Java's cost weighs every provider by Java's load, which
+		// Java providers and ours (lbload) both send; a provider's own
+		// utilization only where it sends no load (not one of ours).
+		if val, ok = l.JavaLoad(); !ok {
+			val, ok = util*100, hasUtil
 		}
 	default:
+		// A report without our fields (a Dubbo Java provider's) has no
+		// utilization and no rates: the provider borrows the mean value.
+		// Its load is the machine's, not its own (DESIGN.md).
+		qps, eps, rates := l.Rates()
+		if !hasUtil {
+			break
+		}
+		if t.cfg.cost == CostWRR {
+			val, ok = Weight(qps, eps, util, t.cfg.penalty)
+			ok = ok && rates
+			break
+		}
 		rtt, known := v.Stats[i].EWMA().Value(now)
 		if !known {
 			rtt = time.Duration(math.Float64frombits(t.meanRTT.Load()))
 		}
-		if val, ok = Capacity(l.Report().Capacity, qps, eps, util, t.cfg.penalty, float64(rtt)); !ok {
-			t.since[i].Store(0)
-			return 0, false
-		}
+		val, ok = Capacity(l.Report().Capacity, qps, eps, util, t.cfg.penalty, float64(rtt))
+	}
+	if !ok || val < 0 {
+		t.since[i].Store(0)
+		return 0, false
 	}
 	since := t.since[i].Load()
 	if since == 0 {

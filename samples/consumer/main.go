@@ -198,7 +198,7 @@ func run() error {
 	names := seen
 	total, err := load.Run(ctx, g, cfg, func(s load.Stats) {
 		if *asJSON {
-			s.Load = app.ReportedLoad()
+			s.Load, s.JavaLoad = app.ReportedLoad()
 			_ = out.Encode(s)
 			return
 		}
@@ -214,7 +214,7 @@ func run() error {
 		return err
 	}
 	if *asJSON {
-		total.Load = app.ReportedLoad()
+		total.Load, total.JavaLoad = app.ReportedLoad()
 		return out.Encode(total)
 	}
 	fmt.Printf("\ntotal: %d calls in %.1fs, %d errors\n", total.Calls, total.Seconds, total.Errors)

@@ -86,7 +86,13 @@ func reported(l *rpcstatus.Load, now int64) *describe.Reported {
 		return nil
 	}
 	r := l.Report()
-	u, _ := l.Utilization()
-	return &describe.Reported{AgeSeconds: float64(max(now-at, 0)) / 1e9, Utilization: u, CPU: r.CPU, InFlight: r.Inflight,
-		Capacity: r.Capacity, QPS: r.QPS, EPS: r.EPS, JavaLoad: r.JavaLoad}
+	d := &describe.Reported{AgeSeconds: float64(max(now-at, 0)) / 1e9, CPU: r.CPU, InFlight: r.Inflight,
+		Capacity: r.Capacity, QPS: r.QPS, EPS: r.EPS}
+	if u, ok := l.Utilization(); ok {
+		d.Utilization = &u
+	}
+	if j, ok := l.JavaLoad(); ok {
+		d.JavaLoad = &j
+	}
+	return d
 }

@@ -96,6 +96,10 @@ type Stats struct {
 	// this consumer, in [0, 1], for providers that answered load reports
 	// (set by the sample consumer; see package providerload).
 	Load map[string]float64 `json:"load,omitempty"`
+	// JavaLoad is Dubbo Java's load each provider last reported (its
+	// machine's load average × 100 / CPUs; Java providers and Go providers
+	// with the lbload filter send it), set as Load is.
+	JavaLoad map[string]float64 `json:"java_load,omitempty"`
 	// Keys maps each key to the calls per provider that answered it
 	// (Config.TrackKeys, whole run only).
 	Keys map[string]map[string]int64 `json:"keys,omitempty"`
