@@ -52,8 +52,10 @@ type Provider struct {
 	// weight for lalb, the percentage of the hash ring the provider owns
 	// for ringhash.
 	Weight float64 `json:"weight"`
-	// CostMs is rtadaptive's cost of the provider, charged RTT × (calls
-	// in flight + 1), in ms; 0 for the other balancers.
+	// CostMs is the cost the balancer compares, lower picked: rtadaptive's
+	// charged RTT × (calls in flight + 1), in ms; loadaware's, the same
+	// divided by the provider's concurrency capacity (see its DESIGN.md);
+	// 0 for the other balancers.
 	CostMs float64 `json:"cost_ms,omitempty"`
 	// Share is the provider's share of the (service, method)'s picks in
 	// the last Method.ShareSeconds, in [0, 1].
