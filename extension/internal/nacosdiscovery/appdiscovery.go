@@ -348,9 +348,11 @@ func (a *appInstance) ToURLs(service *info.ServiceInfo) []*common.URL {
 // timestamp (Unix ms, taken at export) in the instance's metadata only, not
 // in the service's parameters that its metadata service or report hands
 // out, and its consumers read a parameter from the service first, then from
-// the instance (InstanceAddressURL.getServiceParameter, 3.3.6): without
-// this, a Java provider found at application level would have no start, so
-// no warmup.
+// the instance (InstanceAddressURL.getServiceParameter, 3.3.6). Without
+// this, dubbo-go's merge with the reference (URL.MergeURL) fills the
+// missing timestamp with the consumer's own, in seconds: a Java provider
+// would warm up from the consumer's start over its warmup read as seconds
+// (Dubbo's default 600000 ms as almost 7 days).
 func instanceTimestamp(service *info.ServiceInfo, md map[string]string) string {
 	if service.Params[constant.TimestampKey] != "" {
 		return ""
