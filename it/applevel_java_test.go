@@ -138,8 +138,8 @@ func checkJavaAppInstance(t *testing.T, p *provider, in instance, storage string
 func TestApplicationLevelJavaMixedFleet(t *testing.T) {
 	e := setup(t)
 	needJava(t)
-	// Java first: dubbo-go fails an export whose mapping another
-	// application creates at the same moment (startAt).
+	// One at a time (startBothLevels), local metadata (Java's default)
+	// for java300, the Nacos metadata report for java100.
 	ps, insts := e.startBothLevels(t, nil,
 		providerSpec{name: "java300", weight: 300, java: true},
 		providerSpec{name: "java100", weight: 100, java: true, args: []string{"-metadata-type", "remote"}},
