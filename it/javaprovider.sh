@@ -6,8 +6,8 @@
 #   it/javaprovider.sh ready       exit 0 if installed and up to date (never builds)
 #   it/javaprovider.sh run FLAGS   install if needed, then exec the provider with FLAGS
 #                                  (-port, -weight, -warmup, -latency, -registry, -group,
-#                                  -namespace, -username, -password, -name, -register-mode;
-#                                  see JavaProvider.java)
+#                                  -namespace, -username, -password, -name, -register-mode,
+#                                  -metadata-type; see JavaProvider.java)
 #
 # The provider runs in the foreground as this process (exec), so a signal to the
 # script's pid reaches the JVM: SIGTERM or SIGINT unregisters it and exits.

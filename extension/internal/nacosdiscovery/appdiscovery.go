@@ -318,10 +318,13 @@ func newAppInstance(service, group string, in model.Instance) *appInstance {
 
 // ToURLs returns the provider URLs of service on this instance, as
 // dubbo-go builds them but for the weight: the provider's own weight
-// parameter (none if it has none), and the weight factor parameter.
+// parameter (none if it has none), and the weight factor parameter; and
+// for the timestamp: the service's, else the instance's (see
+// instanceTimestamp).
 func (a *appInstance) ToURLs(service *info.ServiceInfo) []*common.URL {
 	urls := a.DefaultServiceInstance.ToURLs(service)
 	own := service.Params[constant.WeightKey]
+	ts := instanceTimestamp(service, a.Metadata)
 	factor := nacosweight.Format(nacosweight.Factor(nacosweight.Instance{
 		Weight: a.nacosWeight, Level: nacosweight.Application, Release: service.Params[constant.ReleaseKey],
 	}))
@@ -332,8 +335,29 @@ func (a *appInstance) ToURLs(service *info.ServiceInfo) []*common.URL {
 			u.DelParam(constant.WeightKey)
 		}
 		u.SetParam(urlparam.WeightFactorKey, factor)
+		if ts != "" {
+			u.SetParam(constant.TimestampKey, ts)
+		}
 	}
 	return urls
+}
+
+// instanceTimestamp returns the timestamp a provider URL of service on an
+// instance with metadata md lacks: "" when the service's parameters have
+// one (dubbo-go's providers), else the instance's. Dubbo Java keeps the
+// timestamp (Unix ms, taken at export) in the instance's metadata only, not
+// in the service's parameters that its metadata service or report hands
+// out, and its consumers read a parameter from the service first, then from
+// the instance (InstanceAddressURL.getServiceParameter, 3.3.6). Without
+// this, dubbo-go's merge with the reference (URL.MergeURL) fills the
+// missing timestamp with the consumer's own, in seconds: a Java provider
+// would warm up from the consumer's start over its warmup read as seconds
+// (Dubbo's default 600000 ms as almost 7 days).
+func instanceTimestamp(service *info.ServiceInfo, md map[string]string) string {
+	if service.Params[constant.TimestampKey] != "" {
+		return ""
+	}
+	return md[constant.TimestampKey]
 }
 
 // Copy returns the instance at another endpoint.

@@ -184,6 +184,42 @@ func TestAppInstanceURLWeight(t *testing.T) {
 	}
 }
 
+// A Java provider's timestamp, in its instance's metadata only, reaches the
+// URL, so its warmup does; a timestamp in the service's parameters (a
+// dubbo-go provider's) wins over the instance's.
+func TestAppInstanceURLTimestamp(t *testing.T) {
+	now := time.UnixMilli(1796099024580 + 10_000) // 10 s into a 30 s warmup
+	for _, c := range []struct {
+		name     string
+		instTS   string // the instance's metadata timestamp, "" for none
+		params   map[string]string
+		wantTS   string
+		wantFrom time.Time // zero: warm
+	}{
+		{"java", "1796099024580", map[string]string{"weight": "300", "warmup": "30000", "release": "3.3.6"},
+			"1796099024580", time.UnixMilli(1796099024580)},
+		{"dubbo-go", "1796099000000", map[string]string{"timestamp": "1796099020", "warmup": "30", "release": "dubbo-golang-3.3.2"},
+			"1796099020", time.Unix(1796099020, 0)},
+		{"none", "", map[string]string{"warmup": "30000", "release": "3.3.6"}, "", time.Time{}},
+	} {
+		in := appInst(1, 1, true, true)
+		in.Metadata["dubbo.endpoints"] = `[{"port":20001,"protocol":"tri"}]`
+		if c.instTS != "" {
+			in.Metadata["timestamp"] = c.instTS
+		}
+		urls := newAppInstance(app, "G", in).ToURLs(serviceInfo(c.params))
+		if len(urls) != 1 {
+			t.Fatalf("%s: URLs %v, want one", c.name, urls)
+		}
+		if got := urls[0].GetParam("timestamp", ""); got != c.wantTS {
+			t.Errorf("%s: timestamp %q, want %q", c.name, got, c.wantTS)
+		}
+		if m := warmup.Parse(urls[0], "", now); !m.Start.Equal(c.wantFrom) || m.Problem != "" {
+			t.Errorf("%s: warmup start %v (%s), want %v", c.name, m.Start, m.Problem, c.wantFrom)
+		}
+	}
+}
+
 // fakeRegClient records the registrations of a naming client.
 type fakeRegClient struct {
 	naming_client.INamingClient

@@ -22,12 +22,15 @@ func checkFactor(t *testing.T, u *common.URL) {
 }
 
 // Any instance of an instance-list answer, with any service parameters,
-// gives provider URLs that carry the provider's own weight parameter and a
-// valid weight factor.
+// gives provider URLs that carry the provider's own weight parameter, a
+// valid weight factor, and the instance's timestamp when the service has
+// none.
 func FuzzAppInstanceURL(f *testing.F) {
 	f.Add([]byte(`{"hosts":[{"ip":"127.0.0.1","port":20001,"weight":0.5,"healthy":true,"enabled":true,"metadata":{"id":"127.0.0.1:20001","dubbo.endpoints":"[{\"port\":20001,\"protocol\":\"tri\"}]"}}]}`), "3", "dubbo-golang-3.3.2")
 	f.Add([]byte(`{"hosts":[{"ip":"fd00::1","port":1,"weight":0,"healthy":true,"enabled":true,"metadata":{"dubbo.endpoints":"not json"}}]}`), "", "3.3.6")
 	f.Add([]byte(`{"hosts":[{"ip":"h","port":2,"weight":1e308,"healthy":true,"enabled":true,"metadata":null}]}`), "x", "")
+	f.Add([]byte(`{"hosts":[{"ip":"127.0.0.1","port":3,"weight":1,"healthy":true,"enabled":true,"metadata":{"timestamp":"1796099024580","dubbo.metadata.storage-type":"local"}}]}`), "300", "3.3.6")
+	f.Add([]byte(`{"hosts":[{"ip":"127.0.0.1","port":4,"weight":1,"healthy":true,"enabled":true,"metadata":{"timestamp":"-1e99 x"}}]}`), "1", "3.3.6")
 	f.Fuzz(func(t *testing.T, body []byte, weight, release string) {
 		list, err := parseInstanceList(body)
 		if err != nil {
@@ -41,6 +44,10 @@ func FuzzAppInstanceURL(f *testing.F) {
 			for _, u := range in.ToURLs(serviceInfo(params)) {
 				if got := u.GetParam("weight", ""); got != weight {
 					t.Fatalf("URL %s: weight %q, want the provider's %q", u, got, weight)
+				}
+				// The service has no timestamp: the instance's is the URL's.
+				if got, want := u.GetParam("timestamp", ""), in.GetMetadata()["timestamp"]; got != want {
+					t.Fatalf("URL %s: timestamp %q, want the instance's %q", u, got, want)
 				}
 				checkFactor(t, u)
 			}

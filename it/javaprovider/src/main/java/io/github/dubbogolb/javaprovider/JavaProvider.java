@@ -38,7 +38,11 @@ import org.dubbogo.lb.samples.Greeter;
  *   <li>-group G: the Nacos group (default DEFAULT_GROUP);
  *   <li>-namespace ID, -username U, -password P: a Nacos namespace and login (default none);
  *   <li>-register-mode interface|instance|all: Dubbo's dubbo.application.register-mode,
- *       interface-level, application-level or both (default all, Dubbo's own default).
+ *       interface-level, application-level or both (default all, Dubbo's own default);
+ *   <li>-metadata-type local|remote: Dubbo's dubbo.application.metadata-type, where
+ *       consumers at application level find the service's parameters: local, from the
+ *       provider's own metadata service (served on the triple port), or remote, from the
+ *       metadata report, which is the Nacos registry (default local, Dubbo's own default).
  * </ul>
  *
  * <p>Logs (Dubbo's and Nacos's, both through java.util.logging): warnings and errors, on
@@ -81,6 +85,7 @@ public final class JavaProvider {
         app.setRegisterMode(o.registerMode);
         app.setLogger("jdk");
         app.setProtocol("tri"); // the application-level instance's endpoint
+        app.setMetadataType(o.metadataType);
 
         RegistryConfig registry = new RegistryConfig("nacos://" + o.registry);
         registry.setGroup(o.group);
@@ -116,9 +121,9 @@ public final class JavaProvider {
             throw new IllegalStateException("Dubbo's local address is " + NetUtils.getLocalHost() + ", not " + LOOPBACK);
         }
         System.out.printf(Locale.ROOT,
-                "java provider %s: serving %s on %s:%d, weight %d, warmup %s, latency %s, register-mode %s, Dubbo %s%n",
+                "java provider %s: serving %s on %s:%d, weight %d, warmup %s, latency %s, register-mode %s, metadata-type %s, Dubbo %s%n",
                 o.name, Greeter.class.getName(), LOOPBACK, o.port, o.weight,
-                o.warmupMillis >= 0 ? o.warmupMillis + "ms" : "Dubbo's default", o.latency, o.registerMode,
+                o.warmupMillis >= 0 ? o.warmupMillis + "ms" : "Dubbo's default", o.latency, o.registerMode, o.metadataType,
                 org.apache.dubbo.common.Version.getVersion());
         System.out.flush();
         bootstrap.await(); // until a shutdown hook (SIGTERM, SIGINT) stops Dubbo
@@ -312,6 +317,7 @@ public final class JavaProvider {
         String username = "";
         String password = "";
         String registerMode = "all";
+        String metadataType = "local";
 
         static Options parse(String[] args) {
             Options o = new Options();
@@ -349,6 +355,12 @@ public final class JavaProvider {
                             throw new IllegalArgumentException("-register-mode " + value + ": want interface, instance or all");
                         }
                         o.registerMode = value;
+                        break;
+                    case "metadata-type":
+                        if (!value.equals("local") && !value.equals("remote")) {
+                            throw new IllegalArgumentException("-metadata-type " + value + ": want local or remote");
+                        }
+                        o.metadataType = value;
                         break;
                     default:
                         throw new IllegalArgumentException("unknown flag -" + flag);
