@@ -8,6 +8,12 @@
 #                                  (-port, -weight, -warmup, -latency, -registry, -group,
 #                                  -namespace, -username, -password, -name, -register-mode,
 #                                  -metadata-type; see JavaProvider.java)
+#   it/javaprovider.sh consume FLAGS
+#                                  install if needed, then exec a Dubbo Java consumer of
+#                                  the greeter (Dubbo's adaptive balancer by default) with
+#                                  FLAGS (-registry, -group, -callers, -calls, -duration,
+#                                  -providers, ...; see JavaConsumer.java); it prints a JSON
+#                                  summary line at the end
 #
 # The provider runs in the foreground as this process (exec), so a signal to the
 # script's pid reaches the JVM: SIGTERM or SIGINT unregisters it and exits.
@@ -28,6 +34,7 @@ PROJECT="$HERE/javaprovider"
 CACHE="${JAVAPROVIDER_CACHE:-${HOME:-/root}/.cache/dubbogo-lb/javaprovider}"
 BUILD="$CACHE/build"
 MAIN_CLASS="io.github.dubbogolb.javaprovider.JavaProvider"
+CONSUMER_CLASS="io.github.dubbogolb.javaprovider.JavaConsumer"
 
 log() { printf 'javaprovider.sh: %s\n' "$*" >&2; }
 die() { log "$*"; exit 1; }
@@ -40,7 +47,10 @@ cmd_install() {
   install_once "the Java provider" javaprovider.build.dir
 }
 
+# cmd_run CLASS FLAGS: exec the JVM on CLASS (the provider or the consumer) with FLAGS.
 cmd_run() {
+  local main="$1"
+  shift
   cmd_install
   local -a jvm=(
     # Small and light: a test runs several beside Nacos and the Go processes on 2 cores.
@@ -73,7 +83,7 @@ cmd_run() {
     sed "s/^\.level=.*/.level=$level/" "$BUILD/classes/logging.properties" >"$CACHE/log-$level/logging.properties"
     cp="$CACHE/log-$level:$cp"
   fi
-  exec "$JAVA" "${jvm[@]}" "${extra[@]}" -cp "$cp" "$MAIN_CLASS" "$@"
+  exec "$JAVA" "${jvm[@]}" "${extra[@]}" -cp "$cp" "$main" "$@"
 }
 
 usage() {
@@ -83,7 +93,8 @@ usage() {
 case "${1:-}" in
   install) cmd_install; log "installed: $BUILD" ;;
   ready) find_java noinstall && is_installed ;;
-  run) shift; cmd_run "$@" ;;
+  run) shift; cmd_run "$MAIN_CLASS" "$@" ;;
+  consume) shift; cmd_run "$CONSUMER_CLASS" "$@" ;;
   -h | --help | help) usage ;;
   *) usage >&2; exit 2 ;;
 esac

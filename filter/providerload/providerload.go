@@ -88,6 +88,7 @@ type Filter struct {
 	inflight atomic.Int64
 	done     atomic.Int64
 	failed   atomic.Int64
+	answered atomic.Int64 // calls answered with a report
 	capacity atomic.Int64 // from CapacityKey; 0: baseCap
 	baseCap  atomic.Int64 // Options.Capacity, or SetCapacity's
 	lastURL  atomic.Pointer[common.URL]
@@ -145,6 +146,7 @@ func (f *Filter) Invoke(ctx context.Context, invoker base.Invoker, inv base.Invo
 		if a := f.answer.Load(); a != nil {
 			res.AddAttachment(loadreport.JavaKey, a.java)
 			res.AddAttachment(loadreport.OwnKey, a.own)
+			f.answered.Add(1)
 		}
 	}
 	return res
@@ -192,6 +194,11 @@ func (f *Filter) Report() loadreport.Report {
 	}
 	return loadreport.Report{}
 }
+
+// Answered returns how many calls were answered with a report so far:
+// the calls that asked (Dubbo Java's adaptive consumers, this module's
+// lbactive filter), once the first sample is taken.
+func (f *Filter) Answered() int64 { return f.answered.Load() }
 
 // Inflight returns the calls in flight now.
 func (f *Filter) Inflight() int64 { return f.inflight.Load() }

@@ -72,6 +72,7 @@ func TestAnswersOnlyWhenAsked(t *testing.T) {
 
 	res := f.Invoke(context.Background(), inv, invocation.NewRPCInvocation("Hello", nil, nil))
 	assert.Empty(t, res.Attachments(), "a call that does not ask gets nothing")
+	assert.Zero(t, f.Answered(), "a call that does not ask is not counted as answered")
 
 	fk.now = fk.now.Add(time.Second)
 	fk.cpu += time.Second // one of two CPUs busy for the second
@@ -81,6 +82,7 @@ func TestAnswersOnlyWhenAsked(t *testing.T) {
 	own, _ := res.Attachment(loadreport.OwnKey, nil).(string)
 	require.NotEmpty(t, java)
 	require.NotEmpty(t, own)
+	assert.Equal(t, int64(1), f.Answered(), "the call that asked is counted")
 
 	var r loadreport.Report
 	loadreport.Parse(java, &r)

@@ -197,6 +197,11 @@ func run() error {
 	if err := srv.ServeContext(ctx); err != nil && !errors.Is(err, context.Canceled) {
 		return err
 	}
+	if *report {
+		// The tests count, on this side, the calls that asked for a report
+		// (a Dubbo Java adaptive consumer's, or our lbactive filter's).
+		fmt.Printf("provider %s: answered %d load reports\n", *name, providerload.Default.Answered())
+	}
 	return nil
 }
 
