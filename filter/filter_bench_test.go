@@ -15,6 +15,7 @@ import (
 	"dubbo.apache.org/dubbo-go/v3/protocol/triple/triple_protocol"
 
 	"github.com/dubbogo-lb/lb/rpcstatus"
+	"github.com/dubbogo-lb/lb/rpcstatus/loadreport"
 	"github.com/dubbogo-lb/lb/warmup/urlparam"
 )
 
@@ -70,6 +71,46 @@ func benchFilters(b *testing.B, ivks []*fakeInvoker) {
 					c.f.OnResponse(ctx, c.f.Invoke(ctx, ivk, inv), ivk, inv)
 				}
 			})
+		})
+	}
+}
+
+// BenchmarkFilterLoadReport is BenchmarkFilter for a method whose calls ask
+// for the provider's load (its balancer is loadaware): the filter adds the
+// request, lends a trailer header, parses the report the provider answered
+// with (both formats, Dubbo Java's and ours, in the result's attachments,
+// prepared once) and stores it. Beside it, the same filter on a call that
+// does not ask, in the same run.
+func BenchmarkFilterLoadReport(b *testing.B) {
+	own := loadreport.AppendOwn(nil, &loadreport.Report{
+		CPU: 0.42, Inflight: 12.5, Capacity: 200, QPS: 1500, EPS: 1.5,
+		Has: loadreport.HasCPU | loadreport.HasInflight | loadreport.HasCapacity | loadreport.HasQPS | loadreport.HasEPS,
+	})
+	answer := &result.RPCResult{Attrs: map[string]any{
+		loadreport.JavaKey: "curTime:1796099112867,load:34.52",
+		loadreport.OwnKey:  string(own),
+	}}
+	for _, c := range []struct {
+		name   string
+		params map[string]string
+	}{
+		{"asks", map[string]string{"loadbalance": "loadaware"}},
+		{"does-not-ask", map[string]string{"loadbalance": "rtadaptive"}},
+	} {
+		b.Run(c.name, func(b *testing.B) {
+			ivk := newInvoker(b, c.params, func() result.Result { return answer })
+			f := New(Options{})
+			ctx := context.Background()
+			b.ReportAllocs()
+			b.RunParallel(func(pb *testing.PB) {
+				inv := invocation.NewRPCInvocation("Say", nil, nil)
+				for pb.Next() {
+					f.OnResponse(ctx, f.Invoke(ctx, ivk, inv), ivk, inv)
+				}
+			})
+			if got := rpcstatus.Of(ivk.GetURL()).Load().Reports(); (got > 0) != (c.name == "asks") {
+				b.Fatalf("%d reports stored", got)
+			}
 		})
 	}
 }
