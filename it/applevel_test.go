@@ -1,11 +1,9 @@
 package it
 
 import (
-	"context"
 	"encoding/json"
 	"fmt"
 	"io"
-	"net/http"
 	"net/url"
 	"strconv"
 	"testing"
@@ -56,40 +54,6 @@ func (e *env) consumerAt(t *testing.T, lv registryLevel, n int) *consumer {
 	t.Helper()
 	c := e.startConsumers(t, n, consumerSpec{balancer: "swrr", name: "consumer at " + lv.typ + " level", args: []string{"-registry-type", lv.typ}})[0]
 	return c
-}
-
-// console edits the instance in of service as the Nacos console's edit
-// dialog does: PUT /nacos/v1/ns/instance with the instance's weight,
-// enabled and metadata, ephemeral, through the v1 Open API.
-func (e *env) console(t *testing.T, service string, in instance, weight float64, enabled bool) {
-	t.Helper()
-	md, err := json.Marshal(in.Metadata)
-	if err != nil {
-		t.Fatal(err)
-	}
-	q := url.Values{
-		"serviceName": {service}, "groupName": {e.group}, "clusterName": {"DEFAULT"},
-		"ip": {in.IP}, "port": {strconv.Itoa(in.Port)}, "ephemeral": {"true"},
-		"weight": {strconv.FormatFloat(weight, 'f', -1, 64)}, "enabled": {strconv.FormatBool(enabled)},
-		"metadata": {string(md)},
-	}
-	if err := e.scope(context.Background(), q); err != nil {
-		t.Fatal(err)
-	}
-	req, err := http.NewRequest(http.MethodPut, "http://"+e.nacos+"/nacos/v1/ns/instance?"+q.Encode(), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	resp, err := httpClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	body, _ := io.ReadAll(resp.Body)
-	if resp.StatusCode != http.StatusOK || string(body) != "ok" {
-		t.Fatalf("console edit of %s:%d in %s: %s: %s", in.IP, in.Port, service, resp.Status, body)
-	}
-	t.Logf("console: %s:%d in %s: weight %g, enabled %v", in.IP, in.Port, service, weight, enabled)
 }
 
 // providerParams returns the parameters a provider registered: at

@@ -200,12 +200,11 @@ func TestNacosMetadataWeightsSplitTheCallsAndAnEditIsFollowed(t *testing.T) {
 	// dubbo-go registers from it and which counts (the README's weight
 	// rule: for a dubbo-go provider at interface level the instance weight
 	// is the weight; the metadata alone would be offset).
-	md := maps.Clone(insts[0].Metadata)
-	md["weight"] = "3"
 	edited := insts[0]
-	edited.Weight = 3
+	edited.Metadata = maps.Clone(edited.Metadata)
+	edited.Metadata["weight"] = "3"
 	changed := time.Now()
-	e.setMetadata(t, edited, md)
+	e.console(t, serviceName, edited, 3, true)
 	for _, c := range cs {
 		// The new weight is in force once the calls since the change give
 		// w1 significantly more than its old 25 %: by chance they would

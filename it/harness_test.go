@@ -495,18 +495,20 @@ func ports(list []instance) []int {
 	return out
 }
 
-// setMetadata replaces the metadata of in through the Nacos v1 Open API,
-// as an operator editing the instance would.
-func (e *env) setMetadata(t *testing.T, in instance, md map[string]string) {
+// console edits the instance in of service as the Nacos console's edit
+// dialog does: PUT /nacos/v1/ns/instance with the instance's weight,
+// enabled and metadata, ephemeral, through the v1 Open API.
+func (e *env) console(t *testing.T, service string, in instance, weight float64, enabled bool) {
 	t.Helper()
-	raw, err := json.Marshal(md)
+	md, err := json.Marshal(in.Metadata)
 	if err != nil {
 		t.Fatal(err)
 	}
 	q := url.Values{
-		"serviceName": {serviceName}, "groupName": {e.group},
+		"serviceName": {service}, "groupName": {e.group}, "clusterName": {"DEFAULT"},
 		"ip": {in.IP}, "port": {strconv.Itoa(in.Port)}, "ephemeral": {"true"},
-		"weight": {strconv.FormatFloat(in.Weight, 'f', -1, 64)}, "metadata": {string(raw)},
+		"weight": {strconv.FormatFloat(weight, 'f', -1, 64)}, "enabled": {strconv.FormatBool(enabled)},
+		"metadata": {string(md)},
 	}
 	if err := e.scope(context.Background(), q); err != nil {
 		t.Fatal(err)
@@ -521,9 +523,10 @@ func (e *env) setMetadata(t *testing.T, in instance, md map[string]string) {
 	}
 	defer resp.Body.Close()
 	body, _ := io.ReadAll(resp.Body)
-	if resp.StatusCode != http.StatusOK {
-		t.Fatalf("nacos instance update: %s: %s", resp.Status, body)
+	if resp.StatusCode != http.StatusOK || string(body) != "ok" {
+		t.Fatalf("console edit of %s:%d in %s: %s: %s", in.IP, in.Port, service, resp.Status, body)
 	}
+	t.Logf("console: %s:%d in %s: weight %g, enabled %v", in.IP, in.Port, service, weight, enabled)
 }
 
 // ---------------------------------------------------------------- consumers
