@@ -3,8 +3,6 @@ package it
 import (
 	"bufio"
 	"encoding/json"
-	"os/exec"
-	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
@@ -53,17 +51,7 @@ func (e *env) runJavaConsumer(t *testing.T, args ...string) (s javaSummary, load
 	if e.username != "" {
 		args = append(args, "-namespace", e.namespace, "-username", e.username, "-password", e.password)
 	}
-	p := &proc{name: "java consumer", log: new(lockedBuffer), done: make(chan struct{})}
-	p.cmd = exec.Command("bash", append([]string{filepath.Join(rootDir, "it", "javaprovider.sh")}, args...)...)
-	p.cmd.Dir = rootDir
-	p.cmd.Stdout, p.cmd.Stderr = p.log, p.log
-	if err := p.cmd.Start(); err != nil {
-		t.Fatalf("start %s: %v", p.name, err)
-	}
-	go func() {
-		p.err = p.cmd.Wait()
-		close(p.done)
-	}()
+	p := startJava(t, "java consumer", args...)
 	t.Cleanup(func() {
 		p.stop()
 		if t.Failed() {

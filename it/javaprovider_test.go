@@ -85,9 +85,25 @@ func (e *env) startJavaProvider(t *testing.T, s providerSpec) *provider {
 	if e.username != "" {
 		args = append(args, "-namespace", e.namespace, "-username", e.username, "-password", e.password)
 	}
-	p := &proc{name: "java provider " + s.name, log: new(lockedBuffer), done: make(chan struct{})}
 	// The script execs the JVM: a signal to this process reaches Dubbo,
 	// whose shutdown hook unregisters the provider (2 to 3 s).
+	p := startJava(t, "java provider "+s.name, args...)
+	jp := &provider{spec: s, proc: p}
+	t.Cleanup(func() {
+		p.stop()
+		if t.Failed() {
+			t.Logf("log of %s:\n%s", p.name, tail(p.log.String(), 20))
+			p.saveLog(t)
+		}
+	})
+	return jp
+}
+
+// startJava runs it/javaprovider.sh with args (run or consume, and their
+// flags), its output in the proc's log.
+func startJava(t *testing.T, name string, args ...string) *proc {
+	t.Helper()
+	p := &proc{name: name, log: new(lockedBuffer), done: make(chan struct{})}
 	p.cmd = exec.Command("bash", append([]string{filepath.Join(rootDir, "it", "javaprovider.sh")}, args...)...)
 	p.cmd.Dir = rootDir
 	p.cmd.Stdout, p.cmd.Stderr = p.log, p.log
@@ -98,13 +114,5 @@ func (e *env) startJavaProvider(t *testing.T, s providerSpec) *provider {
 		p.err = p.cmd.Wait()
 		close(p.done)
 	}()
-	jp := &provider{spec: s, proc: p}
-	t.Cleanup(func() {
-		p.stop()
-		if t.Failed() {
-			t.Logf("log of %s:\n%s", p.name, tail(p.log.String(), 20))
-			p.saveLog(t)
-		}
-	})
-	return jp
+	return p
 }
