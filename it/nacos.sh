@@ -252,6 +252,16 @@ cmd_start() {
     # on a busy machine it takes longer and Nacos exits with "load
     # derby-schema.sql error ... Login timeout exceeded".
     -Ddb.pool.config.connectionTimeout=120000
+    # No second copy of every configuration of the public namespace under
+    # the empty namespace ID (Nacos 3's compatibility with 2.x servers in
+    # the same cluster, on by default; clients' "" already means public).
+    # The copy is written in its own transaction before the real one: when
+    # the real one failed (seen once in CI: Derby "A lock could not be
+    # obtained" on a busy machine), the copy stayed, every later
+    # compare-and-set publish of that data ID compared against it and
+    # failed, and Dubbo Java never wrote its interface-to-application
+    # mapping.
+    -Dnacos.config.namespace.compatible.mode=false
   )
   if [ "$AUTH" = 1 ]; then
     # The keys Nacos 3.1.0 checks at start when auth is on (NacosServerAuthConfig,
