@@ -2,7 +2,6 @@ package io.github.dubbogolb.javaprovider;
 
 import com.google.protobuf.StringValue;
 import java.lang.reflect.Field;
-import java.util.HashMap;
 import java.util.Locale;
 import java.util.Map;
 import java.util.TreeMap;
@@ -91,20 +90,9 @@ public final class JavaConsumer {
         app.setQosEnable(false);
         app.setLogger("jdk");
 
-        RegistryConfig registry = new RegistryConfig("nacos://" + o.registry);
-        registry.setGroup(o.group);
-        registry.setUseAsConfigCenter(false);
+        RegistryConfig registry = o.registry.config();
         registry.setUseAsMetadataCenter(false);
         registry.setRegister(false); // a consumer: nothing of it in Nacos
-        Map<String, String> params = new HashMap<>();
-        if (!o.namespace.isEmpty()) {
-            params.put("namespace", o.namespace);
-        }
-        registry.setParameters(params);
-        if (!o.username.isEmpty()) {
-            registry.setUsername(o.username);
-            registry.setPassword(o.password);
-        }
 
         ReferenceConfig<Greeter> ref = new ReferenceConfig<>();
         ref.setInterface(Greeter.class);
@@ -322,11 +310,7 @@ public final class JavaConsumer {
 
     /** The command line. */
     static final class Options {
-        String registry = "127.0.0.1:8848";
-        String group = "DEFAULT_GROUP";
-        String namespace = "";
-        String username = "";
-        String password = "";
+        final Flags.Registry registry = new Flags.Registry();
         String loadbalance = "adaptive";
         int callers = 4;
         long calls = 0;
@@ -338,38 +322,19 @@ public final class JavaConsumer {
 
         static Options parse(String[] args) {
             Options o = new Options();
-            for (int i = 0; i < args.length; i++) {
-                String flag = args[i];
-                if (!flag.startsWith("-")) {
-                    throw new IllegalArgumentException("unexpected argument " + flag);
-                }
-                flag = flag.replaceFirst("^--?", "");
-                String value = null;
-                int eq = flag.indexOf('=');
-                if (eq >= 0) {
-                    value = flag.substring(eq + 1);
-                    flag = flag.substring(0, eq);
-                }
-                if (value == null) {
-                    if (i + 1 >= args.length) {
-                        throw new IllegalArgumentException("flag -" + flag + " needs a value");
-                    }
-                    value = args[++i];
+            Flags.parse(args, (flag, value) -> {
+                if (o.registry.set(flag, value)) {
+                    return;
                 }
                 switch (flag) {
-                    case "registry": o.registry = value; break;
-                    case "group": o.group = value; break;
-                    case "namespace": o.namespace = value; break;
-                    case "username": o.username = value; break;
-                    case "password": o.password = value; break;
                     case "loadbalance": o.loadbalance = value; break;
-                    case "callers": o.callers = (int) longFlag(flag, value, 1, 1000); break;
-                    case "calls": o.calls = longFlag(flag, value, 0, Long.MAX_VALUE / 2); break;
-                    case "providers": o.providers = (int) longFlag(flag, value, 0, 10_000); break;
-                    case "duration": o.durationNanos = JavaProvider.Durations.parse(value); break;
-                    case "wait": o.waitMillis = JavaProvider.Durations.parse(value) / 1_000_000; break;
+                    case "callers": o.callers = (int) Flags.integer(flag, value, 1, 1000); break;
+                    case "calls": o.calls = Flags.integer(flag, value, 0, Long.MAX_VALUE / 2); break;
+                    case "providers": o.providers = (int) Flags.integer(flag, value, 0, 10_000); break;
+                    case "duration": o.durationNanos = Flags.duration(value); break;
+                    case "wait": o.waitMillis = Flags.duration(value) / 1_000_000; break;
                     case "timeout":
-                        o.timeoutMillis = JavaProvider.Durations.parse(value) / 1_000_000;
+                        o.timeoutMillis = Flags.duration(value) / 1_000_000;
                         if (o.timeoutMillis < 1 || o.timeoutMillis > Integer.MAX_VALUE) {
                             throw new IllegalArgumentException("-timeout " + value + ": want 1ms to 24 days");
                         }
@@ -386,26 +351,15 @@ public final class JavaConsumer {
                     default:
                         throw new IllegalArgumentException("unknown flag -" + flag);
                 }
-            }
+            });
             if (o.calls == 0 && o.durationNanos == 0) {
                 o.durationNanos = TimeUnit.SECONDS.toNanos(10);
             }
-            if (o.registry.isEmpty() || o.group.isEmpty() || o.loadbalance.isEmpty()) {
-                throw new IllegalArgumentException("-registry, -group and -loadbalance must not be empty");
+            o.registry.check();
+            if (o.loadbalance.isEmpty()) {
+                throw new IllegalArgumentException("-loadbalance must not be empty");
             }
             return o;
-        }
-
-        private static long longFlag(String flag, String value, long lo, long hi) {
-            try {
-                long v = Long.parseLong(value.trim());
-                if (v >= lo && v <= hi) {
-                    return v;
-                }
-            } catch (NumberFormatException e) {
-                // below
-            }
-            throw new IllegalArgumentException("-" + flag + " " + value + ": want an integer from " + lo + " to " + hi);
         }
     }
 }

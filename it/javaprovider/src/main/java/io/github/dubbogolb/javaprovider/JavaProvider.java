@@ -2,9 +2,7 @@ package io.github.dubbogolb.javaprovider;
 
 import com.google.protobuf.StringValue;
 import java.lang.reflect.Field;
-import java.util.HashMap;
 import java.util.Locale;
-import java.util.Map;
 import java.util.concurrent.ThreadLocalRandom;
 import org.apache.dubbo.common.utils.NetUtils;
 import org.apache.dubbo.config.ApplicationConfig;
@@ -87,18 +85,7 @@ public final class JavaProvider {
         app.setProtocol("tri"); // the application-level instance's endpoint
         app.setMetadataType(o.metadataType);
 
-        RegistryConfig registry = new RegistryConfig("nacos://" + o.registry);
-        registry.setGroup(o.group);
-        registry.setUseAsConfigCenter(false);
-        Map<String, String> params = new HashMap<>();
-        if (!o.namespace.isEmpty()) {
-            params.put("namespace", o.namespace);
-        }
-        registry.setParameters(params);
-        if (!o.username.isEmpty()) {
-            registry.setUsername(o.username);
-            registry.setPassword(o.password);
-        }
+        RegistryConfig registry = o.registry.config();
 
         ProtocolConfig protocol = new ProtocolConfig("tri", o.port);
         protocol.setHost(LOOPBACK);
@@ -203,13 +190,13 @@ public final class JavaProvider {
             }
             int colon = s.indexOf(':');
             if (colon < 0) {
-                return new Latency('f', Durations.parse(s), 0, s);
+                return new Latency('f', Flags.duration(s), 0, s);
             }
             String kind = s.substring(0, colon);
             String rest = s.substring(colon + 1);
             switch (kind) {
                 case "exp":
-                    return new Latency('e', Durations.parse(rest), 0, s);
+                    return new Latency('e', Flags.duration(rest), 0, s);
                 case "uniform":
                 case "normal": {
                     String sep = kind.equals("uniform") ? "-" : "/";
@@ -217,8 +204,8 @@ public final class JavaProvider {
                     if (i < 0) {
                         throw new IllegalArgumentException("latency " + spec + ": missing \"" + sep + "\"");
                     }
-                    long lo = Durations.parse(rest.substring(0, i));
-                    long hi = Durations.parse(rest.substring(i + 1));
+                    long lo = Flags.duration(rest.substring(0, i));
+                    long hi = Flags.duration(rest.substring(i + 1));
                     if (kind.equals("uniform") && hi < lo) {
                         throw new IllegalArgumentException("latency " + spec + ": upper bound below lower bound");
                     }
@@ -251,105 +238,28 @@ public final class JavaProvider {
         }
     }
 
-    /** Go's time.ParseDuration for non-negative durations, in nanoseconds. */
-    static final class Durations {
-        private Durations() {}
-
-        static long parse(String text) {
-            String s = text.trim();
-            if (s.equals("0")) {
-                return 0;
-            }
-            if (s.isEmpty()) {
-                throw new IllegalArgumentException("empty duration");
-            }
-            double total = 0;
-            int i = 0;
-            while (i < s.length()) {
-                int start = i;
-                while (i < s.length() && (Character.isDigit(s.charAt(i)) || s.charAt(i) == '.')) {
-                    i++;
-                }
-                if (start == i) {
-                    throw new IllegalArgumentException("duration " + text + ": want a number and a unit, e.g. 5ms");
-                }
-                double v;
-                try {
-                    v = Double.parseDouble(s.substring(start, i));
-                } catch (NumberFormatException e) {
-                    throw new IllegalArgumentException("duration " + text + ": bad number");
-                }
-                int u = i;
-                while (i < s.length() && !Character.isDigit(s.charAt(i)) && s.charAt(i) != '.') {
-                    i++;
-                }
-                double unit;
-                switch (s.substring(u, i)) {
-                    case "ns": unit = 1; break;
-                    case "us": case "µs": unit = 1e3; break;
-                    case "ms": unit = 1e6; break;
-                    case "s": unit = 1e9; break;
-                    case "m": unit = 60e9; break;
-                    case "h": unit = 3600e9; break;
-                    default:
-                        throw new IllegalArgumentException("duration " + text + ": unknown unit \"" + s.substring(u, i)
-                                + "\" (want ns, us, ms, s, m or h)");
-                }
-                total += v * unit;
-            }
-            if (total > Long.MAX_VALUE / 2) {
-                throw new IllegalArgumentException("duration " + text + ": too long");
-            }
-            return (long) total;
-        }
-    }
-
-    /** The command line. */
     static final class Options {
         int port;
         String name = "";
         int weight = 100;
         int warmupMillis = -1; // -1: Dubbo's default
         Latency latency = Latency.parse("1ms");
-        String registry = "127.0.0.1:8848";
-        String group = "DEFAULT_GROUP";
-        String namespace = "";
-        String username = "";
-        String password = "";
+        final Flags.Registry registry = new Flags.Registry();
         String registerMode = "all";
         String metadataType = "local";
 
         static Options parse(String[] args) {
             Options o = new Options();
-            for (int i = 0; i < args.length; i++) {
-                String flag = args[i];
-                if (!flag.startsWith("-")) {
-                    throw new IllegalArgumentException("unexpected argument " + flag);
-                }
-                flag = flag.replaceFirst("^--?", "");
-                String value = null;
-                int eq = flag.indexOf('=');
-                if (eq >= 0) {
-                    value = flag.substring(eq + 1);
-                    flag = flag.substring(0, eq);
-                }
-                if (value == null) {
-                    if (i + 1 >= args.length) {
-                        throw new IllegalArgumentException("flag -" + flag + " needs a value");
-                    }
-                    value = args[++i];
+            Flags.parse(args, (flag, value) -> {
+                if (o.registry.set(flag, value)) {
+                    return;
                 }
                 switch (flag) {
-                    case "port": o.port = intFlag(flag, value, 1, 65535); break;
+                    case "port": o.port = (int) Flags.integer(flag, value, 1, 65535); break;
                     case "name": o.name = value; break;
-                    case "weight": o.weight = intFlag(flag, value, 1, Integer.MAX_VALUE); break;
+                    case "weight": o.weight = (int) Flags.integer(flag, value, 1, Integer.MAX_VALUE); break;
                     case "warmup": o.warmupMillis = warmup(value); break;
                     case "latency": o.latency = Latency.parse(value); break;
-                    case "registry": o.registry = value; break;
-                    case "group": o.group = value; break;
-                    case "namespace": o.namespace = value; break;
-                    case "username": o.username = value; break;
-                    case "password": o.password = value; break;
                     case "register-mode":
                         if (!value.equals("interface") && !value.equals("instance") && !value.equals("all")) {
                             throw new IllegalArgumentException("-register-mode " + value + ": want interface, instance or all");
@@ -365,29 +275,15 @@ public final class JavaProvider {
                     default:
                         throw new IllegalArgumentException("unknown flag -" + flag);
                 }
-            }
+            });
             if (o.port == 0) {
                 throw new IllegalArgumentException("-port is required");
             }
             if (o.name.isEmpty()) {
                 o.name = "j" + o.port;
             }
-            if (o.registry.isEmpty() || o.group.isEmpty()) {
-                throw new IllegalArgumentException("-registry and -group must not be empty");
-            }
+            o.registry.check();
             return o;
-        }
-
-        private static int intFlag(String flag, String value, int lo, int hi) {
-            try {
-                int v = Integer.parseInt(value.trim());
-                if (v >= lo && v <= hi) {
-                    return v;
-                }
-            } catch (NumberFormatException e) {
-                // below
-            }
-            throw new IllegalArgumentException("-" + flag + " " + value + ": want an integer from " + lo + " to " + hi);
         }
 
         /** A Go duration or plain milliseconds, to whole milliseconds; "" is -1 (default). */
@@ -400,7 +296,7 @@ public final class JavaProvider {
             if (v.chars().allMatch(Character::isDigit)) {
                 ms = Long.parseLong(v);
             } else {
-                ms = Durations.parse(v) / 1_000_000;
+                ms = Flags.duration(v) / 1_000_000;
             }
             if (ms > Integer.MAX_VALUE) {
                 throw new IllegalArgumentException("-warmup " + value + ": too long");
