@@ -27,11 +27,10 @@ func appServiceOf(p *provider) string {
 
 // startBothLevels starts providers registering at both levels, Dubbo
 // Java's default (a Java provider's own default, -register-mode all; a Go
-// one's -registry-type all), each once the ones before are registered
-// (startAt says why) and once the greeter's interface-to-application
-// mapping names its application (Dubbo Java writes it after the export),
-// beside the running ones; it returns the application-level instances of
-// them all, in order.
+// one's -registry-type all), each once the ones before are registered at
+// both levels and the greeter's interface-to-application mapping names
+// their applications (startProvider), beside the running ones; it returns
+// the application-level instances of them all, in order.
 func (e *env) startBothLevels(t *testing.T, running []*provider, specs ...providerSpec) ([]*provider, []instance) {
 	t.Helper()
 	ps := running
@@ -42,7 +41,6 @@ func (e *env) startBothLevels(t *testing.T, running []*provider, specs ...provid
 		ps = append(ps, e.startProvider(t, s))
 		e.waitAppRegistered(t, ps...)
 		e.waitRegistered(t, ps...)
-		e.waitMapping(t, appServiceOf(ps[len(ps)-1]))
 	}
 	return ps, e.waitAppRegistered(t, ps...)
 }
@@ -136,6 +134,7 @@ func checkJavaAppInstance(t *testing.T, p *provider, in instance, storage string
 // its millisecond timestamp (in its instance's metadata only) describes;
 // no call fails.
 func TestApplicationLevelJavaMixedFleet(t *testing.T) {
+	t.Parallel() // harness_test.go: which tests run alone
 	e := setup(t)
 	needJava(t)
 	// One at a time (startBothLevels), local metadata (Java's default)

@@ -30,10 +30,9 @@ var (
 )
 
 // startAt starts providers registering at lv, each once the ones before
-// are registered (dubbo-go v3.3.2 fails the export of an application-level
-// provider whose interface-to-application mapping it creates at the same
-// moment as another: "config already exist"), beside the running ones,
-// and returns the instances of them all in lv's service.
+// are registered (and at application level once the mapping names their
+// application: startProvider), beside the running ones, and returns the
+// instances of them all in lv's service.
 func (e *env) startAt(t *testing.T, lv registryLevel, running []*provider, specs ...providerSpec) ([]*provider, []instance) {
 	t.Helper()
 	ps := running
@@ -125,8 +124,10 @@ func starved(t *testing.T, c *consumer, changed time.Time, provider string) repo
 // the same way whether providers register at interface or at application
 // level.
 func TestApplicationLevelWeightsAndWarmup(t *testing.T) {
+	t.Parallel() // harness_test.go: which tests run alone
 	for _, lv := range []registryLevel{interfaceLevel, applicationLevel} {
 		t.Run(lv.typ, func(t *testing.T) {
+			t.Parallel()
 			e := setup(t)
 			ps, insts := e.startAt(t, lv, nil, providerSpec{name: "w1", weight: 1}, providerSpec{name: "w3", weight: 3})
 			if p := e.providerParams(t, lv, insts[0]); p["weight"] != "1" {
@@ -171,8 +172,10 @@ func TestApplicationLevelWeightsAndWarmup(t *testing.T) {
 // doubled, an instance disabled and enabled again, an instance drained
 // (weight 0); no call fails throughout.
 func TestNacosConsoleOperations(t *testing.T) {
+	t.Parallel() // harness_test.go: which tests run alone
 	for _, lv := range []registryLevel{interfaceLevel, applicationLevel, bothLevels} {
 		t.Run(lv.typ, func(t *testing.T) {
+			t.Parallel()
 			e := setup(t)
 			_, insts := e.startAt(t, lv, nil, providerSpec{name: "a"}, providerSpec{name: "b"}, providerSpec{name: "c"})
 			a, b, cc := insts[0], insts[1], insts[2]

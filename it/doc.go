@@ -28,4 +28,16 @@
 //
 // Every wait is bounded and polls for its condition; shares are measured
 // from the consumers' own per-second reports.
+//
+// Tests whose assertions are shares of calls by weight, stickiness, states
+// or counts run in parallel (t.Parallel; -parallel, GOMAXPROCS by default,
+// of them at once): another test's load slows their calls down but does
+// not change how the calls split. The others run alone, and first (go test
+// runs every test that does not call t.Parallel before the parallel ones
+// start): those that compare latencies (TestLatencyAware…,
+// TestJavaSlowProvider…), that burn CPU or read the machine's load
+// (TestProviderLoadMoves…, TestProviderLoadJavaProviderIsRead…), and the
+// one that restarts Nacos under everybody's feet. Parallel tests share one
+// thing, the greeter's interface-to-application mapping in Nacos, and
+// startProvider lets one provider at a time write it.
 package it

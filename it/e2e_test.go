@@ -134,6 +134,7 @@ func specsFor(balancers []string, args ...string) []consumerSpec {
 // names the valid choices, instead of dubbo-go's nil-pointer panic on the
 // first call.
 func TestUnknownBalancerIsAClearStartupError(t *testing.T) {
+	t.Parallel() // harness_test.go: which tests run alone
 	e := setup(t)
 	cases := map[string][]string{
 		"in_the_YAML":  {"-conf", consumerYAML(t, "no-such-balancer", "")},
@@ -175,6 +176,7 @@ func TestUnknownBalancerIsAClearStartupError(t *testing.T) {
 // Providers weighted 1:3 in their Nacos metadata get 25 % and 75 % of the
 // calls; editing the weight in Nacos takes effect in the running consumer.
 func TestNacosMetadataWeightsSplitTheCallsAndAnEditIsFollowed(t *testing.T) {
+	t.Parallel() // harness_test.go: which tests run alone
 	e := setup(t)
 	light := e.startProvider(t, providerSpec{name: "w1", weight: 1})
 	heavy := e.startProvider(t, providerSpec{name: "w3", weight: 3})
@@ -229,6 +231,7 @@ func TestNacosMetadataWeightsSplitTheCallsAndAnEditIsFollowed(t *testing.T) {
 // A provider that starts while the others are warm ramps up along the
 // warmup curve that its Nacos metadata (timestamp, warmup) describes.
 func TestWarmupRampsUpANewProvider(t *testing.T) {
+	t.Parallel() // harness_test.go: which tests run alone
 	e := setup(t)
 	const warmup = 30 * time.Second
 	a := e.startProvider(t, providerSpec{name: "warmA"})
@@ -560,6 +563,7 @@ func latencies(r report) string {
 // With ringhash, a key goes to the same provider on every call and after
 // the consumer restarts.
 func TestRingHashKeepsAKeyOnOneProviderAcrossRestarts(t *testing.T) {
+	t.Parallel() // harness_test.go: which tests run alone
 	e := setup(t)
 	if !strings.Contains(strings.Join(extension.Balancers(), ","), "ringhash") {
 		t.Skip("ringhash is not registered")
@@ -622,6 +626,7 @@ func ringOwners(t *testing.T, c *consumer, total report) map[string]string {
 // retries elsewhere), leaves selection once Nacos drops it, and is used
 // again when it comes back.
 func TestProviderKilledDuringLoadCostsNoFailedCall(t *testing.T) {
+	t.Parallel() // harness_test.go: which tests run alone
 	e := setup(t)
 	ps := []*provider{
 		e.startProvider(t, providerSpec{name: "k1", latency: "5ms"}),
@@ -672,8 +677,9 @@ func TestProviderKilledDuringLoadCostsNoFailedCall(t *testing.T) {
 // on the providers the consumers know; the providers register again and a
 // provider started after the restart is found.
 //
-// It restarts the Nacos of it/nacos.sh, so it runs last and only when that
-// script manages the configured Nacos.
+// It restarts the Nacos of it/nacos.sh, so it runs alone (no t.Parallel:
+// before every parallel test starts) and only when that script manages the
+// configured Nacos.
 func TestNacosRestartDuringLoadLosesNoCallNorProvider(t *testing.T) {
 	e := setup(t)
 	host, _, err := net.SplitHostPort(e.nacos)

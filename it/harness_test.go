@@ -301,15 +301,31 @@ func (p *proc) saveLog(t *testing.T) {
 	}
 }
 
-// freePort returns a loopback port that was free a moment ago.
+// handedOut holds the ports freePort returned in this run: tests run in
+// parallel, and the kernel may hand the same free port to two of them.
+var handedOut = struct {
+	sync.Mutex
+	ports map[int]bool
+}{ports: map[int]bool{}}
+
+// freePort returns a loopback port that was free a moment ago and that no
+// other test of this run got from it.
 func freePort(t *testing.T) int {
 	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
+	handedOut.Lock()
+	defer handedOut.Unlock()
+	for {
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		port := ln.Addr().(*net.TCPAddr).Port
+		ln.Close()
+		if !handedOut.ports[port] {
+			handedOut.ports[port] = true
+			return port
+		}
 	}
-	defer ln.Close()
-	return ln.Addr().(*net.TCPAddr).Port
 }
 
 // ---------------------------------------------------------------- providers
@@ -331,8 +347,48 @@ type provider struct {
 	spec providerSpec
 }
 
+// mappingWriters lets one provider at a time write the greeter's
+// interface-to-application mapping (see startProvider).
+var mappingWriters sync.Mutex
+
 // startProvider starts a provider in e's group; it is stopped when t ends.
+//
+// A provider that registers at application level writes the greeter's
+// interface-to-application mapping, which every test of the run shares,
+// when it does not name its application yet; dubbo-go v3.3.2 fails its
+// export when another provider creates the mapping at the same moment
+// ("config already exist"). Tests run in parallel, so such a provider
+// starts only once the one before has its application in the mapping
+// (writesMapping, waitMapping).
 func (e *env) startProvider(t *testing.T, s providerSpec) *provider {
+	t.Helper()
+	if !writesMapping(s) {
+		return e.startOneProvider(t, s)
+	}
+	mappingWriters.Lock()
+	defer mappingWriters.Unlock()
+	p := e.startOneProvider(t, s)
+	e.waitMapping(t, appServiceOf(p))
+	return p
+}
+
+// writesMapping reports whether the provider s registers at application
+// level: a Java one unless -register-mode interface (Dubbo Java's default
+// is all), a Go one with -registry-type service or all.
+func writesMapping(s providerSpec) bool {
+	flag, def := "-registry-type", "interface"
+	if s.java {
+		flag, def = "-register-mode", "all"
+	}
+	mode := def
+	if i := slices.Index(s.args, flag); i >= 0 && i+1 < len(s.args) {
+		mode = s.args[i+1]
+	}
+	return mode != "interface"
+}
+
+// startOneProvider starts the provider s and nothing else.
+func (e *env) startOneProvider(t *testing.T, s providerSpec) *provider {
 	t.Helper()
 	if s.java {
 		return e.startJavaProvider(t, s)

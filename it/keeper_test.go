@@ -25,6 +25,7 @@ import (
 // instance stays), so the provider withdraws it itself through its own
 // pooled Nacos client on SIGUSR1 (-usr1-loses-registration).
 func TestProviderRegistersAgainAfterItsNacosClientLostTheRegistration(t *testing.T) {
+	t.Parallel() // harness_test.go: which tests run alone
 	e := setup(t)
 	kept := e.startProvider(t, providerSpec{name: "k1", args: []string{"-keep-interval", "1s", "-usr1-loses-registration"}})
 	bare := e.startProvider(t, providerSpec{name: "k2", args: []string{"-keep-interval", "0", "-usr1-loses-registration"}})
