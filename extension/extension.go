@@ -76,7 +76,8 @@ func init() {
 	// first (the last registration wins). dubbo-go's reads before it
 	// subscribes, keeps disabled instances, and writes the rounded
 	// instance weight over the provider's weight.
-	dgext.SetServiceDiscovery(nacosdiscovery.Protocol, nacosdiscovery.NewServiceDiscovery(nacosdiscovery.Options{}))
+	// It records what it registers for KeepRegistered (appRegistrations).
+	dgext.SetServiceDiscovery(nacosdiscovery.Protocol, nacosdiscovery.NewServiceDiscovery(nacosdiscovery.Options{Registrations: appRegistrations}))
 
 	active := filter.New(filter.Options{})
 	dgext.SetFilter(FilterName, func() dgfilter.Filter { return active })

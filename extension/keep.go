@@ -4,6 +4,7 @@ import (
 	"context"
 
 	"github.com/dubbogo-lb/lb/extension/internal/keeper"
+	"github.com/dubbogo-lb/lb/extension/internal/nacosdiscovery"
 	"github.com/dubbogo-lb/lb/extension/internal/nacoskeeper"
 )
 
@@ -15,17 +16,27 @@ type KeepOptions = keeper.Options
 // DefaultKeepInterval is how often KeepRegistered reads Nacos by default.
 const DefaultKeepInterval = keeper.DefaultInterval
 
-// KeepRegistered keeps, until ctx is done, the interface-level Nacos
-// registrations of the services this provider exports: every
-// opts.Interval it reads each one's Nacos service through the Open API
-// (the registry's namespace, group and login), and registers again, through
-// the same dubbo-go registry and Nacos client and with the same URL, an
+// appRegistrations are the application-level instances our Nacos service
+// discovery registered and has not withdrawn (see init).
+var appRegistrations = new(nacosdiscovery.Registrations)
+
+// KeepRegistered keeps, until ctx is done, the Nacos registrations of
+// this provider, at both levels: the interface-level registration of each
+// service it exports (registry-type interface or all), and the
+// application-level instance of each application it registers through
+// this module's Nacos service discovery (registry-type service or all).
+// Every opts.Interval it reads each one's Nacos service through the Open
+// API (the registry's namespace, group and login), and registers again an
 // instance the server answered without twice in a row, logging one WARN
-// line. It never registers what the provider withdrew (graceful shutdown,
-// unexport). Call it once, before or after the server starts serving; it
-// returns at once, and an error when it cannot see what the provider
-// registers or is already running. A Nacos client can lose a registration
-// for good after a Nacos restart (see extension/internal/nacoskeeper).
+// line: through the same dubbo-go registry and Nacos client with the same
+// URL (interface level), or through the same discovery and Nacos client
+// with the application's whole list of instances (application level: a
+// batch registration replaces the client's list). It never registers what
+// the provider withdrew (graceful shutdown, unexport, unregister). Call it
+// once, before or after the server starts serving; it returns at once,
+// and an error when it cannot see what the provider registers or is
+// already running. A Nacos client can lose a registration for good after
+// a Nacos restart (see extension/internal/nacoskeeper).
 func KeepRegistered(ctx context.Context, opts KeepOptions) error {
-	return nacoskeeper.Keep(ctx, opts)
+	return nacoskeeper.Keep(ctx, opts, appRegistrations)
 }

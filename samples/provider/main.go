@@ -67,7 +67,7 @@ func run() error {
 		capacity = flag.Int64("capacity", 0, "capacity in calls in flight that the load reports carry (0: none)")
 		burn     = flag.Int("burn-cpu", 0, "goroutines that burn CPU for the whole run, starving the provider of CPU")
 		keepIvl  = flag.Duration("keep-interval", extension.DefaultKeepInterval, "how often the registration keeper (extension.KeepRegistered) reads Nacos; 0: no keeper")
-		loseUSR1 = flag.Bool("usr1-loses-registration", false, "tests: on SIGUSR1, withdraw this provider's Nacos instance through its own Nacos client, behind dubbo-go's back, as a registration the client lost")
+		loseUSR1 = flag.Bool("usr1-loses-registration", false, "tests: on SIGUSR1, withdraw this provider's Nacos instances (interface and application level) through its own Nacos client, behind dubbo-go's back, as a registration the client lost")
 	)
 	var registry app.RegistryFlags
 	registry.Register(flag.CommandLine)
@@ -192,7 +192,7 @@ func run() error {
 		}
 	}
 	if *loseUSR1 {
-		loseRegistrationOnUSR1(ctx, listen)
+		loseRegistrationOnUSR1(ctx, listen, ins.GetInstanceOptionsSnapshot().Application.Name)
 	}
 	if err := srv.ServeContext(ctx); err != nil && !errors.Is(err, context.Canceled) {
 		return err

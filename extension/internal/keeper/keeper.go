@@ -80,6 +80,19 @@ type Source interface {
 	Kept() []Registration
 }
 
+// Sources is a Source of the registrations of each of its Sources, whose
+// Registration.IDs must not collide.
+type Sources []Source
+
+// Kept returns the registrations of every source, in order.
+func (ss Sources) Kept() []Registration {
+	var out []Registration
+	for _, s := range ss {
+		out = append(out, s.Kept()...)
+	}
+	return out
+}
+
 // Keeper keeps the registrations of a Source.
 type Keeper struct {
 	src      Source

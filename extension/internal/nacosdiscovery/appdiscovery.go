@@ -79,14 +79,21 @@ func newAppDiscovery(url *common.URL, o Options) *appDiscovery {
 		descriptor: fmt.Sprintf("nacos-service-discovery[%s] (github.com/dubbogo-lb/lb)", url.Location),
 		subs:       map[registry.ServiceInstancesChangedListener]map[string]*subscription{},
 	}
-	d.registration.init(url, func() (naming_client.INamingClient, error) {
-		c, err := dgnacos.NewNacosClientByURL(clientURL)
-		if err != nil {
-			return nil, err
-		}
-		return c.Client(), nil
-	}, d.group)
+	newClient := o.NamingClient
+	if newClient == nil {
+		newClient = pooledNamingClient
+	}
+	d.registration.init(url, clientURL, func() (naming_client.INamingClient, error) { return newClient(clientURL) }, d.group, o.Registrations)
 	return d
+}
+
+// pooledNamingClient is dubbo-go's Nacos client of clientURL, from its pool.
+func pooledNamingClient(clientURL *common.URL) (naming_client.INamingClient, error) {
+	c, err := dgnacos.NewNacosClientByURL(clientURL)
+	if err != nil {
+		return nil, err
+	}
+	return c.Client(), nil
 }
 
 func (d *appDiscovery) String() string { return d.descriptor }

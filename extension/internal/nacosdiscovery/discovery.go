@@ -32,6 +32,7 @@ import (
 	"dubbo.apache.org/dubbo-go/v3/common/constant"
 	"dubbo.apache.org/dubbo-go/v3/registry"
 	regdir "dubbo.apache.org/dubbo-go/v3/registry/directory"
+	"github.com/nacos-group/nacos-sdk-go/v2/clients/naming_client"
 
 	"github.com/dubbogo-lb/lb/loadbalance/lblog"
 )
@@ -39,7 +40,8 @@ import (
 // Protocol is the registry protocol whose directory this package provides.
 const Protocol = constant.NacosKey
 
-// Options tune the directory. The zero value gives the defaults.
+// Options tune the directory and the service discovery. The zero value
+// gives the defaults.
 type Options struct {
 	// Retry is the first wait after a failed subscription; it doubles up to
 	// 30 s. Default 1 s.
@@ -51,6 +53,17 @@ type Options struct {
 	// answer that differed from the pushes, and the first wait after
 	// subscribing; the waits double from it up to Resync. Default 1 s.
 	Confirm time.Duration
+
+	// Application level, provider side:
+
+	// Registrations records, when set, every instance the service
+	// discovery registers and has not withdrawn, for the registration
+	// keeper (extension.KeepRegistered). Default none.
+	Registrations *Registrations
+	// NamingClient makes the Nacos client of the registrations from the
+	// client's URL (address, namespace, login, client name). Default
+	// dubbo-go's pooled client (remoting/nacos.NewNacosClientByURL).
+	NamingClient func(clientURL *common.URL) (naming_client.INamingClient, error)
 }
 
 func (o Options) withDefaults() Options {

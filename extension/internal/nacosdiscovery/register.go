@@ -33,18 +33,26 @@ import (
 //     10000 capped (registeredWeight);
 //   - Update is Unregister then Register; an instance registered again
 //     replaces the one of the same id (dubbo-go would list it twice).
+//
+// It lists what it registered, and has not withdrawn, in its
+// Registrations (kept.go) for the registration keeper, which registers an
+// application again through registerAgain.
 type registration struct {
 	regURL    *common.URL
+	clientURL *common.URL // of the Nacos client, for the keeper's Reader
 	group     string
 	newClient func() (naming_client.INamingClient, error)
+	kept      *Registrations // nil: not recorded
 
 	mu        sync.Mutex
 	client    naming_client.INamingClient
 	byService map[string][]registry.ServiceInstance // registered, by application
+	destroyed bool                                  // by destroy, until the next Register
+	reader    *Reader                               // made on the keeper's first look
 }
 
-func (r *registration) init(regURL *common.URL, newClient func() (naming_client.INamingClient, error), group string) {
-	r.regURL, r.newClient, r.group = regURL, newClient, group
+func (r *registration) init(regURL, clientURL *common.URL, newClient func() (naming_client.INamingClient, error), group string, kept *Registrations) {
+	r.regURL, r.clientURL, r.newClient, r.group, r.kept = regURL, clientURL, newClient, group, kept
 	r.byService = map[string][]registry.ServiceInstance{}
 }
 
@@ -74,6 +82,18 @@ func (r *registration) Register(instance registry.ServiceInstance) error {
 		return in.GetID() == instance.GetID()
 	})
 	list = append(list, instance)
+	if err := r.batchLocked(client, name, list); err != nil {
+		return err
+	}
+	r.byService[name] = list
+	r.destroyed = false
+	r.kept.add(r)
+	return nil
+}
+
+// batchLocked registers list, the instances of the application name,
+// replacing what the client registered for it; r.mu held.
+func (r *registration) batchLocked(client naming_client.INamingClient, name string, list []registry.ServiceInstance) error {
 	param := vo.BatchRegisterInstanceParam{ServiceName: name, GroupName: r.group}
 	for _, in := range list {
 		param.Instances = append(param.Instances, r.registerParam(in))
@@ -82,8 +102,21 @@ func (r *registration) Register(instance registry.ServiceInstance) error {
 	if err != nil || !ok {
 		return fmt.Errorf("register the instances of %s in Nacos %s: %v", name, r.regURL.Location, errors.Join(err, errors.New("not registered")))
 	}
-	r.byService[name] = list
 	return nil
+}
+
+// registerAgain registers the instances of the application service that
+// r registered, all of them (a batch replaces the client's list), through
+// the same client, as long as the instance of id is one of them: else
+// (unregistered, or r destroyed) ErrWithdrawn and nothing registered.
+func (r *registration) registerAgain(service, id string) error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	list := r.byService[service]
+	if r.destroyed || r.client == nil || !slices.ContainsFunc(list, func(in registry.ServiceInstance) bool { return in.GetID() == id }) {
+		return ErrWithdrawn
+	}
+	return r.batchLocked(r.client, service, list)
 }
 
 // Update registers instance again: Unregister, then Register.
@@ -116,9 +149,13 @@ func (r *registration) Unregister(instance registry.ServiceInstance) error {
 	return nil
 }
 
-// destroy unregisters every instance registered and closes the client.
+// destroy unregisters every instance registered and closes the client;
+// from then on nothing is registered again (registerAgain) until the next
+// Register.
 func (r *registration) destroy() error {
+	r.kept.remove(r)
 	r.mu.Lock()
+	r.destroyed = true
 	var all []registry.ServiceInstance
 	for _, list := range r.byService {
 		all = append(all, list...)

@@ -1,8 +1,10 @@
-// Package nacoskeeper keeps a dubbo-go provider's interface-level Nacos
-// registrations: it learns what the process registers, and when, from
-// dubbo-go's registry protocol, which it wraps, and runs package keeper
-// over it with the Nacos Open API as the server's view and the Nacos
-// registry's own Register to register again. See DESIGN.md.
+// Package nacoskeeper keeps a dubbo-go provider's Nacos registrations: at
+// interface level it learns what the process registers, and when, from
+// dubbo-go's registry protocol, which it wraps; at application level from
+// our Nacos service discovery (nacosdiscovery.Registrations). It runs
+// package keeper over both with the Nacos Open API as the server's view,
+// and registers again through the Nacos registry's own Register or the
+// discovery's own batch registration. See DESIGN.md.
 //
 // Importing it installs the wrapper: every call is passed on to dubbo-go's
 // registry protocol unchanged (Export, Refer, Destroy, GetRegistries,
@@ -252,17 +254,42 @@ func (s *server) Addrs(service, group string) ([]string, error) {
 	return out, nil
 }
 
-// Keep keeps, until ctx is done, every interface-level Nacos registration
-// of this process's exported services, as package keeper describes (one
-// read of the Open API per service every o.Interval; a registration
-// missing on o.Misses reads in a row while the server answers is
-// registered again through the dubbo-go registry that registered it,
-// with the same URL, hence the same service, group, metadata and weight).
-// It returns at once; services exported later are kept too. It never
-// registers what the process withdrew (graceful shutdown, unexport). An
-// error when dubbo-go's registry protocol is not this package's wrapper
-// (someone replaced it) or when a Keep is already running.
-func Keep(ctx context.Context, o keeper.Options) error {
+// apps is the keeper.Source of the application-level instances that our
+// Nacos service discovery registered (nacosdiscovery.Registrations).
+type apps struct{ regs *nacosdiscovery.Registrations }
+
+// Kept returns the instances registered and not withdrawn; each is
+// registered again through its discovery's own client and batch.
+func (a apps) Kept() []keeper.Registration {
+	list := a.regs.List()
+	out := make([]keeper.Registration, 0, len(list))
+	for _, r := range list {
+		out = append(out, keeper.Registration{
+			ID: "app/" + r.ID, Server: &server{r: r.Reader}, Service: r.Service, Group: r.Group, Addr: r.Addr,
+			Register: r.Register,
+		})
+	}
+	return out
+}
+
+// Keep keeps, until ctx is done, this process's Nacos registrations, as
+// package keeper describes (one read of the Open API per registration
+// every o.Interval; one missing on o.Misses reads in a row while the
+// server answers is registered again):
+//   - interface level: every exported service, registered again through
+//     the dubbo-go registry that registered it, with the same URL, hence
+//     the same service, group, metadata and weight;
+//   - application level: every instance that our service discovery
+//     registered and recorded in appRegs (nil: none), registered again
+//     through the same discovery, client and batch (the application's
+//     whole list).
+//
+// It returns at once; what is registered later is kept too. It never
+// registers what the process withdrew (graceful shutdown, unexport,
+// unregister). An error when dubbo-go's registry protocol is not this
+// package's wrapper (someone replaced it) or when a Keep is already
+// running.
+func Keep(ctx context.Context, o keeper.Options, appRegs *nacosdiscovery.Registrations) error {
 	if dgext.GetProtocol(constant.RegistryProtocol) != base.Protocol(wrapper) {
 		return errors.New("keeper: dubbo-go's registry protocol was replaced after this module's; cannot see what the process registers")
 	}
@@ -272,7 +299,7 @@ func Keep(ctx context.Context, o keeper.Options) error {
 	if o.Warnf == nil {
 		o.Warnf = logger.Warnf
 	}
-	k := keeper.New(wrapper, o)
+	k := keeper.New(keeper.Sources{wrapper, apps{appRegs}}, o)
 	go func() {
 		defer wrapper.running.Store(false)
 		k.Run(ctx)

@@ -287,10 +287,10 @@ func TestServiceName(t *testing.T) {
 func TestKeepRefusesASecondRun(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	if err := Keep(ctx, keeper.Options{}); err != nil {
+	if err := Keep(ctx, keeper.Options{}, nil); err != nil {
 		t.Fatal(err)
 	}
-	if err := Keep(ctx, keeper.Options{}); err == nil {
+	if err := Keep(ctx, keeper.Options{}, nil); err == nil {
 		t.Fatal("a second Keep while one runs: no error")
 	}
 }
