@@ -74,12 +74,17 @@ func (f *feed) resync() {
 // reconcile compares list, read from the server when the feed had seen
 // pushes pushes, with the feed's list. It returns true when they differ
 // and the answer awaits confirmation. A differing answer that repeats
-// one read later with no push in between replaces the feed's list.
+// one read later with no push in between replaces the feed's list; an
+// answer with no instance at all never does when the registry keeps the
+// known instances on an empty answer (nacos.updateCacheWhenEmpty false),
+// as the client does with an empty push: a restarted Nacos, or every
+// instance's client losing its registration at once, is not a fleet gone.
 func (f *feed) reconcile(list []model.Instance, pushes uint64) (pending bool) {
 	f.mu.Lock()
-	if f.pushes != pushes || f.pushed == nil || sameUsable(list, f.pushed) {
+	if f.pushes != pushes || f.pushed == nil || sameUsable(list, f.pushed) || (f.keepOnEmpty && len(list) == 0) {
 		// A push came during the read (it is at least as new), or none
-		// came yet (the first one brings the list), or they agree.
+		// came yet (the first one brings the list), or they agree, or the
+		// answer is empty and the registry keeps the list then.
 		f.suspect = nil
 		f.mu.Unlock()
 		return false

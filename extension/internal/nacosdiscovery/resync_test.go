@@ -19,23 +19,27 @@ func TestReconcile(t *testing.T) {
 		pending    bool
 	}
 	for _, tc := range []struct {
-		name   string
-		pushed []model.Instance // nil: no push yet
-		reads  []read
-		want   []model.Instance // the feed's list at the end
+		name        string
+		keepOnEmpty bool
+		pushed      []model.Instance // nil: no push yet
+		reads       []read
+		want        []model.Instance // the feed's list at the end
 	}{
-		{"agrees", []model.Instance{a, b}, []read{{list: []model.Instance{b, a}}}, []model.Instance{a, b}},
-		{"agrees on the usable ones", []model.Instance{a}, []read{{list: []model.Instance{a, bDisabled}}}, []model.Instance{a}},
-		{"no push yet", nil, []read{{list: []model.Instance{a}}, {list: []model.Instance{a}}}, nil},
-		{"one differing read waits", []model.Instance{a}, []read{{list: []model.Instance{a, b}, pending: true}}, []model.Instance{a}},
-		{"confirmed", []model.Instance{a}, []read{{list: []model.Instance{a, b}, pending: true}, {list: []model.Instance{a, b}}}, []model.Instance{a, b}},
-		{"confirmed removal", []model.Instance{a, b}, []read{{list: []model.Instance{a}, pending: true}, {list: []model.Instance{a}}}, []model.Instance{a}},
-		{"confirmed metadata", []model.Instance{a, b}, []read{{list: []model.Instance{a, bReweighted}, pending: true}, {list: []model.Instance{a, bReweighted}}}, []model.Instance{a, bReweighted}},
-		{"a push in between", []model.Instance{a}, []read{{list: []model.Instance{a, b}, pending: true}, {list: []model.Instance{a, b}, pushBefore: true, pending: true}}, []model.Instance{a}},
-		{"two different answers", []model.Instance{a}, []read{{list: []model.Instance{a, b}, pending: true}, {list: []model.Instance{b}, pending: true}}, []model.Instance{a}},
+		{"agrees", false, []model.Instance{a, b}, []read{{list: []model.Instance{b, a}}}, []model.Instance{a, b}},
+		{"agrees on the usable ones", false, []model.Instance{a}, []read{{list: []model.Instance{a, bDisabled}}}, []model.Instance{a}},
+		{"no push yet", false, nil, []read{{list: []model.Instance{a}}, {list: []model.Instance{a}}}, nil},
+		{"one differing read waits", false, []model.Instance{a}, []read{{list: []model.Instance{a, b}, pending: true}}, []model.Instance{a}},
+		{"confirmed", false, []model.Instance{a}, []read{{list: []model.Instance{a, b}, pending: true}, {list: []model.Instance{a, b}}}, []model.Instance{a, b}},
+		{"confirmed removal", false, []model.Instance{a, b}, []read{{list: []model.Instance{a}, pending: true}, {list: []model.Instance{a}}}, []model.Instance{a}},
+		{"confirmed metadata", false, []model.Instance{a, b}, []read{{list: []model.Instance{a, bReweighted}, pending: true}, {list: []model.Instance{a, bReweighted}}}, []model.Instance{a, bReweighted}},
+		{"a push in between", false, []model.Instance{a}, []read{{list: []model.Instance{a, b}, pending: true}, {list: []model.Instance{a, b}, pushBefore: true, pending: true}}, []model.Instance{a}},
+		{"two different answers", false, []model.Instance{a}, []read{{list: []model.Instance{a, b}, pending: true}, {list: []model.Instance{b}, pending: true}}, []model.Instance{a}},
+		{"confirmed empty", false, []model.Instance{a, b}, []read{{list: nil, pending: true}, {list: nil}}, nil},
+		{"empty kept", true, []model.Instance{a, b}, []read{{list: nil}, {list: nil}}, []model.Instance{a, b}},
+		{"none usable is not empty", true, []model.Instance{a, b}, []read{{list: []model.Instance{bDisabled}, pending: true}, {list: []model.Instance{bDisabled}}}, []model.Instance{bDisabled}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			f := &feed{service: service, group: "G", subs: map[*subscription]struct{}{}}
+			f := &feed{service: service, group: "G", keepOnEmpty: tc.keepOnEmpty, subs: map[*subscription]struct{}{}}
 			if tc.pushed != nil {
 				f.onPush(tc.pushed, nil)
 			}

@@ -26,6 +26,10 @@ type source struct {
 	sdk  naming_client.INamingClient
 	api  server // the server's answers without the client's cache
 	refs int    // subscriptions; guarded by sourcesMu
+	// keepOnEmpty: the registry's nacos.updateCacheWhenEmpty is false, so
+	// the client ignores an answer with no instance at all, and so does
+	// the resync (reconcile).
+	keepOnEmpty bool
 
 	mu    sync.Mutex
 	feeds map[string]*feed // by group and service
@@ -60,7 +64,8 @@ func acquire(regURL *common.URL) (*source, error) {
 	if err != nil {
 		return nil, err
 	}
-	src := &source{key: key, sdk: sdk, api: newOpenAPI(servers, config), refs: 1, feeds: map[string]*feed{}}
+	src := &source{key: key, sdk: sdk, api: newOpenAPI(servers, config), refs: 1, feeds: map[string]*feed{},
+		keepOnEmpty: !config.UpdateCacheWhenEmpty}
 	sources[key] = src
 	return src, nil
 }
@@ -106,12 +111,13 @@ type server interface {
 // A feed is the one subscription of a source to one service, and the last
 // list of instances pushed for it (or put in place by a resync).
 type feed struct {
-	src     *source
-	service string
-	group   string
-	param   *vo.SubscribeParam
-	opts    Options
-	done    chan struct{} // closed when the last subscription leaves
+	src         *source
+	service     string
+	group       string
+	param       *vo.SubscribeParam
+	opts        Options
+	keepOnEmpty bool          // the source's
+	done        chan struct{} // closed when the last subscription leaves
 
 	pushedSignal chan struct{} // a push arrived (buffered, 1), for resync
 
@@ -132,7 +138,7 @@ func (src *source) watch(service, group string, sub *subscription, opts Options)
 	key := group + "@@" + service
 	f, ok := src.feeds[key]
 	if !ok {
-		f = &feed{src: src, service: service, group: group, opts: opts, done: make(chan struct{}), pushedSignal: make(chan struct{}, 1), subs: map[*subscription]struct{}{}}
+		f = &feed{src: src, service: service, group: group, opts: opts, keepOnEmpty: src.keepOnEmpty, done: make(chan struct{}), pushedSignal: make(chan struct{}, 1), subs: map[*subscription]struct{}{}}
 		f.param = &vo.SubscribeParam{ServiceName: service, GroupName: group, SubscribeCallback: f.onPush}
 		src.feeds[key] = f
 	}
