@@ -8,6 +8,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/dubbogo-lb/lb/extension/internal/keeper/keepertest"
 )
 
 // fakeServer holds instances by service and group; down makes it not answer.
@@ -298,20 +300,9 @@ func TestNewDefaults(t *testing.T) {
 	}
 }
 
-// fakeClock fires After channels when the test says.
-type fakeClock struct {
-	waits chan time.Duration
-	fire  chan time.Time
-}
-
-func (c *fakeClock) After(d time.Duration) <-chan time.Time {
-	c.waits <- d
-	return c.fire
-}
-
 func TestRunChecksEveryIntervalAndStops(t *testing.T) {
 	srv, p, _, _ := setup("a")
-	clock := &fakeClock{waits: make(chan time.Duration), fire: make(chan time.Time)}
+	clock := keepertest.NewClock()
 	k := New(p, Options{Interval: 7 * time.Second, Clock: clock, Warnf: func(string, ...any) {}})
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
@@ -319,15 +310,15 @@ func TestRunChecksEveryIntervalAndStops(t *testing.T) {
 
 	srv.set("a", "G")
 	for i := 0; i < 2; i++ {
-		if d := <-clock.waits; d != 7*time.Second {
+		if d := <-clock.Waits; d != 7*time.Second {
 			t.Fatalf("waits %v; want the interval", d)
 		}
 		if p.count() != 0 {
 			t.Fatal("registered before two reads")
 		}
-		clock.fire <- time.Time{}
+		clock.Fire <- time.Time{}
 	}
-	<-clock.waits // the check after the second tick is done
+	<-clock.Waits // the check after the second tick is done
 	if p.count() != 1 {
 		t.Fatalf("registers %d after two ticks; want 1", p.count())
 	}

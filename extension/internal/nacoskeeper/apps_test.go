@@ -15,6 +15,7 @@ import (
 	"github.com/nacos-group/nacos-sdk-go/v2/vo"
 
 	"github.com/dubbogo-lb/lb/extension/internal/keeper"
+	"github.com/dubbogo-lb/lb/extension/internal/keeper/keepertest"
 	"github.com/dubbogo-lb/lb/extension/internal/nacosdiscovery"
 )
 
@@ -106,17 +107,6 @@ func appSetup(t *testing.T) (*fakeNacos, *fakeNaming, registry.ServiceDiscovery,
 	return n, fc, d, regs, ins
 }
 
-// fakeClock fires After channels when the test says.
-type fakeClock struct {
-	waits chan time.Duration
-	fire  chan time.Time
-}
-
-func (c *fakeClock) After(d time.Duration) <-chan time.Time {
-	c.waits <- d
-	return c.fire
-}
-
 // An application-level instance the server lost is registered again after
 // two reads without it, through the discovery's client, in one batch with
 // the other instance of its application (a batch replaces the client's
@@ -130,20 +120,20 @@ func TestKeeperRegistersALostApplicationInstanceAgainWithItsApplication(t *testi
 	first := fc.registered()[1] // app's batch with both instances
 	n.lose("G", "app", 1)
 
-	clock := &fakeClock{waits: make(chan time.Duration), fire: make(chan time.Time)}
+	clock := keepertest.NewClock()
 	var warned []string
 	k := keeper.New(keeper.Sources{apps{regs}}, keeper.Options{Interval: time.Second, Clock: clock, Warnf: func(f string, _ ...any) { warned = append(warned, f) }})
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
 	go func() { k.Run(ctx); close(done) }()
-	<-clock.waits
-	clock.fire <- time.Time{} // the first read: missing once
-	<-clock.waits
+	<-clock.Waits
+	clock.Fire <- time.Time{} // the first read: missing once
+	<-clock.Waits
 	if got := len(fc.registered()); got != 3 {
 		t.Fatalf("%d batches after one read without the instance; want dubbo-go's 3", got)
 	}
-	clock.fire <- time.Time{} // the second: registered again
-	<-clock.waits
+	clock.Fire <- time.Time{} // the second: registered again
+	<-clock.Waits
 	cancel()
 	<-done
 
