@@ -83,14 +83,18 @@ func TestJavaMixedFleet(t *testing.T) {
 	}
 
 	// A Java provider of weight 800 joins: it ramps up to half the calls.
-	const warmup = 30 * time.Second
+	// Its warmup is twice the Go tests': a JVM on a busy machine takes 10
+	// to 20 s from its timestamp to its registration, and the ramp must
+	// still have windows far enough below full weight to be told from it
+	// (checkRamp).
+	const warmup = 60 * time.Second
 	fresh := e.startProvider(t, providerSpec{name: "javanew", weight: 800, warmup: warmup, java: true})
 	insts := e.waitRegistered(t, append(ps, fresh)...)
 	checkJavaInstance(t, fresh, insts[len(ps)])
 	md := insts[len(ps)].Metadata
 	ts, err := strconv.ParseInt(md["timestamp"], 10, 64)
-	if err != nil || ts < 1e11 || md["warmup"] != "30000" {
-		t.Fatalf("new Java provider's metadata: timestamp %q, warmup %q; want Unix milliseconds and 30000", md["timestamp"], md["warmup"])
+	if want := strconv.FormatInt(warmup.Milliseconds(), 10); err != nil || ts < 1e11 || md["warmup"] != want {
+		t.Fatalf("new Java provider's metadata: timestamp %q, warmup %q; want Unix milliseconds and %s", md["timestamp"], md["warmup"], want)
 	}
 	started := time.UnixMilli(ts)
 	t.Logf("new Java provider: timestamp %s, registered %.1fs later", started.Format("15:04:05.000"), time.Since(started).Seconds())

@@ -89,6 +89,7 @@ public final class JavaConsumer {
         ApplicationConfig app = new ApplicationConfig("dubbogo-lb-java-consumer");
         app.setQosEnable(false);
         app.setLogger("jdk");
+        app.setEnableFileCache(false); // as the provider: nothing shared under ~/.dubbo
 
         RegistryConfig registry = o.registry.config();
         registry.setUseAsMetadataCenter(false);

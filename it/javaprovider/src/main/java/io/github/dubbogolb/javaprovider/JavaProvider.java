@@ -84,6 +84,10 @@ public final class JavaProvider {
         app.setLogger("jdk");
         app.setProtocol("tri"); // the application-level instance's endpoint
         app.setMetadataType(o.metadataType);
+        // No files under ~/.dubbo: every provider and consumer of a run would share them (Dubbo
+        // warns "not exclusive" and drops them), and one test's cached mapping or metadata must
+        // not reach another's provider.
+        app.setEnableFileCache(false);
 
         RegistryConfig registry = o.registry.config();
 
