@@ -102,11 +102,11 @@ func (r *registration) registered(prefix string, out []Registered) []Registered 
 	}
 	for _, service := range slices.Sorted(maps.Keys(r.byService)) {
 		for _, in := range r.byService[service] {
-			id := in.GetID()
+			id := in.id
 			out = append(out, Registered{
 				ID:      prefix + "/" + service + "/" + id,
 				Service: service, Group: r.group,
-				Addr:     net.JoinHostPort(in.GetHost(), strconv.Itoa(max(in.GetPort(), 0))),
+				Addr:     net.JoinHostPort(in.param.Ip, strconv.FormatUint(in.param.Port, 10)),
 				Reader:   r.reader,
 				Register: func() error { return r.registerAgain(service, id) },
 			})

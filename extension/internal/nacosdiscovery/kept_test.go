@@ -58,3 +58,32 @@ func TestRegistrationsListWhatIsRegistered(t *testing.T) {
 		t.Fatal("a nil Registrations listed something")
 	}
 }
+
+// Registering again sends what was registered, not the instance's metadata
+// of the moment: dubbo-go changes that map (outside our lock) before it
+// calls Update, and a repair in between must neither read it (a data race)
+// nor register what dubbo-go has not handed over yet.
+func TestRegisterAgainSendsWhatWasRegistered(t *testing.T) {
+	regs := new(Registrations)
+	fc := &fakeRegClient{}
+	u, _ := common.NewURL("service-discovery-registry://127.0.0.1:1?registry=nacos&registry.group=G")
+	d := newAppDiscovery(u, Options{Registrations: regs, NamingClient: func(*common.URL) (naming_client.INamingClient, error) { return fc, nil }})
+	a := &registry.DefaultServiceInstance{ID: "a", ServiceName: app, Host: "127.0.0.1", Port: 1, Enable: true, Healthy: true,
+		Metadata: map[string]string{"dubbo.metadata.revision": "r1"}}
+	if err := d.Register(a); err != nil {
+		t.Fatal(err)
+	}
+	a.Metadata["dubbo.metadata.revision"] = "r2" // dubbo-go, before its Update
+	if err := regs.List()[0].Register(); err != nil {
+		t.Fatal(err)
+	}
+	if got := fc.batches[len(fc.batches)-1][0].Metadata["dubbo.metadata.revision"]; got != "r1" {
+		t.Fatalf("registered again with revision %q, want r1, the one registered", got)
+	}
+	if err := d.Update(a); err != nil {
+		t.Fatal(err)
+	}
+	if got := fc.batches[len(fc.batches)-1][0].Metadata["dubbo.metadata.revision"]; got != "r2" {
+		t.Fatalf("Update registered revision %q, want r2", got)
+	}
+}

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"net"
 	"slices"
 	"strconv"
 	"sync"
@@ -46,14 +47,24 @@ type registration struct {
 
 	mu        sync.Mutex
 	client    naming_client.INamingClient
-	byService map[string][]registry.ServiceInstance // registered, by application
-	destroyed bool                                  // by destroy, until the next Register
-	reader    *Reader                               // made on the keeper's first look
+	byService map[string][]registered // registered, by application
+	destroyed bool                    // by destroy, until the next Register
+	reader    *Reader                 // made on the keeper's first look
 }
 
 func (r *registration) init(regURL, clientURL *common.URL, newClient func() (naming_client.INamingClient, error), group string, kept *Registrations) {
 	r.regURL, r.clientURL, r.newClient, r.group, r.kept = regURL, clientURL, newClient, group, kept
-	r.byService = map[string][]registry.ServiceInstance{}
+	r.byService = map[string][]registered{}
+}
+
+// registered is one instance as it was registered: the registration is
+// built when dubbo-go hands the instance over, so that registering it
+// again (registerAgain, or beside another instance of its application)
+// never reads the instance's metadata map, which dubbo-go may be changing
+// at that moment, outside our lock, for its next Update.
+type registered struct {
+	id    string
+	param vo.RegisterInstanceParam
 }
 
 // clientLocked returns the Nacos client, made on first use; r.mu held.
@@ -78,10 +89,10 @@ func (r *registration) Register(instance registry.ServiceInstance) error {
 		return err
 	}
 	name := instance.GetServiceName()
-	list := slices.DeleteFunc(slices.Clone(r.byService[name]), func(in registry.ServiceInstance) bool {
-		return in.GetID() == instance.GetID()
+	list := slices.DeleteFunc(slices.Clone(r.byService[name]), func(in registered) bool {
+		return in.id == instance.GetID()
 	})
-	list = append(list, instance)
+	list = append(list, registered{id: instance.GetID(), param: r.registerParam(instance)})
 	if err := r.batchLocked(client, name, list); err != nil {
 		return err
 	}
@@ -93,10 +104,10 @@ func (r *registration) Register(instance registry.ServiceInstance) error {
 
 // batchLocked registers list, the instances of the application name,
 // replacing what the client registered for it; r.mu held.
-func (r *registration) batchLocked(client naming_client.INamingClient, name string, list []registry.ServiceInstance) error {
+func (r *registration) batchLocked(client naming_client.INamingClient, name string, list []registered) error {
 	param := vo.BatchRegisterInstanceParam{ServiceName: name, GroupName: r.group}
 	for _, in := range list {
-		param.Instances = append(param.Instances, r.registerParam(in))
+		param.Instances = append(param.Instances, in.param)
 	}
 	ok, err := client.BatchRegisterInstance(param)
 	if err != nil || !ok {
@@ -113,7 +124,7 @@ func (r *registration) registerAgain(service, id string) error {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	list := r.byService[service]
-	if r.destroyed || r.client == nil || !slices.ContainsFunc(list, func(in registry.ServiceInstance) bool { return in.GetID() == id }) {
+	if r.destroyed || r.client == nil || !slices.ContainsFunc(list, func(in registered) bool { return in.id == id }) {
 		return ErrWithdrawn
 	}
 	return r.batchLocked(r.client, service, list)
@@ -129,6 +140,12 @@ func (r *registration) Update(instance registry.ServiceInstance) error {
 
 // Unregister removes instance from Nacos.
 func (r *registration) Unregister(instance registry.ServiceInstance) error {
+	return r.unregister(instance.GetServiceName(), instance.GetID(), instance.GetHost(), instance.GetPort())
+}
+
+// unregister removes the instance id of the application name, at host and
+// port, from Nacos and from what r registered.
+func (r *registration) unregister(name, id, host string, port int) error {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	client, err := r.clientLocked()
@@ -136,16 +153,12 @@ func (r *registration) Unregister(instance registry.ServiceInstance) error {
 		return err
 	}
 	ok, err := client.DeregisterInstance(vo.DeregisterInstanceParam{
-		ServiceName: instance.GetServiceName(), GroupName: r.group,
-		Ip: instance.GetHost(), Port: uint64(max(instance.GetPort(), 0)), Ephemeral: true,
+		ServiceName: name, GroupName: r.group, Ip: host, Port: uint64(max(port, 0)), Ephemeral: true,
 	})
 	if err != nil || !ok {
-		return fmt.Errorf("unregister %s of %s from Nacos %s: %v", instance.GetAddress(), instance.GetServiceName(), r.regURL.Location, errors.Join(err, errors.New("not unregistered")))
+		return fmt.Errorf("unregister %s of %s from Nacos %s: %v", net.JoinHostPort(host, strconv.Itoa(port)), name, r.regURL.Location, errors.Join(err, errors.New("not unregistered")))
 	}
-	name := instance.GetServiceName()
-	r.byService[name] = slices.DeleteFunc(r.byService[name], func(in registry.ServiceInstance) bool {
-		return in.GetID() == instance.GetID()
-	})
+	r.byService[name] = slices.DeleteFunc(r.byService[name], func(in registered) bool { return in.id == id })
 	return nil
 }
 
@@ -156,14 +169,14 @@ func (r *registration) destroy() error {
 	r.kept.remove(r)
 	r.mu.Lock()
 	r.destroyed = true
-	var all []registry.ServiceInstance
+	var all []registered
 	for _, list := range r.byService {
 		all = append(all, list...)
 	}
 	r.mu.Unlock()
 	var errs []error
 	for _, in := range all {
-		if err := r.Unregister(in); err != nil {
+		if err := r.unregister(in.param.ServiceName, in.id, in.param.Ip, int(in.param.Port)); err != nil {
 			lblog.Warnf("nacos discovery: %v", err)
 			errs = append(errs, err)
 		}
