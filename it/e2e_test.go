@@ -252,28 +252,29 @@ func TestWarmupRampsUpANewProvider(t *testing.T) {
 	// The balancers ramp from the same whole second, so its truncation is
 	// no error.
 	started := time.Unix(ts, 0)
-	// expected is the new provider's share at t: its weight follows
-	// Dubbo's linear ramp (at least 1) beside two providers of 100.
-	expected := func(at time.Time) float64 {
-		w := max(100*min(at.Sub(started).Seconds()/warmup.Seconds(), 1), 1)
-		return 100 * w / (200 + w)
-	}
 	// The consumers' reports queue up, so they can be read one consumer
-	// after the other.
+	// after the other. Beside it, two providers of 100.
 	for _, c := range cs {
-		checkRamp(t, c, "new", started, warmup, expected, 100.0/3)
+		checkRamp(t, c, "new", started, warmup, 100, 200)
 	}
 	for _, c := range cs {
 		noErrors(t, c, c.finish(t))
 	}
 }
 
-// checkRamp checks the share of the provider name, which started at
-// started with a warmup of warmup, in c's reports from when c finds it to
-// the end of its warmup, against expected, its share at a time; and then
-// its share once warm, warmShare.
-func checkRamp(t *testing.T, c *consumer, name string, started time.Time, warmup time.Duration, expected func(time.Time) float64, warmShare float64) {
+// checkRamp checks the share of the provider name, of weight weight
+// beside providers of weight others in all, which started at started with
+// a warmup of warmup, in c's reports from when c finds it to the end of
+// its warmup, against Dubbo's linear ramp (its weight grows in proportion
+// to its uptime, at least 1); and then its share once warm.
+func checkRamp(t *testing.T, c *consumer, name string, started time.Time, warmup time.Duration, weight, others float64) {
 	t.Helper()
+	// expected is its share at a time, in percent.
+	expected := func(at time.Time) float64 {
+		w := max(weight*min(at.Sub(started).Seconds()/warmup.Seconds(), 1), 1)
+		return 100 * w / (others + w)
+	}
+	warmShare := 100 * weight / (others + weight)
 	// mean of expected over an interval (the consumer's own clock marks
 	// its ends, so a late reader shifts nothing).
 	mean := func(r report) float64 {
