@@ -47,22 +47,22 @@ type registration struct {
 
 	mu        sync.Mutex
 	client    naming_client.INamingClient
-	byService map[string][]registered // registered, by application
-	destroyed bool                    // by destroy, until the next Register
-	reader    *Reader                 // made on the keeper's first look
+	byService map[string][]sentInstance // registered, by application
+	destroyed bool                      // by destroy, until the next Register
+	reader    *Reader                   // made on the keeper's first look
 }
 
 func (r *registration) init(regURL, clientURL *common.URL, newClient func() (naming_client.INamingClient, error), group string, kept *Registrations) {
 	r.regURL, r.clientURL, r.newClient, r.group, r.kept = regURL, clientURL, newClient, group, kept
-	r.byService = map[string][]registered{}
+	r.byService = map[string][]sentInstance{}
 }
 
-// registered is one instance as it was registered: the registration is
+// sentInstance is one instance as it was registered: the registration is
 // built when dubbo-go hands the instance over, so that registering it
 // again (registerAgain, or beside another instance of its application)
 // never reads the instance's metadata map, which dubbo-go may be changing
 // at that moment, outside our lock, for its next Update.
-type registered struct {
+type sentInstance struct {
 	id    string
 	param vo.RegisterInstanceParam
 }
@@ -89,10 +89,10 @@ func (r *registration) Register(instance registry.ServiceInstance) error {
 		return err
 	}
 	name := instance.GetServiceName()
-	list := slices.DeleteFunc(slices.Clone(r.byService[name]), func(in registered) bool {
+	list := slices.DeleteFunc(slices.Clone(r.byService[name]), func(in sentInstance) bool {
 		return in.id == instance.GetID()
 	})
-	list = append(list, registered{id: instance.GetID(), param: r.registerParam(instance)})
+	list = append(list, sentInstance{id: instance.GetID(), param: r.registerParam(instance)})
 	if err := r.batchLocked(client, name, list); err != nil {
 		return err
 	}
@@ -104,7 +104,7 @@ func (r *registration) Register(instance registry.ServiceInstance) error {
 
 // batchLocked registers list, the instances of the application name,
 // replacing what the client registered for it; r.mu held.
-func (r *registration) batchLocked(client naming_client.INamingClient, name string, list []registered) error {
+func (r *registration) batchLocked(client naming_client.INamingClient, name string, list []sentInstance) error {
 	param := vo.BatchRegisterInstanceParam{ServiceName: name, GroupName: r.group}
 	for _, in := range list {
 		param.Instances = append(param.Instances, in.param)
@@ -124,7 +124,7 @@ func (r *registration) registerAgain(service, id string) error {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	list := r.byService[service]
-	if r.destroyed || r.client == nil || !slices.ContainsFunc(list, func(in registered) bool { return in.id == id }) {
+	if r.destroyed || r.client == nil || !slices.ContainsFunc(list, func(in sentInstance) bool { return in.id == id }) {
 		return ErrWithdrawn
 	}
 	return r.batchLocked(r.client, service, list)
@@ -158,7 +158,7 @@ func (r *registration) unregister(name, id, host string, port int) error {
 	if err != nil || !ok {
 		return fmt.Errorf("unregister %s of %s from Nacos %s: %v", net.JoinHostPort(host, strconv.Itoa(port)), name, r.regURL.Location, errors.Join(err, errors.New("not unregistered")))
 	}
-	r.byService[name] = slices.DeleteFunc(r.byService[name], func(in registered) bool { return in.id == id })
+	r.byService[name] = slices.DeleteFunc(r.byService[name], func(in sentInstance) bool { return in.id == id })
 	return nil
 }
 
@@ -169,7 +169,7 @@ func (r *registration) destroy() error {
 	r.kept.remove(r)
 	r.mu.Lock()
 	r.destroyed = true
-	var all []registered
+	var all []sentInstance
 	for _, list := range r.byService {
 		all = append(all, list...)
 	}
