@@ -43,15 +43,15 @@ import (
 	"github.com/dubbogo-lb/lb/extension/internal/nacosdiscovery"
 	"github.com/dubbogo-lb/lb/filter"
 	"github.com/dubbogo-lb/lb/filter/providerload"
-	"github.com/dubbogo-lb/lb/loadbalance/chash"
 	"github.com/dubbogo-lb/lb/loadbalance/describe"
+	"github.com/dubbogo-lb/lb/loadbalance/fewestactive"
 	"github.com/dubbogo-lb/lb/loadbalance/lalb"
 	"github.com/dubbogo-lb/lb/loadbalance/lbmetrics"
-	"github.com/dubbogo-lb/lb/loadbalance/leastactive"
 	"github.com/dubbogo-lb/lb/loadbalance/loadaware"
-	"github.com/dubbogo-lb/lb/loadbalance/random"
+	"github.com/dubbogo-lb/lb/loadbalance/ringhash"
 	"github.com/dubbogo-lb/lb/loadbalance/rtadaptive"
 	"github.com/dubbogo-lb/lb/loadbalance/swrr"
+	"github.com/dubbogo-lb/lb/loadbalance/warmrandom"
 )
 
 // FilterName is the name of the active-count filter.
@@ -86,9 +86,9 @@ func init() {
 
 	// One singleton per balancer: dubbo-go calls the factory on every
 	// invocation, and each balancer keeps its state per (service, method).
-	register(random.Name, random.New(random.Options{}))
-	register(chash.Name, chash.New(chash.Options{}))
-	register(leastactive.Name, leastactive.New(leastactive.Options{}))
+	register(warmrandom.Name, warmrandom.New(warmrandom.Options{}))
+	register(ringhash.Name, ringhash.New(ringhash.Options{}))
+	register(fewestactive.Name, fewestactive.New(fewestactive.Options{}))
 	register(swrr.Name, swrr.New(swrr.Options{}))
 	register(lalb.Name, lalb.New(lalb.Options{}))
 	register(rtadaptive.Name, rtadaptive.New(rtadaptive.Options{}))

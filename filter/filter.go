@@ -43,9 +43,9 @@ import (
 	"dubbo.apache.org/dubbo-go/v3/protocol/result"
 	"dubbo.apache.org/dubbo-go/v3/protocol/triple/triple_protocol"
 
+	"github.com/dubbogo-lb/lb/internal/urlmap"
+	"github.com/dubbogo-lb/lb/internal/urlparam"
 	"github.com/dubbogo-lb/lb/rpcstatus"
-	"github.com/dubbogo-lb/lb/rpcstatus/urlmap"
-	"github.com/dubbogo-lb/lb/warmup/urlparam"
 )
 
 // Name is the name the filter is registered under with dubbo-go.

@@ -14,9 +14,9 @@ import (
 	"dubbo.apache.org/dubbo-go/v3/protocol/result"
 	"dubbo.apache.org/dubbo-go/v3/protocol/triple/triple_protocol"
 
+	"github.com/dubbogo-lb/lb/internal/urlparam"
 	"github.com/dubbogo-lb/lb/rpcstatus"
 	"github.com/dubbogo-lb/lb/rpcstatus/loadreport"
-	"github.com/dubbogo-lb/lb/warmup/urlparam"
 )
 
 // BenchmarkFilter measures Invoke+OnResponse around a provider that answers

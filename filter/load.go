@@ -10,9 +10,9 @@ import (
 	"dubbo.apache.org/dubbo-go/v3/protocol/base"
 	"dubbo.apache.org/dubbo-go/v3/protocol/result"
 
+	"github.com/dubbogo-lb/lb/internal/urlparam"
 	"github.com/dubbogo-lb/lb/rpcstatus"
 	"github.com/dubbogo-lb/lb/rpcstatus/loadreport"
-	"github.com/dubbogo-lb/lb/warmup/urlparam"
 )
 
 // Load reports. The filter asks a provider for its load on every call of a

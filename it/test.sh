@@ -56,9 +56,9 @@ go test -race -count=1 -timeout 40m ./...
 # "context deadline exceeded" while a worker is still busy, which is a
 # failure of the fuzzing driver, not of the target.
 for target in warmup:FuzzParseWeight warmup:FuzzParseAge warmup:FuzzParseFactor \
-	warmup/urlparam:FuzzParseTimeout warmup/urlparam:FuzzParseActives warmup/urlparam:FuzzParseOutlier \
-	loadbalance/chash:FuzzParseArguments loadbalance/chash:FuzzParseNodes \
-	loadbalance/chash:FuzzAppendJava extension/internal/nacosdiscovery:FuzzInstanceList \
+	internal/urlparam:FuzzParseTimeout internal/urlparam:FuzzParseActives internal/urlparam:FuzzParseOutlier \
+	loadbalance/ringhash:FuzzParseArguments loadbalance/ringhash:FuzzParseNodes \
+	loadbalance/ringhash:FuzzAppendJava extension/internal/nacosdiscovery:FuzzInstanceList \
 	extension/internal/nacosweight:FuzzFactor extension/internal/nacosdiscovery:FuzzAppInstanceURL \
 	samples/internal/greeter:FuzzParseWhen samples/internal/greeter:FuzzParseCode \
 	rpcstatus/loadreport:FuzzParse loadbalance/loadaware:FuzzParseParams; do

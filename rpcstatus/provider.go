@@ -1,6 +1,6 @@
 package rpcstatus
 
-import "github.com/dubbogo-lb/lb/rpcstatus/urlmap"
+import "github.com/dubbogo-lb/lb/internal/urlmap"
 
 // Provider holds the statistics of one provider: the figures of all its
 // calls together and those of each method.

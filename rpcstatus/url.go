@@ -3,7 +3,7 @@ package rpcstatus
 import (
 	"dubbo.apache.org/dubbo-go/v3/common"
 
-	"github.com/dubbogo-lb/lb/rpcstatus/urlmap"
+	"github.com/dubbogo-lb/lb/internal/urlmap"
 )
 
 // Providers is the store shared by the active filter and the balancers. A

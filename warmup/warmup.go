@@ -10,7 +10,7 @@ import (
 	"dubbo.apache.org/dubbo-go/v3/common"
 	"dubbo.apache.org/dubbo-go/v3/common/constant"
 
-	"github.com/dubbogo-lb/lb/warmup/urlparam"
+	"github.com/dubbogo-lb/lb/internal/urlparam"
 )
 
 const (

@@ -15,7 +15,7 @@ import (
 	"github.com/dubbogo-lb/lb/loadbalance/describe"
 	"github.com/dubbogo-lb/lb/loadbalance/internal/algo"
 	"github.com/dubbogo-lb/lb/loadbalance/internal/lbtest"
-	"github.com/dubbogo-lb/lb/loadbalance/random"
+	"github.com/dubbogo-lb/lb/loadbalance/warmrandom"
 	"github.com/dubbogo-lb/lb/rpcstatus"
 	"github.com/dubbogo-lb/lb/warmup"
 )
@@ -43,7 +43,7 @@ func threeProviders(wall time.Time) []base.Invoker {
 // balancer's snapshot and the providers' statistics.
 func TestSnapshotOfABalancer(t *testing.T) {
 	wall := lbtest.NewClock(time.Unix(1_700_000_000, 0))
-	lb := random.New(random.Options{Warmup: warmup.Options{Now: wall.Now}, Rand: algo.Seeded(1).Uint64})
+	lb := warmrandom.New(warmrandom.Options{Warmup: warmup.Options{Now: wall.Now}, Rand: algo.Seeded(1).Uint64})
 	list := threeProviders(wall.Now())
 	counts := lbtest.Counts(lb, list, lbtest.Call("Say"), 1000)
 	require.Zero(t, counts[2], "a drained provider gets no picks")
@@ -57,11 +57,11 @@ func TestSnapshotOfABalancer(t *testing.T) {
 	var clock fakeClock
 	clock.Set(111 * time.Millisecond)
 	reg := describe.New(describe.Options{Now: clock.Now})
-	reg.Register(random.Name, lb)
+	reg.Register(warmrandom.Name, lb)
 	snap := reg.Snapshot()
 	require.Len(t, snap.Balancers, 1)
 	b := snap.Balancers[0]
-	assert.Equal(t, random.Name, b.Name)
+	assert.Equal(t, warmrandom.Name, b.Name)
 	assert.Equal(t, describe.Rebuilds{Membership: 1}, b.Rebuilds)
 	require.Len(t, b.Methods, 1)
 	m := b.Methods[0]
@@ -111,11 +111,11 @@ func TestSnapshotOfABalancer(t *testing.T) {
 // snapshot at once, before any Select sees the new list; a (service,
 // method) whose providers all left is not described.
 func TestDepartedProvidersLeave(t *testing.T) {
-	lb := random.New(random.Options{Rand: algo.Seeded(1).Uint64})
+	lb := warmrandom.New(warmrandom.Options{Rand: algo.Seeded(1).Uint64})
 	list := lbtest.N(3)
 	lbtest.Counts(lb, list, lbtest.Call("Say"), 10)
 	reg := describe.New(describe.Options{})
-	reg.Register(random.Name, lb)
+	reg.Register(warmrandom.Name, lb)
 	require.Len(t, reg.Snapshot().Balancers[0].Methods[0].Providers, 3)
 
 	list[1].Destroy()
@@ -227,11 +227,11 @@ func TestRegisterKeepsOrderAndReplaces(t *testing.T) {
 // Snapshots taken while callers select, and the membership changes under
 // them, see consistent figures (run with -race), and no pick is lost.
 func TestSnapshotWhileSelecting(t *testing.T) {
-	lb := random.New(random.Options{})
+	lb := warmrandom.New(warmrandom.Options{})
 	all := lbtest.N(4)
 	lists := [][]base.Invoker{all, all[:3], all[1:]}
 	reg := describe.New(describe.Options{})
-	reg.Register(random.Name, lb)
+	reg.Register(warmrandom.Name, lb)
 	const callers, picks = 2, 3000
 	var wg sync.WaitGroup
 	for g := range callers {

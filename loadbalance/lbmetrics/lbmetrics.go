@@ -26,8 +26,8 @@ import (
 	gxnet "github.com/dubbogo/gost/net"
 	prom "github.com/prometheus/client_golang/prometheus"
 
+	"github.com/dubbogo-lb/lb/internal/lblog"
 	"github.com/dubbogo-lb/lb/loadbalance/describe"
-	"github.com/dubbogo-lb/lb/loadbalance/lblog"
 	"github.com/dubbogo-lb/lb/rpcstatus"
 )
 

@@ -20,11 +20,11 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/dubbogo-lb/lb/internal/lblog"
 	"github.com/dubbogo-lb/lb/loadbalance/describe"
 	"github.com/dubbogo-lb/lb/loadbalance/internal/algo"
 	"github.com/dubbogo-lb/lb/loadbalance/internal/lbtest"
-	"github.com/dubbogo-lb/lb/loadbalance/lblog"
-	"github.com/dubbogo-lb/lb/loadbalance/random"
+	"github.com/dubbogo-lb/lb/loadbalance/warmrandom"
 	"github.com/dubbogo-lb/lb/rpcstatus"
 	"github.com/dubbogo-lb/lb/rpcstatus/loadreport"
 )
@@ -69,7 +69,7 @@ func provider(port int) base.Invoker {
 }
 
 func TestCollectorValues(t *testing.T) {
-	lb := random.New(random.Options{Rand: algo.Seeded(1).Uint64})
+	lb := warmrandom.New(warmrandom.Options{Rand: algo.Seeded(1).Uint64})
 	list := []base.Invoker{provider(20000), provider(20001)}
 	counts := lbtest.Counts(lb, list, lbtest.Call("Say"), 100)
 	ms := time.Millisecond
@@ -79,7 +79,7 @@ func TestCollectorValues(t *testing.T) {
 	pr.Begin(pr.Method("Say"), 0)
 
 	reg := describe.New(describe.Options{})
-	reg.Register(random.Name, lb)
+	reg.Register(warmrandom.Name, lb)
 	c := New(Options{Registry: reg, Application: "me", AppVersion: "v1", Hostname: "host", IP: "10.1.2.3"})
 	mfs := gather(t, c)
 
@@ -91,7 +91,7 @@ func TestCollectorValues(t *testing.T) {
 	want := map[string]string{
 		"application_name": "shop", "application_version": "", "hostname": "host", "ip": "10.1.2.3",
 		"interface": lbtest.Service, "method": "Say", "group": "g", "version": "1.0.0",
-		"provider": "127.0.0.1:20000", "loadbalance": random.Name,
+		"provider": "127.0.0.1:20000", "loadbalance": warmrandom.Name,
 	}
 	assert.Len(t, a.GetLabel(), len(want))
 	for k, v := range want {
@@ -124,7 +124,7 @@ func TestCollectorValues(t *testing.T) {
 	assert.Equal(t, 1.0, m.GetCounter().GetValue())
 	assert.Equal(t, "me", label(m, "application_name"))
 	assert.Equal(t, "v1", label(m, "application_version"))
-	assert.Equal(t, random.Name, label(m, labelBalancer))
+	assert.Equal(t, warmrandom.Name, label(m, labelBalancer))
 	assert.Equal(t, 0.0, rebuilds[reasonWarmup].GetCounter().GetValue())
 
 	// A provider that leaves leaves the metrics.
@@ -136,14 +136,14 @@ func TestCollectorValues(t *testing.T) {
 // ejection; the others are at 0.
 func TestCollectorEjection(t *testing.T) {
 	defer lblog.Capture(func(string) {})()
-	lb := random.New(random.Options{Rand: algo.Seeded(1).Uint64})
+	lb := warmrandom.New(warmrandom.Options{Rand: algo.Seeded(1).Uint64})
 	list := []base.Invoker{provider(20100), provider(20101), provider(20102), provider(20103), provider(20104)}
 	lb.Select(list, lbtest.Call("Say"))
 	lbtest.OutlierFail(list[1], int64(time.Hour), 5)
 	lb.Select(list, lbtest.Call("Say")) // the snapshot now has the ejection
 
 	reg := describe.New(describe.Options{})
-	reg.Register(random.Name, lb)
+	reg.Register(warmrandom.Name, lb)
 	mfs := gather(t, New(Options{Registry: reg}))
 	ejected, ejections := series(mfs[Ejected]), series(mfs[EjectionsTotal])
 	require.Len(t, ejected, 5)
@@ -162,11 +162,11 @@ func TestCollectorEjection(t *testing.T) {
 // A provider listed twice (two invokers of one address) would make the
 // whole scrape fail: it is reported once.
 func TestCollectorTwoInvokersOfOneAddress(t *testing.T) {
-	lb := random.New(random.Options{Rand: algo.Seeded(1).Uint64})
+	lb := warmrandom.New(warmrandom.Options{Rand: algo.Seeded(1).Uint64})
 	list := []base.Invoker{provider(20000), provider(20000), provider(20001)}
 	lbtest.Counts(lb, list, lbtest.Call("Say"), 10)
 	reg := describe.New(describe.Options{})
-	reg.Register(random.Name, lb)
+	reg.Register(warmrandom.Name, lb)
 	assert.Len(t, series(gather(t, New(Options{Registry: reg}))[PicksTotal]), 2)
 }
 
@@ -181,9 +181,9 @@ func TestCollectorFuncOtherProtocol(t *testing.T) {
 // Through dubbo-go itself: with metrics enabled, the balancers' metrics
 // are on dubbo-go's Prometheus endpoint, beside dubbo-go's own.
 func TestOnDubboGoEndpoint(t *testing.T) {
-	lb := random.New(random.Options{Rand: algo.Seeded(1).Uint64})
+	lb := warmrandom.New(warmrandom.Options{Rand: algo.Seeded(1).Uint64})
 	lbtest.Counts(lb, []base.Invoker{provider(20000), provider(20001)}, lbtest.Call("Say"), 10)
-	describe.Register("test-"+random.Name, lb)
+	describe.Register("test-"+warmrandom.Name, lb)
 	metrics.AddCollector(Name, CollectorFunc) // as package extension does
 
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
@@ -224,7 +224,7 @@ func TestOnDubboGoEndpoint(t *testing.T) {
 // A provider's load report shows beside the consumer's own figures, in the
 // metrics and in the snapshot; a provider without one has no such series.
 func TestCollectorReportedLoad(t *testing.T) {
-	lb := random.New(random.Options{Rand: algo.Seeded(1).Uint64})
+	lb := warmrandom.New(warmrandom.Options{Rand: algo.Seeded(1).Uint64})
 	list := []base.Invoker{provider(20200), provider(20201), provider(20202)}
 	lb.Select(list, lbtest.Call("Say"))
 	r := loadreport.Report{CPU: 0.25, Inflight: 12, Capacity: 16, QPS: 300, Has: loadreport.Own}
@@ -234,7 +234,7 @@ func TestCollectorReportedLoad(t *testing.T) {
 	rpcstatus.Of(list[2].GetURL()).Load().Store(rpcstatus.Nanotime(), &java)
 
 	reg := describe.New(describe.Options{})
-	reg.Register(random.Name, lb)
+	reg.Register(warmrandom.Name, lb)
 	mfs := gather(t, New(Options{Registry: reg}))
 	util := series(mfs[ReportedUtil])
 	require.Len(t, util, 1)

@@ -10,14 +10,14 @@ import (
 	prom "github.com/prometheus/client_golang/prometheus"
 
 	"github.com/dubbogo-lb/lb/filter"
-	"github.com/dubbogo-lb/lb/loadbalance/chash"
 	"github.com/dubbogo-lb/lb/loadbalance/describe"
+	"github.com/dubbogo-lb/lb/loadbalance/fewestactive"
 	"github.com/dubbogo-lb/lb/loadbalance/internal/lbtest"
 	"github.com/dubbogo-lb/lb/loadbalance/lalb"
-	"github.com/dubbogo-lb/lb/loadbalance/leastactive"
-	"github.com/dubbogo-lb/lb/loadbalance/random"
+	"github.com/dubbogo-lb/lb/loadbalance/ringhash"
 	"github.com/dubbogo-lb/lb/loadbalance/rtadaptive"
 	"github.com/dubbogo-lb/lb/loadbalance/swrr"
+	"github.com/dubbogo-lb/lb/loadbalance/warmrandom"
 	"github.com/dubbogo-lb/lb/rpcstatus"
 )
 
@@ -49,10 +49,10 @@ func BenchmarkOverhead(b *testing.B) {
 		name string
 		lb   loadbalance.LoadBalance
 	}{
-		{random.Name, random.New(random.Options{})},
-		{leastactive.Name, leastactive.New(leastactive.Options{})},
+		{warmrandom.Name, warmrandom.New(warmrandom.Options{})},
+		{fewestactive.Name, fewestactive.New(fewestactive.Options{})},
 		{swrr.Name, swrr.New(swrr.Options{})},
-		{chash.Name, chash.New(chash.Options{})},
+		{ringhash.Name, ringhash.New(ringhash.Options{})},
 		{lalb.Name, lalb.New(lalb.Options{})},
 		{rtadaptive.Name, rtadaptive.New(rtadaptive.Options{})},
 	} {
@@ -99,11 +99,11 @@ var sink base.Invoker
 // Prometheus registry, as dubbo-go's endpoint does. Off the hot path: it
 // runs on the scraping goroutine.
 func BenchmarkScrape(b *testing.B) {
-	lb := random.New(random.Options{})
+	lb := warmrandom.New(warmrandom.Options{})
 	list := lbtest.N(100)
 	lbtest.Counts(lb, list, lbtest.Call("Say"), 1000)
 	reg := describe.New(describe.Options{})
-	reg.Register(random.Name, lb)
+	reg.Register(warmrandom.Name, lb)
 	pr := prom.NewRegistry()
 	pr.MustRegister(New(Options{Registry: reg}))
 	b.ReportAllocs()

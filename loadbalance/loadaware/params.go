@@ -5,7 +5,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/dubbogo-lb/lb/warmup/urlparam"
+	"github.com/dubbogo-lb/lb/internal/urlparam"
 )
 
 // URL parameters (reference params, method level first as every

@@ -22,8 +22,8 @@ import (
 	dgnacos "dubbo.apache.org/dubbo-go/v3/remoting/nacos"
 
 	"github.com/dubbogo-lb/lb/extension/internal/nacosweight"
-	"github.com/dubbogo-lb/lb/loadbalance/lblog"
-	"github.com/dubbogo-lb/lb/warmup/urlparam"
+	"github.com/dubbogo-lb/lb/internal/lblog"
+	"github.com/dubbogo-lb/lb/internal/urlparam"
 )
 
 // NewServiceDiscovery returns the creator of the Nacos service discovery

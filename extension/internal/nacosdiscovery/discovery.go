@@ -34,7 +34,7 @@ import (
 	regdir "dubbo.apache.org/dubbo-go/v3/registry/directory"
 	"github.com/nacos-group/nacos-sdk-go/v2/clients/naming_client"
 
-	"github.com/dubbogo-lb/lb/loadbalance/lblog"
+	"github.com/dubbogo-lb/lb/internal/lblog"
 )
 
 // Protocol is the registry protocol whose directory this package provides.

@@ -7,8 +7,8 @@ import (
 
 	"dubbo.apache.org/dubbo-go/v3/common"
 
+	"github.com/dubbogo-lb/lb/internal/urlparam"
 	"github.com/dubbogo-lb/lb/warmup"
-	"github.com/dubbogo-lb/lb/warmup/urlparam"
 )
 
 // checkFactor fails t unless the provider URL u carries a weight factor

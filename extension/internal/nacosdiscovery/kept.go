@@ -8,7 +8,7 @@ import (
 	"strconv"
 	"sync"
 
-	"github.com/dubbogo-lb/lb/loadbalance/lblog"
+	"github.com/dubbogo-lb/lb/internal/lblog"
 )
 
 // ErrWithdrawn is Registered.Register's answer for an instance the

@@ -6,7 +6,7 @@ import (
 
 	"github.com/nacos-group/nacos-sdk-go/v2/model"
 
-	"github.com/dubbogo-lb/lb/loadbalance/lblog"
+	"github.com/dubbogo-lb/lb/internal/lblog"
 )
 
 // The Nacos client (nacos-sdk-go v2.2.5, which dubbo-go pins; v2.3.5 is

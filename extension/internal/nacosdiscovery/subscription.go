@@ -10,7 +10,7 @@ import (
 	"dubbo.apache.org/dubbo-go/v3/remoting"
 	"github.com/nacos-group/nacos-sdk-go/v2/model"
 
-	"github.com/dubbogo-lb/lb/loadbalance/lblog"
+	"github.com/dubbogo-lb/lb/internal/lblog"
 )
 
 // A subscription keeps one listener (a dubbo-go registry directory) told

@@ -10,7 +10,7 @@ import (
 	"github.com/nacos-group/nacos-sdk-go/v2/model"
 
 	"github.com/dubbogo-lb/lb/extension/internal/nacosweight"
-	"github.com/dubbogo-lb/lb/warmup/urlparam"
+	"github.com/dubbogo-lb/lb/internal/urlparam"
 )
 
 // providerURL is the provider URL of an instance registered at interface

@@ -8,7 +8,7 @@ import (
 	"dubbo.apache.org/dubbo-go/v3/cluster/loadbalance"
 	"dubbo.apache.org/dubbo-go/v3/protocol/base"
 
-	"github.com/dubbogo-lb/lb/loadbalance/simulate"
+	"github.com/dubbogo-lb/lb/internal/simulate"
 )
 
 // WallBase is the wall time at a Driver's virtual time 0, a whole second so

@@ -1,6 +1,6 @@
 package member
 
-import "github.com/dubbogo-lb/lb/rpcstatus/urlmap"
+import "github.com/dubbogo-lb/lb/internal/urlmap"
 
 // What the metrics and package describe read of a Registry, off the hot
 // path.

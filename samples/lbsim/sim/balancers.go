@@ -14,13 +14,13 @@ import (
 	dgext "dubbo.apache.org/dubbo-go/v3/common/extension"
 
 	"github.com/dubbogo-lb/lb/extension"
-	"github.com/dubbogo-lb/lb/loadbalance/chash"
+	"github.com/dubbogo-lb/lb/loadbalance/fewestactive"
 	"github.com/dubbogo-lb/lb/loadbalance/lalb"
-	"github.com/dubbogo-lb/lb/loadbalance/leastactive"
 	"github.com/dubbogo-lb/lb/loadbalance/loadaware"
-	"github.com/dubbogo-lb/lb/loadbalance/random"
+	"github.com/dubbogo-lb/lb/loadbalance/ringhash"
 	"github.com/dubbogo-lb/lb/loadbalance/rtadaptive"
 	"github.com/dubbogo-lb/lb/loadbalance/swrr"
+	"github.com/dubbogo-lb/lb/loadbalance/warmrandom"
 	"github.com/dubbogo-lb/lb/warmup"
 )
 
@@ -42,18 +42,18 @@ type Factory func(Clocks) loadbalance.LoadBalance
 // run's seeded source, by the name they are registered under. A balancer registered with dubbo-go but
 // missing here still runs (the registered singleton), on its own clock.
 var factories = map[string]Factory{
-	random.Name: func(c Clocks) loadbalance.LoadBalance {
-		return random.New(random.Options{Warmup: warmup.Options{Now: c.Wall}, Rand: c.Rand})
+	warmrandom.Name: func(c Clocks) loadbalance.LoadBalance {
+		return warmrandom.New(warmrandom.Options{Warmup: warmup.Options{Now: c.Wall}, Rand: c.Rand})
 	},
-	leastactive.Name: func(c Clocks) loadbalance.LoadBalance {
-		return leastactive.New(leastactive.Options{Now: c.Now, Warmup: warmup.Options{Now: c.Wall}, Rand: c.Rand})
+	fewestactive.Name: func(c Clocks) loadbalance.LoadBalance {
+		return fewestactive.New(fewestactive.Options{Now: c.Now, Warmup: warmup.Options{Now: c.Wall}, Rand: c.Rand})
 	},
 	swrr.Name: func(c Clocks) loadbalance.LoadBalance {
 		return swrr.New(swrr.Options{Warmup: warmup.Options{Now: c.Wall}, Rand: c.Rand})
 	},
 	// ringhash reads no clock; a fresh one keeps runs apart. It hashes the
 	// key each call carries (Scenario.Keys).
-	chash.Name: func(Clocks) loadbalance.LoadBalance { return chash.New(chash.Options{}) },
+	ringhash.Name: func(Clocks) loadbalance.LoadBalance { return ringhash.New(ringhash.Options{}) },
 	// The filter, fewestactive, lalb and rtadaptive must share the
 	// monotonic clock: they read call ages, windows, averages and failures
 	// that the filter stamped.

@@ -13,9 +13,9 @@ import (
 	"dubbo.apache.org/dubbo-go/v3/protocol/base"
 
 	"github.com/dubbogo-lb/lb/filter"
-	"github.com/dubbogo-lb/lb/loadbalance/simulate"
+	"github.com/dubbogo-lb/lb/internal/simulate"
+	"github.com/dubbogo-lb/lb/internal/urlparam"
 	"github.com/dubbogo-lb/lb/rpcstatus/loadreport"
-	"github.com/dubbogo-lb/lb/warmup/urlparam"
 )
 
 // Service is the interface the fake providers serve.

@@ -8,7 +8,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/dubbogo-lb/lb/extension"
-	"github.com/dubbogo-lb/lb/warmup/urlparam"
+	"github.com/dubbogo-lb/lb/internal/urlparam"
 )
 
 // The figures for the adaptive balancers, checked on the built-in

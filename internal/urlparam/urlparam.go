@@ -1,0 +1,152 @@
+// Package urlparam reads the parameters of a provider URL that the module
+// uses, in one place and under one rule: a method-level value
+// (methods.<m>.<key>, dubbo-go's spelling, then <m>.<key>, Dubbo Java's)
+// before the service-level one (MethodParam); ServiceParam for those read at
+// service level only (timestamp, warmup, release). Typed readers check the
+// values and fall back to defaults: MethodTimeout (the method's timeout) and
+// Actives (the filter's limit of calls in flight). The weight policy and the
+// warmup curve stay in package warmup; hash.nodes and hash.arguments are
+// parsed by the ringhash balancer (loadbalance/ringhash) from MethodParam.
+//
+// The method-level readers build strings: call them when a snapshot or a
+// limit is built, never per call.
+package urlparam
+
+import (
+	"strconv"
+	"strings"
+	"time"
+
+	"dubbo.apache.org/dubbo-go/v3/common"
+	"dubbo.apache.org/dubbo-go/v3/common/constant"
+)
+
+// WeightFactorKey is the provider URL parameter that carries the factor
+// by which the Nacos discovery of package extension scales the provider's
+// own weight (instance weight edited in the Nacos console, drain: see
+// extension/internal/nacosweight). Read at service level only, with
+// ServiceParam; absent on URLs from anywhere else (factor 1).
+const WeightFactorKey = "lb.weight.factor"
+
+// DefaultTimeout is dubbo-go's request timeout, for providers whose URL
+// states none.
+const DefaultTimeout = 3 * time.Second
+
+// MethodParam returns the value of key for method on the provider URL u,
+// the first non-empty of
+//
+//  1. methods.<method>.<key>, dubbo-go's spelling of a method-level
+//     parameter (what dubbo-go's own URL.GetMethodParam reads);
+//  2. <method>.<key>, Dubbo Java's spelling (sayHello.weight,
+//     sayHello.hash.nodes: what a Java provider registers for a
+//     <dubbo:method> setting), read as Java reads it: only when u has no
+//     "methods" parameter or lists method in it;
+//  3. key, the service-level value;
+//
+// else "". An empty value counts as absent at every level, as in both Dubbo
+// Java and dubbo-go.
+//
+// When both method-level spellings are present, dubbo-go's wins. A Java
+// provider never writes it, so next to a Java provider's <method>.<key> it
+// comes from dubbo-go, in practice from the consumer: URL.MergeURL copies
+// the consumer's own methods.<method>.timeout (and loadbalance, cluster,
+// retries) over the provider URL, and a consumer's setting overrides the
+// provider's in Dubbo Java too. Its "methods." prefix is also unambiguous,
+// while <method>.<key> is an ordinary dotted key. It builds strings: call it when a snapshot is built, never per
+// call.
+func MethodParam(u *common.URL, method, key string) string {
+	for _, k := range methodKeys(u, method, key) {
+		if v := u.GetParam(k, ""); v != "" {
+			return v
+		}
+	}
+	return ""
+}
+
+// ServiceParam returns the service-level value of key on the provider URL
+// u, or "": for parameters that have no method level (timestamp, warmup,
+// release), as Dubbo Java reads them.
+func ServiceParam(u *common.URL, key string) string { return u.GetParam(key, "") }
+
+// methodKeys lists the keys MethodParam reads, in the order it reads them.
+func methodKeys(u *common.URL, method, key string) []string {
+	if method == "" {
+		return []string{key}
+	}
+	if !javaMethod(u, method) {
+		return []string{"methods." + method + "." + key, key}
+	}
+	return []string{"methods." + method + "." + key, method + "." + key, key}
+}
+
+// javaMethod tells whether Dubbo Java reads <method>.<key> parameters of u
+// for method: always when u has no "methods" parameter, else only for the
+// methods it lists (org.apache.dubbo.common.URL.toMethodParameters).
+func javaMethod(u *common.URL, method string) bool {
+	list := u.GetParam(constant.MethodsKey, "")
+	if list == "" {
+		return true
+	}
+	for m := range strings.SplitSeq(list, ",") {
+		if m == method {
+			return true
+		}
+	}
+	return false
+}
+
+// MethodTimeout returns the call timeout of method that the provider URL u
+// states, and whether it states a valid one; DefaultTimeout when it does
+// not. It reads the keys of MethodParam in the same order and under the
+// same rules (methods.<method>.timeout, <method>.timeout, timeout) and takes
+// the first valid one, so an invalid method-level value falls back to the next. Both
+// dubbo-go's duration strings ("3s", "500ms") and Dubbo Java's plain
+// milliseconds ("3000") are understood. Like MethodParam, it is for
+// snapshot builds.
+func MethodTimeout(u *common.URL, method string) (time.Duration, bool) {
+	for _, k := range methodKeys(u, method, constant.TimeoutKey) {
+		if d, ok := parseTimeout(u.GetParam(k, "")); ok {
+			return d, true
+		}
+	}
+	return DefaultTimeout, false
+}
+
+// maxTimeout caps a method timeout: a longer one is taken as a mistake.
+const maxTimeout = 365 * 24 * time.Hour
+
+func parseTimeout(v string) (time.Duration, bool) {
+	v = strings.TrimSpace(v)
+	if v == "" {
+		return 0, false
+	}
+	if d, err := time.ParseDuration(v); err == nil && d > 0 && d <= maxTimeout {
+		return d, true
+	}
+	if ms, err := strconv.ParseInt(v, 10, 64); err == nil && ms > 0 && ms <= int64(maxTimeout/time.Millisecond) {
+		return time.Duration(ms) * time.Millisecond, true
+	}
+	return 0, false
+}
+
+// ActivesKey is the URL parameter that limits calls in flight per method.
+const ActivesKey = "actives"
+
+// Actives returns the limit of calls in flight of method that the provider
+// URL u states (actives, read with MethodParam), or 0 for no limit.
+func Actives(u *common.URL, method string) int64 {
+	return ParseActives(MethodParam(u, method, ActivesKey))
+}
+
+// ParseActives reads an actives value: a positive integer is the limit;
+// anything else (unset, 0, negative, not an integer) means no limit (0).
+func ParseActives(raw string) int64 {
+	if n, err := strconv.ParseInt(strings.TrimSpace(raw), 10, 64); err == nil && n > 0 {
+		return n
+	}
+	return 0
+}
+
+// ParseDuration reads a positive duration of at most a year, "30s" or
+// whole milliseconds as Dubbo Java writes them, as the timeout is read.
+func ParseDuration(v string) (time.Duration, bool) { return parseTimeout(v) }

@@ -1,0 +1,20 @@
+// Package fewestactive is the fewestactive balancer (Dubbo's least-active
+// algorithm): each call goes to the
+// provider with the fewest calls in flight for its method, ties broken in
+// proportion to warm weight with an unbiased draw (dubbo-go's is biased);
+// a provider of weight 0 gets no call unless all have weight 0. Options.Choices
+// turns on the power-of-d-choices variant for very large lists.
+//
+// A call that fails fast is charged as if it still ran: each failure of a
+// provider's current run (the failures that count for outlier ejection)
+// adds one to its calls in flight until it succeeds again or
+// Options.FailureWindow (10 s) passes, so a provider that fails fast never
+// looks less busy than while its calls ran.
+//
+// The calls in flight are counted by the lbactive filter (package filter):
+// without it the balancer degrades to weighted random, and says so in one
+// WARN line per service and method (Balancer.FilterMissing tells code).
+//
+// The name stays apart from dubbo-go's own "leastactive". Reasoning and
+// figures: DESIGN.md beside this file.
+package fewestactive

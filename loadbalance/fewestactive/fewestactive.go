@@ -1,0 +1,187 @@
+package fewestactive
+
+import (
+	"math"
+	"time"
+
+	"dubbo.apache.org/dubbo-go/v3/protocol/base"
+
+	"github.com/dubbogo-lb/lb/loadbalance/internal/algo"
+	"github.com/dubbogo-lb/lb/loadbalance/internal/member"
+	"github.com/dubbogo-lb/lb/loadbalance/internal/skeleton"
+	"github.com/dubbogo-lb/lb/rpcstatus"
+	"github.com/dubbogo-lb/lb/warmup"
+)
+
+// Name is the name the balancer is registered under with dubbo-go.
+const Name = "fewestactive"
+
+// MissingFilterPicks is how many picks of one (service, method) that find
+// no call ever counted on any of its providers make the balancer conclude
+// that the lbactive filter is not configured.
+const MissingFilterPicks = member.MissingFilterPicks
+
+// Options configure a Balancer. The zero value is ready to use.
+type Options struct {
+	// Warmup configures the warmup of new providers.
+	Warmup warmup.Options
+	// Choices selects the power-of-d-choices mode: when it is 2 or more
+	// and smaller than the number of providers, each pick draws Choices
+	// providers in proportion to their warm weight and takes the one with
+	// the fewest calls in flight. The default, 0, and any value below 2
+	// scan every provider, which finds the true minimum.
+	Choices int
+	// Rand is the random source, safe for concurrent use; default
+	// math/rand/v2's Uint64. Tests inject a seeded one.
+	Rand func() uint64
+	// FailureWindow is how long a provider's latest failure weighs: until
+	// then each failure of its current run counts as one more call in
+	// flight, so that a provider that fails fast never looks less busy
+	// than while its calls ran (see Charge). Failures are those that
+	// count for outlier ejection (urlparam.OutlierErrorsKey), whether
+	// ejection is on or not. Default 10 s; negative: never.
+	FailureWindow time.Duration
+	// Now is the monotonic clock, in nanoseconds, read only while a
+	// failure weighs: it must be the clock the lbactive filter records
+	// calls with (filter.Options.Now). Default rpcstatus.Nanotime, the
+	// filter's default.
+	Now func() int64
+}
+
+// DefaultFailureWindow is the default Options.FailureWindow.
+const DefaultFailureWindow = 10 * time.Second
+
+// Balancer is the least-active balancer. It is safe for concurrent use; one
+// Balancer serves every service and method. Select returns the provider
+// with the fewest calls in flight for the invocation's method, ties broken
+// in proportion to warm weight.
+type Balancer struct {
+	*skeleton.Balancer[table]
+	choices int
+	rand    algo.Rand
+	window  int64 // ns; 0: failures never weigh
+	now     func() int64
+}
+
+// table is the balancer's state for one snapshot of providers.
+type table struct {
+	// alias draws candidates in proportion to warm weight in the
+	// power-of-d-choices mode; nil when the weights are equal or the mode
+	// is off.
+	alias *algo.Alias
+}
+
+// New returns a Balancer.
+func New(opts Options) *Balancer {
+	b := &Balancer{choices: opts.Choices, rand: algo.Source(opts.Rand), window: int64(opts.FailureWindow), now: opts.Now}
+	if b.choices < 2 {
+		b.choices = 0
+	}
+	switch {
+	case opts.FailureWindow == 0:
+		b.window = int64(DefaultFailureWindow)
+	case opts.FailureWindow < 0:
+		b.window = 0
+	}
+	if b.now == nil {
+		b.now = rpcstatus.Nanotime
+	}
+	b.Balancer = skeleton.New(skeleton.Spec[table]{
+		Name: Name, Warmup: opts.Warmup, Rand: b.rand,
+		Build: func(s *member.Set, _ *member.View[table]) *table {
+			t := &table{}
+			if b.choices != 0 && !s.Uniform && s.Len() > b.choices {
+				t.alias = algo.NewAlias(s.Weights)
+			}
+			return t
+		},
+		Pick: b.pick,
+		Among: func(v *member.View[table], list []base.Invoker, _ base.Invocation) base.Invoker {
+			return among(v.Set, list, b.rand.Uint64(), b.charge(v.Set))
+		},
+		ReadsAllUpTo: b.scansUpTo(),
+		Uncounted:    "least-active works as weighted random",
+	})
+	return b
+}
+
+// scansUpTo is the largest number of providers a pick scans in full.
+func (b *Balancer) scansUpTo() int {
+	if b.choices == 0 {
+		return math.MaxInt
+	}
+	return b.choices
+}
+
+// scans reports whether a pick among n providers scans them all.
+func (b *Balancer) scans(n int) bool { return n <= b.scansUpTo() }
+
+// pick returns the slot of v with the fewest calls in flight: among all
+// providers, or among b.choices candidates drawn in proportion to warm
+// weight.
+func (b *Balancer) pick(v *member.View[table], _ base.Invocation) int {
+	c := b.charge(v.Set)
+	if b.scans(v.Len()) {
+		return Scan(v.Stats, v.Weights, v.Uniform, b.rand.Uint64(), c)
+	}
+	return Choose(v.Stats, v.Table.alias, b.choices, b.rand.Func(), c)
+}
+
+// charge returns how a pick among s charges failures: not at all, without
+// reading the clock, unless a failure counted on one of its providers
+// less than the window ago.
+func (b *Balancer) charge(s *member.Set) Charge {
+	board := s.Board()
+	last := board.LastFailure()
+	if last == 0 || b.window == 0 {
+		return Charge{}
+	}
+	now := b.now()
+	if now-last >= b.window {
+		board.ForgetFailures(last)
+		return Charge{}
+	}
+	return Charge{Now: now, Window: b.window}
+}
+
+// among applies the least-active rule to list, a subset of s offered by a
+// failover retry. It looks each provider up in s, which is slower than
+// Scan but spares a list of indexes; retries are rare.
+func among(s *member.Set, list []base.Invoker, u uint64, c Charge) base.Invoker {
+	least := int64(math.MaxInt64)
+	first, last, count := -1, -1, 0
+	total := 0.0
+	for j, inv := range list {
+		i, _ := s.Index(inv)
+		w := s.Weights[i]
+		if !algo.Usable(w) {
+			continue
+		}
+		switch a := c.load(s.Stats[i]); {
+		case a < least:
+			least, first, last, count, total = a, j, j, 1, w
+		case a == least:
+			last, count, total = j, count+1, total+w
+		}
+	}
+	switch count {
+	case 0: // every provider of the subset is drained
+		return s.PickAmong(list, u)
+	case 1:
+		return list[first]
+	}
+	r := algo.Float64(u) * total
+	found := first
+	for j := first; j <= last; j++ {
+		i, _ := s.Index(list[j])
+		w := s.Weights[i]
+		if !algo.Usable(w) || c.load(s.Stats[i]) != least {
+			continue
+		}
+		found = j
+		if r -= w; r < 0 {
+			break
+		}
+	}
+	return list[found]
+}

@@ -1,0 +1,175 @@
+package fewestactive
+
+import (
+	"math"
+
+	"github.com/dubbogo-lb/lb/loadbalance/internal/algo"
+	"github.com/dubbogo-lb/lb/rpcstatus"
+)
+
+// Charge says how a pick charges failures: a provider whose latest
+// failures (counted by the lbactive filter for outlier detection) ended
+// less than Window ns before Now counts each failure of its current run as
+// one more call in flight (rpcstatus.Stats.Penalty), so that a call that
+// fails fast weighs as if it still ran. The zero Charge charges nothing.
+type Charge struct{ Now, Window int64 }
+
+// load returns the calls in flight of s, plus its failures as c charges
+// them.
+func (c Charge) load(s *rpcstatus.Stats) int64 {
+	a := s.Active()
+	if c.Now != 0 {
+		a += s.Penalty(c.Now, c.Window)
+	}
+	return a
+}
+
+// Scan returns the index of the provider with the fewest calls in flight
+// (as c charges them) among those with a positive weight; ties are broken at random in
+// proportion to weight, or uniformly when uniform is true (all weights
+// equal). u is a uniformly random number, used only to break ties. Weights
+// that are not positive and finite exclude their provider, unless no
+// provider has a usable weight: then they all count as equal. stats and
+// weights have the same length, at least 1.
+//
+// The counts are read twice when there is a tie, once to find the minimum
+// and once to draw among the tied providers, so that no list of them is
+// kept. A count that changes in between can only move the pick to a
+// provider that has the minimum at the second reading; if none has any
+// more, the last tied provider found is returned.
+//
+// With a charge (c.Now != 0, in the seconds after a failure) the scan is
+// scanCharged, one pass that reads more; the two passes below read the
+// calls in flight alone, as tight as the scan was before charges existed.
+func Scan(stats []*rpcstatus.Stats, weights []float64, uniform bool, u uint64, c Charge) int {
+	if c.Now != 0 {
+		if i, ok := scanCharged(stats, weights, uniform, u, false, c); ok {
+			return i
+		}
+		i, _ := scanCharged(stats, weights, true, u, true, c)
+		return i
+	}
+	if i, ok := scan(stats, weights, uniform, u, false); ok {
+		return i
+	}
+	i, _ := scan(stats, weights, true, u, true)
+	return i
+}
+
+func scan(stats []*rpcstatus.Stats, weights []float64, uniform bool, u uint64, equal bool) (int, bool) {
+	least := int64(math.MaxInt64)
+	first, last, count := -1, -1, 0
+	total := 0.0
+	for i, s := range stats {
+		w := 1.0
+		if !equal {
+			if w = weights[i]; !algo.Usable(w) {
+				continue
+			}
+		}
+		switch a := s.Active(); {
+		case a < least:
+			least, first, last, count, total = a, i, i, 1, w
+		case a == least:
+			last, count, total = i, count+1, total+w
+		}
+	}
+	if count <= 1 {
+		return first, first >= 0
+	}
+	// Second pass: draw among the tied providers.
+	if uniform || equal || !(total <= math.MaxFloat64) {
+		k := algo.IntN(u, count)
+		found := first
+		for i := first; i <= last; i++ {
+			if (!equal && !algo.Usable(weights[i])) || stats[i].Active() != least {
+				continue
+			}
+			if found = i; k == 0 {
+				return i, true
+			}
+			k--
+		}
+		return found, true
+	}
+	// An unbiased draw in [0, total): each tied provider owns a slice of
+	// the range as wide as its weight.
+	r := algo.Float64(u) * total
+	found := first
+	for i := first; i <= last; i++ {
+		w := weights[i]
+		if !algo.Usable(w) || stats[i].Active() != least {
+			continue
+		}
+		found = i
+		if r -= w; r < 0 {
+			return i, true
+		}
+	}
+	return found, true
+}
+
+// scanCharged is Scan's pick with failures charged as c says: the fewest
+// charged calls in flight among the providers of usable weight (all of
+// them, as equal, when equal), ties drawn in proportion to weight (or
+// uniformly) by weighted reservoir sampling in one pass, on random words
+// derived from u. ok is false when no provider has a usable weight.
+func scanCharged(stats []*rpcstatus.Stats, weights []float64, uniform bool, u uint64, equal bool, c Charge) (pick int, ok bool) {
+	pick, fewest, seen := -1, int64(math.MaxInt64), 0.0
+	for i, s := range stats {
+		w := 1.0
+		if !equal && !uniform {
+			w = weights[i]
+		}
+		if !equal && !algo.Usable(weights[i]) {
+			continue
+		}
+		load := c.load(s)
+		if load > fewest {
+			continue
+		}
+		if load < fewest {
+			fewest, seen = load, 0
+		}
+		// The k-th tie replaces the pick with probability w / (the weight
+		// of the ties so far): each ends up picked in proportion to w.
+		seen += w
+		u = splitmix(u)
+		if algo.Float64(u)*seen < w {
+			pick = i
+		}
+	}
+	return pick, pick >= 0
+}
+
+// splitmix is the next word of SplitMix64 after x: cheap, well-mixed
+// random words from one.
+func splitmix(x uint64) uint64 {
+	x += 0x9e3779b97f4a7c15
+	x = (x ^ x>>30) * 0xbf58476d1ce4e5b9
+	x = (x ^ x>>27) * 0x94d049bb133111eb
+	return x ^ x>>31
+}
+
+// Choose is the power-of-d-choices pick: it draws d providers at random,
+// with replacement, in proportion to weight through alias (uniformly when
+// alias is nil), and returns the one with the fewest calls in flight (as c
+// charges them); on a
+// tie the one drawn first, which keeps the draw proportional to weight when
+// every count is equal. next returns uniformly random numbers. d < 1 counts
+// as 1.
+func Choose(stats []*rpcstatus.Stats, alias *algo.Alias, d int, next func() uint64, c Charge) int {
+	best, bestActive := -1, int64(0)
+	for k := 0; k < d || best < 0; k++ {
+		var i int
+		if alias != nil {
+			i = alias.Pick(next())
+		} else {
+			i = algo.IntN(next(), len(stats))
+		}
+		if a := c.load(stats[i]); best < 0 || a < bestActive {
+			best, bestActive = i, a
+		}
+	}
+	return best
+}

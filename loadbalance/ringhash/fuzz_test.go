@@ -1,0 +1,123 @@
+package ringhash
+
+import (
+	"math"
+	"strconv"
+	"strings"
+	"testing"
+)
+
+// FuzzParseArguments checks hash.arguments parsing: at least one index,
+// each an int32, the problem report never panicking, and a key built from
+// any argument list never indexing out of range.
+func FuzzParseArguments(f *testing.F) {
+	for _, s := range []string{"", "0", "0,1", " 1 , 2 ", "a", "-1", "0,,2", ",", "2147483648", "1,x,-3", "\u00a0"} {
+		f.Add(s, uint8(3))
+	}
+	f.Fuzz(func(t *testing.T, spec string, nargs uint8) {
+		idx := ParseArguments(spec)
+		if len(idx) == 0 {
+			t.Fatalf("ParseArguments(%q) is empty", spec)
+		}
+		for _, i := range idx {
+			if i < math.MinInt32 || i > math.MaxInt32 {
+				t.Fatalf("ParseArguments(%q) gave %d", spec, i)
+			}
+		}
+		k := newKeySpec(spec, "fuzz")
+		args := make([]any, nargs%8)
+		for i := range args {
+			args[i] = strconv.Itoa(i)
+		}
+		k.warned.Store(true) // keep the log quiet
+		if got, want := k.point(args), HashKey(k.appendAny(nil, args)); got != want {
+			t.Fatalf("spec %q, %d args: point %d, want %d", spec, len(args), got, want)
+		}
+	})
+}
+
+// FuzzParseNodes checks hash.nodes parsing: the value used is always one
+// Build accepts, and a value is replaced only with a reason.
+func FuzzParseNodes(f *testing.F) {
+	for _, s := range []string{"", "160", " 8 ", "0", "-4", "3", "161", "99999999999999999999", "1e3", "abc", "+16"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, raw string) {
+		n, problem := parseNodes(raw)
+		if n < MinNodes || n > MaxNodes {
+			t.Fatalf("parseNodes(%q) = %d, outside [%d, %d]", raw, n, MinNodes, MaxNodes)
+		}
+		if strings.TrimSpace(raw) == "" && (n != DefaultNodes || problem != "") {
+			t.Fatalf("parseNodes(%q) = %d, %q; want the default, silently", raw, n, problem)
+		}
+		if problem == "" && strings.TrimSpace(raw) != "" {
+			if v, err := strconv.Atoi(strings.TrimSpace(raw)); err != nil || v != n {
+				t.Fatalf("parseNodes(%q) = %d without a problem", raw, n)
+			}
+		}
+	})
+}
+
+// FuzzAppendJava checks the Java string forms of numbers: floats read back
+// as the same value (Java's Double.parseDouble/Float.parseFloat accept
+// them, as Go's ParseFloat does), in Java's notation; integers as decimal;
+// and the stack-buffer path agreeing with the general one.
+func FuzzAppendJava(f *testing.F) {
+	for _, v := range []float64{0, 1, 0.001, 1e7, 1e-4, 123.456, 5e-324, math.MaxFloat64, 1e-3, 9999999.999, math.Inf(1), math.NaN()} {
+		f.Add(v, int64(v), "s")
+	}
+	f.Add(-0.0, int64(-1), "")
+	f.Fuzz(func(t *testing.T, x float64, i int64, s string) {
+		for _, c := range []struct {
+			v    any
+			bits int
+			f    float64
+		}{{x, 64, x}, {float32(x), 32, float64(float32(x))}} {
+			got := string(AppendJava(nil, c.v))
+			checkJavaFloat(t, got, c.f, c.bits)
+		}
+		if got := string(AppendJava(nil, i)); got != strconv.FormatInt(i, 10) {
+			t.Fatalf("AppendJava(%d) = %q", i, got)
+		}
+		k := &keySpec{indexes: []int{0, 1, 2}, single: -1, maxIndex: 2}
+		args := []any{s, x, i}
+		var stack [keyStack]byte
+		want := k.appendAny(nil, args)
+		if got, ok := k.appendStack(stack[:0], args); ok && string(got) != string(want) {
+			t.Fatalf("stack key %q, general key %q", got, want)
+		}
+	})
+}
+
+func checkJavaFloat(t *testing.T, got string, f float64, bits int) {
+	t.Helper()
+	switch {
+	case math.IsNaN(f):
+		if got != "NaN" {
+			t.Fatalf("NaN formatted as %q", got)
+		}
+		return
+	case math.IsInf(f, 0):
+		if got != "Infinity" && got != "-Infinity" {
+			t.Fatalf("%v formatted as %q", f, got)
+		}
+		return
+	}
+	back, err := strconv.ParseFloat(got, bits)
+	if err != nil || back != f || math.Signbit(back) != math.Signbit(f) {
+		t.Fatalf("%v (%d bits) formatted as %q, which reads back as %v (%v)", f, bits, got, back, err)
+	}
+	mant, exp, sci := strings.Cut(strings.TrimPrefix(got, "-"), "E")
+	whole, frac, ok := strings.Cut(mant, ".")
+	if !ok || whole == "" || frac == "" {
+		t.Fatalf("%v formatted as %q: no digit on each side of the point", f, got)
+	}
+	abs := math.Abs(f)
+	plain := abs == 0 || (abs >= 1e-3 && abs < 1e7)
+	if sci == plain {
+		t.Fatalf("%v formatted as %q: wrong notation", f, got)
+	}
+	if sci && (len(whole) != 1 || whole == "0" || strings.HasPrefix(exp, "+") || strings.HasPrefix(strings.TrimPrefix(exp, "-"), "0")) {
+		t.Fatalf("%v formatted as %q: not Java's d.dddE±n", f, got)
+	}
+}

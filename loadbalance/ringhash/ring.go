@@ -1,0 +1,373 @@
+package ringhash
+
+import (
+	"crypto/md5"
+	"encoding/binary"
+	"math"
+	"slices"
+	"strconv"
+)
+
+// Limits on the number of virtual nodes per member ("hash.nodes").
+const (
+	// DefaultNodes is Dubbo's default number of virtual nodes per member.
+	DefaultNodes = 160
+	// MinNodes is the smallest usable number of virtual nodes: one md5
+	// digest, four points.
+	MinNodes = 4
+	// MaxNodes caps the virtual nodes per member; Dubbo has no cap.
+	MaxNodes = 10000
+	// MaxPoints caps the points of a whole ring (members × nodes) so a huge
+	// configuration cannot exhaust memory; see [Build].
+	MaxPoints = 1 << 24
+)
+
+// NormalizeNodes returns the number of virtual nodes per member that [Build]
+// uses for a requested value n:
+//
+//   - n <= 0 (unset or nonsense) gives [DefaultNodes];
+//   - 1..3 gives [MinNodes] (Dubbo would build an empty ring and fail);
+//   - n > [MaxNodes] gives MaxNodes;
+//   - otherwise n rounded down to a multiple of 4, which is what Dubbo's
+//     n/4 integer division of digests produces (so 161 behaves as 160).
+func NormalizeNodes(n int) int {
+	switch {
+	case n <= 0:
+		return DefaultNodes
+	case n < MinNodes:
+		return MinNodes
+	case n > MaxNodes:
+		return MaxNodes
+	}
+	return n &^ 3
+}
+
+// effectiveNodes is the number of virtual nodes per member Build uses for
+// members members and a requested nodes.
+func effectiveNodes(members, nodes int) int {
+	nodes = NormalizeNodes(nodes)
+	if members > 0 && int64(members)*int64(nodes) > MaxPoints {
+		nodes = max(MinNodes, (MaxPoints/members)&^3)
+	}
+	return nodes
+}
+
+// Member is one ring member as given to [Build].
+type Member struct {
+	// Address is the string hashed to place the member, Dubbo's
+	// URL.getAddress(): "ip:port" (just "ip" when the port is 0).
+	Address string
+	// Index is an opaque value returned by lookups to identify the member,
+	// typically its position in the caller's provider list.
+	Index int
+}
+
+// Ring is an immutable consistent-hash ring. The zero value and a nil *Ring
+// are empty rings. A Ring is safe for concurrent use.
+type Ring struct {
+	points []uint32 // ring points, strictly increasing
+	owners []int32  // owners[i]: position in index of the member owning points[i]
+	index  []int    // index[pos]: Member.Index of the member at position pos
+	nodes  int      // virtual nodes per member actually used
+}
+
+// Build returns the ring of members with nodes virtual nodes each, laid out
+// exactly as Dubbo's ConsistentHashSelector lays out its TreeMap: for each
+// member in slice order and each i in [0, nodes/4), the four little-endian
+// words of md5(Address + decimal(i)). When two different members produce the
+// same point, the one later in members owns it (TreeMap.put replaces), so
+// pass members in the same order as the Java consumers to agree even on
+// those rare collisions (expected about members²·nodes²/2³³ times).
+//
+// nodes is normalised by [NormalizeNodes]. If members × nodes exceeds
+// [MaxPoints], nodes is lowered to the largest multiple of 4 (at least 4)
+// that fits, which no longer matches Dubbo; [Ring.Nodes] reports the value
+// used. Empty members give an empty ring. Build never panics.
+func Build(members []Member, nodes int) *Ring {
+	if len(members) > math.MaxInt32 {
+		members = members[:math.MaxInt32]
+	}
+	n := len(members)
+	nodes = effectiveNodes(n, nodes)
+	r := &Ring{nodes: nodes}
+	if n == 0 {
+		return r
+	}
+
+	// Each entry packs point<<32 | position, so sorting orders by point and,
+	// among equal points, by member position: the last entry of a run of
+	// equal points is the member Dubbo's later put leaves in place.
+	entries := make([]uint64, 0, n*nodes)
+	var buf []byte
+	r.index = make([]int, n)
+	for pos, m := range members {
+		r.index[pos] = m.Index
+		for i := 0; i < nodes/4; i++ {
+			buf = strconv.AppendInt(append(buf[:0], m.Address...), int64(i), 10)
+			d := md5.Sum(buf)
+			for h := 0; h < 4; h++ {
+				p := binary.LittleEndian.Uint32(d[4*h:])
+				entries = append(entries, uint64(p)<<32|uint64(pos))
+			}
+		}
+	}
+	slices.Sort(entries)
+
+	distinct := 0
+	for i, e := range entries {
+		if i+1 == len(entries) || entries[i+1]>>32 != e>>32 {
+			distinct++
+		}
+	}
+	r.points = make([]uint32, 0, distinct)
+	r.owners = make([]int32, 0, distinct)
+	for i, e := range entries {
+		if i+1 < len(entries) && entries[i+1]>>32 == e>>32 {
+			continue // a later member overwrites this point
+		}
+		r.points = append(r.points, uint32(e>>32))
+		r.owners = append(r.owners, int32(uint32(e)))
+	}
+	return r
+}
+
+// Len returns the number of distinct points on the ring.
+func (r *Ring) Len() int {
+	if r == nil {
+		return 0
+	}
+	return len(r.points)
+}
+
+// Members returns the number of members the ring was built from.
+func (r *Ring) Members() int {
+	if r == nil {
+		return 0
+	}
+	return len(r.index)
+}
+
+// Nodes returns the number of virtual nodes per member the ring was built
+// with, after normalisation (see [Build]).
+func (r *Ring) Nodes() int {
+	if r == nil {
+		return NormalizeNodes(0)
+	}
+	return r.nodes
+}
+
+// Search returns the position of the first point at or after keyPoint,
+// wrapping to 0 past the last point, or -1 if the ring is empty. Positions
+// run from 0 to Len()-1; step clockwise with pos+1, wrapping at Len().
+func (r *Ring) Search(keyPoint uint32) int {
+	if r.Len() == 0 {
+		return -1
+	}
+	// Hand-rolled lower bound: first i with points[i] >= keyPoint.
+	lo, hi := 0, len(r.points)
+	for lo < hi {
+		mid := int(uint(lo+hi) >> 1)
+		if r.points[mid] < keyPoint {
+			lo = mid + 1
+		} else {
+			hi = mid
+		}
+	}
+	if lo == len(r.points) {
+		lo = 0
+	}
+	return lo
+}
+
+// At returns the point at position pos (see [Ring.Search]) and the Index of
+// the member owning it. pos is taken modulo Len(); on an empty ring At
+// returns (0, -1).
+func (r *Ring) At(pos int) (point uint32, index int) {
+	n := r.Len()
+	if n == 0 {
+		return 0, -1
+	}
+	if pos < 0 || pos >= n {
+		pos %= n
+		if pos < 0 {
+			pos += n
+		}
+	}
+	return r.points[pos], r.index[r.owners[pos]]
+}
+
+// Shares returns the fraction of the hash space that each member owns, in
+// the order of the members given to Build: the keys that go to it while
+// every member is available. The fractions add up to 1 (0 on an empty
+// ring). O(Len()); for inspection, not for picks.
+func (r *Ring) Shares() []float64 {
+	out := make([]float64, r.Members())
+	n := r.Len()
+	if n == 1 {
+		out[r.owners[0]] = 1
+	}
+	if n <= 1 {
+		return out
+	}
+	for k, p := range r.points {
+		// A point owns the keys after the point before it, up to itself;
+		// the first point's arc wraps past 2^32 (uint32 arithmetic).
+		arc := p - r.points[(k+n-1)%n]
+		out[r.owners[k]] += float64(arc) / (1 << 32)
+	}
+	return out
+}
+
+// Lookup returns the Index of the member owning keyPoint (the first point at
+// or after it, wrapping), the member Dubbo would choose, or -1 if the ring is
+// empty. It does not allocate.
+func (r *Ring) Lookup(keyPoint uint32) int {
+	pos := r.Search(keyPoint)
+	if pos < 0 {
+		return -1
+	}
+	return r.index[r.owners[pos]]
+}
+
+// LookupFunc is [Ring.Lookup] skipping rejected members: it walks clockwise
+// from keyPoint's point and returns the Index of the first member for which
+// accept returns true. Each member is offered to accept at most once, and the
+// walk stops after one full turn or once every member has been rejected; it
+// then returns (-1, false). A nil accept accepts everything.
+//
+// Because the walk continues to the next point of a different member, keys
+// of a rejected member spread over the other members in proportion to their
+// share of the ring, and return to it as soon as it is accepted again.
+// LookupFunc does not allocate, except once for a small bitmap when it
+// rejects members of a ring of more than 1024 members.
+func (r *Ring) LookupFunc(keyPoint uint32, accept func(index int) bool) (index int, ok bool) {
+	var found int32 = -1
+	r.walk(keyPoint, func(pos int32) bool {
+		if accept == nil || accept(r.index[pos]) {
+			found = pos
+			return true
+		}
+		return false
+	})
+	if found < 0 {
+		return -1, false
+	}
+	return r.index[found], true
+}
+
+// BoundedCapacity returns the per-member load bound used by
+// [Ring.LookupBounded]: ceil(factor × (totalLoad+1) / members), the average
+// load after placing one more request, scaled by factor.
+//
+// factor below 1 or NaN is taken as 1; a negative totalLoad as 0; members <= 0
+// gives 0. The result saturates at math.MaxInt64 (so factor = +Inf means no
+// bound). It is computed in float64, which can only round the bound up.
+func BoundedCapacity(factor float64, totalLoad int64, members int) int64 {
+	if members <= 0 {
+		return 0
+	}
+	if !(factor >= 1) {
+		factor = 1
+	}
+	totalLoad = max(totalLoad, 0)
+	v := math.Ceil(factor * (float64(totalLoad) + 1) / float64(members))
+	if v >= math.MaxInt64 {
+		return math.MaxInt64
+	}
+	return int64(v)
+}
+
+// LookupBounded is consistent hashing with bounded loads (Mirrokni et al.,
+// Envoy's hash_balance_factor). load(index) reports a member's current load,
+// normally its number of in-flight requests, and totalLoad the sum of load
+// over all members of the ring. Walking clockwise from keyPoint as
+// [Ring.LookupFunc] does, it returns the first member that accept accepts
+// (nil accepts all) and whose load+1 <= [BoundedCapacity](factor, totalLoad,
+// Members()).
+//
+// A key therefore stays on its Dubbo member while that member carries no more
+// than factor times the average load, and overflows clockwise to the next
+// members otherwise; when loads are low the choice equals Lookup. Since the
+// loads sum to totalLoad, some member is always under the bound (a factor of
+// 1.25 is a common choice: no member exceeds 125 % of the average). If every
+// accepted member is at its bound (possible only when load and totalLoad
+// disagree or members are rejected), the first accepted member clockwise is
+// returned. (-1, false) means no member was accepted.
+//
+// Each member's load and accept are called at most once; LookupBounded does
+// not allocate, with the same exception as LookupFunc.
+func (r *Ring) LookupBounded(keyPoint uint32, factor float64, totalLoad int64, load func(index int) int64, accept func(index int) bool) (index int, ok bool) {
+	if load == nil {
+		return r.LookupFunc(keyPoint, accept)
+	}
+	limit := BoundedCapacity(factor, totalLoad, r.Members())
+	var found, fallback int32 = -1, -1
+	r.walk(keyPoint, func(pos int32) bool {
+		idx := r.index[pos]
+		if accept != nil && !accept(idx) {
+			return false
+		}
+		if fallback < 0 {
+			fallback = pos
+		}
+		if l := load(idx); l < limit { // l+1 <= limit without overflow
+			found = pos
+			return true
+		}
+		return false
+	})
+	if found < 0 {
+		found = fallback
+	}
+	if found < 0 {
+		return -1, false
+	}
+	return r.index[found], true
+}
+
+// walk calls visit with the position (in r.index) of each distinct member met
+// clockwise from keyPoint's point, at most once per member, until visit
+// returns true, every member has been visited, or one full turn is done.
+func (r *Ring) walk(keyPoint uint32, visit func(pos int32) bool) {
+	start := r.Search(keyPoint)
+	if start < 0 {
+		return
+	}
+	members := len(r.index)
+	// First candidate: the common case, with no bookkeeping.
+	last := r.owners[start]
+	if visit(last) || members == 1 {
+		return
+	}
+	var small [16]uint64 // visited bitmap, enough for 1024 members
+	var seen []uint64
+	if words := (members + 63) / 64; words <= len(small) {
+		seen = small[:words]
+	} else {
+		seen = make([]uint64, words)
+	}
+	seen[last/64] |= 1 << (last % 64)
+	visited := 1
+	n := len(r.points)
+	for k := 1; k < n; k++ {
+		i := start + k
+		if i >= n {
+			i -= n
+		}
+		o := r.owners[i]
+		if o == last {
+			continue
+		}
+		last = o
+		if seen[o/64]&(1<<(o%64)) != 0 {
+			continue
+		}
+		if visit(o) {
+			return
+		}
+		seen[o/64] |= 1 << (o % 64)
+		if visited++; visited == members {
+			return
+		}
+	}
+}

@@ -1,0 +1,112 @@
+package ringhash
+
+import (
+	"strconv"
+	"testing"
+)
+
+var benchSizes = []int{10, 100, 1000}
+
+var sinkInt int
+var sinkU32 uint32
+
+func BenchmarkLookup(b *testing.B) {
+	for _, n := range benchSizes {
+		b.Run("N="+strconv.Itoa(n), func(b *testing.B) {
+			r := Build(providers(n), DefaultNodes)
+			kps := keyPoints(4096, 1)
+			b.ReportAllocs()
+			i := 0
+			for b.Loop() {
+				sinkInt = r.Lookup(kps[i&4095])
+				i++
+			}
+		})
+	}
+}
+
+// BenchmarkHashKey hashes a typical key built from two arguments; N only
+// mirrors the Lookup benchmark (hashing does not depend on the ring).
+func BenchmarkHashKey(b *testing.B) {
+	for _, n := range benchSizes {
+		b.Run("N="+strconv.Itoa(n), func(b *testing.B) {
+			parts := []string{"tenant-" + strconv.Itoa(n), "user-1234567"}
+			buf := make([]byte, 0, 64)
+			b.ReportAllocs()
+			for b.Loop() {
+				buf = AppendKey(buf[:0], parts)
+				sinkU32 = HashKey(buf)
+			}
+		})
+	}
+}
+
+// BenchmarkKeyToMember is the whole per-call path: build the key, hash it,
+// look it up.
+func BenchmarkKeyToMember(b *testing.B) {
+	keys := make([]string, 4096)
+	for i := range keys {
+		keys[i] = "user-" + strconv.Itoa(i*7919)
+	}
+	benchRings(b, func(r *Ring, _ int) func(i int) {
+		return func(i int) { sinkInt = r.Lookup(HashString(keys[i&4095])) }
+	})
+}
+
+// BenchmarkLookupFuncSkip rejects the key's own member, so every call walks
+// to the next member.
+func BenchmarkLookupFuncSkip(b *testing.B) {
+	benchRings(b, func(r *Ring, _ int) func(i int) {
+		kps := keyPoints(4096, 2)
+		owners := make([]int, len(kps))
+		for i, kp := range kps {
+			owners[i] = r.Lookup(kp)
+		}
+		return func(i int) {
+			j := i & 4095
+			sinkInt, _ = r.LookupFunc(kps[j], func(m int) bool { return m != owners[j] })
+		}
+	})
+}
+
+// BenchmarkLookupBounded runs with balanced loads, so the key's own member is
+// usually under the bound.
+func BenchmarkLookupBounded(b *testing.B) {
+	benchRings(b, func(r *Ring, n int) func(i int) {
+		kps := keyPoints(4096, 3)
+		loads := make([]int64, n)
+		total := int64(0)
+		for i := range loads {
+			loads[i] = int64(i % 5)
+			total += loads[i]
+		}
+		load := func(m int) int64 { return loads[m] }
+		return func(i int) { sinkInt, _ = r.LookupBounded(kps[i&4095], 1.25, total, load, nil) }
+	})
+}
+
+// benchRings times step(i), i = 0, 1, …, on a ring of n providers for each
+// n of benchSizes; setup makes step from the ring.
+func benchRings(b *testing.B, setup func(r *Ring, n int) func(i int)) {
+	for _, n := range benchSizes {
+		b.Run("N="+strconv.Itoa(n), func(b *testing.B) {
+			step := setup(Build(providers(n), DefaultNodes), n)
+			b.ReportAllocs()
+			for i := 0; b.Loop(); i++ {
+				step(i)
+			}
+		})
+	}
+}
+
+func BenchmarkBuild(b *testing.B) {
+	for _, n := range benchSizes {
+		b.Run("N="+strconv.Itoa(n), func(b *testing.B) {
+			members := providers(n)
+			b.ReportAllocs()
+			for b.Loop() {
+				_ = Build(members, DefaultNodes)
+			}
+		})
+	}
+}

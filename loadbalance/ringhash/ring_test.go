@@ -1,0 +1,489 @@
+package ringhash
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"strconv"
+	"testing"
+)
+
+// providers returns n members 127.0.0.1:20880, :20881, ... with Index = position.
+func providers(n int) []Member {
+	m := make([]Member, n)
+	for i := range m {
+		m[i] = Member{Address: "127.0.0.1:" + strconv.Itoa(20880+i), Index: i}
+	}
+	return m
+}
+
+func keyPoints(n int, seed uint64) []uint32 {
+	rng := rand.New(rand.NewPCG(seed, 1))
+	out := make([]uint32, n)
+	for i := range out {
+		out[i] = HashString("key-" + strconv.FormatUint(rng.Uint64(), 36))
+	}
+	return out
+}
+
+func TestHashKeyKnownValues(t *testing.T) {
+	// md5("") = d41d8cd9..., md5("a") = 0cc175b9...: first four bytes, little endian.
+	for _, tc := range []struct {
+		key  string
+		want uint32
+	}{
+		{"", 0xd98c1dd4},
+		{"a", 0xb975c10c},
+	} {
+		if got := HashKey([]byte(tc.key)); got != tc.want {
+			t.Errorf("HashKey(%q) = %#x, want %#x", tc.key, got, tc.want)
+		}
+		if got := HashString(tc.key); got != tc.want {
+			t.Errorf("HashString(%q) = %#x, want %#x", tc.key, got, tc.want)
+		}
+	}
+}
+
+func TestRingLayout(t *testing.T) {
+	r := Build(providers(10), 0)
+	if r.Nodes() != DefaultNodes || r.Members() != 10 {
+		t.Fatalf("Nodes=%d Members=%d", r.Nodes(), r.Members())
+	}
+	if r.Len() != 10*DefaultNodes { // no collisions among these 1600 points
+		t.Fatalf("Len = %d, want %d", r.Len(), 10*DefaultNodes)
+	}
+	counts := make([]int, 10)
+	prev, _ := r.At(0)
+	for pos := 0; pos < r.Len(); pos++ {
+		p, idx := r.At(pos)
+		if pos > 0 && p <= prev {
+			t.Fatalf("points not strictly increasing at %d", pos)
+		}
+		prev = p
+		counts[idx]++
+	}
+	for i, c := range counts {
+		if c != DefaultNodes {
+			t.Errorf("member %d owns %d points", i, c)
+		}
+	}
+	// Search and Lookup agree with a linear scan, including wrap-around.
+	last, _ := r.At(r.Len() - 1)
+	first, firstIdx := r.At(0)
+	for _, kp := range append(keyPoints(2000, 7), 0, first, first+1, last, last+1, math.MaxUint32) {
+		want := firstIdx
+		for pos := 0; pos < r.Len(); pos++ {
+			if p, idx := r.At(pos); p >= kp {
+				want = idx
+				break
+			}
+		}
+		if got := r.Lookup(kp); got != want {
+			t.Fatalf("Lookup(%d) = %d, want %d", kp, got, want)
+		}
+	}
+	if p, _ := r.At(-1); p != last {
+		t.Errorf("At(-1) should wrap to the last point")
+	}
+}
+
+func TestOpaqueIndex(t *testing.T) {
+	members := providers(5)
+	plain := Build(members, 0)
+	for i := range members {
+		members[i].Index = 100 + i
+	}
+	shifted := Build(members, 0)
+	for _, kp := range keyPoints(1000, 3) {
+		if shifted.Lookup(kp) != plain.Lookup(kp)+100 {
+			t.Fatal("Index must be returned as given, without affecting placement")
+		}
+	}
+}
+
+func TestStable(t *testing.T) {
+	a, b := Build(providers(10), 160), Build(providers(10), 160)
+	for _, kp := range keyPoints(1000, 11) {
+		first := a.Lookup(kp)
+		for range 3 {
+			if a.Lookup(kp) != first || b.Lookup(kp) != first {
+				t.Fatalf("key point %d not stable", kp)
+			}
+		}
+	}
+}
+
+func TestAddMemberMovesAboutOneOverNPlusOne(t *testing.T) {
+	const keys = 10000
+	before := Build(providers(10), DefaultNodes)
+	after := Build(providers(11), DefaultNodes)
+	moved := 0
+	for _, kp := range keyPoints(keys, 42) {
+		b, a := before.Lookup(kp), after.Lookup(kp)
+		if a != b {
+			moved++
+			if a != 10 {
+				t.Fatalf("a key moved from %d to old member %d", b, a)
+			}
+		}
+	}
+	frac := float64(moved) / keys
+	t.Logf("adding an 11th member moved %.2f%% of keys (ideal %.2f%%)", 100*frac, 100.0/11)
+	if math.Abs(frac-1.0/11) > 0.05 {
+		t.Fatalf("moved %.4f of keys, want 1/11 ± 0.05", frac)
+	}
+}
+
+func TestReplaceMemberMovesOnlyItsKeys(t *testing.T) {
+	abc := []Member{{"10.0.0.1:20880", 0}, {"10.0.0.2:20880", 1}, {"10.0.0.3:20880", 2}}
+	abd := []Member{{"10.0.0.1:20880", 0}, {"10.0.0.2:20880", 1}, {"10.0.0.4:20880", 3}}
+	r1, r2 := Build(abc, 0), Build(abd, 0)
+	for _, kp := range keyPoints(10000, 5) {
+		was, now := r1.Lookup(kp), r2.Lookup(kp)
+		if now == 2 {
+			t.Fatal("ring built from [A,B,D] returned C")
+		}
+		if was != 2 && now != was && now != 3 {
+			t.Fatalf("key moved from %d to %d, although only C was replaced", was, now)
+		}
+	}
+}
+
+func TestLoadSpread(t *testing.T) {
+	const n, keys = 10, 100000
+	r := Build(providers(n), DefaultNodes)
+	counts := make([]float64, n)
+	for _, kp := range keyPoints(keys, 99) {
+		counts[r.Lookup(kp)]++
+	}
+	mean := float64(keys) / n
+	var ss float64
+	for _, c := range counts {
+		ss += (c - mean) * (c - mean)
+	}
+	cv := math.Sqrt(ss/n) / mean
+	t.Logf("10 members x 160 nodes, %d keys: CV = %.2f%% (1/sqrt(160) = %.2f%%), counts %v",
+		keys, 100*cv, 100/math.Sqrt(160), counts)
+	if cv > 0.12 {
+		t.Fatalf("coefficient of variation %.3f > 0.12", cv)
+	}
+}
+
+// nextOther returns the owner of the first point clockwise of keyPoint's point
+// owned by a member not in skip (brute force reference for LookupFunc).
+func nextOther(r *Ring, kp uint32, skip map[int]bool) int {
+	start := r.Search(kp)
+	for k := 0; k < r.Len(); k++ {
+		if _, idx := r.At(start + k); !skip[idx] {
+			return idx
+		}
+	}
+	return -1
+}
+
+func TestLookupFuncSkipsClockwise(t *testing.T) {
+	r := Build(providers(10), DefaultNodes)
+	down := map[int]bool{3: true, 7: true}
+	perMember := make([]int, 10)
+	for _, kp := range keyPoints(20000, 8) {
+		calls := map[int]int{}
+		got, ok := r.LookupFunc(kp, func(i int) bool { calls[i]++; return !down[i] })
+		if !ok || down[got] {
+			t.Fatalf("LookupFunc returned %d, %v", got, ok)
+		}
+		if want := nextOther(r, kp, down); got != want {
+			t.Fatalf("LookupFunc = %d, want next clockwise %d", got, want)
+		}
+		if plain := r.Lookup(kp); !down[plain] && got != plain {
+			t.Fatal("a key of an accepted member must not move")
+		}
+		for i, c := range calls {
+			if c > 1 {
+				t.Fatalf("accept called %d times for member %d", c, i)
+			}
+		}
+		perMember[got]++
+	}
+	// The skipped members' keys spread over several others, not onto one neighbour.
+	for i, c := range perMember {
+		if !down[i] && (c < 20000/10 || c > 20000/8*2) {
+			t.Errorf("member %d got %d keys: %v", i, c, perMember)
+		}
+	}
+
+	// nil accept is Lookup; rejecting everyone fails after one call each.
+	for _, kp := range keyPoints(100, 9) {
+		if got, ok := r.LookupFunc(kp, nil); !ok || got != r.Lookup(kp) {
+			t.Fatal("LookupFunc(nil) must equal Lookup")
+		}
+		calls := 0
+		if got, ok := r.LookupFunc(kp, func(int) bool { calls++; return false }); ok || got != -1 {
+			t.Fatal("rejecting all members must fail")
+		}
+		if calls != 10 {
+			t.Fatalf("accept called %d times, want 10", calls)
+		}
+	}
+}
+
+func TestLookupFuncLargeRing(t *testing.T) {
+	// More than 1024 members uses a heap bitmap for the visited set.
+	r := Build(providers(1500), 8)
+	for _, kp := range keyPoints(50, 10) {
+		calls := 0
+		if _, ok := r.LookupFunc(kp, func(int) bool { calls++; return false }); ok || calls != 1500 {
+			t.Fatalf("calls = %d", calls)
+		}
+		down := map[int]bool{r.Lookup(kp): true}
+		if got, _ := r.LookupFunc(kp, func(i int) bool { return !down[i] }); got != nextOther(r, kp, down) {
+			t.Fatal("wrong successor on a large ring")
+		}
+	}
+}
+
+func TestBoundedCapacity(t *testing.T) {
+	for _, tc := range []struct {
+		c       float64
+		total   int64
+		members int
+		want    int64
+	}{
+		{1.25, 0, 10, 1},
+		{1.25, 9, 10, 2}, // 1.25*10/10 = 1.25
+		{1.25, 7, 10, 1}, // 1.25*8/10 = 1.0
+		{1, 99, 10, 10},
+		{2, 99, 10, 20},
+		{0.5, 99, 10, 10},        // below 1 -> 1
+		{math.NaN(), 99, 10, 10}, // NaN -> 1
+		{1.25, -5, 10, 1},
+		{1.25, 10, 0, 0},
+		{math.Inf(1), 10, 3, math.MaxInt64},
+		{1e300, math.MaxInt64, 1, math.MaxInt64},
+	} {
+		if got := BoundedCapacity(tc.c, tc.total, tc.members); got != tc.want {
+			t.Errorf("BoundedCapacity(%v, %d, %d) = %d, want %d", tc.c, tc.total, tc.members, got, tc.want)
+		}
+	}
+}
+
+func TestLookupBounded(t *testing.T) {
+	const n = 10
+	r := Build(providers(n), DefaultNodes)
+	loads := make([]int64, n)
+	load := func(i int) int64 { return loads[i] }
+
+	// With no load the choice is Dubbo's.
+	for _, kp := range keyPoints(1000, 12) {
+		if got, ok := r.LookupBounded(kp, 1.25, 0, load, nil); !ok || got != r.Lookup(kp) {
+			t.Fatal("an idle ring must choose like Lookup")
+		}
+	}
+
+	for _, c := range []float64{1, 1.25, 2} {
+		for name, kps := range map[string][]uint32{
+			"random":  keyPoints(10000, 13),
+			"hot-key": make([]uint32, 10000), // all requests share one key
+		} {
+			clear(loads)
+			var total int64
+			stayed := 0
+			for _, kp := range kps {
+				got, ok := r.LookupBounded(kp, c, total, load, nil)
+				if !ok {
+					t.Fatal("no member chosen")
+				}
+				if got == r.Lookup(kp) {
+					stayed++
+				}
+				loads[got]++ // requests stay in flight
+				total++
+			}
+			limit := int64(math.Ceil(c * float64(total) / n))
+			for i, l := range loads {
+				if l > limit {
+					t.Errorf("c=%v %s: member %d has load %d > ceil(c*avg) = %d", c, name, i, l, limit)
+				}
+			}
+			t.Logf("c=%v %s: max load %d <= %d, %.1f%% of requests on their own member",
+				c, name, maxOf(loads), limit, 100*float64(stayed)/float64(len(kps)))
+		}
+	}
+
+	// Rejected members are skipped, and every member full falls back to the
+	// first accepted one clockwise.
+	clear(loads)
+	for _, kp := range keyPoints(200, 14) {
+		down := map[int]bool{r.Lookup(kp): true}
+		got, ok := r.LookupBounded(kp, 1.25, 0, load, func(i int) bool { return !down[i] })
+		if !ok || got != nextOther(r, kp, down) {
+			t.Fatal("bounded lookup must skip rejected members")
+		}
+		full := func(int) int64 { return 1 << 40 }
+		if got, ok := r.LookupBounded(kp, 1.25, 10, full, nil); !ok || got != r.Lookup(kp) {
+			t.Fatal("when every member is over the bound, fall back to the first accepted")
+		}
+		if _, ok := r.LookupBounded(kp, 1.25, 0, load, func(int) bool { return false }); ok {
+			t.Fatal("rejecting all members must fail")
+		}
+		if got, _ := r.LookupBounded(kp, 1.25, 0, nil, nil); got != r.Lookup(kp) {
+			t.Fatal("nil load must mean unbounded")
+		}
+	}
+}
+
+func maxOf(xs []int64) int64 {
+	m := xs[0]
+	for _, x := range xs {
+		m = max(m, x)
+	}
+	return m
+}
+
+func TestNormalizeNodes(t *testing.T) {
+	for _, tc := range []struct{ in, want int }{
+		{math.MinInt, DefaultNodes}, {-1, DefaultNodes}, {0, DefaultNodes},
+		{1, 4}, {3, 4}, {4, 4}, {7, 4}, {8, 8}, {40, 40}, {160, 160}, {161, 160}, {163, 160},
+		{10000, 10000}, {10001, 10000}, {1 << 40, 10000}, {math.MaxInt, 10000},
+	} {
+		if got := NormalizeNodes(tc.in); got != tc.want {
+			t.Errorf("NormalizeNodes(%d) = %d, want %d", tc.in, got, tc.want)
+		}
+	}
+	// The ring-size cap.
+	if got := effectiveNodes(10, 10000); got != 10000 {
+		t.Errorf("effectiveNodes(10, 10000) = %d", got)
+	}
+	if got := effectiveNodes(5000, 10000); got != 3352 || 5000*got > MaxPoints {
+		t.Errorf("effectiveNodes(5000, 10000) = %d", got)
+	}
+	if got := effectiveNodes(math.MaxInt32, 160); got != MinNodes {
+		t.Errorf("effectiveNodes(MaxInt32, 160) = %d", got)
+	}
+}
+
+func TestBadInputDoesNotPanic(t *testing.T) {
+	for _, nodes := range []int{math.MinInt, -160, 0, 1, 2, 3, 5, 6, 7, 161, 20000, math.MaxInt} {
+		r := Build(providers(3), nodes)
+		want := NormalizeNodes(nodes)
+		if r.Nodes() != want || r.Len() != 3*want {
+			t.Errorf("nodes=%d: Nodes()=%d Len()=%d", nodes, r.Nodes(), r.Len())
+		}
+		if idx := r.Lookup(12345); idx < 0 || idx > 2 {
+			t.Errorf("nodes=%d: Lookup = %d", nodes, idx)
+		}
+	}
+
+	// Empty and nil rings answer "nothing", never panic.
+	for name, r := range map[string]*Ring{"empty": Build(nil, 160), "nil": nil, "zero": {}} {
+		if r.Len() != 0 || r.Members() != 0 || r.Search(1) != -1 || r.Lookup(1) != -1 {
+			t.Errorf("%s ring not empty", name)
+		}
+		if p, idx := r.At(3); p != 0 || idx != -1 {
+			t.Errorf("%s ring At = %d, %d", name, p, idx)
+		}
+		if idx, ok := r.LookupFunc(1, nil); ok || idx != -1 {
+			t.Errorf("%s ring LookupFunc", name)
+		}
+		if idx, ok := r.LookupBounded(1, 1.25, 0, func(int) int64 { return 0 }, nil); ok || idx != -1 {
+			t.Errorf("%s ring LookupBounded", name)
+		}
+	}
+	if Build(nil, 0).Nodes() != DefaultNodes || (*Ring)(nil).Nodes() != DefaultNodes {
+		t.Error("empty ring Nodes")
+	}
+
+	// Odd addresses and duplicates: a later duplicate owns every shared point.
+	dup := Build([]Member{{"", 0}, {"x", 1}, {"x", 2}, {"🙂", 3}}, 160)
+	for _, kp := range keyPoints(2000, 15) {
+		if dup.Lookup(kp) == 1 {
+			t.Fatal("an earlier duplicate address must be shadowed by the later one")
+		}
+	}
+}
+
+func TestParseArguments(t *testing.T) {
+	for _, tc := range []struct {
+		in   string
+		want []int
+	}{
+		{"0", []int{0}},
+		{"", []int{0}},
+		{"   ", []int{0}},
+		{"1,0", []int{1, 0}},
+		{" 0 , 2 ,, 5", []int{0, 2, 5}},
+		{"a,1,b", []int{1}},
+		{"x,y", []int{0}},
+		{"-1", []int{-1}},
+		{"+3", []int{3}},
+		{"99999999999", []int{0}}, // does not fit Java's int
+	} {
+		if got := ParseArguments(tc.in); fmt.Sprint(got) != fmt.Sprint(tc.want) {
+			t.Errorf("ParseArguments(%q) = %v, want %v", tc.in, got, tc.want)
+		}
+	}
+}
+
+func TestAppendKey(t *testing.T) {
+	buf := make([]byte, 0, 64)
+	if got := string(AppendKey(buf, []string{"user-", "42", "", "null"})); got != "user-42null" {
+		t.Fatalf("AppendKey = %q", got)
+	}
+	if got := AppendKey(nil, nil); len(got) != 0 {
+		t.Fatal("empty key")
+	}
+}
+
+func TestZeroAllocations(t *testing.T) {
+	r := Build(providers(100), DefaultNodes)
+	kp := HashString("some key")
+	buf := make([]byte, 0, 64)
+	parts := []string{"tenant-1", "user-2"}
+	loads := make([]int64, 100)
+	load := func(i int) int64 { return loads[i] }
+	owner := r.Lookup(kp)
+	reject := func(i int) bool { return i != owner }
+	key := "a key that is longer than thirty-two bytes, to defeat small-buffer tricks"
+	for name, f := range map[string]func(){
+		"HashKey":       func() { _ = HashKey(buf[:8]) },
+		"HashString":    func() { _ = HashString(key) },
+		"AppendKey":     func() { buf = AppendKey(buf[:0], parts) },
+		"Lookup":        func() { _ = r.Lookup(kp) },
+		"LookupFunc":    func() { _, _ = r.LookupFunc(kp, reject) },
+		"LookupBounded": func() { _, _ = r.LookupBounded(kp, 1.25, 0, load, reject) },
+	} {
+		if a := testing.AllocsPerRun(200, f); a != 0 {
+			t.Errorf("%s: %v allocs/op", name, a)
+		}
+	}
+}
+
+// Shares are the fractions of the hash space each member owns: what a
+// dense, even sweep of key points finds, within one sweep step per point.
+func TestRingShares(t *testing.T) {
+	if got := Build(nil, 160).Shares(); len(got) != 0 {
+		t.Errorf("empty ring: %v", got)
+	}
+	if got := Build(providers(1), 160).Shares(); len(got) != 1 || got[0] != 1 {
+		t.Errorf("one member: %v, want [1]", got)
+	}
+	r := Build(providers(3), 160)
+	shares := r.Shares()
+	if len(shares) != 3 {
+		t.Fatalf("%d shares for 3 members", len(shares))
+	}
+	const sweep = 1 << 16
+	counts := make([]float64, 3)
+	for k := range sweep {
+		counts[r.Lookup(uint32(k)<<16)]++
+	}
+	sum := 0.0
+	for i, s := range shares {
+		sum += s
+		if tol := float64(r.Len()) / sweep; math.Abs(counts[i]/sweep-s) > tol {
+			t.Errorf("member %d: share %.4f, sweep %.4f (tolerance %.4f)", i, s, counts[i]/sweep, tol)
+		}
+	}
+	if math.Abs(sum-1) > 1e-9 {
+		t.Errorf("shares add up to %v", sum)
+	}
+}
