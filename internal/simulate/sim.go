@@ -3,6 +3,7 @@ package simulate
 import (
 	"context"
 	"errors"
+	"math"
 	"math/rand/v2"
 	"strconv"
 	"time"
@@ -205,7 +206,10 @@ func (s *Sim) At(t int64, fn func()) { s.e.schedule(t, nil, fn) }
 func (s *Sim) Callers(n int) { s.callersOf(&s.own, n) }
 
 // CallersOf starts n closed-loop callers of consumer c now.
-func (s *Sim) CallersOf(c *Consumer, n int) { s.callersOf(c, n) }
+func (s *Sim) CallersOf(c *Consumer, n int) {
+	inline(c.LB)
+	s.callersOf(c, n)
+}
 
 // chooser is what a caller selects with: the Sim's own LB and List (read
 // at each call, as they may change between runs), or a Consumer's.
@@ -247,7 +251,20 @@ func (s *Sim) arrive() {
 
 // Run runs the simulation until the virtual time until (monotonic ns):
 // every event before it, in time order.
-func (s *Sim) Run(until int64) { s.e.runUntil(until) }
+func (s *Sim) Run(until int64) {
+	inline(s.LB)
+	s.e.runUntil(until)
+}
+
+// inline makes lb build its snapshots on the calls that see a new
+// membership, as a balancer of this module does for short lists only
+// (skeleton.Balancer.SetInlineUpTo): a build on a goroutine of its own
+// would race the virtual clock and make a run depend on the machine.
+func inline(lb loadbalance.LoadBalance) {
+	if b, ok := lb.(interface{ SetInlineUpTo(int) }); ok {
+		b.SetInlineUpTo(math.MaxInt)
+	}
+}
 
 // Stop ends the simulation: the calls in flight return an error (the filter
 // records them as failed at the current time) and every caller exits. Run

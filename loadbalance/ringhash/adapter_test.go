@@ -676,3 +676,30 @@ func TestGenericCallRoutesLikeTheRealMethod(t *testing.T) {
 	inv := lbtest.Call("$invoke", "byUser", types, []object{"tenant", "u"})
 	assert.Zero(t, testing.AllocsPerRun(100, func() { lb.Select(list, inv) }))
 }
+
+// While the ring of a new membership is being built, a key whose provider
+// stays keeps it; the key of the provider that left goes to the next one
+// clockwise that stays, and no key goes to the newcomer or leaves the list.
+func TestInterimKeepsTheKeysOfProvidersThatStay(t *testing.T) {
+	b := New(Options{})
+	list := ports(20880, 10, nil)
+	old, _ := b.View(list, "Say")
+	r := ringOf(list, DefaultNodes)
+	changed := slices.Clone(list)
+	changed[4] = providerAt("127.0.0.1:30000", nil) // list[4] leaves
+	moved := 0
+	for i := range 2000 {
+		got := b.interim(old, changed, lbtest.Call("Say", key(i)))
+		kp := HashString(key(i))
+		if o := r.Lookup(kp); o != 4 {
+			require.Same(t, list[o], got, "key %d moved", i)
+			continue
+		}
+		moved++
+		want, _ := r.LookupFunc(kp, func(m int) bool { return m != 4 })
+		require.Same(t, list[want], got, "not the next provider clockwise")
+	}
+	assert.Positive(t, moved)
+	// Without an old ring: some provider of the list.
+	assert.Contains(t, changed, b.interim(nil, changed, lbtest.Call("Say", key(1))))
+}

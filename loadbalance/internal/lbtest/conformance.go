@@ -112,6 +112,23 @@ func Conformance(t *testing.T, s Subject) {
 			return got
 		})
 	})
+	t.Run("ChurnBackground", func(t *testing.T) {
+		// Every snapshot built off the call's path: the calls that see a
+		// change pick with the balancer's interim pick meanwhile.
+		lb := s.New(warmup.Options{}, nil)
+		bg, ok := lb.(interface {
+			SetInlineUpTo(int)
+			WaitBuilds()
+		})
+		if !ok {
+			t.Fatalf("%T has no SetInlineUpTo: it must be built on the skeleton", lb)
+		}
+		bg.SetInlineUpTo(0)
+		defer bg.WaitBuilds()
+		ChurnPaced(t, append(N(8), Ports(20100, 8)...), func(_, i int, l []base.Invoker) base.Invoker {
+			return lb.Select(l, s.call(i))
+		})
+	})
 	t.Run("Replacement", func(t *testing.T) {
 		CheckReplacement(t, s.new(), s.call)
 	})

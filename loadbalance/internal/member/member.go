@@ -69,6 +69,8 @@ type Set struct {
 	// Outliers is true when an outlier rule may eject providers of the Set.
 	Outliers bool
 
+	maxWeight float64 // the largest of Weights
+
 	index map[base.Invoker]int
 	given *base.Invoker // first element of the list the Set was built from
 	// refreshAt is when warm weights must be recomputed (Unix ns), or 0
@@ -134,8 +136,24 @@ func words(list []base.Invoker) []byte {
 	return unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(list))), len(list)*int(unsafe.Sizeof(list[0])))
 }
 
-// contains reports whether every provider of list is in the Set.
+// contains reports whether every provider of list is in the Set. A list
+// in the Set's order (a retry's subset, a provider that left) is found in
+// one pass of comparisons; another order takes a map lookup per provider.
 func (s *Set) contains(list []base.Invoker) bool {
+	j, ordered := 0, true
+	for _, inv := range list {
+		for j < len(s.Invokers) && s.Invokers[j] != inv {
+			j++
+		}
+		if j == len(s.Invokers) {
+			ordered = false
+			break
+		}
+		j++
+	}
+	if ordered {
+		return true
+	}
 	for _, inv := range list {
 		if _, ok := s.index[inv]; !ok {
 			return false
@@ -152,6 +170,33 @@ func (s *Set) PickAmong(list []base.Invoker, r uint64) base.Invoker {
 	return list[algo.Weighted(len(list), func(k int) float64 { return s.Weights[s.index[list[k]]] }, r)]
 }
 
+// interimDraws bounds the draws of Interim.
+const interimDraws = 8
+
+// Interim picks a provider of list, a membership whose snapshot is still
+// being built, knowing only old, the snapshot it replaces (nil at first):
+// at random in proportion to the warm weight each provider had in old, by
+// rejection from uniform draws of list. A provider old does not hold (a
+// newcomer, still to warm up) is skipped, as is an ejected or drained
+// one, unless interimDraws draws found no other; without old the draw is
+// uniform. It costs O(1): a few draws and map lookups, whatever the size.
+func Interim(old *Set, list []base.Invoker, next func() uint64) base.Invoker {
+	n := len(list)
+	c := list[algo.IntN(next(), n)]
+	if old == nil || !(old.maxWeight > 0) {
+		return c
+	}
+	for range interimDraws {
+		if j, ok := old.index[c]; ok {
+			if w := old.Weights[j]; w >= old.maxWeight || algo.Float64(next())*old.maxWeight < w {
+				return c
+			}
+		}
+		c = list[algo.IntN(next(), n)]
+	}
+	return c
+}
+
 // View pairs a Set with the table a balancer built from it.
 type View[T any] struct {
 	*Set
@@ -166,6 +211,27 @@ type View[T any] struct {
 // (set.Index finds them; prev.Set.Index gives their old position).
 type BuildFunc[T any] func(set *Set, prev *View[T]) *T
 
+// DefaultInlineUpTo is the largest list whose snapshot is built on the
+// call that sees it (see Registry.SetInlineUpTo): a few microseconds for
+// every balancer at that size, once the providers that stayed are reused.
+const DefaultInlineUpTo = 64
+
+// Match says how a snapshot relates to the list a call was given.
+type Match int8
+
+const (
+	// Exact: the snapshot holds exactly the list, in order, so that an
+	// index into the View is an index into the list.
+	Exact Match = iota
+	// Subset: the list is a failover retry's strict subset of the
+	// snapshot; pick among the list (Set.PickAmong).
+	Subset
+	// Changed: the list is a new membership whose snapshot is being built
+	// off the call's path; the View is the snapshot it replaces (nil at
+	// first). Pick from the list itself (Interim).
+	Changed
+)
+
 // Registry keeps one snapshot per (service, method) for one balancer.
 type Registry[T any] struct {
 	opts  warmup.Options
@@ -178,6 +244,10 @@ type Registry[T any] struct {
 	// rebuilds counts the snapshots built for a change of membership (the
 	// first included) and for a warmup refresh.
 	rebuilds, refreshes atomic.Int64
+	// inline is the largest list built on the calling goroutine.
+	inline atomic.Int64
+	// pending counts the builds running in the background.
+	pending sync.WaitGroup
 }
 
 type route[T any] struct {
@@ -186,7 +256,7 @@ type route[T any] struct {
 
 type state[T any] struct {
 	view    atomic.Pointer[View[T]]
-	mu      sync.Mutex // held while building
+	mu      sync.Mutex // held while building, by the builder's goroutine or its caller
 	misses  atomic.Int32
 	watch   filterWatch
 	outlier outlier.Detector
@@ -194,69 +264,104 @@ type state[T any] struct {
 
 // NewRegistry returns a Registry that builds tables with build.
 func NewRegistry[T any](opts warmup.Options, build BuildFunc[T]) *Registry[T] {
-	return &Registry[T]{opts: opts.WithDefaults(), build: build, services: map[string]*urlmap.Index[state[T]]{}}
+	r := &Registry[T]{opts: opts.WithDefaults(), build: build, services: map[string]*urlmap.Index[state[T]]{}}
+	r.inline.Store(DefaultInlineUpTo)
+	return r
 }
 
+// SetInlineUpTo sets the largest list (in providers) whose snapshot is built
+// on the call that sees it; a longer list is built on a goroutine of its own
+// while calls pick with Interim. 0 builds every snapshot in the background,
+// math.MaxInt every one inline (deterministic: simulators, seeded tests).
+// Default DefaultInlineUpTo.
+func (r *Registry[T]) SetInlineUpTo(n int) { r.inline.Store(int64(n)) }
+
+// Wait waits until no snapshot is being built in the background.
+func (r *Registry[T]) Wait() { r.pending.Wait() }
+
 // Lookup returns the snapshot for list, a non-empty invoker list of one
-// service, and method. exact is true when the snapshot holds exactly list,
-// in order, so that an index into the View is an index into list. When it
-// is false, list is a strict subset of the View (a failover retry): pick
-// from it with PickAmong.
+// service, and method, building it on the calling goroutine if none
+// matches (waiting for a build under way): for inspection and tests;
+// Select uses Find. exact is true when the snapshot holds exactly list,
+// in order, so that an index into the View is an index into list. When
+// it is false, list is a strict subset of the View (a failover retry):
+// pick from it with PickAmong.
 //
 // Lookup compares list with the snapshot in full: O(len(list)), a fast
 // memory compare (about 13 ns for 100 providers, 130 ns for 1000).
 func (r *Registry[T]) Lookup(list []base.Invoker, method string) (v *View[T], exact bool) {
-	return r.lookup(list, method, false)
+	v, st, m := r.find(list, method, false)
+	if m == Changed {
+		v = r.rebuild(st, list, method, nil, true)
+	}
+	return v, m != Subset
+}
+
+// Find returns the snapshot for list, a non-empty invoker list of one
+// service, and method, and how it matches list, without waiting for a
+// build: when list is a new membership (Changed), it starts the build of
+// its snapshot unless one is under way, and returns the snapshot being
+// replaced (nil at first). It compares list in full, as Lookup does.
+func (r *Registry[T]) Find(list []base.Invoker, method string) (*View[T], Match) {
+	v, _, m := r.find(list, method, false)
+	return v, m
 }
 
 // Pick draws a slot of list, a non-empty invoker list of one service, for
 // method, in O(1) for balancers that read the state of the providers they
-// draw rather than of all of them. It finds the snapshot as Lookup does,
+// draw rather than of all of them. It finds the snapshot as Find does,
 // except that a list with the snapshot's length and its first and last
 // providers is taken as matching without comparing the rest, but on 1 call
 // in fullCheckEvery; it draws the slot with pick(v, inv) and confirms that list
-// holds the snapshot's provider there, else it compares in full (Lookup)
-// and draws again. When exact is false, list is a failover retry's subset
-// of v and i is meaningless: pick among list instead (see Lookup).
+// holds the snapshot's provider there, else it compares in full (Find)
+// and draws again. Unless m is Exact, i is meaningless: pick from list
+// instead (see Match).
 //
 // The provider drawn thus always comes from list and was judged on its own
 // state. A change of membership in slots the pick did not return is seen
 // fullCheckEvery Selects later on average: until then the draw weighs
 // those slots with the state of the providers that held them; dubbo-go
 // itself learns of a change a registry push later.
-func (r *Registry[T]) Pick(list []base.Invoker, method string, pick PickFunc[T], inv base.Invocation) (v *View[T], i int, exact bool) {
-	v, exact = r.lookup(list, method, true)
-	if exact {
+func (r *Registry[T]) Pick(list []base.Invoker, method string, pick PickFunc[T], inv base.Invocation) (v *View[T], i int, m Match) {
+	v, _, m = r.find(list, method, true)
+	if m == Exact {
 		if i = pick(v, inv); list[i] == v.Invokers[i] {
-			return v, i, true
+			return v, i, Exact
 		}
-		v, exact = r.Lookup(list, method) // a slot the quick look skipped changed
+		v, _, m = r.find(list, method, false) // a slot the quick look skipped changed
 	}
-	if !exact {
-		return v, -1, false
+	if m != Exact {
+		return v, -1, m
 	}
-	return v, pick(v, inv), true
+	return v, pick(v, inv), Exact
 }
 
 // PickFunc draws a slot of v for the invocation inv.
 type PickFunc[T any] func(v *View[T], inv base.Invocation) int
 
-func (r *Registry[T]) lookup(list []base.Invoker, method string, quick bool) (v *View[T], exact bool) {
+// find is Find, comparing only the ends of a list of the snapshot's length
+// when quick (see Pick); it never waits.
+func (r *Registry[T]) find(list []base.Invoker, method string, quick bool) (*View[T], *state[T], Match) {
 	st := r.state(list[0].GetURL(), method)
-	v = st.view.Load()
+	v := st.view.Load()
 	if v != nil && v.matches(list, quick) {
 		if st.misses.Load() != 0 {
 			st.misses.Store(0)
 		}
 		if v.stale() || v.refreshAt != 0 && r.opts.Now().UnixNano() >= v.refreshAt {
-			return r.update(st, list, method, v), true
+			if nv := r.rebuild(st, list, method, v, false); nv != nil {
+				return nv, st, Exact
+			}
 		}
-		return v, true
+		return v, st, Exact
 	}
 	if v != nil && len(list) < v.Len() && v.contains(list) && st.misses.Add(1) < subsetRebuild {
-		return v, false
+		return v, st, Subset
 	}
-	return r.update(st, list, method, nil), true
+	if nv := r.rebuild(st, list, method, nil, false); nv != nil {
+		return nv, st, Exact
+	}
+	return v, st, Changed
 }
 
 func (r *Registry[T]) state(u *common.URL, method string) *state[T] {
@@ -276,23 +381,43 @@ func (r *Registry[T]) state(u *common.URL, method string) *state[T] {
 	return methods.Get(method)
 }
 
-// update rebuilds the snapshot of st for list. A warmup refresh of stale,
-// a snapshot that matches list, does not wait for a build already under
-// way: stale is still good for this pick. (The snapshot being built may be
-// for another list, so stale, not st.view, is what this caller gets.)
-func (r *Registry[T]) update(st *state[T], list []base.Invoker, method string, stale *View[T]) *View[T] {
-	if stale != nil {
-		if !st.mu.TryLock() {
-			return stale
-		}
-	} else {
+// rebuild builds the snapshot of st for list: for a change of membership,
+// or to refresh stale, a snapshot that matches list. Unless wait, it
+// never waits: it returns nil when another build of st is under way, and
+// when list is longer than the inline limit it builds on a goroutine of
+// its own and returns nil. Otherwise it returns a snapshot that holds
+// exactly list (stale itself if it was rebuilt meanwhile for another list).
+func (r *Registry[T]) rebuild(st *state[T], list []base.Invoker, method string, stale *View[T], wait bool) *View[T] {
+	if wait {
 		st.mu.Lock()
+	} else if !st.mu.TryLock() {
+		return nil
 	}
-	defer st.mu.Unlock()
+	if wait || int64(len(list)) <= r.inline.Load() {
+		defer st.mu.Unlock()
+		return r.update(st, list, method, stale)
+	}
+	r.pending.Add(1)
+	go func() {
+		defer r.pending.Done()
+		defer st.mu.Unlock() // a Mutex may be unlocked by another goroutine
+		r.update(st, list, method, stale)
+	}()
+	return nil
+}
+
+// update builds and publishes the snapshot of st for list, with st.mu
+// held. A warmup refresh of stale (a snapshot that matches list) keeps
+// stale when the snapshot was meanwhile rebuilt for another list: the
+// snapshot now published is not this caller's.
+func (r *Registry[T]) update(st *state[T], list []base.Invoker, method string, stale *View[T]) *View[T] {
 	prev := st.view.Load()
 	now := r.opts.Now()
 	if prev != nil && prev.matches(list, false) && !prev.stale() && (prev.refreshAt == 0 || now.UnixNano() < prev.refreshAt) {
 		return prev // another caller rebuilt it meanwhile
+	}
+	if stale != nil && prev != stale {
+		return stale
 	}
 	set := r.newSet(list, method, prev, now, &st.outlier)
 	v := &View[T]{Set: set, Table: r.build(set, prev), watch: &st.watch}
@@ -359,6 +484,7 @@ func (r *Registry[T]) newSet(list []base.Invoker, method string, prev *View[T], 
 	}
 	s.Uniform = true
 	for _, w := range s.Weights {
+		s.maxWeight = max(s.maxWeight, w)
 		if w != s.Weights[0] {
 			s.Uniform = false
 			break

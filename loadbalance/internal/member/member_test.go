@@ -1,6 +1,7 @@
 package member
 
 import (
+	"math"
 	"math/rand/v2"
 	"slices"
 	"sync"
@@ -94,8 +95,8 @@ func TestPickConfirmsAndCatchesUp(t *testing.T) {
 	r, builds := newCounting()
 	slot := func(k int) PickFunc[table] { return func(*View[table], base.Invocation) int { return k } }
 	list := lbtest.N(5)
-	v, i, exact := r.Pick(list, "Say", slot(1), nil)
-	require.True(t, exact)
+	v, i, m := r.Pick(list, "Say", slot(1), nil)
+	require.Equal(t, Exact, m)
 	require.Equal(t, 1, i)
 	require.Equal(t, 1, *builds)
 
@@ -103,8 +104,8 @@ func TestPickConfirmsAndCatchesUp(t *testing.T) {
 	for _, k := range []int{0, 4} {
 		changed := append([]base.Invoker(nil), list...)
 		changed[k] = lbtest.Provider(20100+k, nil)
-		w, _, exact := r.Pick(changed, "Say", slot(2), nil)
-		require.True(t, exact)
+		w, _, m := r.Pick(changed, "Say", slot(2), nil)
+		require.Equal(t, Exact, m)
 		assert.True(t, w.matches(changed, false), "slot %d", k)
 	}
 	_, _ = r.Lookup(list, "Say")
@@ -116,8 +117,8 @@ func TestPickConfirmsAndCatchesUp(t *testing.T) {
 	changed[2] = lbtest.Provider(20102, nil)
 	calls := 0
 	for ; calls < 1000 && *builds == builds0; calls++ {
-		_, i, exact := r.Pick(append([]base.Invoker(nil), changed...), "Say", slot(1), nil)
-		require.True(t, exact)
+		_, i, m := r.Pick(append([]base.Invoker(nil), changed...), "Say", slot(1), nil)
+		require.Equal(t, Exact, m)
 		require.Equal(t, 1, i)
 	}
 	assert.Equal(t, builds0+1, *builds, "rebuilt after %d calls", calls)
@@ -127,14 +128,14 @@ func TestPickConfirmsAndCatchesUp(t *testing.T) {
 
 	// A pick that lands on the changed slot sees the change at once.
 	_, _ = r.Lookup(list, "Say")
-	w, i, exact = r.Pick(append([]base.Invoker(nil), changed...), "Say", slot(2), nil)
-	assert.True(t, exact)
+	w, i, m = r.Pick(append([]base.Invoker(nil), changed...), "Say", slot(2), nil)
+	assert.Equal(t, Exact, m)
 	assert.Equal(t, 2, i)
 	assert.True(t, w.matches(changed, false))
 
 	// A retry's subset is not exact.
-	_, i, exact = r.Pick(changed[:3], "Say", slot(1), nil)
-	assert.False(t, exact)
+	_, i, m = r.Pick(changed[:3], "Say", slot(1), nil)
+	assert.Equal(t, Subset, m)
 	assert.Equal(t, -1, i)
 }
 
@@ -241,12 +242,20 @@ func TestCheckFilterSettlesOncePerMethod(t *testing.T) {
 }
 
 // Warmup refreshes and membership changes of one (service, method) race:
-// whatever Lookup returns as exact must hold exactly the list it was given.
+// whatever Lookup returns as exact must hold exactly the list it was given,
+// whether the builds run on the callers or in the background.
 func TestLookupExactMatchesListUnderRacingRebuilds(t *testing.T) {
+	t.Run("inline", func(t *testing.T) { racingRebuilds(t, DefaultInlineUpTo) })
+	t.Run("background", func(t *testing.T) { racingRebuilds(t, 0) })
+}
+
+func racingRebuilds(t *testing.T, inline int) {
 	start := time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC)
 	clock := lbtest.NewClock(start)
 	r := NewRegistry(warmup.Options{Now: clock.Now, RefreshStep: time.Nanosecond},
 		func(*Set, *View[table]) *table { return &table{} })
+	r.SetInlineUpTo(inline)
+	defer r.Wait()
 	pool := []base.Invoker{
 		lbtest.Started(20000, start, time.Hour), lbtest.Started(20001, start, time.Hour),
 		lbtest.Started(20002, start, time.Hour), lbtest.Started(20003, start, time.Hour),
@@ -266,12 +275,12 @@ func TestLookupExactMatchesListUnderRacingRebuilds(t *testing.T) {
 					bad.Add(1)
 				}
 				// A quick look checks length and ends only.
-				if v, exact := r.lookup(l, "Say", true); exact && (v.Len() != len(l) || l[0] != v.Invokers[0] || l[len(l)-1] != v.Invokers[len(l)-1]) {
+				if v, _, m := r.find(l, "Say", true); m == Exact && (v.Len() != len(l) || l[0] != v.Invokers[0] || l[len(l)-1] != v.Invokers[len(l)-1]) {
 					bad.Add(1)
 				}
 				// Pick confirms the slot it returns.
 				slot := func(v *View[table], _ base.Invocation) int { return (g + i) % v.Len() }
-				if v, k, exact := r.Pick(l, "Say", slot, nil); exact && (v.Len() != len(l) || l[k] != v.Invokers[k]) {
+				if v, k, m := r.Pick(l, "Say", slot, nil); m == Exact && (v.Len() != len(l) || l[k] != v.Invokers[k]) {
 					bad.Add(1)
 				}
 			}
@@ -340,4 +349,103 @@ func TestEjectedStaysOutWhenTheRestIsDrained(t *testing.T) {
 	v, _ := r.Lookup(slices.Clone(list), "Say")
 	assert.Equal(t, []float64{0, 1, 1}, v.Weights)
 	assert.Equal(t, 2.0, v.Total)
+}
+
+// A new membership longer than the inline limit is built once, on a
+// goroutine of its own: calls that see it meanwhile do not wait, get the
+// snapshot it replaces and Changed, and never start a second build.
+func TestChangeBuildsOnceOffTheCallPath(t *testing.T) {
+	release := make(chan struct{})
+	var builds atomic.Int64
+	r := NewRegistry(warmup.Options{}, func(*Set, *View[table]) *table {
+		if builds.Add(1) > 1 {
+			<-release // the second build blocks until the test lets it go
+		}
+		return &table{}
+	})
+	r.SetInlineUpTo(0)
+	list := lbtest.N(8)
+	v, m := r.Find(list, "Say")
+	assert.Nil(t, v, "no snapshot yet")
+	assert.Equal(t, Changed, m)
+	r.Wait()
+	old, m := r.Find(list, "Say")
+	require.Equal(t, Exact, m)
+	require.True(t, old.matches(list, false))
+
+	changed := slices.Clone(list)
+	changed[3] = lbtest.Provider(20100, nil)
+	var wg sync.WaitGroup
+	for range 4 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for range 100 {
+				v, m := r.Find(slices.Clone(changed), "Say")
+				assert.Equal(t, Changed, m)
+				assert.Same(t, old, v)
+			}
+		}()
+	}
+	wg.Wait() // every call returned while the build is blocked
+	close(release)
+	r.Wait()
+	v, m = r.Find(changed, "Say")
+	assert.Equal(t, Exact, m)
+	assert.True(t, v.matches(changed, false))
+	assert.EqualValues(t, 2, builds.Load(), "one build per membership")
+	// Lookup builds on its caller: a list is exact at once.
+	v, exact := r.Lookup(list, "Say")
+	assert.True(t, exact)
+	assert.True(t, v.matches(list, false))
+}
+
+// interimShares draws picks providers of list with Interim over old
+// (nil: no snapshot) and returns their shares.
+func interimShares(old *Set, list []base.Invoker, picks int) []float64 {
+	rng := algo.Seeded(7)
+	counts := map[base.Invoker]int{}
+	for range picks {
+		counts[Interim(old, list, rng.Func())]++
+	}
+	out := make([]float64, len(list))
+	for i, inv := range list {
+		out[i] = float64(counts[inv]) / float64(picks)
+	}
+	return out
+}
+
+// weightedInterim reports whether shares, of providers weighted 100, 300,
+// 0 and a newcomer, are what Interim's rejection draw gives: accepted in
+// proportion to weight over at most interimDraws rounds, else the last
+// uniform draw.
+func weightedInterim(t *testing.T, shares []float64, picks int) bool {
+	const accept = (1.0/3 + 1) / 4 // a draw of list is accepted
+	miss := math.Pow(1-accept, interimDraws)
+	want := []float64{(1.0 / 12) * (1 - miss) / accept, (1.0 / 4) * (1 - miss) / accept}
+	want = append(want, miss/4, miss/4)
+	want[0], want[1] = want[0]+miss/4, want[1]+miss/4
+	ok := true
+	for i, w := range want {
+		if d := math.Abs(shares[i] - w); d > lbtest.Tol(w, picks)/100 {
+			t.Logf("provider %d: share %.4f, want %.4f", i, shares[i], w)
+			ok = false
+		}
+	}
+	return ok
+}
+
+// Interim picks from the new list in proportion to the warm weights of
+// the old snapshot; a drained provider and a newcomer get only what the
+// bounded draw leaves. The control, without an old snapshot, is uniform
+// and fails the same check.
+func TestInterimFollowsOldWeights(t *testing.T) {
+	r, _ := newCounting()
+	list := lbtest.Weighted("100", "300", "100", "100")
+	list[2] = lbtest.Provider(20002, map[string]string{"weight": "0", "release": "3.2.15"}) // drained
+	old, _ := r.Lookup(list, "Say")
+	now := []base.Invoker{list[0], list[1], list[2], lbtest.Provider(20100, nil)} // list[3] left
+	const picks = 40000
+	assert.True(t, weightedInterim(t, interimShares(old.Set, now, picks), picks))
+	assert.False(t, weightedInterim(t, interimShares(nil, now, picks), picks), "control: uniform")
 }

@@ -36,6 +36,12 @@ type Spec[T any] struct {
 	// Among picks from list, a failover retry's strict subset of the
 	// snapshot v. Default: at random in proportion to warm weight.
 	Among func(v *member.View[T], list []base.Invoker, inv base.Invocation) base.Invoker
+	// Interim picks from list, a new membership whose snapshot is being
+	// built off the call's path, knowing old, the snapshot it replaces
+	// (nil at first). It must return a provider of list, in O(1) or a
+	// pass over list at most. Default: member.Interim, weighted random by
+	// old's warm weights, newcomers skipped.
+	Interim func(old *member.View[T], list []base.Invoker, inv base.Invocation) base.Invoker
 	// ReadsAllUpTo is the largest number of providers among which a pick
 	// reads the state of every one (a full scan, a ring), so that the
 	// whole list must be compared with the snapshot on every Select;
@@ -75,8 +81,11 @@ func New[T any](spec Spec[T]) *Balancer[T] {
 
 // Select returns the provider of invokers that the balancer's algorithm
 // picks for inv: nil for an empty list, the only provider of a list of one.
-// It allocates nothing and takes no lock, except on the first call after a
-// membership change, which builds the new snapshot.
+// It allocates nothing, takes no lock and never waits for a build: a call
+// that sees a new membership starts the build of its snapshot (unless one
+// is under way) and picks with Spec.Interim; a list of at most
+// member.DefaultInlineUpTo providers is built on the call (see
+// SetInlineUpTo).
 func (b *Balancer[T]) Select(invokers []base.Invoker, inv base.Invocation) base.Invoker {
 	switch len(invokers) {
 	case 0:
@@ -92,33 +101,61 @@ func (b *Balancer[T]) Select(invokers []base.Invoker, inv base.Invocation) base.
 	}
 	var v *member.View[T]
 	var i int
-	var exact bool
+	var m member.Match
 	if len(invokers) <= b.spec.ReadsAllUpTo {
-		if v, exact = b.views.Lookup(invokers, method); exact {
+		if v, m = b.views.Find(invokers, method); m == member.Exact {
 			i = b.spec.Pick(v, inv)
 		}
 	} else {
-		v, i, exact = b.views.Pick(invokers, method, b.spec.Pick, inv)
+		v, i, m = b.views.Pick(invokers, method, b.spec.Pick, inv)
+	}
+	if v == nil {
+		return b.interim(v, invokers, inv)
 	}
 	if (b.spec.Uncounted != "" || v.Outliers) && v.CheckFilter() {
 		b.missing.Store(true)
 		lblog.Warnf("%s", member.MissingFilterMessage(b.spec.Name, v.Set, b.uncounted(v.Set)))
 	}
-	if !exact {
-		var picked base.Invoker
-		if b.spec.Among != nil {
-			picked = b.spec.Among(v, invokers, inv)
-		} else {
-			picked = v.PickAmong(invokers, b.rand.Uint64())
-		}
-		if j, ok := v.Index(picked); ok {
-			v.Stats[j].Picked()
-		}
-		return picked
+	if m == member.Exact {
+		v.Stats[i].Picked()
+		return invokers[i]
 	}
-	v.Stats[i].Picked()
-	return invokers[i]
+	var picked base.Invoker
+	switch {
+	case m == member.Changed:
+		picked = b.interim(v, invokers, inv)
+	case b.spec.Among != nil:
+		picked = b.spec.Among(v, invokers, inv)
+	default:
+		picked = v.PickAmong(invokers, b.rand.Uint64())
+	}
+	if j, ok := v.Index(picked); ok {
+		v.Stats[j].Picked()
+	}
+	return picked
 }
+
+// interim picks from list while its snapshot is being built.
+func (b *Balancer[T]) interim(old *member.View[T], list []base.Invoker, inv base.Invocation) base.Invoker {
+	if b.spec.Interim != nil {
+		return b.spec.Interim(old, list, inv)
+	}
+	var s *member.Set
+	if old != nil {
+		s = old.Set
+	}
+	return member.Interim(s, list, b.rand.Func())
+}
+
+// SetInlineUpTo sets the largest list whose snapshot Select builds on the
+// call that sees it (member.Registry.SetInlineUpTo): math.MaxInt makes
+// every build synchronous and runs deterministic (simulators, seeded
+// tests), 0 sends every build off the call's path.
+func (b *Balancer[T]) SetInlineUpTo(n int) { b.views.SetInlineUpTo(n) }
+
+// WaitBuilds waits until no snapshot is being built off a call's path, so
+// that the next Select sees what the last ones started.
+func (b *Balancer[T]) WaitBuilds() { b.views.Wait() }
 
 // uncounted says what goes wrong in s when the calls are not counted.
 func (b *Balancer[T]) uncounted(s *member.Set) string {
