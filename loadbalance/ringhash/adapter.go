@@ -190,7 +190,21 @@ func build(set *member.Set, prev *member.View[table]) *table {
 	for i, a := range t.addrs {
 		members[i] = Member{Address: a, Index: i}
 	}
-	t.ring = Build(members, nodes)
+	if old != nil && old.nodesRaw == nodesRaw {
+		// Hash only the newcomers: a provider that stays keeps its
+		// address, and its position on the old ring is its old slot.
+		from := make([]int, len(members))
+		for i, inv := range set.Invokers {
+			if j, ok := prev.Index(inv); ok && old.addrs[j] == t.addrs[i] {
+				from[i] = j
+			} else {
+				from[i] = -1
+			}
+		}
+		t.ring = old.ring.Rebuild(members, from, nodes)
+	} else {
+		t.ring = Build(members, nodes)
+	}
 	if t.ring.Nodes() != NormalizeNodes(nodes) {
 		lblog.Warnf("%s %s: %d providers × %d virtual nodes exceed %d ring points; using %d nodes, which Java consumers do not match",
 			Name, where, len(members), NormalizeNodes(nodes), MaxPoints, t.ring.Nodes())
@@ -491,7 +505,7 @@ func anySlice(v any) ([]any, bool) {
 // of v, 0 if the ring were ever short of one.
 func (b *Balancer) walk(v *member.View[table], exact bool, list []base.Invoker, kp uint32) int {
 	ring := v.Table.ring
-	inList := func(i int) bool { return exact || slices.Contains(list, v.Invokers[i]) }
+	inList := func(i int) bool { return exact || holds(list, i, v.Invokers[i]) }
 	usable := func(i int) bool {
 		return inList(i) && !v.IsEjected(i) && v.Invokers[i].IsAvailable()
 	}
@@ -518,4 +532,17 @@ func (b *Balancer) walk(v *member.View[table], exact bool, list []base.Invoker, 
 		return -1
 	}
 	return idx
+}
+
+// holds reports whether list holds p, slot i of a snapshot: list is the
+// snapshot's list with a provider or a few left or come (a retry's subset,
+// a new membership), so p is looked for at i and beside it before the
+// whole list is scanned.
+func holds(list []base.Invoker, i int, p base.Invoker) bool {
+	for _, k := range [...]int{i, i - 1, i + 1} {
+		if k >= 0 && k < len(list) && list[k] == p {
+			return true
+		}
+	}
+	return slices.Contains(list, p)
 }

@@ -4,8 +4,11 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"strconv"
 	"testing"
+
+	"github.com/stretchr/testify/require"
 )
 
 // providers returns n members 127.0.0.1:20880, :20881, ... with Index = position.
@@ -486,4 +489,67 @@ func TestRingShares(t *testing.T) {
 	if math.Abs(sum-1) > 1e-9 {
 		t.Errorf("shares add up to %v", sum)
 	}
+}
+
+// Rebuild makes exactly the ring Build makes, hidden points included, for
+// members that come, go, move and share addresses (every point of two
+// members at one address collides, so a member that leaves shows the
+// points it hid).
+func TestRebuildIsBuild(t *testing.T) {
+	rng := rand.New(rand.NewPCG(22, 1))
+	type mem struct {
+		addr string
+		id   int
+	}
+	members := func(ms []mem) []Member {
+		out := make([]Member, len(ms))
+		for i, m := range ms {
+			out[i] = Member{Address: m.addr, Index: 1000 + m.id}
+		}
+		return out
+	}
+	id := 0
+	newMem := func() mem {
+		id++
+		return mem{"10.0.0." + strconv.Itoa(rng.IntN(40)) + ":20880", id} // collisions likely
+	}
+	var cur []mem
+	for range 12 {
+		cur = append(cur, newMem())
+	}
+	ring := Build(members(cur), 16)
+	collided := 0
+	for step := range 300 {
+		next := slices.Clone(cur)
+		switch rng.IntN(4) {
+		case 0:
+			next = append(next, newMem())
+		case 1:
+			if len(next) > 1 {
+				k := rng.IntN(len(next))
+				next = slices.Delete(next, k, k+1+rng.IntN(2)*min(1, len(next)-k-1))
+			}
+		case 2:
+			next[rng.IntN(len(next))] = newMem()
+		default:
+			rng.Shuffle(len(next), func(i, j int) { next[i], next[j] = next[j], next[i] })
+		}
+		if len(next) == 0 {
+			next = append(next, newMem())
+		}
+		from := make([]int, len(next))
+		for i, m := range next {
+			from[i] = slices.Index(cur, m) // -1 for a newcomer
+		}
+		got, want := ring.Rebuild(members(next), from, 16), Build(members(next), 16)
+		require.Equal(t, want.points, got.points, "step %d", step)
+		require.Equal(t, want.owners, got.owners, "step %d", step)
+		require.Equal(t, want.index, got.index, "step %d", step)
+		require.Equal(t, want.hidden, got.hidden, "step %d", step)
+		if len(want.hidden) > 0 {
+			collided++
+		}
+		cur, ring = next, got
+	}
+	require.Greater(t, collided, 20, "steps with hidden points")
 }
