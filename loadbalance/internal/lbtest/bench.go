@@ -2,7 +2,12 @@ package lbtest
 
 import (
 	"fmt"
+	"runtime"
+	"slices"
+	"sync"
+	"sync/atomic"
 	"testing"
+	"time"
 
 	"dubbo.apache.org/dubbo-go/v3/cluster/loadbalance"
 	_ "dubbo.apache.org/dubbo-go/v3/cluster/loadbalance/consistenthashing" // registers dubbo-go's own
@@ -12,6 +17,8 @@ import (
 	_ "dubbo.apache.org/dubbo-go/v3/cluster/loadbalance/roundrobin"
 	dgext "dubbo.apache.org/dubbo-go/v3/common/extension"
 	"dubbo.apache.org/dubbo-go/v3/protocol/base"
+
+	"github.com/dubbogo-lb/lb/rpcstatus"
 )
 
 // Sizes are the provider counts every balancer benchmark runs at.
@@ -84,3 +91,141 @@ func DubboGo(names ...string) []Named {
 
 // With returns ours followed by others.
 func With(ours Named, others ...Named) []Named { return append([]Named{ours}, others...) }
+
+// BenchChange benchmarks a change of membership at each size of sizes: two
+// copies of list(n) that differ in their last provider alternate, so that
+// every Select sees a new membership (a change of an end is seen by the
+// quick check of member.Registry.Pick too). After each call the benchmark
+// waits until its snapshot is published (WaitBuilds, where the balancer
+// has one): "seen" times only the call, what the change costs the call
+// that sees it; "built" times the wait too, which adds the cost of the
+// build, off the call's path in production. One call is counted first,
+// as the lbactive filter would, so that the missing-filter watch (a scan
+// of every provider until a call is seen) is settled. "seen" runs on one P
+// (GOMAXPROCS 1), so that the build the call starts runs after it and
+// takes no CPU from it. Both report the median and 99th percentile of the
+// call alone. Run ours and dubbo-go's built-in in one call so that they
+// are measured in the same run.
+func BenchChange(b *testing.B, sizes []int, lbs []Named, list func(n int) []base.Invoker, inv base.Invocation) {
+	for _, n := range sizes {
+		lists := changing(list(n))
+		Feed(lists[0][0], rpcstatus.Nanotime(), 1, time.Millisecond, false) // settles the missing-filter watch
+		for _, lb := range lbs {
+			wait := func() {}
+			if w, ok := lb.LB.(interface{ WaitBuilds() }); ok {
+				wait = w.WaitBuilds
+			}
+			for _, mode := range []string{"seen", "built"} {
+				b.Run(fmt.Sprintf("%s/N=%d/%s", lb.Name, n, mode), func(b *testing.B) {
+					if mode == "seen" {
+						// One P: the build a call starts runs when the call
+						// is over (the call does not yield), so the call is
+						// timed alone, as on a machine with a core to spare.
+						defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(1))
+					}
+					lb.LB.Select(lists[1], inv)
+					wait()
+					lat := make([]int64, 0, b.N)
+					b.ReportAllocs()
+					b.ResetTimer()
+					for i := range b.N {
+						t0 := time.Now()
+						sinkInvoker = lb.LB.Select(lists[i&1], inv)
+						lat = append(lat, int64(time.Since(t0)))
+						if mode == "seen" {
+							b.StopTimer()
+						}
+						wait()
+						b.StartTimer()
+					}
+					b.StopTimer()
+					slices.Sort(lat)
+					b.ReportMetric(float64(lat[len(lat)/2]), "call-p50-ns")
+					b.ReportMetric(float64(lat[len(lat)*99/100]), "call-p99-ns")
+				})
+			}
+		}
+	}
+}
+
+// changing returns l and a copy of it with its last provider replaced.
+func changing(l []base.Invoker) [2][]base.Invoker {
+	c := append([]base.Invoker(nil), l...)
+	c[len(c)-1] = Provider(40000, map[string]string{"weight": "100"})
+	return [2][]base.Invoker{l, c}
+}
+
+// BenchChangeLatency measures the latency of calls concurrent with changes
+// of membership at each size of sizes: 8 goroutines call Select while one
+// alternates the two lists of BenchChange, waiting after each change for
+// 64 calls on the new list (progress, not time). It reports the 50th and
+// 99th percentiles and the maximum of the calls' latencies (ns) and the
+// changes per second.
+func BenchChangeLatency(b *testing.B, sizes []int, lbs []Named, list func(n int) []base.Invoker, inv base.Invocation) {
+	const callers = 8
+	for _, n := range sizes {
+		lists := changing(list(n))
+		Feed(lists[0][0], rpcstatus.Nanotime(), 1, time.Millisecond, false)
+		for _, lb := range lbs {
+			b.Run(fmt.Sprintf("%s/N=%d", lb.Name, n), func(b *testing.B) {
+				var cur atomic.Pointer[[]base.Invoker]
+				cur.Store(&lists[0])
+				lb.LB.Select(lists[0], inv)
+				var calls atomic.Int64
+				var stop atomic.Bool
+				lat := make([][]int64, callers)
+				var wg sync.WaitGroup
+				b.ResetTimer()
+				for g := range callers {
+					wg.Add(1)
+					go func() {
+						defer wg.Done()
+						for i := 0; i < b.N/callers+1 || !stop.Load() && i < 100*b.N; i++ {
+							l := *cur.Load()
+							t0 := time.Now()
+							sinkInvokers[g] = lb.LB.Select(l, inv)
+							lat[g] = append(lat[g], int64(time.Since(t0)))
+							calls.Add(1)
+						}
+					}()
+				}
+				changes := 0
+				done := make(chan struct{})
+				go func() { wg.Wait(); close(done) }()
+			loop:
+				for ; ; changes++ {
+					select {
+					case <-done:
+						break loop
+					default:
+					}
+					cur.Store(&lists[(changes+1)&1])
+					for target := calls.Load() + 64; calls.Load() < target; {
+						select {
+						case <-done:
+							break loop
+						default:
+							runtime.Gosched()
+						}
+					}
+					if changes > 0 && calls.Load() >= int64(b.N) {
+						stop.Store(true)
+					}
+				}
+				elapsed := b.Elapsed()
+				b.StopTimer()
+				if w, ok := lb.LB.(interface{ WaitBuilds() }); ok {
+					w.WaitBuilds()
+				}
+				all := slices.Concat(lat...)
+				slices.Sort(all)
+				b.ReportMetric(float64(all[len(all)/2]), "p50-ns")
+				b.ReportMetric(float64(all[len(all)*99/100]), "p99-ns")
+				b.ReportMetric(float64(all[len(all)-1]), "max-ns")
+				b.ReportMetric(float64(changes)/elapsed.Seconds(), "changes/s")
+			})
+		}
+	}
+}
+
+var sinkInvokers [8]base.Invoker
