@@ -2,8 +2,11 @@
 // algorithm): each call goes to the
 // provider with the fewest calls in flight for its method, ties broken in
 // proportion to warm weight with an unbiased draw (dubbo-go's is biased);
-// a provider of weight 0 gets no call unless all have weight 0. Options.Choices
-// turns on the power-of-d-choices variant for very large lists.
+// a provider of weight 0 gets no call unless all have weight 0. Above
+// Options.ScanUpTo providers (256) a pick takes the fewer in flight of two
+// providers drawn by warm weight (power of two choices, Envoy's
+// least_request), as no exact pick is cheap there; Options.Choices turns
+// that variant on at every size.
 //
 // A call that fails fast is charged as if it still ran: each failure of a
 // provider's current run (the failures that count for outlier ejection)

@@ -25,12 +25,18 @@ const MissingFilterPicks = member.MissingFilterPicks
 type Options struct {
 	// Warmup configures the warmup of new providers.
 	Warmup warmup.Options
-	// Choices selects the power-of-d-choices mode: when it is 2 or more
-	// and smaller than the number of providers, each pick draws Choices
-	// providers in proportion to their warm weight and takes the one with
-	// the fewest calls in flight. The default, 0, and any value below 2
-	// scan every provider, which finds the true minimum.
+	// Choices selects the power-of-d-choices mode at every size: when it
+	// is 2 or more and smaller than the number of providers, each pick
+	// draws Choices providers in proportion to their warm weight and
+	// takes the one with the fewest calls in flight. The default, 0, and
+	// any value below 2 scan every provider, which finds the true minimum,
+	// up to ScanUpTo providers, and draw 2 above.
 	Choices int
+	// ScanUpTo is the largest number of providers a pick scans in full
+	// when Choices is below 2; above it a pick draws 2 candidates (Envoy's
+	// least_request), as a scan would cost more than 2 µs (see DESIGN.md).
+	// Default DefaultScanUpTo; negative: scan at every size.
+	ScanUpTo int
 	// Rand is the random source, safe for concurrent use; default
 	// math/rand/v2's Uint64. Tests inject a seeded one.
 	Rand func() uint64
@@ -48,6 +54,10 @@ type Options struct {
 	Now func() int64
 }
 
+// DefaultScanUpTo is the default Options.ScanUpTo: a scan of 256
+// providers costs about 1.5 µs.
+const DefaultScanUpTo = 256
+
 // DefaultFailureWindow is the default Options.FailureWindow.
 const DefaultFailureWindow = 10 * time.Second
 
@@ -57,8 +67,9 @@ const DefaultFailureWindow = 10 * time.Second
 // in proportion to warm weight.
 type Balancer struct {
 	*skeleton.Balancer[table]
-	choices int
-	rand    algo.Rand
+	choices  int // candidates of a pick that does not scan
+	scanUpTo int // the largest list a pick scans
+	rand     algo.Rand
 	window  int64 // ns; 0: failures never weigh
 	now     func() int64
 }
@@ -73,9 +84,15 @@ type table struct {
 
 // New returns a Balancer.
 func New(opts Options) *Balancer {
-	b := &Balancer{choices: opts.Choices, rand: algo.Source(opts.Rand), window: int64(opts.FailureWindow), now: opts.Now}
+	b := &Balancer{choices: opts.Choices, scanUpTo: opts.Choices, rand: algo.Source(opts.Rand), window: int64(opts.FailureWindow), now: opts.Now}
 	if b.choices < 2 {
-		b.choices = 0
+		b.choices, b.scanUpTo = 2, opts.ScanUpTo
+		switch {
+		case b.scanUpTo == 0:
+			b.scanUpTo = DefaultScanUpTo
+		case b.scanUpTo < 0:
+			b.scanUpTo = math.MaxInt
+		}
 	}
 	switch {
 	case opts.FailureWindow == 0:
@@ -90,7 +107,7 @@ func New(opts Options) *Balancer {
 		Name: Name, Warmup: opts.Warmup, Rand: b.rand,
 		Build: func(s *member.Set, _ *member.View[table]) *table {
 			t := &table{}
-			if b.choices != 0 && !s.Uniform && s.Len() > b.choices {
+			if !s.Uniform && !b.scans(s.Len()) {
 				t.alias = algo.NewAlias(s.Weights)
 			}
 			return t
@@ -99,22 +116,14 @@ func New(opts Options) *Balancer {
 		Among: func(v *member.View[table], list []base.Invoker, _ base.Invocation) base.Invoker {
 			return among(v.Set, list, b.rand.Uint64(), b.charge(v.Set))
 		},
-		ReadsAllUpTo: b.scansUpTo(),
+		ReadsAllUpTo: b.scanUpTo,
 		Uncounted:    "least-active works as weighted random",
 	})
 	return b
 }
 
-// scansUpTo is the largest number of providers a pick scans in full.
-func (b *Balancer) scansUpTo() int {
-	if b.choices == 0 {
-		return math.MaxInt
-	}
-	return b.choices
-}
-
 // scans reports whether a pick among n providers scans them all.
-func (b *Balancer) scans(n int) bool { return n <= b.scansUpTo() }
+func (b *Balancer) scans(n int) bool { return n <= b.scanUpTo }
 
 // pick returns the slot of v with the fewest calls in flight: among all
 // providers, or among b.choices candidates drawn in proportion to warm

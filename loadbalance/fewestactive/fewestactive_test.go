@@ -2,6 +2,7 @@ package fewestactive
 
 import (
 	"context"
+	"math"
 	"sync"
 	"testing"
 	"time"
@@ -262,4 +263,35 @@ func TestFastFailureIsChargedAsInFlight(t *testing.T) {
 	t.Logf("fast-failing provider's share: %.4f charged, %.4f not", charged, blind)
 	assert.Less(t, charged, 0.01)
 	assert.Greater(t, blind, 0.3, "the herding the charge prevents")
+}
+
+// Up to ScanUpTo providers a pick finds the one provider with no call in
+// flight every time; above, it draws two candidates, which find it in
+// about 2 picks in N. ScanUpTo -1 scans at every size (the control).
+func TestScanUpToThenTwoChoices(t *testing.T) {
+	for _, c := range []struct {
+		n, scanUpTo int
+		scans       bool
+	}{{DefaultScanUpTo, 0, true}, {DefaultScanUpTo + 1, 0, false}, {DefaultScanUpTo + 1, -1, true}, {40, 32, false}} {
+		list := lbtest.Ports(21000, c.n)
+		for _, p := range list[1:] {
+			defer inflight(p, "Say", 1)()
+		}
+		b, _ := quiet(seeded(Options{ScanUpTo: c.scanUpTo}, 5))
+		b.SetInlineUpTo(math.MaxInt) // seeded: every pick from the built snapshot
+		const picks = 2000
+		idle := 0
+		for range picks {
+			if b.Select(list, lbtest.Call("Say")) == list[0] {
+				idle++
+			}
+		}
+		if c.scans {
+			assert.Equal(t, picks, idle, "N=%d ScanUpTo=%d: a scan finds the idle provider", c.n, c.scanUpTo)
+		} else {
+			// Two uniform draws of n find it with probability 2/n - 1/n².
+			p := 2/float64(c.n) - 1/float64(c.n*c.n)
+			assert.InDelta(t, 100*p, 100*float64(idle)/picks, lbtest.Tol(p, picks), "N=%d ScanUpTo=%d", c.n, c.scanUpTo)
+		}
+	}
 }
