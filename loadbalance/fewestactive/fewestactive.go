@@ -70,8 +70,8 @@ type Balancer struct {
 	choices  int // candidates of a pick that does not scan
 	scanUpTo int // the largest list a pick scans
 	rand     algo.Rand
-	window  int64 // ns; 0: failures never weigh
-	now     func() int64
+	window   int64 // ns; 0: failures never weigh
+	now      func() int64
 }
 
 // table is the balancer's state for one snapshot of providers.

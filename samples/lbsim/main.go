@@ -71,7 +71,7 @@ type config struct {
 func parse(args []string, stderr io.Writer) (*config, error) {
 	fs := flag.NewFlagSet("lbsim", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	scenario := fs.String("scenario", "all", "scenario: brpc, capacity, slowdown, join, failfast, hang, tianchi, tianchi1 or all")
+	scenario := fs.String("scenario", "all", "scenario: brpc, capacity, slowdown, join, failfast, hang, tianchi, tianchi1, fleet or all")
 	balancers := fs.String("balancers", "", "comma-separated balancer names (default: the registered ones of "+strings.Join(sim.DefaultBalancers, ",")+")")
 	c := &config{}
 	fs.StringVar(&c.out, "out", "lbsim-out", "output directory for tables and plots")

@@ -48,6 +48,11 @@ var factories = map[string]Factory{
 	fewestactive.Name: func(c Clocks) loadbalance.LoadBalance {
 		return fewestactive.New(fewestactive.Options{Now: c.Now, Warmup: warmup.Options{Now: c.Wall}, Rand: c.Rand})
 	},
+	// fewestactive scanning every provider at every size: the exact pick
+	// that fewestactive gives up above ScanUpTo providers.
+	FewestactiveScan: func(c Clocks) loadbalance.LoadBalance {
+		return fewestactive.New(fewestactive.Options{ScanUpTo: -1, Now: c.Now, Warmup: warmup.Options{Now: c.Wall}, Rand: c.Rand})
+	},
 	swrr.Name: func(c Clocks) loadbalance.LoadBalance {
 		return swrr.New(swrr.Options{Warmup: warmup.Options{Now: c.Wall}, Rand: c.Rand})
 	},
@@ -77,10 +82,12 @@ var factories = map[string]Factory{
 }
 
 // LoadawareWRR and LoadawareJava name loadaware with gRPC WRR's and Dubbo
-// Java's adaptive cost in the simulator (not registered with dubbo-go).
+// Java's adaptive cost in the simulator (not registered with dubbo-go),
+// FewestactiveScan fewestactive with an exact scan at every size.
 const (
-	LoadawareWRR  = "loadaware-wrr"
-	LoadawareJava = "loadaware-java"
+	LoadawareWRR     = "loadaware-wrr"
+	LoadawareJava    = "loadaware-java"
+	FewestactiveScan = "fewestactive-scan"
 )
 
 // Ours reports whether name is one of this module's balancers, which

@@ -384,6 +384,28 @@ func failing(name, title string, step Step, p0 string) Scenario {
 	}
 }
 
+// Fleet has 512 providers of 2 slots at 2 ms, one in eight 5 times
+// slower, and 600 callers (about 60 % of the capacity): above
+// fewestactive.DefaultScanUpTo providers, where fewestactive draws two
+// candidates instead of scanning them all; compare it with
+// FewestactiveScan, the exact scan.
+func Fleet() Scenario {
+	ps := alike(512, Provider{Latency: 2 * ms, Capacity: 2})
+	for i := 0; i < len(ps); i += 8 {
+		ps[i].Latency = 10 * ms
+		ps[i].Name += " (5× slower)"
+	}
+	return Scenario{
+		Name:      "fleet",
+		Title:     "512 providers of 2 slots at 2 ms, 1 in 8 at 10 ms, 600 callers",
+		Duration:  time.Second,
+		Callers:   600,
+		Keys:      DefaultKeys,
+		Jitter:    0.05,
+		Providers: ps,
+	}
+}
+
 // alike returns n copies of p named p0, p1, …
 func alike(n int, p Provider) []Provider {
 	ps := make([]Provider, n)
@@ -457,7 +479,7 @@ func (s *Scenario) Bound() float64 {
 
 // Scenarios returns the built-in scenarios.
 func Scenarios() []Scenario {
-	return []Scenario{Brpc(), Capacity(), Slowdown(), Join(), FailFast(), Hang(), Tianchi(), TianchiOne()}
+	return []Scenario{Brpc(), Capacity(), Slowdown(), Join(), FailFast(), Hang(), Tianchi(), TianchiOne(), Fleet()}
 }
 
 // Lookup returns the built-in scenario called name.
