@@ -31,8 +31,8 @@
 //
 // The weight so read is then multiplied by the weight factor parameter
 // (urlparam.WeightFactorKey, ParseFactor; 1 when absent) that this module's
-// Nacos discovery sets from the Nacos instance weight (see the README's
-// Nacos console section): an instance weight edited in the console scales
+// Nacos discovery sets from the Nacos instance weight (see docs/discovery.md,
+// the Nacos console): an instance weight edited in the console scales
 // the provider's weight, and an instance weight of 0 makes it 0, drained
 // as above, also for a dubbo-go provider. The product is capped at
 // MaxWeight.
