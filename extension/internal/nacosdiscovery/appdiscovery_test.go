@@ -13,6 +13,8 @@ import (
 	"github.com/nacos-group/nacos-sdk-go/v2/clients/naming_client"
 	"github.com/nacos-group/nacos-sdk-go/v2/model"
 	"github.com/nacos-group/nacos-sdk-go/v2/vo"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 
 	"dubbo.apache.org/dubbo-go/v3/common"
 	"dubbo.apache.org/dubbo-go/v3/metadata/info"
@@ -298,5 +300,41 @@ func TestRegisteredWeight(t *testing.T) {
 		if got := registeredWeight(c.instance, c.registry); got != c.want {
 			t.Errorf("registeredWeight(%d, %q) = %v, want %v", c.instance, c.registry, got, c.want)
 		}
+	}
+}
+
+// A provider's zone reaches its URL at both levels: its own lb.zone
+// parameter, else its Nacos cluster name, never Nacos's DEFAULT.
+func TestProviderURLZone(t *testing.T) {
+	for _, c := range []struct {
+		name, cluster, param, want string
+	}{
+		{"cluster", "zone-a", "", "zone-a"},
+		{"default cluster", "DEFAULT", "", ""},
+		{"no cluster", "", "", ""},
+		{"own parameter wins", "zone-a", "zone-b", "zone-b"},
+		{"own parameter, default cluster", "DEFAULT", "zone-b", "zone-b"},
+	} {
+		// Interface level: the parameter travels as metadata.
+		in := model.Instance{Ip: "127.0.0.1", Port: 20001, Weight: 1, Enable: true, Healthy: true, ClusterName: c.cluster,
+			Metadata: map[string]string{"interface": "org.dubbogo.lb.samples.Greeter", "protocol": "tri"}}
+		if c.param != "" {
+			in.Metadata["lb.zone"] = c.param
+		}
+		u, err := providerURL(in)
+		require.NoError(t, err, c.name)
+		assert.Equal(t, c.want, u.GetParam("lb.zone", ""), "interface level: %s", c.name)
+
+		// Application level: the parameter is the service's.
+		ai := appInst(1, 1, true, true)
+		ai.ClusterName = c.cluster
+		ai.Metadata["dubbo.endpoints"] = `[{"port":20001,"protocol":"tri"}]`
+		params := map[string]string{"release": "3.3.6"}
+		if c.param != "" {
+			params["lb.zone"] = c.param
+		}
+		urls := newAppInstance(app, "G", ai).Copy(&registry.Endpoint{Port: 20001, Protocol: "tri"}).(*appInstance).ToURLs(serviceInfo(params))
+		require.Len(t, urls, 1, c.name)
+		assert.Equal(t, c.want, urls[0].GetParam("lb.zone", ""), "application level: %s", c.name)
 	}
 }
