@@ -269,8 +269,8 @@ func TestRegistration(t *testing.T) {
 		t.Fatalf("batches %v: want 4, the last with a and b once each", fc.batches)
 	}
 	for _, p := range last {
-		if p.Weight != 1 || p.GroupName != "G" || !p.Ephemeral || p.Metadata[idKey] != p.Ip+":"+itoa(p.Port) {
-			t.Errorf("registration %+v: want weight 1, group G, ephemeral, id in the metadata", p)
+		if p.Weight != 1 || p.GroupName != "G" || !p.Ephemeral || p.Metadata[idKey] != p.Ip+":"+itoa(p.Port) || p.ClusterName != "" {
+			t.Errorf("registration %+v: want weight 1, group G, ephemeral, id in the metadata, no cluster", p)
 		}
 	}
 	if _, ok := a.Metadata[idKey]; ok {
@@ -337,4 +337,18 @@ func TestProviderURLZone(t *testing.T) {
 		require.Len(t, urls, 1, c.name)
 		assert.Equal(t, c.want, urls[0].GetParam("lb.zone", ""), "application level: %s", c.name)
 	}
+}
+
+// A provider's zone, the registry param lb.zone, is its instance's Nacos
+// cluster, which consumers read back as its zone.
+func TestRegistrationZone(t *testing.T) {
+	u, _ := common.NewURL("service-discovery-registry://127.0.0.1:1?registry=nacos&registry.group=G&lb.zone=az-1")
+	d := newAppDiscovery(u, Options{})
+	fc := &fakeRegClient{}
+	d.registration.newClient = func() (naming_client.INamingClient, error) { return fc, nil }
+	require.NoError(t, d.Register(&registry.DefaultServiceInstance{ID: "127.0.0.1:1", ServiceName: app, Host: "127.0.0.1", Port: 1, Enable: true, Healthy: true}))
+	require.Len(t, fc.batches, 1)
+	require.Len(t, fc.batches[0], 1)
+	assert.Equal(t, "az-1", fc.batches[0][0].ClusterName)
+	require.NoError(t, d.Destroy())
 }
