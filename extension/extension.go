@@ -15,7 +15,7 @@
 // logins. It also registers the registry directory of the nacos protocol
 // and the Nacos service discovery (application level), so that a consumer
 // of Nacos never misses a provider and follows the Nacos console's weight,
-// enable and drain (see the README's Discovery section), adds the balancers to describe.Default (what they
+// enable and drain (see docs/discovery.md), adds the balancers to describe.Default (what they
 // decide, for a live page: see describe.Handler) and their metrics to
 // dubbo-go's (package lbmetrics). It wraps dubbo-go's registry protocol,
 // passing every call on, to record what a provider registers in Nacos, for

@@ -17,7 +17,7 @@
 // dubbo-go would overwrite weight with the rounded Nacos instance weight).
 //
 //   - absent or empty: DefaultWeight (100).
-//   - a number in [0, MaxWeight]: used as is; fractions are kept (a Nacos
+//   - a number in [0, 10^6]: used as is; fractions are kept (a Nacos
 //     weight of 0.4 stays 0.4, it is never rounded to 0 or to 100).
 //   - 0: the provider is drained: it gets traffic only when every provider
 //     offered to the balancer has weight 0, and then they share evenly.
@@ -25,17 +25,17 @@
 //     weight=0 whenever no weight was configured, so from such a provider 0
 //     means "not configured" and DefaultWeight is used; drain a dubbo-go
 //     provider through the registry instead (disable the instance).
-//   - negative, non-numeric, NaN, ±Inf or above MaxWeight: DefaultWeight,
+//   - negative, non-numeric, NaN, ±Inf or above 10^6: DefaultWeight,
 //     the reason is kept in Meta.Problem and the InvalidWeights counter goes
 //     up, so a typo never silently starves or floods a provider.
 //
 // The weight so read is then multiplied by the weight factor parameter
 // (urlparam.WeightFactorKey, ParseFactor; 1 when absent) that this module's
-// Nacos discovery sets from the Nacos instance weight (see the README's
-// Nacos console section): an instance weight edited in the console scales
+// Nacos discovery sets from the Nacos instance weight (see docs/discovery.md,
+// the Nacos console): an instance weight edited in the console scales
 // the provider's weight, and an instance weight of 0 makes it 0, drained
 // as above, also for a dubbo-go provider. The product is capped at
-// MaxWeight.
+// maxWeight.
 //
 // # Warmup
 //
@@ -43,7 +43,7 @@
 // write Unix seconds, Dubbo Java providers milliseconds; values above 10^11
 // are taken as milliseconds (10^11 seconds is the year 5138). The warmup
 // period is the warmup parameter, in the same unit as the timestamp (seconds
-// from dubbo-go, milliseconds from Java), DefaultPeriod when absent. Both are
+// from dubbo-go, milliseconds from Java), 10 minutes when absent. Both are
 // read at service level only, as Dubbo Java's AbstractLoadBalance reads them.
 //
 // During the period the weight follows Dubbo's linear ramp

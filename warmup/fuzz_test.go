@@ -8,7 +8,7 @@ import (
 )
 
 // FuzzParseWeight checks the weight policy on any raw parameter: a weight
-// in [0, MaxWeight], DefaultWeight with a reason whenever the value is
+// in [0, maxWeight], DefaultWeight with a reason whenever the value is
 // rejected, and never a panic.
 func FuzzParseWeight(f *testing.F) {
 	for _, s := range []string{"", "100", " 7.5 ", "0", "0.4", "-1", "NaN", "Inf", "1e7", "1e400", "0x10", "abc", "1_000"} {
@@ -16,18 +16,18 @@ func FuzzParseWeight(f *testing.F) {
 		f.Add(s, true)
 	}
 	f.Fuzz(func(t *testing.T, raw string, zeroMeansUnset bool) {
-		w, problem := ParseWeight(raw, zeroMeansUnset)
-		if math.IsNaN(w) || w < 0 || w > MaxWeight {
-			t.Fatalf("ParseWeight(%q) = %v, outside [0, %v]", raw, w, MaxWeight)
+		w, problem := parseWeight(raw, zeroMeansUnset)
+		if math.IsNaN(w) || w < 0 || w > maxWeight {
+			t.Fatalf("parseWeight(%q) = %v, outside [0, %v]", raw, w, maxWeight)
 		}
 		if problem != "" && w != DefaultWeight {
-			t.Fatalf("ParseWeight(%q) rejected the value (%s) but returned %v, not the default", raw, problem, w)
+			t.Fatalf("parseWeight(%q) rejected the value (%s) but returned %v, not the default", raw, problem, w)
 		}
 		if strings.TrimSpace(raw) == "" && (w != DefaultWeight || problem != "") {
-			t.Fatalf("ParseWeight(%q) = %v, %q; want the default, silently", raw, w, problem)
+			t.Fatalf("parseWeight(%q) = %v, %q; want the default, silently", raw, w, problem)
 		}
 		if w == 0 && (zeroMeansUnset || problem != "") {
-			t.Fatalf("ParseWeight(%q, %v) = 0", raw, zeroMeansUnset)
+			t.Fatalf("parseWeight(%q, %v) = 0", raw, zeroMeansUnset)
 		}
 	})
 }
@@ -46,14 +46,14 @@ func FuzzParseAge(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, timestamp, warmup string, nowNs int64, weight float64) {
 		at := time.Unix(0, nowNs)
-		start, period, _ := ParseAge(timestamp, warmup, at)
+		start, period, _ := parseAge(timestamp, warmup, at)
 		if start.After(at) {
-			t.Fatalf("ParseAge(%q, %q) start %v after now %v", timestamp, warmup, start, at)
+			t.Fatalf("parseAge(%q, %q) start %v after now %v", timestamp, warmup, start, at)
 		}
 		if period < 0 || period > 365*24*time.Hour {
-			t.Fatalf("ParseAge(%q, %q) period %v outside [0, 1 year]", timestamp, warmup, period)
+			t.Fatalf("parseAge(%q, %q) period %v outside [0, 1 year]", timestamp, warmup, period)
 		}
-		if math.IsNaN(weight) || weight < 0 || weight > MaxWeight {
+		if math.IsNaN(weight) || weight < 0 || weight > maxWeight {
 			return // ParseWeight never gives such a weight
 		}
 		m := Meta{Weight: weight, Start: start, Period: period}

@@ -16,11 +16,11 @@ import (
 const (
 	// DefaultWeight is the weight of a provider that states none.
 	DefaultWeight = 100.0
-	// MaxWeight is the largest weight accepted; larger values are invalid.
-	MaxWeight = 1e6
-	// DefaultPeriod is the warmup period of a provider that states none
+	// maxWeight is the largest weight accepted; larger values are invalid.
+	maxWeight = 1e6
+	// defaultPeriod is the warmup period of a provider that states none
 	// (Dubbo's ten minutes).
-	DefaultPeriod = 10 * time.Minute
+	defaultPeriod = 10 * time.Minute
 	// millisThreshold separates timestamps in seconds from milliseconds.
 	millisThreshold = 1e11
 	// dubboGoRelease prefixes the release parameter of dubbo-go providers.
@@ -45,7 +45,7 @@ type Meta struct {
 }
 
 // Options configure warmup. The zero value is Dubbo's linear ramp on the
-// wall clock, refreshed every DefaultRefreshStep.
+// wall clock, refreshed every 100 ms.
 type Options struct {
 	// Aggression bends the ramp as in Envoy's slow start: the weight
 	// fraction is (uptime/period)^(1/Aggression). 1 (the default, used for
@@ -59,14 +59,14 @@ type Options struct {
 	// Tests inject their own.
 	Now func() time.Time
 	// RefreshStep is how often balancers recompute warm weights while some
-	// provider warms up; default DefaultRefreshStep. Between steps they
+	// provider warms up; default 100 ms. Between steps they
 	// reuse the weights they computed, so a pick never parses a URL.
 	RefreshStep time.Duration
 }
 
-// DefaultRefreshStep is how often warm weights are recomputed while some
+// defaultRefreshStep is how often warm weights are recomputed while some
 // provider is warming up.
-const DefaultRefreshStep = 100 * time.Millisecond
+const defaultRefreshStep = 100 * time.Millisecond
 
 // WithDefaults returns o with Now and RefreshStep set when they were not.
 func (o Options) WithDefaults() Options {
@@ -74,7 +74,7 @@ func (o Options) WithDefaults() Options {
 		o.Now = time.Now
 	}
 	if o.RefreshStep <= 0 {
-		o.RefreshStep = DefaultRefreshStep
+		o.RefreshStep = defaultRefreshStep
 	}
 	return o
 }
@@ -85,13 +85,13 @@ func Parse(u *common.URL, method string, now time.Time) Meta {
 	raw := urlparam.MethodParam(u, method, constant.WeightKey)
 	goProvider := strings.HasPrefix(urlparam.ServiceParam(u, constant.ReleaseKey), dubboGoRelease)
 	var m Meta
-	m.Weight, m.Problem = ParseWeight(raw, goProvider)
+	m.Weight, m.Problem = parseWeight(raw, goProvider)
 	factor, problem := ParseFactor(urlparam.ServiceParam(u, urlparam.WeightFactorKey))
 	if problem != "" {
 		m.Problem = strings.TrimPrefix(m.Problem+"; "+problem, "; ")
 	}
-	m.Weight = min(m.Weight*factor, MaxWeight)
-	start, period, problem := ParseAge(urlparam.ServiceParam(u, constant.TimestampKey), urlparam.ServiceParam(u, constant.WarmupKey), now)
+	m.Weight = min(m.Weight*factor, maxWeight)
+	start, period, problem := parseAge(urlparam.ServiceParam(u, constant.TimestampKey), urlparam.ServiceParam(u, constant.WarmupKey), now)
 	m.Start, m.Period = start, period
 	if problem != "" {
 		m.Problem = strings.TrimPrefix(m.Problem+"; "+problem, "; ")
@@ -99,9 +99,9 @@ func Parse(u *common.URL, method string, now time.Time) Meta {
 	return m
 }
 
-// ParseWeight applies the weight policy to a raw weight parameter.
+// parseWeight applies the weight policy to a raw weight parameter.
 // zeroMeansUnset is true for providers that write 0 when no weight was set.
-func ParseWeight(raw string, zeroMeansUnset bool) (weight float64, problem string) {
+func parseWeight(raw string, zeroMeansUnset bool) (weight float64, problem string) {
 	raw = strings.TrimSpace(raw)
 	if raw == "" {
 		return DefaultWeight, ""
@@ -110,8 +110,8 @@ func ParseWeight(raw string, zeroMeansUnset bool) (weight float64, problem strin
 	switch {
 	case err != nil && !isRangeError(err):
 		problem = "weight " + strconv.Quote(raw) + " is not a number"
-	case math.IsNaN(w) || math.IsInf(w, 0) || w > MaxWeight:
-		problem = "weight " + strconv.Quote(raw) + " is out of range (0.." + strconv.FormatFloat(MaxWeight, 'g', -1, 64) + ")"
+	case math.IsNaN(w) || math.IsInf(w, 0) || w > maxWeight:
+		problem = "weight " + strconv.Quote(raw) + " is out of range (0.." + strconv.FormatFloat(maxWeight, 'g', -1, 64) + ")"
 	case w < 0:
 		problem = "weight " + strconv.Quote(raw) + " is negative"
 	case w == 0 && zeroMeansUnset:
@@ -145,10 +145,10 @@ func isRangeError(err error) bool {
 	return ok && ne.Err == strconv.ErrRange
 }
 
-// ParseAge reads a provider's start timestamp and warmup period, detecting
+// parseAge reads a provider's start timestamp and warmup period, detecting
 // seconds or milliseconds. A timestamp after now is replaced by now.
-func ParseAge(timestamp, warmup string, now time.Time) (start time.Time, period time.Duration, problem string) {
-	period = DefaultPeriod
+func parseAge(timestamp, warmup string, now time.Time) (start time.Time, period time.Duration, problem string) {
+	period = defaultPeriod
 	ts, err := strconv.ParseInt(strings.TrimSpace(timestamp), 10, 64)
 	if err != nil || ts <= 0 {
 		if timestamp != "" {
@@ -167,7 +167,7 @@ func ParseAge(timestamp, warmup string, now time.Time) (start time.Time, period 
 		p, err := strconv.ParseFloat(warmup, 64)
 		switch {
 		case err != nil || math.IsNaN(p) || p < 0:
-			problem = "warmup " + strconv.Quote(warmup) + " is invalid; using " + DefaultPeriod.String()
+			problem = "warmup " + strconv.Quote(warmup) + " is invalid; using " + defaultPeriod.String()
 		case p*float64(unit) > float64(365*24*time.Hour):
 			period = 365 * 24 * time.Hour
 			problem = "warmup " + strconv.Quote(warmup) + " is longer than a year; capped"
@@ -182,9 +182,9 @@ func ParseAge(timestamp, warmup string, now time.Time) (start time.Time, period 
 	return start, period, problem
 }
 
-// Fraction returns the share of its full weight that a provider which has
+// fraction returns the share of its full weight that a provider which has
 // been up for uptime gets, in [0, 1]. It is 1 once uptime reaches period.
-func (o Options) Fraction(uptime, period time.Duration) float64 {
+func (o Options) fraction(uptime, period time.Duration) float64 {
 	if period <= 0 || uptime >= period {
 		return 1
 	}
@@ -204,7 +204,7 @@ func (o Options) Weight(m Meta, now time.Time) float64 {
 	if m.Weight <= 0 || m.Start.IsZero() {
 		return max(m.Weight, 0)
 	}
-	w := m.Weight * o.Fraction(now.Sub(m.Start), m.Period)
+	w := m.Weight * o.fraction(now.Sub(m.Start), m.Period)
 	// Dubbo's floor: a warming provider keeps at least one weight unit.
 	return max(w, min(1, m.Weight))
 }

@@ -38,7 +38,7 @@ func TestParseWeightPolicy(t *testing.T) {
 		{"-Inf", false, 100, true},
 		{"0x10", false, 100, true},
 	} {
-		w, problem := ParseWeight(c.raw, c.goZero)
+		w, problem := parseWeight(c.raw, c.goZero)
 		assert.Equal(t, c.want, w, "weight %q", c.raw)
 		if c.wantError {
 			assert.NotEmpty(t, problem, "weight %q must say why it was replaced", c.raw)
@@ -52,32 +52,32 @@ func TestParseWeightPolicy(t *testing.T) {
 
 func TestParseAgeUnits(t *testing.T) {
 	// dubbo-go: seconds and a warmup in seconds.
-	start, period, problem := ParseAge(strconv.FormatInt(now.Add(-time.Minute).Unix(), 10), "600", now)
+	start, period, problem := parseAge(strconv.FormatInt(now.Add(-time.Minute).Unix(), 10), "600", now)
 	assert.WithinDuration(t, now.Add(-time.Minute), start, 0)
 	assert.Equal(t, 10*time.Minute, period)
 	assert.Empty(t, problem)
 	// Dubbo Java: milliseconds and a warmup in milliseconds.
-	start, period, _ = ParseAge(strconv.FormatInt(now.Add(-time.Minute).UnixMilli(), 10), "600000", now)
+	start, period, _ = parseAge(strconv.FormatInt(now.Add(-time.Minute).UnixMilli(), 10), "600000", now)
 	assert.WithinDuration(t, now.Add(-time.Minute), start, 0)
 	assert.Equal(t, 10*time.Minute, period)
 	// No warmup parameter: Dubbo's default.
-	_, period, _ = ParseAge(strconv.FormatInt(now.Unix(), 10), "", now)
-	assert.Equal(t, DefaultPeriod, period)
+	_, period, _ = parseAge(strconv.FormatInt(now.Unix(), 10), "", now)
+	assert.Equal(t, defaultPeriod, period)
 	// Garbage: treated as warm, with a reason.
-	start, _, problem = ParseAge("yesterday", "", now)
+	start, _, problem = parseAge("yesterday", "", now)
 	assert.True(t, start.IsZero())
 	assert.Contains(t, problem, "yesterday")
-	start, _, problem = ParseAge("", "", now)
+	start, _, problem = parseAge("", "", now)
 	assert.True(t, start.IsZero())
 	assert.Empty(t, problem)
-	_, period, problem = ParseAge(strconv.FormatInt(now.Unix(), 10), "-3", now)
-	assert.Equal(t, DefaultPeriod, period)
+	_, period, problem = parseAge(strconv.FormatInt(now.Unix(), 10), "-3", now)
+	assert.Equal(t, defaultPeriod, period)
 	assert.NotEmpty(t, problem)
 }
 
 func TestFutureTimestampRampsFromFirstSight(t *testing.T) {
 	future := now.Add(time.Hour)
-	start, _, problem := ParseAge(strconv.FormatInt(future.Unix(), 10), "600", now)
+	start, _, problem := parseAge(strconv.FormatInt(future.Unix(), 10), "600", now)
 	assert.WithinDuration(t, now, start, 0, "clock skew: warming up from when it was first seen")
 	assert.Contains(t, problem, "future")
 	m := Meta{Weight: 100, Start: start, Period: 10 * time.Minute}
@@ -178,7 +178,7 @@ func TestParseWeightFactor(t *testing.T) {
 		{"release=dubbo-golang-3.3.2&lb.weight.factor=3", "", 300, ""},        // default weight × 3
 		{"release=3.3.6&weight=100&Say.weight=300&lb.weight.factor=1.5", "Say", 450, ""},
 		{"release=dubbo-golang-3.3.2&weight=100&methods.Say.weight=10&lb.weight.factor=0.25", "Say", 2.5, ""},
-		{"weight=1000000&lb.weight.factor=10", "", MaxWeight, ""},
+		{"weight=1000000&lb.weight.factor=10", "", maxWeight, ""},
 		{"weight=100&lb.weight.factor=-1", "", 100, `"-1"`},
 		{"weight=100&lb.weight.factor=NaN", "", 100, `"NaN"`},
 		{"weight=100&lb.weight.factor=x", "", 100, `"x"`},

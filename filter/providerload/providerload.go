@@ -43,10 +43,10 @@ import (
 // Name is the name the filter is registered under with dubbo-go.
 const Name = "lbload"
 
-// CapacityKey is the provider URL parameter (the service's params) that
+// capacityKey is the provider URL parameter (the service's params) that
 // states the calls in flight the provider takes at most, which its reports
 // carry; it overrides Options.Capacity. Absent, 0 or malformed: none.
-const CapacityKey = "lb.capacity"
+const capacityKey = "lb.capacity"
 
 // Options configure a Filter. The zero value is ready to use.
 type Options struct {
@@ -182,7 +182,7 @@ func asks(inv base.Invocation) bool {
 // seeURL reads the capacity parameter of a provider URL not seen last.
 func (f *Filter) seeURL(u *common.URL) {
 	f.lastURL.Store(u)
-	if c, err := strconv.ParseInt(u.GetParam(CapacityKey, ""), 10, 64); err == nil && c > 0 && c <= 1e9 {
+	if c, err := strconv.ParseInt(u.GetParam(capacityKey, ""), 10, 64); err == nil && c > 0 && c <= 1e9 {
 		f.capacity.Store(c)
 	}
 }

@@ -9,14 +9,14 @@ import (
 	"github.com/dubbogo-lb/lb/rpcstatus"
 )
 
-// DefaultWindow is the time the shares of a Snapshot cover by default.
-const DefaultWindow = 10 * time.Second
+// defaultWindow is the time the shares of a Snapshot cover by default.
+const defaultWindow = 10 * time.Second
 
 // Options configure a Registry. The zero value is ready to use.
 type Options struct {
 	// Window is the time the providers' shares of picks cover: a
 	// Snapshot compares the picks with those of the Snapshot taken about
-	// Window before. Default DefaultWindow.
+	// Window before. Default 10 s.
 	Window time.Duration
 	// Now is the monotonic clock, in nanoseconds; default
 	// rpcstatus.Nanotime, the clock of the statistics.
@@ -67,7 +67,7 @@ func Register(name string, src Source) { Default.Register(name, src) }
 func New(opts Options) *Registry {
 	r := &Registry{window: int64(opts.Window), now: opts.Now, wall: opts.Wall, history: map[methodKey]*history{}}
 	if r.window <= 0 {
-		r.window = int64(DefaultWindow)
+		r.window = int64(defaultWindow)
 	}
 	r.step = r.window / 10
 	if r.now == nil {

@@ -100,7 +100,7 @@ func (b *Balancer) pick(v *member.View[table], _ base.Invocation) int {
 	// high word of r × total), its low bits, which move that choice by at
 	// most one unit of weight, decide the refreshes.
 	r := b.rand.Uint64()
-	i := v.Table.tree.Choose(r)
+	i := v.Table.tree.choose(r)
 	if i < 0 {
 		// Every leaf 0: impossible, as a snapshot never drains every
 		// provider, but a pick must not fail.

@@ -138,7 +138,7 @@ func TestFailingProviderKeepsProbeShare(t *testing.T) {
 		lbtest.EjectionOff(d.List...) // LALB's own response to errors
 		d.Run(20, 8*sec)
 		got := d.Share(2, 1*sec, 3*sec)
-		assert.True(t, got > 0.003 && got < 0.03, "charge timeout %v: failing provider has %.4f of the traffic, want about %.2f", charge, got, DefaultMinShare)
+		assert.True(t, got > 0.003 && got < 0.03, "charge timeout %v: failing provider has %.4f of the traffic, want about %.2f", charge, got, defaultMinShare)
 		back := d.Share(2, 7*sec, 8*sec)
 		assert.Greater(t, back, 0.15, "charge timeout %v: 4 s after recovering", charge)
 		t.Logf("charge timeout %v: share while failing %.4f, 4 s after recovery %.3f", charge, got, back)
@@ -228,7 +228,7 @@ func TestRemoveHalfAtOnce(t *testing.T) {
 
 // checkTree asserts that the sums of tr match its leaves and that every
 // leaf is positive.
-func checkTree(t *testing.T, tr *Tree) {
+func checkTree(t *testing.T, tr *weightTree) {
 	t.Helper()
 	var s int64
 	for i, w := range tr.Weights(nil) {
@@ -388,5 +388,5 @@ func TestFastFailureNeverLooksBetter(t *testing.T) {
 		return New(Options{Now: now, Warmup: warmup.Options{Now: wall}, Rand: rnd})
 	})
 	t.Logf("fast-failing provider's share: %.4f", share)
-	assert.Less(t, share, 2*DefaultMinShare)
+	assert.Less(t, share, 2*defaultMinShare)
 }

@@ -9,13 +9,13 @@ import (
 
 const benchN = 1024
 
-func benchTree() *Tree {
+func benchTree() *weightTree {
 	rng := rand.New(rand.NewPCG(1, 1))
 	w := make([]int64, benchN)
 	for i := range w {
 		w[i] = 1e6 + rng.Int64N(1e9)
 	}
-	return NewTree(w)
+	return newWeightTree(w)
 }
 
 // xorshift is a tiny per-goroutine random source, so the benchmarks measure
@@ -36,7 +36,7 @@ func BenchmarkPick(b *testing.B) {
 	r := xorshift(88172645463325252)
 	b.ReportAllocs()
 	for b.Loop() {
-		t.Choose(r.next())
+		t.choose(r.next())
 	}
 }
 
@@ -46,7 +46,7 @@ func BenchmarkPickParallel(b *testing.B) {
 	b.RunParallel(func(pb *testing.PB) {
 		r := xorshift(rand.Uint64() | 1)
 		for pb.Next() {
-			t.Choose(r.next())
+			t.choose(r.next())
 		}
 	})
 }
@@ -110,11 +110,11 @@ func newFeeder(seed uint64) *feeder {
 }
 
 // feed computes one provider's weight from a fresh latency and sets it.
-func (f *feeder) feed(t *Tree) {
+func (f *feeder) feed(t *weightTree) {
 	v := f.r.next()
 	f.s.SuccessLatency = time.Duration(v>>44) + time.Millisecond
 	w, _ := Weight(f.s, f.now, f.o)
-	t.Set(int(v%benchN), TreeWeight(w, t.Total(), benchN, f.o))
+	t.Set(int(v%benchN), treeWeight(w, t.Total(), benchN, f.o))
 }
 
 // BenchmarkPickWithFeedback runs picks while other goroutines feed back, the
@@ -131,7 +131,7 @@ func BenchmarkPickWithFeedback(b *testing.B) {
 			if setter {
 				t.Set(int(v%benchN), int64(v>>34))
 			} else {
-				t.Choose(v)
+				t.choose(v)
 			}
 		}
 	})

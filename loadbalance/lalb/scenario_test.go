@@ -97,7 +97,7 @@ func TestScenarioFailingProviderProbe(t *testing.T) {
 		lbtest.EjectionOff(d.List...) // LALB's own response to errors
 		d.Run(20, 7*sec)
 		got := d.Share(2, 2*sec, 4*sec)
-		assert.True(t, got >= 0.005 && got <= 0.02, "timeout %v: failing provider has %.4f of traffic, want about %.2f", timeout, got, DefaultMinShare)
+		assert.True(t, got >= 0.005 && got <= 0.02, "timeout %v: failing provider has %.4f of traffic, want about %.2f", timeout, got, defaultMinShare)
 		// Recovered at 4 s: it is the least loaded, so the fastest, and
 		// wins back a fair part of the traffic. (With servers whose latency
 		// does not grow with load LALB is neutral: any split of the traffic
@@ -137,7 +137,7 @@ func TestScenarioNewProvider(t *testing.T) {
 }
 
 // TestCompareP measures the latency exponent on three scripted scenarios;
-// the numbers back the choice of DefaultP. Run with -v to see them.
+// the numbers back the choice of defaultP. Run with -v to see them.
 func TestCompareP(t *testing.T) {
 	if testing.Short() {
 		t.Skip("simulation")

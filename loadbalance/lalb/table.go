@@ -16,7 +16,7 @@ import (
 // table is the state of one snapshot: the tree and what a refresh needs.
 // Only the tree changes after it is built.
 type table struct {
-	tree *Tree
+	tree *weightTree
 	// live is the number of providers that are not drained: the n of Floor.
 	live int
 	// warm is each provider's warm fraction in (0, 1]; 0 marks a drained
@@ -61,9 +61,9 @@ func (b *Balancer) refresh(v *member.View[table], i int) {
 			t.refLatency.CompareAndSwap(0, math.Float64bits(float64(lat)))
 		}
 	} else {
-		w = t.newcomer(NewProviderWeight(total, t.live, b.opts), warm, delay, b.opts)
+		w = t.newcomer(newProviderWeight(total, t.live, b.opts), warm, delay, b.opts)
 	}
-	nw := TreeWeight(w, total, t.live, b.opts)
+	nw := treeWeight(w, total, t.live, b.opts)
 	old := t.tree.Weight(i)
 	if d := nw - old; old > 0 && d <= old>>6 && -d <= old>>6 {
 		return
@@ -188,7 +188,7 @@ func (b *Balancer) build(s *member.Set, prev *member.View[table]) *table {
 	case prev != nil:
 		t.refLatency.Store(prev.Table.refLatency.Load())
 	}
-	avg := NewProviderWeight(int64(min(knownSum, maxSum)), knownN, b.opts)
+	avg := newProviderWeight(int64(min(knownSum, maxSum)), knownN, b.opts)
 	var total float64
 	for i := range n {
 		switch {
@@ -204,10 +204,10 @@ func (b *Balancer) build(s *member.Set, prev *member.View[table]) *table {
 	leaves := make([]int64, n)
 	for i := range n {
 		if t.warm[i] > 0 {
-			leaves[i] = TreeWeight(raw[i], sum, t.live, b.opts)
+			leaves[i] = treeWeight(raw[i], sum, t.live, b.opts)
 		}
 	}
-	t.tree = NewTree(leaves)
+	t.tree = newWeightTree(leaves)
 	return t
 }
 

@@ -5,12 +5,12 @@ import (
 	"sync/atomic"
 )
 
-// MaxLeafWeight is the largest weight one leaf of a Tree may hold; Set and
-// NewTree clamp larger values to it. 2^47 leaves room for 2^15 (32 768)
+// maxLeafWeight is the largest weight one leaf of a Tree may hold; Set and
+// newWeightTree clamp larger values to it. 2^47 leaves room for 2^15 (32 768)
 // leaves at full weight before the int64 sums could overflow.
-const MaxLeafWeight = int64(1) << 47
+const maxLeafWeight = int64(1) << 47
 
-// Tree is a weight tree: it picks an index with probability proportional to
+// weightTree is a weight tree: it picks an index with probability proportional to
 // its weight in O(log N), and changes one weight in O(log N).
 //
 // The N items are laid out as a complete binary tree in an array, item i at
@@ -30,7 +30,7 @@ const MaxLeafWeight = int64(1) << 47
 //
 // The number of items is fixed at construction: membership changes build a
 // new Tree (see Weights) and publish it, which keeps the hot path simple.
-type Tree struct {
+type weightTree struct {
 	n     int
 	nodes []treeNode // n+1: nodes[0].left is the root's right sum, item i is nodes[i+1]
 }
@@ -42,12 +42,12 @@ type treeNode struct {
 	left atomic.Int64 // sum of the weights in the left subtree
 }
 
-// NewTree builds a tree over the given initial weights, one item per
-// element. Negative weights count as 0 and weights above MaxLeafWeight as
-// MaxLeafWeight. The slice is not retained.
-func NewTree(weights []int64) *Tree {
+// newWeightTree builds a tree over the given initial weights, one item per
+// element. Negative weights count as 0 and weights above maxLeafWeight as
+// maxLeafWeight. The slice is not retained.
+func newWeightTree(weights []int64) *weightTree {
 	n := len(weights)
-	t := &Tree{n: n, nodes: make([]treeNode, n+1)}
+	t := &weightTree{n: n, nodes: make([]treeNode, n+1)}
 	// sub[k] is the weight of the whole subtree under node k. Children have
 	// larger indexes, so one pass from the end fills it bottom-up in O(N).
 	sub := make([]int64, n+2)
@@ -71,14 +71,14 @@ func NewTree(weights []int64) *Tree {
 }
 
 func clampLeaf(w int64) int64 {
-	return min(max(w, 0), MaxLeafWeight)
+	return min(max(w, 0), maxLeafWeight)
 }
 
 // Len returns the number of items.
-func (t *Tree) Len() int { return t.n }
+func (t *weightTree) Len() int { return t.n }
 
 // Total returns the sum of all weights (exact when no Set is running).
-func (t *Tree) Total() int64 {
+func (t *weightTree) Total() int64 {
 	if t.n == 0 {
 		return 0
 	}
@@ -87,7 +87,7 @@ func (t *Tree) Total() int64 {
 }
 
 // Weight returns the current weight of item i, or 0 if i is out of range.
-func (t *Tree) Weight(i int) int64 {
+func (t *weightTree) Weight(i int) int64 {
 	if uint(i) >= uint(t.n) {
 		return 0
 	}
@@ -95,8 +95,8 @@ func (t *Tree) Weight(i int) int64 {
 }
 
 // Weights appends the current weight of every item to dst and returns it:
-// the input for NewTree when membership changes and a new tree is built.
-func (t *Tree) Weights(dst []int64) []int64 {
+// the input for newWeightTree when membership changes and a new tree is built.
+func (t *weightTree) Weights(dst []int64) []int64 {
 	for k := 1; k <= t.n; k++ {
 		dst = append(dst, t.nodes[k].self.Load())
 	}
@@ -104,14 +104,14 @@ func (t *Tree) Weights(dst []int64) []int64 {
 }
 
 // Set changes the weight of item i to w and returns the previous weight.
-// Negative w counts as 0, w above MaxLeafWeight as MaxLeafWeight. An index
+// Negative w counts as 0, w above maxLeafWeight as maxLeafWeight. An index
 // out of range is ignored (returns 0): a stale index from an older tree
 // must not bring down the call path.
 //
 // The old weight is swapped out atomically and only the difference is added
 // to the sums, so concurrent Sets, even on the same item, leave the sums
 // exact once they have all returned.
-func (t *Tree) Set(i int, w int64) (old int64) {
+func (t *weightTree) Set(i int, w int64) (old int64) {
 	if uint(i) >= uint(t.n) {
 		return 0
 	}
@@ -148,7 +148,7 @@ func (t *Tree) Set(i int, w int64) (old int64) {
 // total) is reduced modulo the current total. Pick never returns an item
 // whose weight it saw as 0 while another item has a positive weight, never
 // panics and never allocates.
-func (t *Tree) Pick(r uint64) int {
+func (t *weightTree) Pick(r uint64) int {
 	total := t.Total()
 	if total <= 0 {
 		return t.scan()
@@ -159,10 +159,10 @@ func (t *Tree) Pick(r uint64) int {
 	return t.descend(int64(r))
 }
 
-// Choose maps a uniform 64-bit random value u onto [0, Total()) without
+// choose maps a uniform 64-bit random value u onto [0, Total()) without
 // modulo bias worth mentioning (a 64x64 multiply keeping the high word, as
 // in Lemire's method) and picks with it. It returns -1 like Pick.
-func (t *Tree) Choose(u uint64) int {
+func (t *weightTree) choose(u uint64) int {
 	total := t.Total()
 	if total <= 0 {
 		return t.scan()
@@ -173,7 +173,7 @@ func (t *Tree) Choose(u uint64) int {
 
 // descend walks from the root with x in [0, total). x never becomes negative:
 // it is only decreased by amounts it is not smaller than.
-func (t *Tree) descend(x int64) int {
+func (t *weightTree) descend(x int64) int {
 	nodes := t.nodes
 	n := t.n
 	cand := 0 // deepest node seen with positive weight: the fallback
@@ -205,7 +205,7 @@ func (t *Tree) descend(x int64) int {
 // scan returns the last item of positive weight, or -1: the last resort
 // when the sums say nothing usable. O(N), but reached only when every weight
 // is 0 or a Set raced with the pick.
-func (t *Tree) scan() int {
+func (t *weightTree) scan() int {
 	for k := t.n; k >= 1; k-- {
 		if t.nodes[k].self.Load() > 0 {
 			return k - 1

@@ -40,7 +40,7 @@ func refPick(w []int64, order []int, r int64) int {
 
 // checkSums verifies that, with no Set running, every left sum and the total
 // are exact.
-func checkSums(t *testing.T, tr *Tree) {
+func checkSums(t *testing.T, tr *weightTree) {
 	t.Helper()
 	n := tr.Len()
 	if len(tr.nodes) != n+1 {
@@ -86,7 +86,7 @@ func sum(w []int64) (s int64) {
 
 // checkPicks compares Pick with the reference at every boundary and at
 // random points.
-func checkPicks(t *testing.T, tr *Tree, w []int64, rng *rand.Rand) {
+func checkPicks(t *testing.T, tr *weightTree, w []int64, rng *rand.Rand) {
 	t.Helper()
 	order := inorder(len(w))
 	total := sum(w)
@@ -132,7 +132,7 @@ func TestTreeMatchesReference(t *testing.T) {
 	rng := rand.New(rand.NewPCG(7, 7))
 	for n := 1; n <= 70; n++ {
 		w := randWeights(rng, n)
-		tr := NewTree(w)
+		tr := newWeightTree(w)
 		checkSums(t, tr)
 		checkPicks(t, tr, w, rng)
 		for range 30 {
@@ -167,7 +167,7 @@ func TestTreeRemoveHalf(t *testing.T) {
 		for i := range w {
 			w[i] = 1 + rng.Int64N(1000)
 		}
-		tr := NewTree(w)
+		tr := newWeightTree(w)
 		// Remove every other item by setting it to 0.
 		var kept []int64
 		for i := range w {
@@ -184,7 +184,7 @@ func TestTreeRemoveHalf(t *testing.T) {
 		checkSums(t, tr)
 		checkPicks(t, tr, w, rng)
 		// Rebuild without them, as the adapter does on a membership change.
-		nt := NewTree(kept)
+		nt := newWeightTree(kept)
 		if got, want := nt.Total(), sum(kept); got != want || got != tr.Total() {
 			t.Fatalf("n=%d rebuilt: Total %d, want %d (old tree %d)", n, got, want, tr.Total())
 		}
@@ -197,12 +197,12 @@ func TestTreeRemoveHalf(t *testing.T) {
 // items in proportion to their weights, exactly: 1024 words spread evenly
 // over it pick 1:1:2 as 256, 256, 512; Pick maps [0, Total) exactly.
 func TestTreeDistribution(t *testing.T) {
-	tr := NewTree([]int64{1, 1, 2})
+	tr := newWeightTree([]int64{1, 1, 2})
 	const m = 1024
 	var c [3]int
 	step := math.MaxUint64/uint64(m) + 1
 	for j := range uint64(m) {
-		c[tr.Choose(j*step)]++
+		c[tr.choose(j*step)]++
 	}
 	assert.Equal(t, [3]int{256, 256, 512}, c, "Choose over evenly spread words")
 	c = [3]int{}
@@ -211,22 +211,22 @@ func TestTreeDistribution(t *testing.T) {
 	}
 	assert.Equal(t, [3]int{1, 1, 2}, c, "Pick over [0, Total)")
 	// The ends of the word's range are the ends of [0, Total).
-	assert.Equal(t, tr.Pick(0), tr.Choose(0))
-	assert.Equal(t, tr.Pick(uint64(tr.Total()-1)), tr.Choose(math.MaxUint64))
+	assert.Equal(t, tr.Pick(0), tr.choose(0))
+	assert.Equal(t, tr.Pick(uint64(tr.Total()-1)), tr.choose(math.MaxUint64))
 }
 
 func TestTreeEdges(t *testing.T) {
-	if got := NewTree(nil).Pick(0); got != -1 {
+	if got := newWeightTree(nil).Pick(0); got != -1 {
 		t.Errorf("empty tree: Pick %d, want -1", got)
 	}
-	if got := NewTree(nil).Choose(12345); got != -1 {
+	if got := newWeightTree(nil).choose(12345); got != -1 {
 		t.Errorf("empty tree: Choose %d, want -1", got)
 	}
-	if got := NewTree([]int64{0, 0, 0}).Choose(1 << 63); got != -1 {
+	if got := newWeightTree([]int64{0, 0, 0}).choose(1 << 63); got != -1 {
 		t.Errorf("all-zero tree: Choose %d, want -1", got)
 	}
-	tr := NewTree([]int64{-5, 3, MaxLeafWeight + 10})
-	if tr.Weight(0) != 0 || tr.Weight(2) != MaxLeafWeight {
+	tr := newWeightTree([]int64{-5, 3, maxLeafWeight + 10})
+	if tr.Weight(0) != 0 || tr.Weight(2) != maxLeafWeight {
 		t.Errorf("clamping at build: weights %v", tr.Weights(nil))
 	}
 	tr.Set(1, -7)
@@ -238,16 +238,16 @@ func TestTreeEdges(t *testing.T) {
 	}
 	checkSums(t, tr)
 	// r beyond the total is reduced modulo the total, never out of range.
-	tr = NewTree([]int64{0, 5, 0, 5})
+	tr = newWeightTree([]int64{0, 5, 0, 5})
 	for _, r := range []uint64{10, 11, 1 << 40, ^uint64(0)} {
 		got := tr.Pick(r)
 		if got != 1 && got != 3 {
 			t.Errorf("Pick(%d) = %d, want a positive item", r, got)
 		}
 	}
-	// Choose covers the extremes of the 64-bit range.
+	// choose covers the extremes of the 64-bit range.
 	for _, u := range []uint64{0, ^uint64(0)} {
-		if got := tr.Choose(u); got != 1 && got != 3 {
+		if got := tr.choose(u); got != 1 && got != 3 {
 			t.Errorf("Choose(%#x) = %d", u, got)
 		}
 	}
@@ -262,7 +262,7 @@ func TestTreeInconsistentSums(t *testing.T) {
 		for range 20 {
 			w := randWeights(rng, n)
 			w[rng.IntN(n)] = 1 + rng.Int64N(100) // at least one positive
-			tr := NewTree(w)
+			tr := newWeightTree(w)
 			// Zero or change some items behind the sums' back.
 			for range 1 + rng.IntN(3) {
 				i := rng.IntN(n)
@@ -297,7 +297,7 @@ func TestTreeConcurrent(t *testing.T) {
 	for i := range w {
 		w[i] = 1 + int64(i)
 	}
-	tr := NewTree(w)
+	tr := newWeightTree(w)
 	var wg sync.WaitGroup
 	for g := range workers {
 		wg.Add(1)
@@ -310,7 +310,7 @@ func TestTreeConcurrent(t *testing.T) {
 					// items as other goroutines.
 					tr.Set(rng.IntN(n), 1+rng.Int64N(10_000))
 				} else {
-					got := tr.Choose(rng.Uint64())
+					got := tr.choose(rng.Uint64())
 					if got < 0 || got >= n {
 						t.Errorf("Choose returned %d", got)
 						return
@@ -335,9 +335,9 @@ func TestTreeNoAllocs(t *testing.T) {
 	for i := range w {
 		w[i] = 1000
 	}
-	tr := NewTree(w)
+	tr := newWeightTree(w)
 	rng := rand.New(rand.NewPCG(1, 2))
-	if a := testing.AllocsPerRun(1000, func() { tr.Choose(rng.Uint64()) }); a != 0 {
+	if a := testing.AllocsPerRun(1000, func() { tr.choose(rng.Uint64()) }); a != 0 {
 		t.Errorf("Choose: %v allocs", a)
 	}
 	if a := testing.AllocsPerRun(1000, func() { tr.Pick(rng.Uint64N(uint64(tr.Total()))) }); a != 0 {

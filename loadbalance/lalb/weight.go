@@ -7,7 +7,7 @@ import (
 
 // Defaults of Tuning. A zero Tuning means all of them.
 const (
-	// DefaultP is the latency exponent. brpc's code uses 1, its doc says 2.
+	// defaultP is the latency exponent. brpc's code uses 1, its doc says 2.
 	// We keep 1. In TestCompareP (simulated through the filter, 50
 	// callers), P = 2 moves traffic to a new fastest server about 30%
 	// sooner after a step change (90% share after 120 ms instead of
@@ -18,22 +18,22 @@ const (
 	// Squaring also widens the range of weights beyond what an int64 tree
 	// holds with useful resolution for fast, busy services. P = 1 is what
 	// brpc runs in production.
-	DefaultP = 1.0
-	// DefaultScale makes weights integers with enough resolution: a provider
+	defaultP = 1.0
+	// defaultScale makes weights integers with enough resolution: a provider
 	// serving 1000 calls/s at 1 ms gets 1e9, one at the 1 call/s minimum and
 	// 60 s latency still gets 16, and 1e5 calls/s at 10 µs stays below
-	// MaxLeafWeight (with P = 1).
-	DefaultScale = 1e6
-	// DefaultPunishErrorRatio is brpc's punish_error_ratio.
-	DefaultPunishErrorRatio = 1.2
-	// DefaultPunishInflightRatio is brpc's punish_inflight_ratio.
-	DefaultPunishInflightRatio = 1.5
-	// DefaultMinShare keeps 1% of traffic on a provider however bad it looks,
+	// maxLeafWeight (with P = 1).
+	defaultScale = 1e6
+	// defaultPunishErrorRatio is brpc's punish_error_ratio.
+	defaultPunishErrorRatio = 1.2
+	// defaultPunishInflightRatio is brpc's punish_inflight_ratio.
+	defaultPunishInflightRatio = 1.5
+	// defaultMinShare keeps 1% of traffic on a provider however bad it looks,
 	// so that its recovery is noticed (see Tuning.MinShare).
-	DefaultMinShare = 0.01
-	// DefaultMinSamples is the number of completions below which a window is
+	defaultMinShare = 0.01
+	// defaultMinSamples is the number of completions below which a window is
 	// too small to estimate a rate (its relative error is about 1/sqrt(n)).
-	DefaultMinSamples = 16
+	defaultMinSamples = 16
 )
 
 // minQPS is the throughput assumed when the window cannot tell (fewer than
@@ -79,22 +79,22 @@ type Tuning struct {
 // withDefaults returns o with every invalid field replaced by its default.
 func (o Tuning) withDefaults() Tuning {
 	if !positive(o.P) || o.P > 4 {
-		o.P = DefaultP
+		o.P = defaultP
 	}
 	if !positive(o.Scale) {
-		o.Scale = DefaultScale
+		o.Scale = defaultScale
 	}
 	if !finite(o.PunishErrorRatio) || o.PunishErrorRatio < 1 {
-		o.PunishErrorRatio = DefaultPunishErrorRatio
+		o.PunishErrorRatio = defaultPunishErrorRatio
 	}
 	if !finite(o.PunishInflightRatio) || o.PunishInflightRatio < 1 {
-		o.PunishInflightRatio = DefaultPunishInflightRatio
+		o.PunishInflightRatio = defaultPunishInflightRatio
 	}
 	if !positive(o.MinShare) || o.MinShare > 0.5 {
-		o.MinShare = DefaultMinShare
+		o.MinShare = defaultMinShare
 	}
 	if o.MinSamples < 1 {
-		o.MinSamples = DefaultMinSamples
+		o.MinSamples = defaultMinSamples
 	}
 	return o
 }
@@ -135,7 +135,7 @@ type Stats struct {
 // Weight returns the LALB weight of one provider at now (ns, the clock of
 // Stats), or ok == false when the provider has too few completions to judge
 // (fewer than MinSamples, most of them successes): the caller then gives it
-// NewProviderWeight, scaled by its warmup factor.
+// newProviderWeight, scaled by its warmup factor.
 //
 // The weight is brpc's base weight, useful throughput over latency:
 //
@@ -146,14 +146,14 @@ type Stats struct {
 // success latency plus the cost of the errors spread over the successes. An
 // error costs PunishErrorRatio × max(its latency, the success latency), or
 // the Timeout if that is larger: so errors cut both terms, as in brpc, and a
-// provider that only fails gets 0 (TreeWeight then lifts it to its floor).
+// provider that only fails gets 0 (treeWeight then lifts it to its floor).
 //
 // If calls are in flight and their mean age exceeds PunishInflightRatio ×
 // latency, the weight is multiplied by PunishInflightRatio × latency / age:
 // a provider whose calls hang loses traffic in proportion to how late they
 // are, without waiting for timeouts.
 //
-// The result is finite and >= 0; it is not floored: see TreeWeight.
+// The result is finite and >= 0; it is not floored: see treeWeight.
 func Weight(s Stats, now int64, o Tuning) (w float64, ok bool) {
 	o = o.withDefaults()
 	n := s.Samples
@@ -217,7 +217,7 @@ func pow(x, p float64) float64 {
 	return math.Pow(x, p)
 }
 
-// NewProviderWeight returns the weight of a provider without enough samples
+// newProviderWeight returns the weight of a provider without enough samples
 // of its own: the average of the n providers whose weights sum to sum (the
 // caller decides which ones: those with samples of their own is best), or
 // Scale (1 call/s at 1 ms) when there are none. The caller multiplies it by
@@ -227,7 +227,7 @@ func pow(x, p float64) float64 {
 // the first completion, when its throughput is still unknown and defaults to
 // 1 call/s, so the weight collapses; here the average holds until
 // MinSamples completions give a real estimate.
-func NewProviderWeight(sum int64, n int, o Tuning) float64 {
+func newProviderWeight(sum int64, n int, o Tuning) float64 {
 	o = o.withDefaults()
 	if n <= 0 || sum <= 0 {
 		return o.Scale
@@ -249,18 +249,18 @@ func Floor(total int64, n int, o Tuning) int64 {
 	return max(int64(share*float64(total)), 1)
 }
 
-// TreeWeight turns a weight from Weight (or NewProviderWeight × warmup) into
+// treeWeight turns a weight from Weight (or newProviderWeight × warmup) into
 // the integer to Set in the Tree: rounded, raised to Floor(total, n) and
-// capped at MaxLeafWeight. Every provider thus keeps a positive weight;
+// capped at maxLeafWeight. Every provider thus keeps a positive weight;
 // only the caller removes one, by building a tree without it or setting 0.
-func TreeWeight(w float64, total int64, n int, o Tuning) int64 {
+func treeWeight(w float64, total int64, n int, o Tuning) int64 {
 	q := int64(0)
 	switch {
 	case !(w > 0): // also NaN
-	case w >= float64(MaxLeafWeight):
-		q = MaxLeafWeight
+	case w >= float64(maxLeafWeight):
+		q = maxLeafWeight
 	default:
 		q = int64(w + 0.5)
 	}
-	return min(max(q, Floor(total, n, o)), MaxLeafWeight)
+	return min(max(q, Floor(total, n, o)), maxLeafWeight)
 }

@@ -144,7 +144,7 @@ func TestNewProvider(t *testing.T) {
 	for _, s := range []Stats{
 		{},
 		{Samples: 1, SuccessLatency: ms},
-		{Samples: DefaultMinSamples - 1, Span: ms, SuccessLatency: ms},
+		{Samples: defaultMinSamples - 1, Span: ms, SuccessLatency: ms},
 		{Samples: 4, Errors: 2, Span: ms, SuccessLatency: ms, ErrorLatency: ms},
 	} {
 		if _, ok := Weight(s, 0, o); ok {
@@ -154,7 +154,7 @@ func TestNewProvider(t *testing.T) {
 	for _, s := range []Stats{
 		{Samples: 1, Errors: 1, ErrorLatency: ms},
 		{Samples: 4, Errors: 3, Span: ms, SuccessLatency: ms, ErrorLatency: ms},
-		{Samples: DefaultMinSamples, Span: ms, SuccessLatency: ms},
+		{Samples: defaultMinSamples, Span: ms, SuccessLatency: ms},
 	} {
 		if _, ok := Weight(s, 0, o); !ok {
 			t.Errorf("%+v: new, want computed", s)
@@ -165,27 +165,27 @@ func TestNewProvider(t *testing.T) {
 	}
 
 	// A new provider starts at the average of the others...
-	tr := NewTree([]int64{1000, 3000, 0})
-	avg := NewProviderWeight(tr.Total(), 2, o)
+	tr := newWeightTree([]int64{1000, 3000, 0})
+	avg := newProviderWeight(tr.Total(), 2, o)
 	if avg != 2000 {
 		t.Fatalf("average %g, want 2000", avg)
 	}
-	tr.Set(2, TreeWeight(avg, tr.Total(), 3, o))
+	tr.Set(2, treeWeight(avg, tr.Total(), 3, o))
 	if tr.Weight(2) != 2000 {
 		t.Errorf("new provider's tree weight %d, want 2000", tr.Weight(2))
 	}
 	// ...scaled by its warmup factor, but never below the probe floor.
-	tr.Set(2, TreeWeight(avg*0.5, tr.Total(), 3, o))
+	tr.Set(2, treeWeight(avg*0.5, tr.Total(), 3, o))
 	if tr.Weight(2) != 1000 {
 		t.Errorf("half-warm provider: %d, want 1000", tr.Weight(2))
 	}
-	tr.Set(2, TreeWeight(avg*0, tr.Total(), 3, o))
+	tr.Set(2, treeWeight(avg*0, tr.Total(), 3, o))
 	if got, want := tr.Weight(2), Floor(5000, 3, o); got != want || got <= 0 {
 		t.Errorf("cold provider: %d, want the floor %d", got, want)
 	}
 	// With nobody to average, it gets Scale.
-	if got := NewProviderWeight(0, 0, o); got != DefaultScale {
-		t.Errorf("first provider: %g, want %g", got, DefaultScale)
+	if got := newProviderWeight(0, 0, o); got != defaultScale {
+		t.Errorf("first provider: %g, want %g", got, defaultScale)
 	}
 }
 
@@ -201,29 +201,29 @@ func TestFloor(t *testing.T) {
 	if Floor(0, 3, o) != 1 || Floor(100, 0, o) != 1 || Floor(10, 3, o) != 1 {
 		t.Errorf("degenerate floors must be 1")
 	}
-	// TreeWeight: floor, rounding, cap.
-	if got := TreeWeight(0, 1_000_000, 3, o); got != 10_000 {
-		t.Errorf("TreeWeight(0): %d, want the floor", got)
+	// treeWeight: floor, rounding, cap.
+	if got := treeWeight(0, 1_000_000, 3, o); got != 10_000 {
+		t.Errorf("treeWeight(0): %d, want the floor", got)
 	}
-	if got := TreeWeight(math.NaN(), 0, 0, o); got != 1 {
-		t.Errorf("TreeWeight(NaN): %d, want 1", got)
+	if got := treeWeight(math.NaN(), 0, 0, o); got != 1 {
+		t.Errorf("treeWeight(NaN): %d, want 1", got)
 	}
-	if got := TreeWeight(123456.6, 1_000_000, 3, o); got != 123457 {
-		t.Errorf("TreeWeight rounds: %d", got)
+	if got := treeWeight(123456.6, 1_000_000, 3, o); got != 123457 {
+		t.Errorf("treeWeight rounds: %d", got)
 	}
-	if got := TreeWeight(math.Inf(1), 0, 1, o); got != MaxLeafWeight {
-		t.Errorf("TreeWeight(+Inf): %d, want MaxLeafWeight", got)
+	if got := treeWeight(math.Inf(1), 0, 1, o); got != maxLeafWeight {
+		t.Errorf("treeWeight(+Inf): %d, want maxLeafWeight", got)
 	}
-	if got := TreeWeight(5, math.MaxInt64, 2, o); got != MaxLeafWeight {
+	if got := treeWeight(5, math.MaxInt64, 2, o); got != maxLeafWeight {
 		t.Errorf("floor of a huge total: %d, want capped", got)
 	}
 }
 
 func TestOptionsDefaults(t *testing.T) {
 	want := Tuning{
-		P: DefaultP, Scale: DefaultScale,
-		PunishErrorRatio: DefaultPunishErrorRatio, PunishInflightRatio: DefaultPunishInflightRatio,
-		MinShare: DefaultMinShare, MinSamples: DefaultMinSamples,
+		P: defaultP, Scale: defaultScale,
+		PunishErrorRatio: defaultPunishErrorRatio, PunishInflightRatio: defaultPunishInflightRatio,
+		MinShare: defaultMinShare, MinSamples: defaultMinSamples,
 	}
 	nan, inf := math.NaN(), math.Inf(1)
 	for _, bad := range []Tuning{
@@ -264,9 +264,9 @@ func TestWeightAlwaysFinite(t *testing.T) {
 		if !finite(w) || w < 0 {
 			t.Fatalf("Weight(%+v) = %g", s, w)
 		}
-		tw := TreeWeight(w, pick(0, 1, rng.Int64(), math.MaxInt64), int(pick(0, 1, 3, 1000)), o)
-		if tw < 1 || tw > MaxLeafWeight {
-			t.Fatalf("TreeWeight(%g) = %d", w, tw)
+		tw := treeWeight(w, pick(0, 1, rng.Int64(), math.MaxInt64), int(pick(0, 1, 3, 1000)), o)
+		if tw < 1 || tw > maxLeafWeight {
+			t.Fatalf("treeWeight(%g) = %d", w, tw)
 		}
 	}
 }
@@ -276,7 +276,7 @@ func TestWeightNoAllocs(t *testing.T) {
 	s.Errors, s.ErrorLatency, s.Inflight, s.InflightStartSum = 3, ms, 2, 10
 	if a := testing.AllocsPerRun(1000, func() {
 		w, _ := Weight(s, int64(time.Second), Tuning{P: 1.5})
-		_ = TreeWeight(w, 1e12, 10, Tuning{})
+		_ = treeWeight(w, 1e12, 10, Tuning{})
 	}); a != 0 {
 		t.Errorf("%v allocs", a)
 	}

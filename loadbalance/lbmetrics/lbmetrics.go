@@ -13,7 +13,7 @@
 // Values are read from the balancers' snapshots when the endpoint is
 // scraped, so nothing is updated on the hot path beyond the pick counter,
 // and a provider that leaves a snapshot leaves the metrics. The metrics
-// are listed in the README; reasoning in DESIGN.md beside this file.
+// are listed in docs/observability.md; reasoning in DESIGN.md beside this file.
 package lbmetrics
 
 import (

@@ -25,7 +25,7 @@ import (
 //     e.g. 8.5641626303836128E16 for our 8.564162630383613E16, and some
 //     beyond, e.g. 9.999999999999999E22 for 1.0E23) and 26.6 % of floats >=
 //     1e7 (69.5 % of those in [1e7, 1e19)); none below 1e7 (see the
-//     README and testdata/jdk17floats);
+//     docs/configuration.md and testdata/jdk17floats);
 //   - a non-nil pointer is formatted as the value it points to;
 //   - any other type implementing fmt.Stringer by its String method, a type
 //     whose underlying type is one of the above as that type, and anything

@@ -7,30 +7,30 @@ import (
 )
 
 const (
-	// Resolution is how many units the largest weight gets, at least,
+	// resolution is how many units the largest weight gets, at least,
 	// when some weight is fractional: weights are multiplied by a power of
-	// ten until they are all integers or the largest reaches Resolution,
+	// ten until they are all integers or the largest reaches resolution,
 	// then rounded. 1000 keeps a rounding error below 0.05 % of the
 	// largest weight.
-	Resolution = 1000
-	// MinMaxLen is the longest cycle always allowed; a cycle may also be
+	resolution = 1000
+	// minMaxLen is the longest cycle always allowed; a cycle may also be
 	// as long as 4 entries per provider.
-	MinMaxLen = 1 << 16
-	// MaxWork bounds the cost of building a cycle, its length times the
+	minMaxLen = 1 << 16
+	// maxWork bounds the cost of building a cycle, its length times the
 	// number of distinct weights: about a millisecond at most.
-	MaxWork = 1 << 20
+	maxWork = 1 << 20
 )
 
-// Quantize turns weights into the integer weights of a cycle. Integer
+// quantizeWeights turns weights into the integer weights of a cycle. Integer
 // weights are kept exactly, divided by their greatest common divisor, when
-// the cycle fits the limits (MinMaxLen, MaxWork); fractional ones are
-// scaled to integers first (see Resolution). A cycle that would be too long
+// the cycle fits the limits (minMaxLen, maxWork); fractional ones are
+// scaled to integers first (see resolution). A cycle that would be too long
 // or too costly to build is shortened by scaling every weight by one factor
 // and rounding, so each provider loses less than one unit of the shorter
 // cycle. A positive weight never becomes 0. Weights that are not positive
 // and finite become 0 (never picked), unless none is usable: then every
 // provider gets 1.
-func Quantize(weights []float64) []int64 {
+func quantizeWeights(weights []float64) []int64 {
 	q := make([]int64, len(weights))
 	top := 0.0
 	for _, w := range weights {
@@ -48,7 +48,7 @@ func Quantize(weights []float64) []int64 {
 	if top > 1<<40 {
 		scale = (1 << 40) / top
 	} else {
-		for !integral(weights, scale) && top*scale < Resolution {
+		for !integral(weights, scale) && top*scale < resolution {
 			scale *= 10
 		}
 	}
@@ -58,16 +58,16 @@ func Quantize(weights []float64) []int64 {
 		}
 	}
 	reduce(q)
-	maxLen := max(MinMaxLen, 4*int64(len(q)))
+	maxLen := max(minMaxLen, 4*int64(len(q)))
 	for {
 		n, distinct := sum(q), distinctCount(q)
-		if n <= maxLen && float64(n)*float64(distinct) <= MaxWork || (distinct == 1 && n <= int64(len(q))) {
+		if n <= maxLen && float64(n)*float64(distinct) <= maxWork || (distinct == 1 && n <= int64(len(q))) {
 			return q
 		}
 		// Too long: cut to the limit at once. Too costly only: shrink by
 		// at most half a time, since coarser weights are also fewer
 		// distinct ones, and a single cut would overshoot.
-		f := max(0.5, float64(MaxWork)/(float64(n)*float64(distinct)))
+		f := max(0.5, float64(maxWork)/(float64(n)*float64(distinct)))
 		if n > maxLen {
 			f = min(f, float64(maxLen)/float64(n))
 		}
@@ -136,8 +136,8 @@ func distinctCount(q []int64) int {
 	return n
 }
 
-// Sequence returns one period of nginx's smooth weighted round robin over
-// the integer weights q, sum(q) entries long (Quantize bounds it): at each step every entry's current value grows
+// smoothSequence returns one period of nginx's smooth weighted round robin over
+// the integer weights q, sum(q) entries long (quantizeWeights bounds it): at each step every entry's current value grows
 // by its weight, the largest (the first of equals) is picked and loses the
 // sum of the weights. Starting from all zeros, the values are all zero
 // again after sum(q) steps, in which entry i was picked q[i] times, so the
@@ -145,10 +145,10 @@ func distinctCount(q []int64) int {
 //
 // Entries of equal weight grow alike, so among them the one picked the
 // fewest times (the first of equals) is ahead, and they take turns in
-// index order. Sequence follows one candidate per distinct weight rather
+// index order. smoothSequence follows one candidate per distinct weight rather
 // than every entry, which makes a step cost the number of distinct weights,
 // not of entries.
-func Sequence(q []int64) []int32 {
+func smoothSequence(q []int64) []int32 {
 	type group struct {
 		weight  int64
 		members []int32
@@ -191,17 +191,17 @@ func Sequence(q []int64) []int32 {
 	return seq
 }
 
-// Cycle is a precomputed period of the smooth weighted round robin and a
+// smoothCycle is a precomputed period of the smooth weighted round robin and a
 // position in it. Next, safe for concurrent use, costs one atomic
 // increment: the sequence is exact without a lock or a pass over the
 // providers.
-type Cycle struct {
+type smoothCycle struct {
 	seq     []int32
 	weights []int64
 	// offset[i] is how many picks entry i is owed beyond what the cycle
 	// itself owes it at the same position: the part of the state carried
 	// over from the previous cycle that the nearest state of this one could
-	// not match (see Follow). Zero for a cycle that carried nothing over.
+	// not match (see followCycle). Zero for a cycle that carried nothing over.
 	offset []float64
 	pos    *position
 }
@@ -214,17 +214,17 @@ type position struct {
 	_ [56]byte
 }
 
-// NewCycle returns the cycle of integer weights q (see Quantize), positioned
+// newSmoothCycle returns the cycle of integer weights q (see quantizeWeights), positioned
 // at start: the first Next returns entry start mod the cycle's length. When
 // no weight is positive every entry counts as 1.
-func NewCycle(q []int64, start uint64) *Cycle {
+func newSmoothCycle(q []int64, start uint64) *smoothCycle {
 	q = slices.Clone(q)
 	if len(q) > 0 && slices.Max(q) <= 0 {
 		for i := range q {
 			q[i] = 1
 		}
 	}
-	c := &Cycle{seq: Sequence(q), weights: q, offset: make([]float64, len(q)), pos: new(position)}
+	c := &smoothCycle{seq: smoothSequence(q), weights: q, offset: make([]float64, len(q)), pos: new(position)}
 	if len(c.seq) > 0 {
 		c.pos.n.Store(start % uint64(len(c.seq)))
 	}
@@ -233,7 +233,7 @@ func NewCycle(q []int64, start uint64) *Cycle {
 
 // Next returns the index of the next entry of the sequence, or -1 if the
 // cycle has no entry.
-func (c *Cycle) Next() int {
+func (c *smoothCycle) Next() int {
 	if len(c.seq) == 0 {
 		return -1
 	}
@@ -242,26 +242,26 @@ func (c *Cycle) Next() int {
 }
 
 // Len returns the length of the cycle, the sum of its integer weights.
-func (c *Cycle) Len() int { return len(c.seq) }
+func (c *smoothCycle) Len() int { return len(c.seq) }
 
 // Weights returns the integer weights of the cycle; do not modify them.
-func (c *Cycle) Weights() []int64 { return c.weights }
+func (c *smoothCycle) Weights() []int64 { return c.weights }
 
-// Position returns the index in the cycle of the entry Next returns next.
-func (c *Cycle) Position() int {
+// currentPosition returns the index in the cycle of the entry Next returns next.
+func (c *smoothCycle) currentPosition() int {
 	if len(c.seq) == 0 {
 		return 0
 	}
 	return int(c.pos.n.Load() % uint64(len(c.seq)))
 }
 
-// Lags returns, for each entry, the picks it is owed now: the picks its
+// lags returns, for each entry, the picks it is owed now: the picks its
 // weight entitled it to minus those it got, counted since its first cycle
 // (positive when it is behind). It is nginx's current value divided by the
 // sum of the weights. Within one cycle every lag stays within [-1, 1] of
 // its offset.
-func (c *Cycle) Lags() []float64 {
-	k := c.Position()
+func (c *smoothCycle) lags() []float64 {
+	k := c.currentPosition()
 	lags := c.cycleLags(k)
 	for i := range lags {
 		lags[i] += c.offset[i]
@@ -271,7 +271,7 @@ func (c *Cycle) Lags() []float64 {
 
 // cycleLags returns the lags of the cycle alone, from zero, before its
 // entry k.
-func (c *Cycle) cycleLags(k int) []float64 {
+func (c *smoothCycle) cycleLags(k int) []float64 {
 	lags := make([]float64, len(c.weights))
 	for _, i := range c.seq[:k] {
 		lags[i]--
@@ -283,11 +283,11 @@ func (c *Cycle) cycleLags(k int) []float64 {
 	return lags
 }
 
-// MaxLag bounds the picks a provider can be owed, or be ahead, across a
+// maxLag bounds the picks a provider can be owed, or be ahead, across a
 // change of cycle; anything beyond is forgotten.
-const MaxLag = 2
+const maxLag = 2
 
-// Follow returns the cycle of integer weights q that continues prev, the
+// followCycle returns the cycle of integer weights q that continues prev, the
 // cycle it replaces. from[i] is the index in prev of entry i, or -1 for a
 // new entry; a from of another length than q carries nothing over. When every entry keeps its index and q equals prev's weights
 // (weights that all changed in one proportion quantize to the same q), the
@@ -296,7 +296,7 @@ const MaxLag = 2
 //
 // Otherwise the state is carried over as nginx's current values rescaled to
 // the new sum of weights: each entry keeps its lag, the picks it is owed
-// (Lags), bounded by MaxLag; entries that left are dropped and new ones
+// (lags), bounded by maxLag; entries that left are dropped and new ones
 // start at 0, and the lags are shifted so that they sum to 0, as nginx's
 // values always do. The new cycle starts at the position whose own state
 // is nearest to that (least squares), and what remains is kept as the
@@ -306,16 +306,16 @@ const MaxLag = 2
 // a changed provider's current value to 0 instead, which loses the debt at
 // every change: bursts of 20 picks and more in the same tests, and a
 // provider that is never picked when every weight changes every few picks.
-func Follow(prev *Cycle, q []int64, from []int) *Cycle {
+func followCycle(prev *smoothCycle, q []int64, from []int) *smoothCycle {
 	if len(from) == len(prev.weights) && slices.Equal(q, prev.weights) && identity(from) {
 		return prev
 	}
-	c := NewCycle(q, 0)
+	c := newSmoothCycle(q, 0)
 	q = c.weights
 	if len(c.seq) == 0 || len(from) != len(q) {
 		return c
 	}
-	old := prev.Lags()
+	old := prev.lags()
 	target := make([]float64, len(q))
 	mean, active := 0.0, 0
 	for i, j := range from {
@@ -323,7 +323,7 @@ func Follow(prev *Cycle, q []int64, from []int) *Cycle {
 			continue
 		}
 		if j >= 0 && j < len(old) {
-			target[i] = max(-MaxLag, min(MaxLag, old[j]))
+			target[i] = max(-maxLag, min(maxLag, old[j]))
 		}
 		mean += target[i]
 		active++
@@ -360,7 +360,7 @@ func identity(from []int) bool {
 // target: the least sum over entries of (lag_i(k) - target_i)². The sum is
 // updated in O(1) per step: with a_i = lag_i - target_i and p_i entry i's
 // share, a step adds p_i to every a_i and takes 1 from the picked one.
-func (c *Cycle) nearest(target []float64) int {
+func (c *smoothCycle) nearest(target []float64) int {
 	n := float64(len(c.seq))
 	share := make([]float64, len(c.weights))
 	var sq, dot, p2 float64 // Σ a_i², Σ p_i·a_i, Σ p_i²

@@ -93,8 +93,8 @@ func shares(q []int64) []float64 {
 }
 
 func TestSequenceIsNginx(t *testing.T) {
-	assert.Equal(t, []int32{0, 0, 1, 0, 2, 0, 0}, Sequence([]int64{5, 1, 1}))
-	assert.Equal(t, []int32{1, 0, 1, 2, 1}, Sequence([]int64{1, 3, 1}))
+	assert.Equal(t, []int32{0, 0, 1, 0, 2, 0, 0}, smoothSequence([]int64{5, 1, 1}))
+	assert.Equal(t, []int32{1, 0, 1, 2, 1}, smoothSequence([]int64{1, 3, 1}))
 
 	r := rand.New(rand.NewPCG(1, 2))
 	for range 3000 {
@@ -105,7 +105,7 @@ func TestSequenceIsNginx(t *testing.T) {
 		if sum(q) == 0 {
 			q[r.IntN(len(q))] = 1
 		}
-		seq := Sequence(q)
+		seq := smoothSequence(q)
 		require.Len(t, seq, int(sum(q)))
 		want, worst := nginx(q, 2*len(seq))
 		for k := range want {
@@ -133,7 +133,7 @@ func TestQuantize(t *testing.T) {
 		{[]float64{0, 0, math.NaN()}, []int64{1, 1, 1}},
 		{[]float64{1e-9, 1}, []int64{1, 1000}}, // never rounded to 0
 	} {
-		assert.Equal(t, c.want, Quantize(c.in), "weights %v", c.in)
+		assert.Equal(t, c.want, quantizeWeights(c.in), "weights %v", c.in)
 	}
 
 	// Fractional weights: within one unit each, so the shares are close.
@@ -145,7 +145,7 @@ func TestQuantize(t *testing.T) {
 			w[i] = r.Float64() * 100
 			total += w[i]
 		}
-		q := Quantize(w)
+		q := quantizeWeights(w)
 		n := float64(sum(q))
 		for i := range w {
 			require.Positive(t, q[i])
@@ -154,27 +154,27 @@ func TestQuantize(t *testing.T) {
 	}
 
 	// Cycles too long or too costly are shortened, in proportion.
-	q := Quantize([]float64{1e6, 1})
-	assert.LessOrEqual(t, sum(q), int64(MinMaxLen))
+	q := quantizeWeights([]float64{1e6, 1})
+	assert.LessOrEqual(t, sum(q), int64(minMaxLen))
 	assert.Equal(t, int64(1), q[1])
-	assert.InDelta(t, 1e6, float64(q[0]), 1e6*0.94) // about MinMaxLen:1
-	assert.Greater(t, q[0], int64(MinMaxLen/2))
+	assert.InDelta(t, 1e6, float64(q[0]), 1e6*0.94) // about minMaxLen:1
+	assert.Greater(t, q[0], int64(minMaxLen/2))
 
 	w := make([]float64, 3000) // every weight different
 	for i := range w {
 		w[i] = float64(1000 + i)
 	}
-	q = Quantize(w)
-	assert.LessOrEqual(t, sum(q)*int64(distinctCount(q)), int64(MaxWork))
+	q = quantizeWeights(w)
+	assert.LessOrEqual(t, sum(q)*int64(distinctCount(q)), int64(maxWork))
 	for i := 1; i < len(q); i++ {
 		require.GreaterOrEqual(t, q[i], q[i-1], "order kept")
 	}
-	assert.Equal(t, []int64{1}, Quantize([]float64{1e6}), "one weight, one step")
+	assert.Equal(t, []int64{1}, quantizeWeights([]float64{1e6}), "one weight, one step")
 }
 
 func TestCycleIsExactUnderConcurrency(t *testing.T) {
 	q := []int64{5, 1, 1, 3}
-	c := NewCycle(q, 12345)
+	c := newSmoothCycle(q, 12345)
 	const perG, goroutines = 11 * 700, 8 // a multiple of the cycle each
 	counts := make([][]int, goroutines)
 	var wg sync.WaitGroup
@@ -197,13 +197,13 @@ func TestCycleIsExactUnderConcurrency(t *testing.T) {
 	}
 	n := goroutines * perG / 10
 	assert.Equal(t, []int{5 * n, n, n, 3 * n}, total, "every pick of the cycle handed out exactly once")
-	assert.Equal(t, 12345%10, c.Position())
+	assert.Equal(t, 12345%10, c.currentPosition())
 }
 
 func TestNewCycleStartsAnywhere(t *testing.T) {
 	want := []int32{0, 0, 1, 0, 2, 0, 0}
 	for start := range uint64(20) {
-		c := NewCycle([]int64{5, 1, 1}, start)
+		c := newSmoothCycle([]int64{5, 1, 1}, start)
 		for k := range 14 {
 			require.Equal(t, int(want[(int(start)+k)%7]), c.Next(), "start %d step %d", start, k)
 		}
@@ -211,61 +211,61 @@ func TestNewCycleStartsAnywhere(t *testing.T) {
 }
 
 func TestCycleBadInput(t *testing.T) {
-	empty := NewCycle(nil, 7)
+	empty := newSmoothCycle(nil, 7)
 	assert.Equal(t, -1, empty.Next())
 	assert.Zero(t, empty.Len())
-	assert.Zero(t, empty.Position())
-	assert.Empty(t, empty.Lags())
+	assert.Zero(t, empty.currentPosition())
+	assert.Empty(t, empty.lags())
 
-	none := NewCycle([]int64{0, -3}, 0) // nothing positive: all count as 1
+	none := newSmoothCycle([]int64{0, -3}, 0) // nothing positive: all count as 1
 	assert.Equal(t, []int{0, 1, 0, 1}, []int{none.Next(), none.Next(), none.Next(), none.Next()})
 
-	c := NewCycle([]int64{5, 1, 1}, 0)
-	assert.Equal(t, -1, Follow(c, nil, nil).Next())
-	d := Follow(c, []int64{1, 1}, []int{0}) // from of the wrong length
+	c := newSmoothCycle([]int64{5, 1, 1}, 0)
+	assert.Equal(t, -1, followCycle(c, nil, nil).Next())
+	d := followCycle(c, []int64{1, 1}, []int{0}) // from of the wrong length
 	assert.Equal(t, 2, d.Len())
-	assert.Equal(t, []float64{0, 0}, d.Lags())
-	assert.Equal(t, 0, Follow(c, []int64{2, 0}, []int{9, -7}).Next(), "indexes out of range start fresh")
+	assert.Equal(t, []float64{0, 0}, d.lags())
+	assert.Equal(t, 0, followCycle(c, []int64{2, 0}, []int{9, -7}).Next(), "indexes out of range start fresh")
 }
 
 func TestFollowSameWeightsContinues(t *testing.T) {
-	c := NewCycle([]int64{5, 1, 1}, 3)
+	c := newSmoothCycle([]int64{5, 1, 1}, 3)
 	c.Next()
-	assert.Same(t, c, Follow(c, []int64{5, 1, 1}, []int{0, 1, 2}))
-	assert.NotSame(t, c, Follow(c, []int64{5, 1, 1}, []int{1, 0, 2}), "providers moved")
-	assert.NotSame(t, c, Follow(c, []int64{5, 2, 1}, []int{0, 1, 2}))
+	assert.Same(t, c, followCycle(c, []int64{5, 1, 1}, []int{0, 1, 2}))
+	assert.NotSame(t, c, followCycle(c, []int64{5, 1, 1}, []int{1, 0, 2}), "providers moved")
+	assert.NotSame(t, c, followCycle(c, []int64{5, 2, 1}, []int{0, 1, 2}))
 }
 
 func TestFollowCarriesTheDebt(t *testing.T) {
-	c := NewCycle([]int64{5, 1, 1}, 0)
+	c := newSmoothCycle([]int64{5, 1, 1}, 0)
 	for range 4 { // A A B A: C is owed 4/7 of a pick, A is 1/7 ahead
 		c.Next()
 	}
-	assert.InDeltaSlice(t, []float64{20./7 - 3, 4./7 - 1, 4. / 7}, c.Lags(), 1e-9)
+	assert.InDeltaSlice(t, []float64{20./7 - 3, 4./7 - 1, 4. / 7}, c.lags(), 1e-9)
 
 	// C's weight doubles: its debt is kept, so C comes next, not A.
-	d := Follow(c, []int64{5, 1, 2}, []int{0, 1, 2})
+	d := followCycle(c, []int64{5, 1, 2}, []int{0, 1, 2})
 	assert.Equal(t, 2, d.Next())
 	// The lags of the new cycle are those carried over, up to where the
 	// nearest state lies; the offset keeps the rest.
-	e := Follow(c, []int64{5, 1, 2}, []int{0, 1, 2})
-	assert.InDeltaSlice(t, c.Lags(), e.Lags(), 1e-9)
+	e := followCycle(c, []int64{5, 1, 2}, []int{0, 1, 2})
+	assert.InDeltaSlice(t, c.lags(), e.lags(), 1e-9)
 
 	// B leaves, D arrives: D starts owing nothing, the others keep their
 	// lags, shifted to sum to 0.
-	f := Follow(c, []int64{5, 1, 3}, []int{0, 2, -1})
-	lags := f.Lags()
-	shift := (c.Lags()[1]) / 3 // B's lag spread over the three
-	assert.InDeltaSlice(t, []float64{c.Lags()[0] + shift, c.Lags()[2] + shift, shift}, lags, 1e-9)
+	f := followCycle(c, []int64{5, 1, 3}, []int{0, 2, -1})
+	lags := f.lags()
+	shift := (c.lags()[1]) / 3 // B's lag spread over the three
+	assert.InDeltaSlice(t, []float64{c.lags()[0] + shift, c.lags()[2] + shift, shift}, lags, 1e-9)
 	for range 90 {
 		assert.NotEqual(t, -1, f.Next())
 	}
 
-	// A lag beyond MaxLag is forgotten.
-	g := NewCycle([]int64{1, 1}, 0)
+	// A lag beyond maxLag is forgotten.
+	g := newSmoothCycle([]int64{1, 1}, 0)
 	g.offset[0], g.offset[1] = 10, -10
-	h := Follow(g, []int64{1, 2}, []int{0, 1})
-	assert.InDeltaSlice(t, []float64{MaxLag, -MaxLag}, h.Lags(), 1e-9)
+	h := followCycle(g, []int64{1, 2}, []int{0, 1})
+	assert.InDeltaSlice(t, []float64{maxLag, -maxLag}, h.lags(), 1e-9)
 }
 
 // A ramp of one provider's weight, changed every `every` picks, as warmup
@@ -274,16 +274,16 @@ func TestWeightRampStaysSmooth(t *testing.T) {
 	for _, every := range []int{1, 2, 3, 7, 20} {
 		w := []float64{100, 100, 100, 1}
 		from := []int{0, 1, 2, 3}
-		c := NewCycle(Quantize(w), 5)
+		c := newSmoothCycle(quantizeWeights(w), 5)
 		d := &dubboReset{}
 		var ours, dubbo []int
 		var due [][]float64
 		for step := 0; w[3] < 100; step++ {
 			if step > 0 && step%every == 0 {
 				w[3]++
-				c = Follow(c, Quantize(w), from)
+				c = followCycle(c, quantizeWeights(w), from)
 			}
-			q := Quantize(w)
+			q := quantizeWeights(w)
 			ours = append(ours, c.Next())
 			dubbo = append(dubbo, d.pick([]int64{100, 100, 100, int64(w[3])}))
 			due = append(due, shares(q))
@@ -304,13 +304,13 @@ func TestWeightRampStaysSmooth(t *testing.T) {
 // and warms up together: Dubbo resets every current value and starts its
 // cycle over each time; ours keeps going.
 func TestProportionalChangeKeepsTheCycle(t *testing.T) {
-	c := NewCycle([]int64{5, 1, 1}, 0)
+	c := newSmoothCycle([]int64{5, 1, 1}, 0)
 	d := &dubboReset{}
 	ours, dubbo := make([]int, 3), make([]int, 3)
 	for step := range 700 {
 		k := int64(10 + step/4) // every weight changes every 4 picks
-		q := Quantize([]float64{float64(5 * k), float64(k), float64(k)})
-		c = Follow(c, q, []int{0, 1, 2})
+		q := quantizeWeights([]float64{float64(5 * k), float64(k), float64(k)})
+		c = followCycle(c, q, []int{0, 1, 2})
 		ours[c.Next()]++
 		dubbo[d.pick([]int64{5 * k, k, k})]++
 	}
@@ -333,8 +333,8 @@ func TestRandomChangesStaySmooth(t *testing.T) {
 		for i := range from {
 			from[i] = i
 		}
-		q := Quantize(w)
-		c := NewCycle(q, r.Uint64())
+		q := quantizeWeights(w)
+		c := newSmoothCycle(q, r.Uint64())
 		d := &dubboReset{}
 		var ours, dubbo []int
 		var due [][]float64
@@ -342,8 +342,8 @@ func TestRandomChangesStaySmooth(t *testing.T) {
 			if r.IntN(1+trial%20) == 0 {
 				i := r.IntN(n)
 				w[i] = max(1, math.Round(w[i]*(0.7+0.6*r.Float64())))
-				q = Quantize(w)
-				c = Follow(c, q, from)
+				q = quantizeWeights(w)
+				c = followCycle(c, q, from)
 			}
 			ours = append(ours, c.Next())
 			iw := make([]int64, n)

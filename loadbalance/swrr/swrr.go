@@ -3,7 +3,7 @@
 // appears in proportion to its weight (weights 5, 1, 1 give the cycle
 // A A B A C A A). The cycle is built when the providers or their warm
 // weights change; a pick is one atomic increment. A weight change keeps
-// the order smooth (Follow), each consumer starts at a random position,
+// the order smooth (followCycle), each consumer starts at a random position,
 // and state is kept per (service key, method). A provider of weight 0 is
 // never picked unless every provider has weight 0; a failover retry is
 // answered by a weighted random pick within its subset.
@@ -37,26 +37,26 @@ type Options struct {
 // concurrent use; one Balancer serves every service and method. Select
 // returns the next provider of the cycle of the invocation's method.
 type Balancer struct {
-	*skeleton.Balancer[Cycle]
+	*skeleton.Balancer[smoothCycle]
 }
 
 // New returns a Balancer.
 func New(opts Options) *Balancer {
 	b := &Balancer{}
-	b.Balancer = skeleton.New(skeleton.Spec[Cycle]{
+	b.Balancer = skeleton.New(skeleton.Spec[smoothCycle]{
 		Name: Name, Warmup: opts.Warmup, Rand: algo.Source(opts.Rand),
 		Build: b.build,
-		Pick:  func(v *member.View[Cycle], _ base.Invocation) int { return v.Table.Next() },
+		Pick:  func(v *member.View[smoothCycle], _ base.Invocation) int { return v.Table.Next() },
 	})
 	return b
 }
 
 // build makes the cycle of a snapshot: at a random position for the first
 // snapshot of a (service, method), following the previous one after that.
-func (b *Balancer) build(s *member.Set, prev *member.View[Cycle]) *Cycle {
-	q := Quantize(s.Weights)
+func (b *Balancer) build(s *member.Set, prev *member.View[smoothCycle]) *smoothCycle {
+	q := quantizeWeights(s.Weights)
 	if prev == nil {
-		return NewCycle(q, b.Rand())
+		return newSmoothCycle(q, b.Rand())
 	}
 	from := make([]int, s.Len())
 	for i, inv := range s.Invokers {
@@ -66,5 +66,5 @@ func (b *Balancer) build(s *member.Set, prev *member.View[Cycle]) *Cycle {
 			from[i] = -1
 		}
 	}
-	return Follow(prev.Table, q, from)
+	return followCycle(prev.Table, q, from)
 }

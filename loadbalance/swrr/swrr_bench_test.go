@@ -45,12 +45,12 @@ func BenchmarkRebuild(b *testing.B) {
 			for i := range from {
 				from[i] = i
 			}
-			prev := NewCycle(Quantize(w), 0)
+			prev := newSmoothCycle(quantizeWeights(w), 0)
 			b.Run(fmt.Sprintf("%s/N=%d", c.name, n), func(b *testing.B) {
 				b.ReportAllocs()
 				for i := 0; b.Loop(); i++ {
 					w[0] += 0.1 // a new warm weight at every refresh
-					prev = Follow(prev, Quantize(w), from)
+					prev = followCycle(prev, quantizeWeights(w), from)
 				}
 				b.ReportMetric(float64(prev.Len()), "cycle")
 			})

@@ -295,6 +295,7 @@ func appInstances(service, group string, list []model.Instance) []registry.Servi
 type appInstance struct {
 	*registry.DefaultServiceInstance
 	nacosWeight float64
+	cluster     string // the instance's Nacos cluster name: its zone
 }
 
 // newAppInstance is in as dubbo-go's Nacos discovery makes it: the id
@@ -320,6 +321,7 @@ func newAppInstance(service, group string, in model.Instance) *appInstance {
 			Tag:         md[constant.Tagkey],
 		},
 		nacosWeight: in.Weight,
+		cluster:     in.ClusterName,
 	}
 }
 
@@ -327,11 +329,13 @@ func newAppInstance(service, group string, in model.Instance) *appInstance {
 // dubbo-go builds them but for the weight: the provider's own weight
 // parameter (none if it has none), and the weight factor parameter; and
 // for the timestamp: the service's, else the instance's (see
-// instanceTimestamp).
+// instanceTimestamp); and the zone (urlparam.ZoneKey): the service's
+// parameter, else the instance's metadata entry, else its cluster name.
 func (a *appInstance) ToURLs(service *info.ServiceInfo) []*common.URL {
 	urls := a.DefaultServiceInstance.ToURLs(service)
 	own := service.Params[constant.WeightKey]
 	ts := instanceTimestamp(service, a.Metadata)
+	zone := urlparam.Zone(cmp.Or(service.Params[urlparam.ZoneKey], a.Metadata[urlparam.ZoneKey]), a.cluster)
 	factor := nacosweight.Format(nacosweight.Factor(nacosweight.Instance{
 		Weight: a.nacosWeight, Level: nacosweight.Application, Release: service.Params[constant.ReleaseKey],
 	}))
@@ -344,6 +348,9 @@ func (a *appInstance) ToURLs(service *info.ServiceInfo) []*common.URL {
 		u.SetParam(urlparam.WeightFactorKey, factor)
 		if ts != "" {
 			u.SetParam(constant.TimestampKey, ts)
+		}
+		if zone != "" {
+			u.SetParam(urlparam.ZoneKey, zone)
 		}
 	}
 	return urls
@@ -371,7 +378,7 @@ func instanceTimestamp(service *info.ServiceInfo, md map[string]string) string {
 func (a *appInstance) Copy(endpoint *registry.Endpoint) registry.ServiceInstance {
 	c := a.DefaultServiceInstance.Copy(endpoint).(*registry.DefaultServiceInstance)
 	c.Weight = a.Weight
-	return &appInstance{DefaultServiceInstance: c, nacosWeight: a.nacosWeight}
+	return &appInstance{DefaultServiceInstance: c, nacosWeight: a.nacosWeight, cluster: a.cluster}
 }
 
 // idKey is the metadata entry that carries a dubbo-go ServiceInstance's id

@@ -13,6 +13,8 @@ import (
 	"github.com/nacos-group/nacos-sdk-go/v2/clients/naming_client"
 	"github.com/nacos-group/nacos-sdk-go/v2/model"
 	"github.com/nacos-group/nacos-sdk-go/v2/vo"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 
 	"dubbo.apache.org/dubbo-go/v3/common"
 	"dubbo.apache.org/dubbo-go/v3/metadata/info"
@@ -267,8 +269,8 @@ func TestRegistration(t *testing.T) {
 		t.Fatalf("batches %v: want 4, the last with a and b once each", fc.batches)
 	}
 	for _, p := range last {
-		if p.Weight != 1 || p.GroupName != "G" || !p.Ephemeral || p.Metadata[idKey] != p.Ip+":"+itoa(p.Port) {
-			t.Errorf("registration %+v: want weight 1, group G, ephemeral, id in the metadata", p)
+		if p.Weight != 1 || p.GroupName != "G" || !p.Ephemeral || p.Metadata[idKey] != p.Ip+":"+itoa(p.Port) || p.ClusterName != "" {
+			t.Errorf("registration %+v: want weight 1, group G, ephemeral, id in the metadata, no cluster", p)
 		}
 	}
 	if _, ok := a.Metadata[idKey]; ok {
@@ -299,4 +301,54 @@ func TestRegisteredWeight(t *testing.T) {
 			t.Errorf("registeredWeight(%d, %q) = %v, want %v", c.instance, c.registry, got, c.want)
 		}
 	}
+}
+
+// A provider's zone reaches its URL at both levels: its own lb.zone
+// parameter, else its Nacos cluster name, never Nacos's DEFAULT.
+func TestProviderURLZone(t *testing.T) {
+	for _, c := range []struct {
+		name, cluster, param, want string
+	}{
+		{"cluster", "zone-a", "", "zone-a"},
+		{"default cluster", "DEFAULT", "", ""},
+		{"no cluster", "", "", ""},
+		{"own parameter wins", "zone-a", "zone-b", "zone-b"},
+		{"own parameter, default cluster", "DEFAULT", "zone-b", "zone-b"},
+	} {
+		// Interface level: the parameter travels as metadata.
+		in := model.Instance{Ip: "127.0.0.1", Port: 20001, Weight: 1, Enable: true, Healthy: true, ClusterName: c.cluster,
+			Metadata: map[string]string{"interface": "org.dubbogo.lb.samples.Greeter", "protocol": "tri"}}
+		if c.param != "" {
+			in.Metadata["lb.zone"] = c.param
+		}
+		u, err := providerURL(in)
+		require.NoError(t, err, c.name)
+		assert.Equal(t, c.want, u.GetParam("lb.zone", ""), "interface level: %s", c.name)
+
+		// Application level: the parameter is the service's.
+		ai := appInst(1, 1, true, true)
+		ai.ClusterName = c.cluster
+		ai.Metadata["dubbo.endpoints"] = `[{"port":20001,"protocol":"tri"}]`
+		params := map[string]string{"release": "3.3.6"}
+		if c.param != "" {
+			params["lb.zone"] = c.param
+		}
+		urls := newAppInstance(app, "G", ai).Copy(&registry.Endpoint{Port: 20001, Protocol: "tri"}).(*appInstance).ToURLs(serviceInfo(params))
+		require.Len(t, urls, 1, c.name)
+		assert.Equal(t, c.want, urls[0].GetParam("lb.zone", ""), "application level: %s", c.name)
+	}
+}
+
+// A provider's zone, the registry param lb.zone, is its instance's Nacos
+// cluster, which consumers read back as its zone.
+func TestRegistrationZone(t *testing.T) {
+	u, _ := common.NewURL("service-discovery-registry://127.0.0.1:1?registry=nacos&registry.group=G&lb.zone=az-1")
+	d := newAppDiscovery(u, Options{})
+	fc := &fakeRegClient{}
+	d.registration.newClient = func() (naming_client.INamingClient, error) { return fc, nil }
+	require.NoError(t, d.Register(&registry.DefaultServiceInstance{ID: "127.0.0.1:1", ServiceName: app, Host: "127.0.0.1", Port: 1, Enable: true, Healthy: true}))
+	require.Len(t, fc.batches, 1)
+	require.Len(t, fc.batches[0], 1)
+	assert.Equal(t, "az-1", fc.batches[0][0].ClusterName)
+	require.NoError(t, d.Destroy())
 }

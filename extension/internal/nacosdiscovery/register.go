@@ -17,6 +17,7 @@ import (
 	"dubbo.apache.org/dubbo-go/v3/registry"
 
 	"github.com/dubbogo-lb/lb/internal/lblog"
+	"github.com/dubbogo-lb/lb/internal/urlparam"
 )
 
 // registration is the provider side of the application-level discovery:
@@ -208,6 +209,9 @@ func (r *registration) registerParam(in registry.ServiceInstance) vo.RegisterIns
 		Enable:    in.IsEnable(),
 		Healthy:   in.IsHealthy(),
 		Ephemeral: true,
+		// The provider's zone (the registry param lb.zone), as the
+		// instance's Nacos cluster: consumers read it back as the zone.
+		ClusterName: r.regURL.GetParam(urlparam.ZoneKey, ""),
 	}
 }
 

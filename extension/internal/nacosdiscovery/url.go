@@ -18,7 +18,8 @@ import (
 // path is the metadata's path, else /interface, the protocol the
 // metadata's protocol), plus the weight factor of the instance's Nacos
 // weight (urlparam.WeightFactorKey, see nacosweight), which dubbo-go
-// ignores.
+// ignores, and the provider's zone (urlparam.ZoneKey: its own parameter,
+// else the instance's cluster name).
 func providerURL(in model.Instance) (*common.URL, error) {
 	md := in.Metadata
 	path, iface, protocol := md[constant.NacosPathKey], md[constant.InterfaceKey], md[constant.ProtocolKey]
@@ -38,6 +39,9 @@ func providerURL(in model.Instance) (*common.URL, error) {
 		Weight: in.Weight, Level: nacosweight.Interface,
 		Release: md[constant.ReleaseKey], WeightParam: md[constant.WeightKey],
 	})))
+	if zone := urlparam.Zone(md[urlparam.ZoneKey], in.ClusterName); zone != "" {
+		params.Set(urlparam.ZoneKey, zone)
+	}
 	return common.NewURLWithOptions(
 		common.WithIp(in.Ip),
 		common.WithPort(strconv.FormatUint(in.Port, 10)),
