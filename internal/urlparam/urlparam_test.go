@@ -214,3 +214,47 @@ func TestZone(t *testing.T) {
 		}
 	}
 }
+
+func TestParseZoneRouting(t *testing.T) {
+	params := func(kv ...string) func(string) string {
+		m := map[string]string{}
+		for i := 0; i+1 < len(kv); i += 2 {
+			m[kv[i]] = kv[i+1]
+		}
+		return func(k string) string { return m[k] }
+	}
+	z, problems := ParseZoneRouting(params(), "")
+	if z.Local != "" || len(problems) != 0 {
+		t.Errorf("unset: %+v %v, want off, no problem", z, problems)
+	}
+	z, _ = ParseZoneRouting(params(), " az-env ")
+	if z.Local != "az-env" {
+		t.Errorf("from the environment: %q", z.Local)
+	}
+	z, problems = ParseZoneRouting(params(ZoneLocalKey, "az-1", ZoneCallersKey, "az-1:60, az-2:40,bad,:3,az-3:-1,az-4:NaN",
+		ZoneMinClusterSizeKey, "0", ZoneOverprovisioningKey, "2"), "az-env")
+	if z.Local != "az-1" || z.Callers["az-1"] != 60 || z.Callers["az-2"] != 40 || len(z.Callers) != 2 ||
+		z.MinClusterSize != -1 || z.Overprovisioning != 2 || len(problems) != 4 {
+		t.Errorf("configured: %+v, problems %q", z, problems)
+	}
+	z, problems = ParseZoneRouting(params(ZoneLocalKey, "a", ZoneCallersKey, "a:0", ZoneMinClusterSizeKey, "-2", ZoneOverprovisioningKey, "0.5"), "")
+	if z.Callers != nil || z.MinClusterSize != 0 || z.Overprovisioning != 0 || len(problems) != 3 {
+		t.Errorf("bad values: %+v, problems %q; want defaults and three problems", z, problems)
+	}
+}
+
+func FuzzParseZoneRouting(f *testing.F) {
+	f.Add("az-1", "az-1:60,az-2:40", "6", "1.4")
+	f.Fuzz(func(t *testing.T, local, callers, size, over string) {
+		m := map[string]string{ZoneLocalKey: local, ZoneCallersKey: callers, ZoneMinClusterSizeKey: size, ZoneOverprovisioningKey: over}
+		z, _ := ParseZoneRouting(func(k string) string { return m[k] }, "")
+		for name, share := range z.Callers {
+			if !(share >= 0) || name == "" {
+				t.Fatalf("callers %v", z.Callers)
+			}
+		}
+		if z.Overprovisioning != 0 && !(z.Overprovisioning >= 1) {
+			t.Fatalf("overprovisioning %v", z.Overprovisioning)
+		}
+	})
+}

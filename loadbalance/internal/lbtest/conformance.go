@@ -134,6 +134,7 @@ func Conformance(t *testing.T, s Subject) {
 	})
 	t.Run("BadInput", func(t *testing.T) { badInput(t, s) })
 	t.Run("Ejection", func(t *testing.T) { ejection(t, s) })
+	t.Run("Zones", func(t *testing.T) { zones(t, s) })
 	if s.WarmShares {
 		t.Run("SharesFollowWeights", func(t *testing.T) { sharesFollowWeights(t, s) })
 		t.Run("WarmupRamp", func(t *testing.T) { warmupRamp(t, s) })

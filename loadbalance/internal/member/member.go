@@ -12,6 +12,7 @@ package member
 import (
 	"bytes"
 	"math/rand/v2"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -22,6 +23,7 @@ import (
 
 	"github.com/dubbogo-lb/lb/internal/lblog"
 	"github.com/dubbogo-lb/lb/internal/urlmap"
+	"github.com/dubbogo-lb/lb/internal/urlparam"
 	"github.com/dubbogo-lb/lb/loadbalance/internal/algo"
 	"github.com/dubbogo-lb/lb/loadbalance/internal/outlier"
 	"github.com/dubbogo-lb/lb/rpcstatus"
@@ -68,6 +70,11 @@ type Set struct {
 	Ejected []bool
 	// Outliers is true when an outlier rule may eject providers of the Set.
 	Outliers bool
+	// Zones are the providers' zones (urlparam.ZoneKey), "" for none.
+	Zones []string
+	// panic is true when outlier ejection is ignored under its panic
+	// threshold.
+	panic bool
 
 	maxWeight float64 // the largest of Weights
 
@@ -202,6 +209,9 @@ type View[T any] struct {
 	*Set
 	// Table is the balancer's own state for the Set.
 	Table *T
+	// Zoning is the zone-aware routing of the Set; nil when the consumer
+	// names no zone.
+	Zoning *Zoning[T]
 
 	watch *filterWatch
 }
@@ -260,6 +270,8 @@ type state[T any] struct {
 	misses  atomic.Int32
 	watch   filterWatch
 	outlier outlier.Detector
+	// zoneLogged is the zone configuration problem logged last (st.mu).
+	zoneLogged string
 }
 
 // NewRegistry returns a Registry that builds tables with build.
@@ -421,6 +433,9 @@ func (r *Registry[T]) update(st *state[T], list []base.Invoker, method string, s
 	}
 	set := r.newSet(list, method, prev, now, &st.outlier)
 	v := &View[T]{Set: set, Table: r.build(set, prev), watch: &st.watch}
+	cfg, problems := urlparam.ReadZoneRouting(list[0].GetURL(), nil)
+	st.zoneProblems(list[0].GetURL().ServiceKey(), method, problems)
+	v.Zoning = r.zoning(v, prev, cfg, set.panic)
 	st.view.Store(v)
 	st.misses.Store(0)
 	if stale != nil {
@@ -439,6 +454,7 @@ func (r *Registry[T]) newSet(list []base.Invoker, method string, prev *View[T], 
 		Stats:     make([]*rpcstatus.Stats, n),
 		Meta:      make([]warmup.Meta, n),
 		Weights:   make([]float64, n),
+		Zones:     make([]string, n),
 		Method:    method,
 		index:     make(map[base.Invoker]int, n),
 		given:     &list[0],
@@ -449,9 +465,10 @@ func (r *Registry[T]) newSet(list []base.Invoker, method string, prev *View[T], 
 		if j, ok := prevIndex(prev, inv); ok {
 			// Keep what was parsed: a skewed timestamp stays anchored
 			// where it was first seen.
-			s.Providers[i], s.Stats[i], s.Meta[i] = prev.Providers[j], prev.Stats[j], prev.Meta[j]
+			s.Providers[i], s.Stats[i], s.Meta[i], s.Zones[i] = prev.Providers[j], prev.Stats[j], prev.Meta[j], prev.Zones[j]
 		} else {
 			u := inv.GetURL()
+			s.Zones[i] = strings.TrimSpace(u.GetParam(urlparam.ZoneKey, ""))
 			s.Providers[i] = rpcstatus.Of(u)
 			s.Stats[i] = s.Providers[i].Method(method)
 			s.Meta[i] = warmup.Parse(u, method, now)
@@ -464,7 +481,7 @@ func (r *Registry[T]) newSet(list []base.Invoker, method string, prev *View[T], 
 		}
 	}
 	d := det.Decide(method, s.Invokers, s.Stats)
-	s.Ejected, s.Outliers, s.board, s.alarm = d.Ejected, d.Enabled, det.Board(), d.Alarm
+	s.Ejected, s.Outliers, s.board, s.alarm, s.panic = d.Ejected, d.Enabled, det.Board(), d.Alarm, d.Panic
 	usable := n
 	for i := range list {
 		if s.IsEjected(i) {
@@ -482,18 +499,22 @@ func (r *Registry[T]) newSet(list []base.Invoker, method string, prev *View[T], 
 		}
 		s.Total = float64(usable)
 	}
+	s.setUniform()
+	if warming {
+		s.refreshAt = now.Add(r.opts.RefreshStep).UnixNano()
+	}
+	return s
+}
+
+// setUniform sets Uniform and maxWeight from Weights.
+func (s *Set) setUniform() {
 	s.Uniform = true
 	for _, w := range s.Weights {
 		s.maxWeight = max(s.maxWeight, w)
 		if w != s.Weights[0] {
 			s.Uniform = false
-			break
 		}
 	}
-	if warming {
-		s.refreshAt = now.Add(r.opts.RefreshStep).UnixNano()
-	}
-	return s
 }
 
 func prevIndex[T any](prev *View[T], inv base.Invoker) (int, bool) {

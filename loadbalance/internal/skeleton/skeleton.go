@@ -18,6 +18,7 @@ import (
 	"github.com/dubbogo-lb/lb/loadbalance/describe"
 	"github.com/dubbogo-lb/lb/loadbalance/internal/algo"
 	"github.com/dubbogo-lb/lb/loadbalance/internal/member"
+	"github.com/dubbogo-lb/lb/loadbalance/internal/zone"
 	"github.com/dubbogo-lb/lb/warmup"
 )
 
@@ -55,6 +56,12 @@ type Spec[T any] struct {
 	// Uncounted is what goes wrong when the lbactive filter does not count
 	// the calls, for balancers that need it; "" for those that do not.
 	Uncounted string
+	// ZoneWord returns the random word with which zone-aware routing
+	// chooses the zone of inv when the caller's zone spills (see package
+	// zone). Default: a word of Rand. A balancer whose pick must stick to
+	// a key (ringhash) derives it from the key, so that a key keeps its
+	// zone.
+	ZoneWord func(inv base.Invocation) uint64
 	// Describe fills in what the balancer's table says of the providers
 	// of v, ps[i] for slot i, when they are described (see
 	// Balancer.Describe; off the hot path): the effective weight, which
@@ -70,13 +77,34 @@ type Balancer[T any] struct {
 	rand    algo.Rand
 	views   *member.Registry[T]
 	missing atomic.Bool
+	pick    member.PickFunc[T] // pickIn, made once
 }
 
 // New returns the Balancer of spec.
 func New[T any](spec Spec[T]) *Balancer[T] {
 	b := &Balancer[T]{spec: spec, rand: algo.Source(spec.Rand.Func())}
 	b.views = member.NewRegistry(spec.Warmup, spec.Build)
+	b.pick = b.pickIn
 	return b
+}
+
+// pickIn returns the slot of v that the balancer picks for inv: within
+// the zone that zone-aware routing chooses when v has a plan, else among
+// all of v's providers.
+func (b *Balancer[T]) pickIn(v *member.View[T], inv base.Invocation) int {
+	zn := v.Zoning
+	if zn == nil || zn.Plan.Mode == zone.Off {
+		return b.spec.Pick(v, inv)
+	}
+	z := zn.Plan.Local
+	if zn.Plan.Mode == zone.Spill {
+		if b.spec.ZoneWord != nil {
+			z = zn.Plan.Choose(b.spec.ZoneWord(inv))
+		} else {
+			z = zn.Plan.Choose(b.rand.Uint64())
+		}
+	}
+	return zn.Slots[z][b.spec.Pick(zn.Views[z], inv)]
 }
 
 // Select returns the provider of invokers that the balancer's algorithm
@@ -104,10 +132,10 @@ func (b *Balancer[T]) Select(invokers []base.Invoker, inv base.Invocation) base.
 	var m member.Match
 	if len(invokers) <= b.spec.ReadsAllUpTo {
 		if v, m = b.views.Find(invokers, method); m == member.Exact {
-			i = b.spec.Pick(v, inv)
+			i = b.pick(v, inv)
 		}
 	} else {
-		v, i, m = b.views.Pick(invokers, method, b.spec.Pick, inv)
+		v, i, m = b.views.Pick(invokers, method, b.pick, inv)
 	}
 	if v == nil {
 		return b.interim(v, invokers, inv)

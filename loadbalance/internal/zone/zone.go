@@ -10,7 +10,10 @@
 // this file.
 package zone
 
-import "math"
+import (
+	"math"
+	"math/bits"
+)
 
 // Defaults of Options, as Envoy's.
 const (
@@ -221,10 +224,11 @@ func clean(x float64) float64 {
 }
 
 // Choose returns the zone (an index of the zones the plan was computed
-// from) that serves a call, from two random words: u decides whether the
-// call stays local, v where it spills. -1 when the plan is Off (pick
-// among all providers).
-func (p *Plan) Choose(u, v uint64) int {
+// from) that serves a call, from one random word u: all of it decides
+// whether the call stays local, its low half (as the high bits of the
+// draw) where it spills. -1 when the plan is Off (pick among all
+// providers).
+func (p *Plan) Choose(u uint64) int {
 	switch p.Mode {
 	case Off:
 		return -1
@@ -236,7 +240,7 @@ func (p *Plan) Choose(u, v uint64) int {
 	}
 	// The first zone whose cumulative spare capacity exceeds the draw:
 	// it has spare capacity of its own, so it is not the local zone.
-	x := float64(v>>11) * 0x1p-53 * p.residual[len(p.residual)-1]
+	x := float64(bits.RotateLeft64(u, 32)>>11) * 0x1p-53 * p.residual[len(p.residual)-1]
 	for i, c := range p.residual {
 		if c > x {
 			return i

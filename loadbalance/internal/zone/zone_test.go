@@ -20,7 +20,7 @@ func TestZoneBalancedStaysLocal(t *testing.T) {
 	assert.Equal(t, 1.0, p.LocalShare)
 	r := rand.New(rand.NewPCG(1, 2))
 	for range 1000 {
-		require.Equal(t, 0, p.Choose(r.Uint64(), r.Uint64()))
+		require.Equal(t, 0, p.Choose(r.Uint64()))
 	}
 }
 
@@ -93,7 +93,7 @@ func TestZoneOff(t *testing.T) {
 		"nothing healthy":        Compute([]Zone{full("a", 6, 0), full("b", 6, 0)}, 0, false, Options{}),
 	} {
 		assert.Equal(t, Off, p.Mode, name)
-		assert.Equal(t, -1, p.Choose(1, 2), name)
+		assert.Equal(t, -1, p.Choose(1), name)
 		assert.True(t, math.IsNaN(p.Share(0)), name)
 	}
 	small := Compute([]Zone{full("a", 3, 3), full("b", 2, 2)}, 0, false, Options{MinClusterSize: -1})
@@ -113,24 +113,24 @@ func TestZoneBadInput(t *testing.T) {
 	require.Equal(t, Spill, p.Mode)
 	r := rand.New(rand.NewPCG(3, 4))
 	for range 10000 {
-		z := p.Choose(r.Uint64(), r.Uint64())
+		z := p.Choose(r.Uint64())
 		assert.Contains(t, []int{0, 3}, z)
 	}
 }
 
 // checkShares draws n calls through choose and compares each zone's share
 // with the plan's, within 4.5 binomial standard deviations.
-func checkShares(t *testing.T, p Plan, zones int, choose func(u, v uint64) int) {
+func checkShares(t *testing.T, p Plan, zones int, choose func(u uint64) int) {
 	t.Helper()
 	assert.NoError(t, sharesWithin(p, zones, choose))
 }
 
-func sharesWithin(p Plan, zones int, choose func(u, v uint64) int) error {
+func sharesWithin(p Plan, zones int, choose func(u uint64) int) error {
 	const n = 200000
 	r := rand.New(rand.NewPCG(5, 6))
 	counts := make([]int, zones)
 	for range n {
-		counts[choose(r.Uint64(), r.Uint64())]++
+		counts[choose(r.Uint64())]++
 	}
 	for i, c := range counts {
 		want := p.Share(i)
@@ -156,31 +156,31 @@ func (e *shareError) Error() string {
 func TestZoneSpillSharesNegativeControl(t *testing.T) {
 	p := Compute([]Zone{full("a", 8, 4), full("b", 6, 6), full("c", 4, 4)}, 0, false, Options{})
 	require.Equal(t, Spill, p.Mode)
-	assert.Error(t, sharesWithin(p, 3, func(u, v uint64) int { return 0 }))
-	assert.Error(t, sharesWithin(p, 3, func(u, v uint64) int {
+	assert.Error(t, sharesWithin(p, 3, func(u uint64) int { return 0 }))
+	assert.Error(t, sharesWithin(p, 3, func(u uint64) int {
 		if u < uint64(p.LocalShare*0x1p64) {
 			return 0
 		}
-		return 1 + int(v>>63) // spill evenly, not by spare capacity
+		return 1 + int(u&1) // spill evenly, not by spare capacity
 	}))
 }
 
 func TestZoneChooseAllocatesNothing(t *testing.T) {
 	p := Compute([]Zone{full("a", 8, 4), full("b", 6, 6), full("c", 4, 4)}, 0, false, Options{})
-	var u, v uint64 = 1, 2
-	assert.Zero(t, testing.AllocsPerRun(100, func() { u, v = u*6364136223846793005+1, v*3; p.Choose(u, v) }))
+	var u uint64 = 1
+	assert.Zero(t, testing.AllocsPerRun(100, func() { u = u*6364136223846793005 + 1; p.Choose(u) }))
 }
 
 func FuzzCompute(f *testing.F) {
-	f.Add(6, 3.0, 600.0, 6, 6.0, 600.0, 4, 4.0, 400.0, 0.0, 0.0, 1.4, 0, 0, uint64(1), uint64(2))
-	f.Fuzz(func(t *testing.T, na int, ha, wa float64, nb int, hb, wb float64, nc int, hc, wc float64, ca, cb float64, over float64, min, local int, u, v uint64) {
+	f.Add(6, 3.0, 600.0, 6, 6.0, 600.0, 4, 4.0, 400.0, 0.0, 0.0, 1.4, 0, 0, uint64(1))
+	f.Fuzz(func(t *testing.T, na int, ha, wa float64, nb int, hb, wb float64, nc int, hc, wc float64, ca, cb float64, over float64, min, local int, u uint64) {
 		zones := []Zone{
 			{Name: "a", Providers: na, Weight: wa, Healthy: ha, Callers: ca},
 			{Name: "b", Providers: nb, Weight: wb, Healthy: hb, Callers: cb},
 			{Name: "c", Providers: nc, Weight: wc, Healthy: hc},
 		}
 		p := Compute(zones, local, false, Options{MinClusterSize: min, Overprovisioning: over})
-		z := p.Choose(u, v)
+		z := p.Choose(u)
 		if p.Mode == Off {
 			if z != -1 {
 				t.Fatalf("off plan chose %d", z)

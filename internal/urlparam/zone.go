@@ -1,0 +1,106 @@
+package urlparam
+
+import (
+	"fmt"
+	"maps"
+	"math"
+	"os"
+	"slices"
+	"strconv"
+	"strings"
+
+	"dubbo.apache.org/dubbo-go/v3/common"
+)
+
+// The consumer's zone-aware routing parameters: reference params, which
+// dubbo-go copies onto every provider URL of the reference, read at
+// service level.
+const (
+	// ZoneLocalKey names the consumer's own zone; zone-aware routing is on
+	// when it (or ZoneEnv) names one.
+	ZoneLocalKey = "lb.zone.local"
+	// ZoneCallersKey gives the share of the calls each zone's consumers
+	// send, as zone:share pairs ("az-1:60,az-2:40"); unset: in proportion
+	// to each zone's providers.
+	ZoneCallersKey = "lb.zone.callers"
+	// ZoneMinClusterSizeKey is the smallest number of providers for which
+	// zones count (default 6, Envoy's).
+	ZoneMinClusterSizeKey = "lb.zone.min-cluster-size"
+	// ZoneOverprovisioningKey is the overprovisioning factor (>= 1,
+	// default 1.4, Envoy's).
+	ZoneOverprovisioningKey = "lb.zone.overprovisioning"
+	// ZoneEnv is the environment variable that names the consumer's zone
+	// when ZoneLocalKey is unset.
+	ZoneEnv = "DUBBOGO_LB_ZONE"
+)
+
+// ZoneRouting is a consumer's zone-aware routing configuration.
+type ZoneRouting struct {
+	// Local is the consumer's zone; "" turns zone-aware routing off.
+	Local string
+	// Callers maps a zone to the share of the calls its consumers send
+	// (any unit); nil when unknown.
+	Callers map[string]float64
+	// MinClusterSize and Overprovisioning as package zone's Options (0:
+	// its defaults).
+	MinClusterSize   int
+	Overprovisioning float64
+}
+
+// ReadZoneRouting reads the zone-aware routing configuration from u, a
+// provider URL of the reference, with getenv for ZoneEnv (os.Getenv when
+// nil). A malformed value is dropped (its default applies) and problems
+// says so, one entry per value. It never panics.
+func ReadZoneRouting(u *common.URL, getenv func(string) string) (ZoneRouting, []string) {
+	if getenv == nil {
+		getenv = os.Getenv
+	}
+	return ParseZoneRouting(func(key string) string { return u.GetParam(key, "") }, getenv(ZoneEnv))
+}
+
+// ParseZoneRouting reads the configuration from param (the value of a
+// key, "" when unset), env being the value of ZoneEnv.
+func ParseZoneRouting(param func(key string) string, env string) (z ZoneRouting, problems []string) {
+	z.Local = strings.TrimSpace(param(ZoneLocalKey))
+	if z.Local == "" {
+		z.Local = strings.TrimSpace(env)
+	}
+	if raw := strings.TrimSpace(param(ZoneCallersKey)); raw != "" {
+		z.Callers = map[string]float64{}
+		for _, pair := range strings.Split(raw, ",") {
+			name, share, ok := strings.Cut(pair, ":")
+			name = strings.TrimSpace(name)
+			f, err := strconv.ParseFloat(strings.TrimSpace(share), 64)
+			if !ok || name == "" || err != nil || !(f >= 0) || math.IsInf(f, 0) {
+				problems = append(problems, fmt.Sprintf("%s: %q is not zone:share with a share >= 0; ignored", ZoneCallersKey, pair))
+				continue
+			}
+			z.Callers[name] += f
+		}
+		if !slices.ContainsFunc(slices.Collect(maps.Values(z.Callers)), func(f float64) bool { return f > 0 }) {
+			if len(problems) == 0 {
+				problems = append(problems, fmt.Sprintf("%s: %q gives no zone a share; callers taken in proportion to providers", ZoneCallersKey, raw))
+			}
+			z.Callers = nil
+		}
+	}
+	if raw := strings.TrimSpace(param(ZoneMinClusterSizeKey)); raw != "" {
+		n, err := strconv.Atoi(raw)
+		if err != nil || n < 0 || n > maxCount {
+			problems = append(problems, fmt.Sprintf("%s: %q is not a count >= 0; using 6", ZoneMinClusterSizeKey, raw))
+		} else if n == 0 {
+			z.MinClusterSize = -1 // always zone-aware
+		} else {
+			z.MinClusterSize = n
+		}
+	}
+	if raw := strings.TrimSpace(param(ZoneOverprovisioningKey)); raw != "" {
+		f, err := strconv.ParseFloat(raw, 64)
+		if err != nil || !(f >= 1) || f > 100 {
+			problems = append(problems, fmt.Sprintf("%s: %q is not a factor in [1, 100]; using 1.4", ZoneOverprovisioningKey, raw))
+		} else {
+			z.Overprovisioning = f
+		}
+	}
+	return z, problems
+}

@@ -1,0 +1,143 @@
+package member
+
+import (
+	"slices"
+	"strings"
+
+	"dubbo.apache.org/dubbo-go/v3/protocol/base"
+
+	"github.com/dubbogo-lb/lb/internal/lblog"
+	"github.com/dubbogo-lb/lb/internal/urlparam"
+	"github.com/dubbogo-lb/lb/loadbalance/internal/zone"
+	"github.com/dubbogo-lb/lb/rpcstatus"
+	"github.com/dubbogo-lb/lb/warmup"
+)
+
+// Zoning is a snapshot's zone-aware routing (package zone): the plan and,
+// for each zone, the balancer's own table over that zone's providers, so
+// that a balancer picks within the zone the plan chose without knowing of
+// zones. Built with the snapshot, off the call path; nil when the
+// consumer names no zone.
+type Zoning[T any] struct {
+	// Plan routes a call to a zone (an index of Names).
+	Plan zone.Plan
+	// Local is the consumer's zone.
+	Local string
+	// Names are the zones, sorted ("" for providers that name none).
+	Names []string
+	// Views holds each zone's providers and the balancer's table for them;
+	// nil while the plan is Off.
+	Views []*View[T]
+	// Slots maps a zone's slot to the snapshot's: Views[z].Invokers[j] is
+	// the snapshot's Invokers[Slots[z][j]].
+	Slots [][]int
+}
+
+// zoning builds the zone-aware routing of v, whose previous snapshot was
+// prev, with the consumer's configuration cfg; nil when it names no zone.
+func (r *Registry[T]) zoning(v *View[T], prev *View[T], cfg urlparam.ZoneRouting, panic bool) *Zoning[T] {
+	if cfg.Local == "" {
+		return nil
+	}
+	s := v.Set
+	zn := &Zoning[T]{Local: cfg.Local}
+	for _, name := range s.Zones {
+		if !slices.Contains(zn.Names, name) {
+			zn.Names = append(zn.Names, name)
+		}
+	}
+	slices.Sort(zn.Names)
+	zones := make([]zone.Zone, len(zn.Names))
+	zn.Slots = make([][]int, len(zn.Names))
+	local := -1
+	for z, name := range zn.Names {
+		zones[z].Name = name
+		zones[z].Callers = cfg.Callers[name]
+		if name == cfg.Local {
+			local = z
+		}
+	}
+	for i, name := range s.Zones {
+		z, _ := slices.BinarySearch(zn.Names, name)
+		zones[z].Providers++
+		zones[z].Weight += s.Meta[i].Weight
+		zones[z].Healthy += s.Weights[i]
+		zn.Slots[z] = append(zn.Slots[z], i)
+	}
+	zn.Plan = zone.Compute(zones, local, panic, zone.Options{MinClusterSize: cfg.MinClusterSize, Overprovisioning: cfg.Overprovisioning})
+	if zn.Plan.Mode == zone.Off {
+		return zn
+	}
+	zn.Views = make([]*View[T], len(zn.Names))
+	for z, slots := range zn.Slots {
+		sub := s.subset(slots)
+		var prevSub *View[T]
+		if prev != nil && prev.Zoning != nil && prev.Zoning.Views != nil {
+			if k, ok := slices.BinarySearch(prev.Zoning.Names, zn.Names[z]); ok {
+				prevSub = prev.Zoning.Views[k]
+			}
+		}
+		zn.Views[z] = &View[T]{Set: sub, Table: r.build(sub, prevSub), watch: v.watch}
+	}
+	return zn
+}
+
+// subset returns the Set of the providers of s at slots, in that order,
+// with their weights as in s (an ejected provider's 0 included).
+func (s *Set) subset(slots []int) *Set {
+	n := len(slots)
+	sub := &Set{
+		Invokers:  make([]base.Invoker, n),
+		Providers: make([]*rpcstatus.Provider, n),
+		Stats:     make([]*rpcstatus.Stats, n),
+		Meta:      make([]warmup.Meta, n),
+		Weights:   make([]float64, n),
+		Zones:     make([]string, n),
+		Method:    s.Method,
+		Outliers:  s.Outliers,
+		index:     make(map[base.Invoker]int, n),
+		refreshAt: s.refreshAt,
+		board:     s.board,
+		alarm:     s.alarm,
+	}
+	for j, i := range slots {
+		sub.Invokers[j], sub.Providers[j], sub.Stats[j], sub.Meta[j], sub.Weights[j], sub.Zones[j] =
+			s.Invokers[i], s.Providers[i], s.Stats[i], s.Meta[i], s.Weights[i], s.Zones[i]
+		sub.index[s.Invokers[i]] = j
+		sub.Total += s.Weights[i]
+		if s.IsEjected(i) {
+			if sub.Ejected == nil {
+				sub.Ejected = make([]bool, n)
+			}
+			sub.Ejected[j] = true
+		}
+	}
+	if n > 0 {
+		sub.given = &sub.Invokers[0]
+	}
+	if sub.Total <= 0 {
+		// The zone's usable providers are all drained: they share evenly,
+		// as in a whole snapshot.
+		for j := range sub.Weights {
+			if !sub.IsEjected(j) {
+				sub.Weights[j] = 1
+				sub.Total++
+			}
+		}
+	}
+	sub.setUniform()
+	return sub
+}
+
+// zoneProblems logs the configuration problems of a (service, method)'s
+// zone-aware routing when they change.
+func (st *state[T]) zoneProblems(service, method string, problems []string) {
+	p := strings.Join(problems, "; ")
+	if p == st.zoneLogged {
+		return
+	}
+	st.zoneLogged = p
+	if p != "" {
+		lblog.Warnf("zone-aware routing, service %s, method %s: %s", service, method, p)
+	}
+}
