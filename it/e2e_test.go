@@ -144,6 +144,7 @@ func TestUnknownBalancerIsAClearStartupError(t *testing.T) {
 	for name, args := range cases {
 		t.Run(name, func(t *testing.T) {
 			c := e.startConsumer(t, "", args...)
+			c.expectExit(2)
 			err := c.wait(reactDeadline)
 			log := c.log.String()
 			code := -1

@@ -20,6 +20,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -201,29 +202,42 @@ func tail(s string, n int) string {
 
 // proc is a child process.
 type proc struct {
-	name string
-	cmd  *exec.Cmd
-	log  *lockedBuffer // stderr, and stdout unless read elsewhere
-	done chan struct{} // closed when it has exited
-	err  error         // its exit status, once done
+	name    string
+	cmd     *exec.Cmd
+	log     *lockedBuffer // stderr, and stdout unless read elsewhere
+	started time.Time
+	done    chan struct{} // closed when it has exited
+	err     error         // its exit status, once done
+	// sent is the last signal the harness sent it (a syscall.Signal; 0:
+	// none), and wantExit the status it must exit with when it ends by
+	// itself (expectExit); see watch.
+	sent     atomic.Int32
+	wantExit atomic.Int32
 }
 
 // startProc starts bin with args; stdout goes to out, or to the log when
-// out is nil.
+// out is nil. The process is watched (see watch).
 func startProc(t *testing.T, name, bin string, out io.Writer, args ...string) *proc {
 	t.Helper()
-	p := &proc{name: name, log: new(lockedBuffer), done: make(chan struct{})}
-	p.cmd = exec.Command(filepath.Join(binDir, bin), args...)
-	p.cmd.Dir = rootDir
+	cmd := exec.Command(filepath.Join(binDir, bin), args...)
 	// A data race does not change the exit status: checkRaces reads the
 	// reports and fails the test for a race in this module's code only.
-	p.cmd.Env = append(os.Environ(), "GORACE=exitcode=0",
+	cmd.Env = append(os.Environ(), "GORACE=exitcode=0",
 		// nacos-sdk-go gives its first connection 3 s to answer the server
 		// check, three times, and a provider whose client is not connected
 		// then fails to register and exits ("client not connected"): seen
 		// when the machine was busy enough to starve Nacos for that long.
 		// This is the SDK's own setting for that timeout (milliseconds).
 		"nacos.remote.client.grpc.timeout=30000")
+	return runProc(t, name, cmd, out)
+}
+
+// runProc starts cmd, run in the module's root, with its stderr, and its
+// stdout unless out is not nil, in the proc's log, and watches it.
+func runProc(t *testing.T, name string, cmd *exec.Cmd, out io.Writer) *proc {
+	t.Helper()
+	p := &proc{name: name, cmd: cmd, log: new(lockedBuffer), done: make(chan struct{})}
+	p.cmd.Dir = rootDir
 	p.cmd.Stderr = p.log
 	p.cmd.Stdout = p.log
 	if out != nil {
@@ -232,11 +246,82 @@ func startProc(t *testing.T, name, bin string, out io.Writer, args ...string) *p
 	if err := p.cmd.Start(); err != nil {
 		t.Fatalf("start %s: %v", name, err)
 	}
+	p.started = time.Now()
 	go func() {
 		p.err = p.cmd.Wait()
 		close(p.done)
 	}()
+	watch(t, p)
 	return p
+}
+
+// watch makes the end of p part of t's verdict, whatever the callers saw
+// (failover retries hide a provider that crashed from them): when t ends,
+// p is stopped, and t fails if p's output holds a panic, a fatal runtime
+// error or a data race in this module's code (checkRaces), or if p
+// exited with a status other than the one expected. Expected: the status
+// set by expectExit (0 unless set) when p ended by itself; after the
+// harness signalled it (stop, kill, finish), an exit by that signal, or
+// status 0 (a graceful exit) or 128 + the signal (the JVM's).
+func watch(t *testing.T, p *proc) {
+	t.Cleanup(func() {
+		p.stop()
+		p.check(t)
+		if t.Failed() {
+			t.Logf("log of %s:\n%s", p.name, tail(p.log.String(), 30))
+			p.saveLog(t)
+		}
+	})
+}
+
+// expectExit sets the status p must exit with when it ends by itself.
+func (p *proc) expectExit(code int) { p.wantExit.Store(int32(code)) }
+
+// crashRe matches what a Go runtime (an unrecovered panic, a fatal error)
+// or a JVM (a crash, an uncaught exception in main, memory exhausted)
+// prints when the process dies of a bug.
+var crashRe = regexp.MustCompile(`(?m)^(panic: .*|fatal error: .*|# A fatal error has been detected by the Java Runtime Environment.*|Exception in thread "main".*|.*java\.lang\.OutOfMemoryError.*)$`)
+
+// check fails t if the exited process p crashed, raced in this module's
+// code, or exited with a status other than the expected one (see watch).
+func (p *proc) check(t *testing.T) {
+	t.Helper()
+	p.checkRaces(t)
+	if m := crashRe.FindString(p.log.String()); m != "" {
+		t.Errorf("%s crashed: %q in its output", p.name, m)
+	}
+	if problem := p.exitProblem(); problem != "" {
+		t.Errorf("%s %s", p.name, problem)
+	}
+}
+
+// exitProblem describes how p's exit differs from the expected one (see
+// watch), or returns "".
+func (p *proc) exitProblem() string {
+	st := p.cmd.ProcessState
+	if st == nil {
+		return "has no exit status"
+	}
+	ws, _ := st.Sys().(syscall.WaitStatus)
+	sent := syscall.Signal(p.sent.Load())
+	switch code := st.ExitCode(); {
+	case sent == 0 && code == int(p.wantExit.Load()):
+		return ""
+	case sent == 0:
+		return fmt.Sprintf("exited by itself (%v), want status %d", p.err, p.wantExit.Load())
+	case ws.Signaled() && ws.Signal() == sent:
+		return ""
+	case sent != syscall.SIGKILL && (code == 0 || code == 128+int(sent)):
+		return ""
+	default:
+		return fmt.Sprintf("exited with %v after the harness sent it %v, want an exit by that signal or status 0", p.err, sent)
+	}
+}
+
+// signal sends sig to p, and remembers it for exitProblem.
+func (p *proc) signal(sig syscall.Signal) {
+	p.sent.Store(int32(sig))
+	_ = p.cmd.Process.Signal(sig)
 }
 
 // exited reports whether the process has exited.
@@ -264,16 +349,16 @@ func (p *proc) stop() {
 	if p.exited() {
 		return
 	}
-	_ = p.cmd.Process.Signal(syscall.SIGTERM)
+	p.signal(syscall.SIGTERM)
 	if p.wait(10*time.Second) != nil && !p.exited() {
-		_ = p.cmd.Process.Kill()
+		p.signal(syscall.SIGKILL)
 		<-p.done
 	}
 }
 
 // kill sends SIGKILL and waits for the exit.
 func (p *proc) kill() {
-	_ = p.cmd.Process.Kill()
+	p.signal(syscall.SIGKILL)
 	<-p.done
 }
 
@@ -411,16 +496,7 @@ func (e *env) startOneProvider(t *testing.T, s providerSpec) *provider {
 		// Providers log in by flags, consumers by the YAML keys (consumerConf).
 		args = append(args, "-namespace", e.namespace, "-username", e.username, "-password", e.password)
 	}
-	p := &provider{spec: s, proc: startProc(t, "provider "+s.name, "provider", nil, args...)}
-	t.Cleanup(func() {
-		p.stop()
-		p.checkRaces(t)
-		if t.Failed() {
-			t.Logf("log of %s:\n%s", p.name, tail(p.log.String(), 20))
-			p.saveLog(t)
-		}
-	})
-	return p
+	return &provider{spec: s, proc: startProc(t, "provider "+s.name, "provider", nil, args...)}
 }
 
 // restart starts a new process for the same provider (same port).
@@ -754,14 +830,6 @@ func (e *env) startConsumer(t *testing.T, balancer string, extra ...string) *con
 		_ = pw.Close()
 	}()
 	go c.read(pr)
-	t.Cleanup(func() {
-		c.stop()
-		c.checkRaces(t)
-		if t.Failed() {
-			t.Logf("log of %s:\n%s", c.name, tail(c.log.String(), 30))
-			c.saveLog(t)
-		}
-	})
 	return c
 }
 
@@ -871,7 +939,7 @@ func (c *consumer) until(t *testing.T, timeout time.Duration, what string, cond 
 func (c *consumer) finish(t *testing.T) report {
 	t.Helper()
 	if !c.exited() {
-		_ = c.cmd.Process.Signal(syscall.SIGINT)
+		c.signal(syscall.SIGINT)
 	}
 	return c.result(t, 30*time.Second)
 }

@@ -88,31 +88,12 @@ func (e *env) startJavaProvider(t *testing.T, s providerSpec) *provider {
 	// The script execs the JVM: a signal to this process reaches Dubbo,
 	// whose shutdown hook unregisters the provider (2 to 3 s).
 	p := startJava(t, "java provider "+s.name, args...)
-	jp := &provider{spec: s, proc: p}
-	t.Cleanup(func() {
-		p.stop()
-		if t.Failed() {
-			t.Logf("log of %s:\n%s", p.name, tail(p.log.String(), 20))
-			p.saveLog(t)
-		}
-	})
-	return jp
+	return &provider{spec: s, proc: p}
 }
 
 // startJava runs it/javaprovider.sh with args (run or consume, and their
-// flags), its output in the proc's log.
+// flags), its output in the proc's log; the process is watched (watch).
 func startJava(t *testing.T, name string, args ...string) *proc {
 	t.Helper()
-	p := &proc{name: name, log: new(lockedBuffer), done: make(chan struct{})}
-	p.cmd = exec.Command("bash", append([]string{filepath.Join(rootDir, "it", "javaprovider.sh")}, args...)...)
-	p.cmd.Dir = rootDir
-	p.cmd.Stdout, p.cmd.Stderr = p.log, p.log
-	if err := p.cmd.Start(); err != nil {
-		t.Fatalf("start %s: %v", p.name, err)
-	}
-	go func() {
-		p.err = p.cmd.Wait()
-		close(p.done)
-	}()
-	return p
+	return runProc(t, name, exec.Command("bash", append([]string{filepath.Join(rootDir, "it", "javaprovider.sh")}, args...)...), nil)
 }
