@@ -82,17 +82,25 @@ func setup(t *testing.T) *env {
 }
 
 // needEnv returns the environment variable name, skipping t when it is not
-// set outside CI, failing it when CI=true.
+// set outside CI, failing it when CI=true (missing).
 func needEnv(t *testing.T, name string) string {
 	t.Helper()
 	v := os.Getenv(name)
 	if v == "" {
-		if os.Getenv("CI") == "true" {
-			t.Fatalf("%s is not set but CI=true: the integration tests need Nacos (bash it/test.sh starts one)", name)
-		}
-		t.Skipf("%s is not set: integration tests skipped (bash it/test.sh runs them against a local Nacos)", name)
+		missing(t, "%s is not set: the integration tests need Nacos (bash it/test.sh starts one and runs them)", name)
 	}
 	return v
+}
+
+// missing ends t for a missing prerequisite, saying why: it skips t on a
+// developer's machine, and fails it when CI=true, where every
+// prerequisite must be there and no test may skip.
+func missing(t *testing.T, format string, args ...any) {
+	t.Helper()
+	if os.Getenv("CI") == "true" {
+		t.Fatalf("CI=true, but "+format, args...)
+	}
+	t.Skipf(format, args...)
 }
 
 // prepare fails t unless e's Nacos (from the environment variable name)
