@@ -256,7 +256,7 @@ func TestWarmupRampsUpANewProvider(t *testing.T) {
 	// The consumers' reports queue up, so they can be read one consumer
 	// after the other. Beside it, two providers of 100.
 	for _, c := range cs {
-		checkRamp(t, c, "new", started, warmup, 100, 200)
+		checkRamp(t, c, fresh, started, warmup, 100, 200)
 	}
 	for _, c := range cs {
 		noErrors(t, c, c.finish(t))
@@ -268,7 +268,7 @@ func TestWarmupRampsUpANewProvider(t *testing.T) {
 // a warmup of warmup, in c's reports from when c finds it to the end of
 // its warmup, against Dubbo's linear ramp (its weight grows in proportion
 // to its uptime, at least 1); and then its share once warm.
-func checkRamp(t *testing.T, c *consumer, name string, started time.Time, warmup time.Duration, weight, others float64) {
+func checkRamp(t *testing.T, c *consumer, p *provider, started time.Time, warmup time.Duration, weight, others float64) {
 	t.Helper()
 	// expected is its share at a time, in percent.
 	expected := func(at time.Time) float64 {
@@ -314,7 +314,8 @@ func checkRamp(t *testing.T, c *consumer, name string, started time.Time, warmup
 		share    float64 // sum of calls × share, then the share
 		want     float64 // likewise for the expected share
 	}
-	found := c.until(t, reactDeadline, "finding the new provider", func(r report) bool { return r.By[name] > 0 })
+	name := p.spec.name
+	found := c.finds(t, p)
 	t.Logf("%s: found the new provider %.1fs into its warmup", c.name, found.end.Sub(started).Seconds())
 	var ws []*window
 	cur := &window{}
@@ -704,7 +705,7 @@ func TestProviderKilledDuringLoadCostsNoFailedCall(t *testing.T) {
 	back := e.restart(t, ps[2])
 	e.waitRegistered(t, ps[0], ps[1], back)
 	for _, c := range cs {
-		c.until(t, reactDeadline, "using the provider again", func(r report) bool { return r.By["k3"] > 0 })
+		c.finds(t, back)
 	}
 	for _, c := range cs {
 		noErrors(t, c, c.finish(t))
@@ -785,7 +786,8 @@ func TestNacosRestartDuringLoadLosesNoCallNorProvider(t *testing.T) {
 	late := e.startProvider(t, providerSpec{name: "r4", latency: "5ms"})
 	e.waitRegistered(t, ps[0], ps[1], ps[2], late)
 	for _, c := range cs {
-		c.until(t, reactDeadline, "finding the provider started after the restart", func(r report) bool {
+		c.finds(t, late)
+		c.until(t, reactDeadline, "calling every provider", func(r report) bool {
 			return all(r, "r1", "r2", "r3", "r4")
 		})
 	}

@@ -48,6 +48,7 @@ var (
 
 func TestMain(m *testing.M) {
 	code := m.Run()
+	printDiscovery()
 	if binDir != "" {
 		_ = os.RemoveAll(binDir)
 	}
@@ -438,6 +439,9 @@ type providerSpec struct {
 type provider struct {
 	*proc
 	spec providerSpec
+	// registered is when the harness first saw it registered
+	// (waitRegistered); zero until then.
+	registered time.Time
 }
 
 // mappingWriters lets one provider at a time write the greeter's
@@ -616,8 +620,12 @@ func (e *env) waitRegisteredIn(t *testing.T, service string, ps ...*provider) []
 		slices.Sort(got)
 		return slices.Equal(got, want)
 	})
+	now := time.Now()
 	out := make([]instance, len(ps))
 	for i, p := range ps {
+		if p.registered.IsZero() {
+			p.registered = now
+		}
 		for _, in := range list {
 			if in.Port == p.spec.port {
 				out[i] = in
@@ -976,6 +984,72 @@ func all(r report, names ...string) bool {
 		}
 	}
 	return true
+}
+
+// ---------------------------------------------------------------- discovery lag
+
+// discoveryBound bounds the discovery lag that recordDiscovery accepts:
+// how long a consumer may take to call a provider that registered while
+// it ran. A second or two on an idle machine (Nacos pushes the change,
+// dubbo-go refers the new provider, the consumer reports each second);
+// the bound leaves room for two busy cores shared with the whole parallel
+// suite, where every one of those steps waits for CPU (the figures that
+// TestMain prints at the end of each run).
+const discoveryBound = 45 * time.Second
+
+// discovery holds the discovery lags recorded in this run (recordDiscovery).
+var discovery struct {
+	sync.Mutex
+	lags []time.Duration
+}
+
+// recordDiscovery records that consumer took lag to find provider, which
+// registered while it ran, and fails t if that is more than
+// discoveryBound. TestMain prints the lags of the run, p50, p99 and
+// max. Tests that measure discovery their own way call it too.
+func recordDiscovery(t *testing.T, consumer, provider string, lag time.Duration) {
+	t.Helper()
+	discovery.Lock()
+	discovery.lags = append(discovery.lags, lag)
+	discovery.Unlock()
+	if lag > discoveryBound {
+		t.Errorf("%s took %v to find %s, more than %v", consumer, lag.Round(100*time.Millisecond), provider, discoveryBound)
+	} else {
+		t.Logf("%s found %s %v after it registered", consumer, provider, lag.Round(100*time.Millisecond))
+	}
+}
+
+// finds waits up to reactDeadline for c to call p, a provider started
+// while c runs, records the lag (recordDiscovery) and returns the first
+// report with a call to p. The lag runs from when the harness saw p
+// registered (or, before waitRegistered, p's start) to the end of that
+// report: up to a report interval (1 s) above the truth.
+func (c *consumer) finds(t *testing.T, p *provider) report {
+	t.Helper()
+	r := c.until(t, reactDeadline, "finding "+p.spec.name, func(r report) bool { return r.By[p.spec.name] > 0 })
+	from := p.registered
+	if from.IsZero() {
+		from = p.started
+	}
+	recordDiscovery(t, c.name, p.spec.name, max(r.end.Sub(from), 0))
+	return r
+}
+
+// printDiscovery prints the discovery lags of the run: how many, p50,
+// p99 and max.
+func printDiscovery() {
+	discovery.Lock()
+	defer discovery.Unlock()
+	lags := slices.Clone(discovery.lags)
+	if len(lags) == 0 {
+		return
+	}
+	slices.Sort(lags)
+	q := func(p float64) time.Duration {
+		return lags[min(int(p*float64(len(lags))), len(lags)-1)].Round(100 * time.Millisecond)
+	}
+	fmt.Printf("discovery lag of %d new providers: p50 %v, p99 %v, max %v (bound %v)\n",
+		len(lags), q(0.5), q(0.99), lags[len(lags)-1].Round(100*time.Millisecond), discoveryBound)
 }
 
 // errNacosScript is returned when it/nacos.sh fails.

@@ -99,7 +99,7 @@ func TestJavaMixedFleet(t *testing.T) {
 	started := time.UnixMilli(ts)
 	t.Logf("new Java provider: timestamp %s, registered %.1fs later", started.Format("15:04:05.000"), time.Since(started).Seconds())
 	for _, c := range cs {
-		checkRamp(t, c, "javanew", started, warmup, 800, 800) // beside 800 in all
+		checkRamp(t, c, fresh, started, warmup, 800, 800) // beside 800 in all
 	}
 	for _, c := range cs {
 		noErrors(t, c, c.finish(t))
