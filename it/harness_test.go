@@ -140,7 +140,7 @@ func build() error {
 	if binDir, err = os.MkdirTemp("", "dubbogo-lb-it-"); err != nil {
 		return err
 	}
-	for _, app := range []string{"provider", "consumer"} {
+	for _, app := range []string{"provider", "consumer", "demo"} {
 		args := []string{"build"}
 		if raceEnabled {
 			args = append(args, "-race")
