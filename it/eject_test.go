@@ -140,8 +140,16 @@ func failureSpell(t *testing.T, p *provider) (from, until time.Time) {
 // ejectionYAML writes a copy of conf/consumer.yaml with no retry (each
 // failure reaches the caller) and outlier ejections of ejectionTime, in
 // the reference's params, and returns its path.
+//
+// loadaware's reports expire after 10 s there, not 3 minutes: a provider
+// reports its load only in the answers to calls, so the report it sent
+// while failing (its error rate, which loadaware charges) stays in force
+// while loadaware sends it nothing, until it expires. Seen in this test:
+// once loadaware had ejected the provider, it did not call it again
+// within 2 minutes of its recovery.
 func ejectionYAML(t *testing.T, ejectionTime time.Duration) string {
 	t.Helper()
 	return editConsumerYAML(t, "        retries: 2\n",
-		"        retries: 0\n        params:\n          outlier.base-ejection-time: "+ejectionTime.String()+"\n", "consumer-ejection.yaml")
+		"        retries: 0\n        params:\n          outlier.base-ejection-time: "+ejectionTime.String()+
+			"\n          loadaware.expiration: 10s\n", "consumer-ejection.yaml")
 }
