@@ -527,6 +527,8 @@ type instance struct {
 	Healthy  bool              `json:"healthy"`
 	Enabled  bool              `json:"enabled"`
 	Metadata map[string]string `json:"metadata"`
+	// ClusterName is the instance's Nacos cluster: its zone.
+	ClusterName string `json:"clusterName"`
 }
 
 var httpClient = &http.Client{Timeout: 5 * time.Second}

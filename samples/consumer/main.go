@@ -41,6 +41,7 @@ import (
 	"dubbo.apache.org/dubbo-go/v3/global"
 
 	"github.com/dubbogo-lb/lb/extension"
+	"github.com/dubbogo-lb/lb/internal/urlparam"
 	"github.com/dubbogo-lb/lb/samples/internal/app"
 	"github.com/dubbogo-lb/lb/samples/internal/greeter"
 	"github.com/dubbogo-lb/lb/samples/internal/load"
@@ -74,6 +75,8 @@ func run() error {
 		asJSON    = flag.Bool("json", false, "print JSON lines (load.Stats) instead of text")
 		debug     = flag.String("debug", "", "serve the live page of the balancers on this address, e.g. 127.0.0.1:8080")
 		metrics   = flag.Int("metrics", 0, "enable dubbo-go's metrics with its Prometheus endpoint on this port (0: the YAML's metrics section)")
+		zone      = flag.String("zone", "", "the consumer's zone (the reference param lb.zone.local; default $DUBBOGO_LB_ZONE): zone-aware routing")
+		callers   = flag.String("zone-callers", "", "the share of the calls each zone's consumers send, zone:share,... (the reference param lb.zone.callers)")
 		pause     = flag.Bool("pause", false, "wait for SIGUSR1 before the run, and for SIGINT or SIGTERM after it")
 	)
 	flag.IntVar(&cfg.Concurrency, "concurrency", 8, "workers, each with one call in flight")
@@ -122,6 +125,14 @@ func run() error {
 		}
 		if *direct != "" {
 			ref.URL = *direct
+		}
+		for key, v := range map[string]string{urlparam.ZoneLocalKey: *zone, urlparam.ZoneCallersKey: *callers} {
+			if v != "" {
+				if ref.Params == nil {
+					ref.Params = map[string]string{}
+				}
+				ref.Params[key] = v
+			}
 		}
 		registry.Apply(o.Registries)
 		// registry-type all: one level serves each call, not both.

@@ -42,6 +42,7 @@ import (
 
 	"github.com/dubbogo-lb/lb/extension"
 	"github.com/dubbogo-lb/lb/filter/providerload"
+	"github.com/dubbogo-lb/lb/internal/urlparam"
 	"github.com/dubbogo-lb/lb/samples/internal/app"
 	"github.com/dubbogo-lb/lb/samples/internal/greeter"
 )
@@ -70,6 +71,7 @@ func run() error {
 		burn     = flag.Int("burn-cpu", 0, "goroutines that burn CPU for the whole run, starving the provider of CPU")
 		keepIvl  = flag.Duration("keep-interval", extension.DefaultKeepInterval, "how often the registration keeper (extension.KeepRegistered) reads Nacos; 0: no keeper")
 		usr2Fail = flag.Duration("usr2-fails", 0, "tests: on SIGUSR2, fail every call (with -fail-code) from then on for this long; 0: SIGUSR2 does nothing")
+		zone     = flag.String("zone", "", "the provider's zone: its lb.zone parameter, and its Nacos instance's cluster at application level (zone-aware routing)")
 		loseUSR1 = flag.Bool("usr1-loses-registration", false, "tests: on SIGUSR1, withdraw this provider's Nacos instances (interface and application level) through its own Nacos client, behind dubbo-go's back, as a registration the client lost")
 	)
 	var registry app.RegistryFlags
@@ -127,6 +129,14 @@ func run() error {
 			listen = p.Ip + ":" + p.Port
 		}
 		registry.Apply(o.Registries)
+		if *zone != "" {
+			for _, r := range o.Registries {
+				if r.Params == nil {
+					r.Params = map[string]string{}
+				}
+				r.Params[urlparam.ZoneKey] = *zone // the instance's cluster, at application level
+			}
+		}
 		if *report && o.Provider != nil {
 			o.Provider.Filter = strings.Trim(o.Provider.Filter+","+extension.LoadFilterName, ",")
 		}
@@ -171,11 +181,15 @@ func run() error {
 	}
 	// WithWarmUp exports whole seconds, the unit dubbo-go providers use for
 	// both timestamp and warmup (package warmup reads them so).
-	if err := greeter.Register(srv, backend, server.WithWarmUp(*warm)); err != nil {
+	svcOpts := []server.ServiceOption{server.WithWarmUp(*warm)}
+	if *zone != "" {
+		svcOpts = append(svcOpts, server.WithParam(urlparam.ZoneKey, *zone))
+	}
+	if err := greeter.Register(srv, backend, svcOpts...); err != nil {
 		return err
 	}
-	fmt.Printf("provider %s: serving %s on %s, weight %d, warmup %v, latency %v, error rate %g, load reports %v, capacity %d, CPU burners %d\n",
-		*name, greeter.Interface, listen, *weight, *warm, lat, *errRate, *report, *capacity, *burn)
+	fmt.Printf("provider %s: serving %s on %s, weight %d, warmup %v, latency %v, error rate %g, load reports %v, capacity %d, CPU burners %d, zone %q\n",
+		*name, greeter.Interface, listen, *weight, *warm, lat, *errRate, *report, *capacity, *burn, *zone)
 	if !failure.From.IsZero() {
 		printFailure(*name, failure)
 	}

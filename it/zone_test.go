@@ -1,0 +1,137 @@
+package it
+
+import (
+	"fmt"
+	"testing"
+	"time"
+)
+
+// Zone-aware routing end to end (issue 24, loadbalance/internal/zone): six
+// providers registered at application level in two Nacos clusters, az-a
+// and az-b (the samples' -zone), a consumer in each zone that says the
+// two zones send as many calls (-zone-callers), and a consumer that
+// names no zone as the negative control.
+//
+//   - Balanced zones: every call of a zone's consumer stays in its zone
+//     (at least 99 %); the consumer without a zone spreads over both, and
+//     fails the same check.
+//   - Zone az-a shrinks to one provider of 100 against az-b's 300: by
+//     Envoy's formula az-a holds 100/400 = 25 % of the capacity for 50 %
+//     of the calls, so it keeps 25/50 = 50 % of its consumer's calls and
+//     spills the rest to az-b; az-b's consumer stays at home.
+//   - Zone az-a goes down whole: its consumer's calls all go to az-b, and
+//     no call fails; when az-a comes back, its calls come back too.
+func TestZoneAwareRoutingStaysLocalSpillsAndFailsOver(t *testing.T) {
+	t.Parallel() // shares by zone: harness_test.go, which tests run alone
+	e := setup(t)
+	lv := applicationLevel
+	zoneA, zoneB := []string{"a1", "a2", "a3"}, []string{"b1", "b2", "b3"}
+	var specs []providerSpec
+	for _, n := range zoneA {
+		specs = append(specs, providerSpec{name: n, args: []string{"-zone", "az-a"}})
+	}
+	for _, n := range zoneB {
+		specs = append(specs, providerSpec{name: n, args: []string{"-zone", "az-b"}})
+	}
+	ps, insts := e.startAt(t, lv, nil, specs...)
+	for _, in := range insts {
+		want := "az-a"
+		if in.Port == ps[3].spec.port || in.Port == ps[4].spec.port || in.Port == ps[5].spec.port {
+			want = "az-b"
+		}
+		if in.ClusterName != want {
+			t.Fatalf("instance %s:%d in Nacos cluster %q, want %q", in.IP, in.Port, in.ClusterName, want)
+		}
+	}
+
+	zoneArgs := func(zone string) []string {
+		return []string{"-registry-type", lv.typ, "-zone", zone, "-zone-callers", "az-a:1,az-b:1"}
+	}
+	cs := e.startConsumers(t, 3,
+		consumerSpec{balancer: "warmrandom", name: "consumer in az-a", args: zoneArgs("az-a")},
+		consumerSpec{balancer: "swrr", name: "consumer in az-b", args: zoneArgs("az-b")})
+	ca, cb := cs[0], cs[1]
+	control := e.startConsumers(t, 6, consumerSpec{balancer: "warmrandom", name: "consumer without a zone",
+		args: []string{"-registry-type", lv.typ}})[0]
+
+	// Balanced: at home.
+	ca.until(t, reactDeadline, "reaching az-a", func(r report) bool { return all(r, zoneA...) })
+	cb.until(t, reactDeadline, "reaching az-b", func(r report) bool { return all(r, zoneB...) })
+	for _, c := range []struct {
+		c    *consumer
+		home []string
+	}{{ca, zoneA}, {cb, zoneB}} {
+		r := c.c.collectCalls(t, shareCalls)
+		if err := atHome(r, c.home, 99); err != nil {
+			t.Errorf("%s, zones balanced: %v", c.c.name, err)
+		} else {
+			t.Logf("%s, zones balanced: %.2f %% at home (%v)", c.c.name, zoneShare(r, c.home), r)
+		}
+	}
+	// Negative control: without a zone about half the calls are in az-a.
+	control.until(t, reactDeadline, "reaching every provider", func(r report) bool { return all(r, append(zoneA, zoneB...)...) })
+	if r := control.collectCalls(t, shareCalls); atHome(r, zoneA, 99) == nil {
+		t.Errorf("%s passed the at-home check (%v): the check proves nothing", control.name, r)
+	}
+
+	// az-a shrinks to a1: it keeps half of its consumer's calls.
+	ps[1].stop()
+	ps[2].stop()
+	e.waitInstancesOf(t, lv.service, reactDeadline, "az-a down to a1", func(list []instance) bool { return len(list) == 4 })
+	shrunk := time.Now()
+	ca.until(t, reactDeadline, "past the shrink", func(r report) bool {
+		return r.start().After(shrunk.Add(3*time.Second)) && r.By["a2"]+r.By["a3"] == 0
+	})
+	const wantLocal = 100 * (100.0 / 400) / (1.0 / 2) // Envoy: upstream share / caller share of az-a
+	r := ca.collectCalls(t, shareCalls)
+	within(t, fmt.Sprintf("%s, az-a shrunk to one provider: share kept in az-a (%d calls)", ca.name, successes(r)),
+		zoneShare(r, zoneA), wantLocal, shareTol(wantLocal, successes(r), edgeAllowance))
+	if r := cb.collectCalls(t, shareCalls); atHome(r, zoneB, 99) != nil {
+		t.Errorf("%s, az-a shrunk: %v; want every call at home", cb.name, r)
+	}
+
+	// az-a down: everything to az-b, no failed call.
+	ps[0].stop()
+	e.waitInstancesOf(t, lv.service, reactDeadline, "az-a down", func(list []instance) bool { return len(list) == 3 })
+	down := time.Now()
+	ca.until(t, reactDeadline, "past az-a going down", func(r report) bool { return r.start().After(down.Add(3 * time.Second)) })
+	if r := ca.collectCalls(t, shareCalls/3); zoneShare(r, zoneB) != 100 {
+		t.Errorf("%s, az-a down: %v; want every call in az-b", ca.name, r)
+	}
+
+	// az-a back: its calls come home.
+	var back []*provider
+	for _, p := range ps[:3] {
+		back = append(back, e.restart(t, p))
+	}
+	e.waitRegisteredIn(t, lv.service, append(back, ps[3:]...)...)
+	for _, p := range back {
+		ca.finds(t, p)
+	}
+	ca.until(t, reactDeadline, "at home again", func(r report) bool { return atHome(r, zoneA, 99) == nil && successes(r) > 0 })
+	if r := ca.collectCalls(t, shareCalls); atHome(r, zoneA, 99) != nil {
+		t.Errorf("%s, az-a back: %v; want at least 99 %% at home", ca.name, r)
+	}
+	for _, c := range []*consumer{ca, cb, control} {
+		noErrors(t, c, c.finish(t))
+	}
+}
+
+// zoneShare returns the share, in percent, of r's successful calls that
+// went to the providers named.
+func zoneShare(r report, names []string) float64 {
+	s := 0.0
+	for _, n := range names {
+		s += r.share(n)
+	}
+	return s
+}
+
+// atHome returns an error unless at least min percent of r's successful
+// calls went to the providers of home.
+func atHome(r report, home []string, min float64) error {
+	if got := zoneShare(r, home); !(got >= min) || successes(r) == 0 {
+		return fmt.Errorf("%.2f %% of %d calls at home, want at least %.0f %%", got, successes(r), min)
+	}
+	return nil
+}
