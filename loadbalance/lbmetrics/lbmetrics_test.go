@@ -288,3 +288,19 @@ func TestCollectorReportedLoad(t *testing.T) {
 	require.NotNil(t, ps[2].Reported.JavaLoad)
 	assert.Equal(t, 530.0, *ps[2].Reported.JavaLoad)
 }
+
+// Names lists exactly the metrics the Collector describes, which the
+// dashboard's and the alert rules' tests check their queries against.
+func TestNamesAreTheDescribedMetrics(t *testing.T) {
+	ch := make(chan *prom.Desc, 64)
+	New(Options{Registry: describe.New(describe.Options{})}).Describe(ch)
+	close(ch)
+	var described []string
+	fq := regexp.MustCompile(`fqName: "([^"]+)"`)
+	for d := range ch {
+		m := fq.FindStringSubmatch(d.String())
+		require.NotNil(t, m, d.String())
+		described = append(described, m[1])
+	}
+	assert.ElementsMatch(t, Names(), described)
+}
