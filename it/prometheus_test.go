@@ -37,8 +37,8 @@ import (
 // (ejections, panic mode and the rebuild storm on faults, no picks for the
 // idle provider only, missing reports for the quiet provider only), none
 // ever fires on healthy (the negative control of them all), and each
-// clears once its cause is gone (the failing, idle and quiet providers
-// stopped, the edits over).
+// clears once its cause is gone (the failing providers back and working,
+// the idle and quiet providers stopped, the edits over).
 //
 // The rules are the shipped file with every duration divided by 30
 // (rules windows of 10 min become 20 s, for: 5m becomes 10 s): a test of
@@ -174,11 +174,19 @@ func TestPrometheusDashboardAndAlertsOnTheSampleFleet(t *testing.T) {
 		}
 	}
 
-	// Clear: the failing, idle and quiet providers leave, the edits stop.
+	// Clear: the edits stop, the idle and quiet providers leave, and the
+	// failing ones come back working, on the same ports (so the faults
+	// alerts clear with every provider there, by the window passing).
 	for _, p := range append(bad, cold, mute) {
 		p.stop()
 	}
 	cleared := time.Now()
+	for i, p := range bad {
+		spec := p.spec
+		spec.args = nil
+		bad[i] = faults.startProvider(t, spec)
+	}
+	faults.waitRegistered(t, append([]*provider{fp[0]}, bad...)...)
 	deadline = time.Now().Add(6 * time.Minute) // the 20 s windows, then for:
 	for {
 		firing := prom.firing(t)
@@ -198,6 +206,16 @@ func TestPrometheusDashboardAndAlertsOnTheSampleFleet(t *testing.T) {
 		time.Sleep(time.Second) // the evaluation interval
 	}
 	t.Logf("every alert cleared within %v", time.Since(cleared).Round(time.Second))
+	// ... with the providers that failed there, serving, in no panic.
+	for _, q := range []string{
+		`dubbo_consumer_lb_outlier_panic{instance="` + instance("faults") + `"} == 0`,
+		`dubbo_consumer_lb_ejected{instance="` + instance("faults") + `", provider="` + addr(bad[0]) + `"} == 0`,
+		`dubbo_consumer_lb_ejected{instance="` + instance("faults") + `", provider="` + addr(bad[1]) + `"} == 0`,
+	} {
+		if len(prom.query(t, q)) == 0 {
+			t.Errorf("no series for %s", q)
+		}
+	}
 
 	// Over the whole run (Prometheus's ALERTS series keeps every
 	// evaluation, between the polls too): nothing fired on the healthy
