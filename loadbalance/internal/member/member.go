@@ -68,6 +68,9 @@ type Set struct {
 	Ejected []bool
 	// Outliers is true when an outlier rule may eject providers of the Set.
 	Outliers bool
+	// Panic is true when outlier detection ignores its ejections: fewer
+	// providers than its panic threshold would be left (outlier.Decision).
+	Panic bool
 
 	index map[base.Invoker]int
 	given *base.Invoker // first element of the list the Set was built from
@@ -339,7 +342,7 @@ func (r *Registry[T]) newSet(list []base.Invoker, method string, prev *View[T], 
 		}
 	}
 	d := det.Decide(method, s.Invokers, s.Stats)
-	s.Ejected, s.Outliers, s.board, s.alarm = d.Ejected, d.Enabled, det.Board(), d.Alarm
+	s.Ejected, s.Outliers, s.Panic, s.board, s.alarm = d.Ejected, d.Enabled, d.Panic, det.Board(), d.Alarm
 	usable := n
 	for i := range list {
 		if s.IsEjected(i) {

@@ -67,6 +67,10 @@ type Decision struct {
 	Alarm uint64
 	// Enabled is true when a rule may eject.
 	Enabled bool
+	// Panic is true when rules ejected providers but fewer than the panic
+	// threshold would be left usable, so ejection is ignored (Ejected is
+	// nil) and every provider serves.
+	Panic bool
 }
 
 // Decide links the board to stats, the statistics of the providers
@@ -82,7 +86,8 @@ func (d *Detector) Decide(method string, invokers []base.Invoker, stats []*rpcst
 	for _, s := range stats {
 		s.Link(&d.board)
 	}
-	return Decision{Alarm: alarm, Enabled: d.cfg.Enabled(), Ejected: d.evaluate(now, invokers, stats, method)}
+	ejected := d.evaluate(now, invokers, stats, method)
+	return Decision{Alarm: alarm, Enabled: d.cfg.Enabled(), Ejected: ejected, Panic: d.panicked}
 }
 
 // configure (re)reads the configuration when the URL it came from changed.
