@@ -107,6 +107,9 @@ func init() {
 	// invocation, and each balancer keeps its state per (service, method).
 	register(warmrandom.Name, warmrandom.New(warmrandom.Options{}))
 	register(ringhash.Name, ringhash.New(ringhash.Options{}))
+	// Dubbo Java's names, for providers that name their consumers'
+	// balancer (loadbalance: consistenthash, shortestresponse, adaptive).
+	register(ringhash.JavaName, ringhash.Java())
 	register(fewestactive.Name, fewestactive.New(fewestactive.Options{}))
 	register(swrr.Name, swrr.New(swrr.Options{}))
 	register(lalb.Name, lalb.New(lalb.Options{}))

@@ -26,6 +26,18 @@ import (
 // dubbo-go. It differs from dubbo-go's own "consistenthashing".
 const Name = "ringhash"
 
+// JavaName is Dubbo Java's name of its consistent hash,
+// ConsistentHashLoadBalance's "consistenthash", under which package
+// extension registers Java: a provider that names it gets Dubbo's ring.
+const JavaName = "consistenthash"
+
+// Java returns the balancer registered under JavaName: Dubbo's
+// configuration of the ring (160 nodes, hash.arguments "0", no bounded
+// load), a Balancer of its own so that what it decides is described under
+// its own name. It is the zero Options today, spelled out so that a change
+// of ringhash's defaults never changes what Java's name means.
+func Java() *Balancer { return New(Options{BalanceFactor: 0}) }
+
 // URL parameters read from the first provider's URL, method level
 // ("methods.<method>.hash.nodes", or Dubbo Java's "<method>.hash.nodes")
 // before service level, as Dubbo does; see urlparam.MethodParam.
