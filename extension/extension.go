@@ -53,6 +53,7 @@ import (
 	"github.com/dubbogo-lb/lb/loadbalance/loadaware"
 	"github.com/dubbogo-lb/lb/loadbalance/ringhash"
 	"github.com/dubbogo-lb/lb/loadbalance/rtadaptive"
+	"github.com/dubbogo-lb/lb/loadbalance/shortestresponse"
 	"github.com/dubbogo-lb/lb/loadbalance/swrr"
 	"github.com/dubbogo-lb/lb/loadbalance/warmrandom"
 )
@@ -110,6 +111,7 @@ func init() {
 	// Dubbo Java's names, for providers that name their consumers'
 	// balancer (loadbalance: consistenthash, shortestresponse, adaptive).
 	register(ringhash.JavaName, ringhash.Java())
+	register(shortestresponse.Name, shortestresponse.New(shortestresponse.Options{}))
 	register(fewestactive.Name, fewestactive.New(fewestactive.Options{}))
 	register(swrr.Name, swrr.New(swrr.Options{}))
 	register(lalb.Name, lalb.New(lalb.Options{}))

@@ -10,6 +10,7 @@ import (
 	"github.com/dubbogo-lb/lb/loadbalance/lalb"
 	"github.com/dubbogo-lb/lb/loadbalance/loadaware"
 	"github.com/dubbogo-lb/lb/loadbalance/ringhash"
+	"github.com/dubbogo-lb/lb/loadbalance/shortestresponse"
 	"github.com/dubbogo-lb/lb/loadbalance/rtadaptive"
 	"github.com/dubbogo-lb/lb/loadbalance/swrr"
 	"github.com/dubbogo-lb/lb/loadbalance/warmrandom"
@@ -50,6 +51,10 @@ func TestConformance(t *testing.T) {
 		{loadaware.Name + "-java", lbtest.Subject{WarmShares: true,
 			New: func(w warmup.Options, r func() uint64) lb {
 				return loadaware.New(loadaware.Options{Cost: loadaware.CostJava, Warmup: w, Rand: r})
+			}}},
+		{shortestresponse.Name, lbtest.Subject{WarmShares: true,
+			New: func(w warmup.Options, r func() uint64) lb {
+				return shortestresponse.New(shortestresponse.Options{Warmup: w, Rand: r})
 			}}},
 		{lalb.Name, lbtest.Subject{
 			New: func(w warmup.Options, r func() uint64) lb { return lalb.New(lalb.Options{Warmup: w, Rand: r}) }}},
