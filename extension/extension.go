@@ -46,6 +46,7 @@ import (
 	"github.com/dubbogo-lb/lb/extension/internal/nacosdiscovery"
 	"github.com/dubbogo-lb/lb/filter"
 	"github.com/dubbogo-lb/lb/filter/providerload"
+	"github.com/dubbogo-lb/lb/loadbalance/adaptive"
 	"github.com/dubbogo-lb/lb/loadbalance/describe"
 	"github.com/dubbogo-lb/lb/loadbalance/fewestactive"
 	"github.com/dubbogo-lb/lb/loadbalance/lalb"
@@ -112,6 +113,7 @@ func init() {
 	// balancer (loadbalance: consistenthash, shortestresponse, adaptive).
 	register(ringhash.JavaName, ringhash.Java())
 	register(shortestresponse.Name, shortestresponse.New(shortestresponse.Options{}))
+	register(adaptive.Name, adaptive.New(adaptive.Options{}))
 	register(fewestactive.Name, fewestactive.New(fewestactive.Options{}))
 	register(swrr.Name, swrr.New(swrr.Options{}))
 	register(lalb.Name, lalb.New(lalb.Options{}))

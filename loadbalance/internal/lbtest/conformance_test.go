@@ -5,6 +5,7 @@ import (
 
 	"dubbo.apache.org/dubbo-go/v3/cluster/loadbalance"
 
+	"github.com/dubbogo-lb/lb/loadbalance/adaptive"
 	"github.com/dubbogo-lb/lb/loadbalance/fewestactive"
 	"github.com/dubbogo-lb/lb/loadbalance/internal/lbtest"
 	"github.com/dubbogo-lb/lb/loadbalance/lalb"
@@ -55,6 +56,12 @@ func TestConformance(t *testing.T) {
 		{shortestresponse.Name, lbtest.Subject{WarmShares: true,
 			New: func(w warmup.Options, r func() uint64) lb {
 				return shortestresponse.New(shortestresponse.Options{Warmup: w, Rand: r})
+			}}},
+		// Java's adaptive draws its two candidates uniformly: weights
+		// weigh in its cost and its ties, its shares do not follow them.
+		{adaptive.Name, lbtest.Subject{
+			New: func(w warmup.Options, r func() uint64) lb {
+				return adaptive.New(adaptive.Options{Warmup: w, Rand: r})
 			}}},
 		{lalb.Name, lbtest.Subject{
 			New: func(w warmup.Options, r func() uint64) lb { return lalb.New(lalb.Options{Warmup: w, Rand: r}) }}},
