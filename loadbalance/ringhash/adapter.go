@@ -125,8 +125,8 @@ type table struct {
 	// attachment is the attachment whose value is the key (hash.attachment),
 	// "" for the arguments.
 	attachment string
-	where    string   // "service method", for logs
-	key      *keySpec
+	where      string // "service method", for logs
+	key        *keySpec
 }
 
 // keySpec turns invocation arguments into a key point. It lives as long as
