@@ -14,8 +14,8 @@
 // configuration center's overrides are applied). For each name that no
 // balancer is registered under, it registers a fallback under that name,
 // which hands each call to the consumer's fallback balancer (FallbackKey,
-// default DefaultFallback), and logs one WARN per (provider, service,
-// name). Nothing is rewritten: dubbo-go compares each new provider URL
+// default DefaultFallback), and logs one WARN per (service, method,
+// name), naming the provider it came from. Nothing is rewritten: dubbo-go compares each new provider URL
 // with its invoker's and refers the provider again when they differ, so a
 // URL changed after the fact would make a new connection on every
 // notification. JavaMethodSpelling, applied where the provider URL is
@@ -126,7 +126,7 @@ type Guard struct {
 
 	mu        sync.Mutex
 	fallbacks map[string]bool // the names registered as fallbacks
-	warned    sync.Map        // "location|service|name" -> struct{}
+	warned    sync.Map        // "service|method|name" -> struct{}
 	byURL     urlmap.Store[common.URL, atomic.Pointer[loadbalance.LoadBalance]]
 	def       atomic.Pointer[loadbalance.LoadBalance] // DefaultFallback's balancer
 }
@@ -156,7 +156,8 @@ func (g *Guard) IsFallback(name string) bool {
 
 // Check makes every balancer name of the provider URL u safe to look up:
 // an unknown name gets a fallback registered under it, and one WARN per
-// (provider, service, name) says so. It also records u's fallback, which
+// (service, method, name), naming the first provider seen, says so: a
+// fleet of providers that name it logs one line, not one per provider. It also records u's fallback, which
 // the fallback balancer hands u's calls to. Call it before dubbo-go makes
 // an invoker of u.
 func (g *Guard) Check(u *common.URL) {
@@ -169,7 +170,7 @@ func (g *Guard) Check(u *common.URL) {
 			fb = g.fallbackOf(u)
 			g.byURL.Get(u).Store(fb)
 		}
-		key := u.Location + "|" + u.ServiceKey() + "|" + n.Name
+		key := u.ServiceKey() + "|" + n.Method + "|" + n.Name
 		if _, dup := g.warned.LoadOrStore(key, struct{}{}); dup {
 			continue
 		}
