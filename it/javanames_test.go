@@ -22,13 +22,7 @@ const noBalancer = "none"
 // (the negative control) spread a key over several providers.
 func TestJavaProviderNamesTheBalancerConsistentHash(t *testing.T) {
 	t.Parallel() // harness_test.go: which tests run alone
-	e := setup(t)
-	needJava(t)
-	var ps []*provider
-	for _, name := range []string{"jc1", "jc2", "jc3"} {
-		ps = append(ps, e.startProvider(t, providerSpec{name: name, java: true, args: []string{"-loadbalance", "consistenthash"}}))
-	}
-	e.waitRegistered(t, ps...)
+	e, ps := startJavaNaming(t, "-loadbalance", "consistenthash", "jc1", "jc2", "jc3")
 	ring := e.startConsumer(t, noBalancer, ringArgs(len(ps))...)
 	control := e.startConsumer(t, "random", ringArgs(len(ps))...)
 	owners := ringOwners(t, ring, ring.result(t, reactDeadline))
@@ -53,13 +47,7 @@ func TestJavaProviderNamesTheBalancerConsistentHash(t *testing.T) {
 // methods.Hello.loadbalance, and keeps each key on one provider.
 func TestJavaProviderNamesTheBalancerPerMethod(t *testing.T) {
 	t.Parallel() // harness_test.go: which tests run alone
-	e := setup(t)
-	needJava(t)
-	var ps []*provider
-	for _, name := range []string{"jm1", "jm2", "jm3"} {
-		ps = append(ps, e.startProvider(t, providerSpec{name: name, java: true, args: []string{"-method-loadbalance", "consistenthash"}}))
-	}
-	e.waitRegistered(t, ps...)
+	e, ps := startJavaNaming(t, "-method-loadbalance", "consistenthash", "jm1", "jm2", "jm3")
 	ring := e.startConsumer(t, noBalancer, ringArgs(len(ps))...)
 	ringOwners(t, ring, ring.result(t, reactDeadline))
 	checkNoPanic(t, ring)
@@ -137,6 +125,21 @@ func TestProviderNamesAnUnknownBalancerFallsBackWithOneWarn(t *testing.T) {
 	if warns != 1 {
 		t.Errorf("%d WARN lines about the unknown balancer, want one for the service; log:\n%s", warns, tail(c.log.String(), 30))
 	}
+}
+
+// startJavaNaming starts, in a Nacos group of t's own, a Java provider per
+// name that names balancer with flag (-loadbalance or -method-loadbalance),
+// and waits until they are registered.
+func startJavaNaming(t *testing.T, flag, balancer string, names ...string) (*env, []*provider) {
+	t.Helper()
+	e := setup(t)
+	needJava(t)
+	var ps []*provider
+	for _, name := range names {
+		ps = append(ps, e.startProvider(t, providerSpec{name: name, java: true, args: []string{flag, balancer}}))
+	}
+	e.waitRegistered(t, ps...)
+	return e, ps
 }
 
 // checkNoPanic fails t if c's output holds a panic.
