@@ -58,8 +58,8 @@ func TestJavaProviderNamesTheBalancerPerMethod(t *testing.T) {
 // the consumer that names no balancer gives the slow one a share within
 // slowShareBound, as the latency-aware balancers do
 // (TestLatencyAwareBalancersAvoidASlowProvider), and no call fails. The
-// negative control, dubbo-go's random on the same providers, gives it a
-// third, beyond the bound.
+// negative control, dubbo-go's random on the same providers (named at the
+// level the providers name theirs), gives it a third, beyond the bound.
 func TestJavaProviderNamesTheBalancerLatencyAware(t *testing.T) {
 	for _, java := range []struct{ balancer, flag string }{
 		{"shortestresponse", "-loadbalance"},
@@ -75,7 +75,14 @@ func TestJavaProviderNamesTheBalancerLatencyAware(t *testing.T) {
 				e.startProvider(t, providerSpec{name: "slow", latency: "100ms", java: true, args: lb}),
 			}
 			e.waitRegistered(t, ps...)
-			cs := e.startConsumers(t, len(ps), specsFor([]string{noBalancer, "random"}, "-concurrency", "4")...)
+			// The control names random where the providers name their
+			// balancer: a provider's method-level balancer wins over a
+			// consumer's service-level one, in Dubbo Java as in dubbo-go.
+			control := consumerSpec{balancer: "random", args: []string{"-concurrency", "4"}}
+			if java.flag == "-method-loadbalance" {
+				control = consumerSpec{name: "consumer random (Hello: random)", args: []string{"-conf", consumerYAML(t, "random", "random"), "-concurrency", "4"}}
+			}
+			cs := e.startConsumers(t, len(ps), consumerSpec{balancer: noBalancer, args: []string{"-concurrency", "4"}}, control)
 			named, control := cs[0], cs[1]
 			named.collectCalls(t, 500) // adaptation
 			m, decided := collectLatencyAware(t, named)

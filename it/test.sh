@@ -61,6 +61,7 @@ for target in warmup:FuzzParseWeight warmup:FuzzParseAge warmup:FuzzParseFactor 
 	loadbalance/ringhash:FuzzAppendJava extension/internal/nacosdiscovery:FuzzInstanceList \
 	extension/internal/nacosweight:FuzzFactor extension/internal/nacosdiscovery:FuzzAppInstanceURL \
 	samples/internal/greeter:FuzzParseWhen samples/internal/greeter:FuzzParseCode \
-	rpcstatus/loadreport:FuzzParse loadbalance/loadaware:FuzzParseParams; do
+	rpcstatus/loadreport:FuzzParse loadbalance/loadaware:FuzzParseParams \
+	extension/internal/lbname:FuzzBalancerNames; do
 	go test -run '^$' -fuzz "^${target#*:}\$" -fuzztime 100000x "./${target%%:*}"
 done

@@ -9,10 +9,10 @@
 //
 // It departs from Java where Java misleads (reasons and figures in
 // DESIGN.md beside this file): a provider without a successful call in the
-// window is estimated with its previous window's mean, else with the
-// smallest known mean (Java estimates it 0, so that one provider, or every
-// provider just after each window reset, draws all the calls until one of
-// its calls succeeds); means are read from a table computed at most every
+// window is estimated with the previous window's mean if it had
+// successes then, else with the smallest known mean (Java estimates it 0,
+// so that one provider, or every provider just after each window reset,
+// draws all the calls until one of its calls succeeds); means are read from a table computed at most every
 // Options.Refresh (default 10 ms), not from the counters on every pick,
 // which keeps Select under 300 ns at 100 providers; means are in
 // nanoseconds, not whole milliseconds. Select allocates nothing and takes
@@ -116,7 +116,7 @@ type table struct {
 }
 
 // window is Java's SlideWindowData: the provider's counters when the
-// window began, and the mean of its last window that had a success.
+// window began, and the mean of the window before if it had a success.
 type window struct {
 	succeeded, elapsed atomic.Int64 // at the window's start
 	prev               atomic.Int64 // ns; 0: none
@@ -139,12 +139,17 @@ func (w *window) mean(c *rpcstatus.Counters) (m int64, ok bool) {
 	return m, m > 0
 }
 
-// roll starts a new window at c's counters, keeping the mean of the one
-// that ends if it had a success.
+// roll starts a new window at c's counters. The mean of the window that
+// ends stays as the previous mean if the window had a success; if it had
+// none, the provider has no mean any more, so that a provider avoided for
+// a whole window (a slow start, a slow spell) is probed again as an
+// unknown one, as Java's reset does for every provider.
 func (w *window) roll(c *rpcstatus.Counters) {
 	n, e := succeeded(c)
 	if d := n - w.succeeded.Load(); d > 0 {
 		w.prev.Store(max(e-w.elapsed.Load(), 0) / d)
+	} else {
+		w.prev.Store(0)
 	}
 	w.succeeded.Store(n)
 	w.elapsed.Store(e)

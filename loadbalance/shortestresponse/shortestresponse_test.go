@@ -137,6 +137,19 @@ func TestWindowSlides(t *testing.T) {
 	assert.Equal(t, []int{0, 10, 0}, count(b, list, 10), "A's old fast calls are out of the window")
 	inFlight(list[1], 1) // B: 8 ms; C keeps 6 ms from its last window
 	assert.Equal(t, []int{0, 0, 10}, count(b, list, 10))
+
+	// C had no success in the window that ends: it is unknown now, and
+	// gets the smallest known mean (B's 4 ms, A's is 20 ms), so it is
+	// probed again; with B's call in flight (8 ms) C wins.
+	c.ns += 2 * int64(time.Second)
+	b.Select(list, lbtest.Call("Say"))
+	lbtest.Feed(list[0], c.ns, 10, 20*time.Millisecond, false)
+	lbtest.Feed(list[1], c.ns, 10, 4*time.Millisecond, false)
+	c.ns += int64(DefaultRefresh)
+	v, _ := b.View(list, "Say")
+	b.Select(list, lbtest.Call("Say"))
+	assert.Equal(t, int64(4*ms), v.Table.mean[2].Load(), "C: the smallest known mean")
+	assert.Equal(t, []int{0, 0, 10}, count(b, list, 10))
 }
 
 // TestMeansRefreshOnThePeriod: a pick reads the means computed at most
