@@ -78,11 +78,11 @@ func TestJavaProviderNamesTheBalancerLatencyAware(t *testing.T) {
 			// The control names random where the providers name their
 			// balancer: a provider's method-level balancer wins over a
 			// consumer's service-level one, in Dubbo Java as in dubbo-go.
-			control := consumerSpec{balancer: "random", args: []string{"-concurrency", "4"}}
+			randomSpec := consumerSpec{balancer: "random", args: []string{"-concurrency", "4"}}
 			if java.flag == "-method-loadbalance" {
-				control = consumerSpec{name: "consumer random (Hello: random)", args: []string{"-conf", consumerYAML(t, "random", "random"), "-concurrency", "4"}}
+				randomSpec = consumerSpec{name: "consumer random (Hello: random)", args: []string{"-conf", consumerYAML(t, "random", "random"), "-concurrency", "4"}}
 			}
-			cs := e.startConsumers(t, len(ps), consumerSpec{balancer: noBalancer, args: []string{"-concurrency", "4"}}, control)
+			cs := e.startConsumers(t, len(ps), consumerSpec{balancer: noBalancer, args: []string{"-concurrency", "4"}}, randomSpec)
 			named, control := cs[0], cs[1]
 			named.collectCalls(t, 500) // adaptation
 			m, decided := collectLatencyAware(t, named)
