@@ -92,6 +92,11 @@ func TestJavaProviderNamesTheBalancerLatencyAware(t *testing.T) {
 			noErrors(t, control, control.finish(t))
 			checkNoPanic(t, named)
 			checkSlowShare(t, java.balancer, m)
+			// Java's algorithms spread the calls over equal providers
+			// (calls in flight count): neither fast one is left out.
+			if m.By["fast1"] == 0 || m.By["fast2"] == 0 {
+				t.Errorf("%s: a fast provider got no call (%v): Java's balancer shares between equals", java.balancer, m.By)
+			}
 			if bound, ratio, ok := slowShareBound(r); ok && r.share("slow") <= bound {
 				t.Errorf("control: random gave the %.1fx slower provider %.1f%%, within the bound %.1f%%: the check cannot fail", ratio, r.share("slow"), bound)
 			}
