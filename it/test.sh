@@ -74,6 +74,6 @@ for target in warmup:FuzzParseWeight warmup:FuzzParseAge warmup:FuzzParseFactor 
 	extension/internal/nacosweight:FuzzFactor extension/internal/nacosdiscovery:FuzzAppInstanceURL \
 	samples/internal/greeter:FuzzParseWhen samples/internal/greeter:FuzzParseCode \
 	rpcstatus/loadreport:FuzzParse loadbalance/loadaware:FuzzParseParams \
-	loadbalance/internal/zone:FuzzCompute; do
+	loadbalance/internal/zone:FuzzCompute extension/internal/lbname:FuzzBalancerNames; do
 	go test -run '^$' -fuzz "^${target#*:}\$" -fuzztime 100000x "./${target%%:*}"
 done

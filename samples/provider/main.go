@@ -63,6 +63,7 @@ func run() error {
 		failAt   = flag.String("fail-at", "", "from then on fail every call at once: a duration after start (30s) or an RFC 3339 time; empty: never")
 		recoAt   = flag.String("recover-at", "", "stop failing then (same forms as -fail-at); empty: never")
 		failCode = flag.String("fail-code", "unavailable", "triple status of the failures of -fail-at: unavailable, internal, unknown, biz_error…")
+		lbName   = flag.String("loadbalance", "", "the balancer this provider names for its consumers (the loadbalance URL parameter, which a consumer that names none uses); empty: none")
 		report   = flag.Bool("load-report", true, "answer load reports (the lbload filter) to consumers that ask")
 		capacity = flag.Int64("capacity", 0, "capacity in calls in flight that the load reports carry (0: none)")
 		burn     = flag.Int("burn-cpu", 0, "goroutines that burn CPU for the whole run, starving the provider of CPU")
@@ -168,7 +169,11 @@ func run() error {
 	}
 	// WithWarmUp exports whole seconds, the unit dubbo-go providers use for
 	// both timestamp and warmup (package warmup reads them so).
-	if err := greeter.Register(srv, backend, server.WithWarmUp(*warm)); err != nil {
+	opts := []server.ServiceOption{server.WithWarmUp(*warm)}
+	if *lbName != "" {
+		opts = append(opts, server.WithLoadBalance(*lbName))
+	}
+	if err := greeter.Register(srv, backend, opts...); err != nil {
 		return err
 	}
 	fmt.Printf("provider %s: serving %s on %s, weight %d, warmup %v, latency %v, error rate %g, load reports %v, capacity %d, CPU burners %d\n",
