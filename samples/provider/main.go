@@ -236,19 +236,26 @@ func printFailure(name string, f greeter.Failure) {
 // SIGUSR2 on: a failure that a test starts once its consumers have found
 // the provider, however long that took.
 func failOnUSR2(ctx context.Context, name string, backend *greeter.Backend, code triple_protocol.Code, spell time.Duration) {
-	usr2 := make(chan os.Signal, 1)
-	signal.Notify(usr2, syscall.SIGUSR2)
+	onSignal(ctx, syscall.SIGUSR2, func() {
+		now := time.Now()
+		f := greeter.Failure{From: now, Until: now.Add(spell), Code: code}
+		backend.FailDuring(f)
+		printFailure(name, f)
+	})
+}
+
+// onSignal calls do on every sig, one at a time, until ctx ends.
+func onSignal(ctx context.Context, sig os.Signal, do func()) {
+	ch := make(chan os.Signal, 1)
+	signal.Notify(ch, sig)
 	go func() {
-		defer signal.Stop(usr2)
+		defer signal.Stop(ch)
 		for {
 			select {
 			case <-ctx.Done():
 				return
-			case <-usr2:
-				now := time.Now()
-				f := greeter.Failure{From: now, Until: now.Add(spell), Code: code}
-				backend.FailDuring(f)
-				printFailure(name, f)
+			case <-ch:
+				do()
 			}
 		}
 	}()
