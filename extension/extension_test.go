@@ -33,6 +33,23 @@ func TestRegistersFilterAndBalancers(t *testing.T) {
 	}
 }
 
+// The import registers exactly these names, spelled out here rather than
+// read from the package's constants: a balancer or filter that stops being
+// registered, or is renamed, fails this test (the tests that use a
+// balancer by name would otherwise lose it quietly).
+func TestRegisteredNamesArePinned(t *testing.T) {
+	balancers := []string{"fewestactive", "lalb", "loadaware", "ringhash", "rtadaptive", "swrr", "warmrandom"}
+	filters := []string{"lbactive", "lbload"}
+	assert.Equal(t, balancers, Balancers(), "the balancers this package registers")
+	for _, name := range balancers {
+		assert.NotPanics(t, func() { assert.NotNil(t, dgext.GetLoadbalance(name), name) }, "balancer %s", name)
+	}
+	for _, name := range filters {
+		f, ok := dgext.GetFilter(name)
+		assert.True(t, ok && f != nil, "filter %s is not registered", name)
+	}
+}
+
 func TestCheckBalancerNamesTheChoices(t *testing.T) {
 	assert.NoError(t, CheckBalancer(""))
 	err := CheckBalancer("fastest-please")

@@ -190,7 +190,7 @@ func TestApplicationLevelJavaMixedFleet(t *testing.T) {
 	started := time.UnixMilli(ts)
 	t.Logf("new Java provider: timestamp %s, registered %.1fs later", started.Format("15:04:05.000"), time.Since(started).Seconds())
 	for _, c := range cs {
-		checkRamp(t, c, "javanew", started, warmup, 800, 700) // beside 700 (java300 disabled)
+		checkRamp(t, c, fresh, started, warmup, 800, 700) // beside 700 (java300 disabled)
 	}
 	for _, c := range cs {
 		noErrors(t, c, c.finish(t))

@@ -147,7 +147,8 @@ func TestApplicationLevelWeightsAndWarmup(t *testing.T) {
 			// A new provider of weight 10 ramps up along the warmup its
 			// registered timestamp and warmup describe.
 			const warmup = 30 * time.Second
-			_, insts = e.startAt(t, lv, ps, providerSpec{name: "new", weight: 10, warmup: warmup})
+			var withNew []*provider
+			withNew, insts = e.startAt(t, lv, ps, providerSpec{name: "new", weight: 10, warmup: warmup})
 			p := e.providerParams(t, lv, insts[2])
 			ts, err := strconv.ParseInt(p["timestamp"], 10, 64)
 			if err != nil || p["warmup"] != "30" || p["weight"] != "10" {
@@ -155,7 +156,7 @@ func TestApplicationLevelWeightsAndWarmup(t *testing.T) {
 			}
 			// Its share beside w1 and w3 (1 + 1.5): Dubbo's linear ramp
 			// from its timestamp, at least one weight unit.
-			checkRamp(t, c, "new", time.Unix(ts, 0), warmup, 10, 2.5)
+			checkRamp(t, c, withNew[2], time.Unix(ts, 0), warmup, 10, 2.5)
 			noErrors(t, c, c.finish(t))
 		})
 	}

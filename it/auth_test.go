@@ -205,6 +205,7 @@ func TestNacosAuthWrongCredentialsStopTheConsumerAtStart(t *testing.T) {
 			conf := e.authConsumerYAML(t, tc.user, tc.password)
 			start := time.Now()
 			c := e.startConsumer(t, "", "-conf", conf)
+			c.expectExit(2)
 			err := c.wait(time.Minute)
 			out := c.log.String()
 			if !c.exited() {

@@ -26,6 +26,11 @@
 // its API for a while after the instance is gone, and applies it to the
 // next instance at the same address).
 //
+// Every process a test starts is watched (watch in harness_test.go): the
+// test fails if the process panics, reports a data race in this module's
+// code, or exits with a status other than the expected one, even when
+// failover hid the failure from the callers.
+//
 // Every wait is bounded and polls for its condition; shares are measured
 // from the consumers' own per-second reports.
 //

@@ -2,8 +2,10 @@ package it
 
 import (
 	"fmt"
+	"regexp"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -11,8 +13,9 @@ import (
 )
 
 // Outlier ejection end to end, for every balancer: one of five providers
-// fails every call from a given time (the sample provider's -fail-at) and
-// recovers a few seconds later (-recover-at). With retries: 0 each failure
+// fails every call from when the test tells it to (a signal: the sample
+// provider's -usr2-fails), once every consumer has found it, and recovers
+// failSpell later. With retries: 0 each failure
 // reaches the caller, and the callers' failures fall to at most 1 % within
 // 2 s; the provider gets no call while it is ejected, and calls again once
 // its ejection time is over.
@@ -39,37 +42,19 @@ func TestOutlierEjectionTakesAFailingProviderOutAndBack(t *testing.T) {
 		c.until(t, reactDeadline, "reaching the four providers", func(r report) bool { return all(r, "ok1", "ok2", "ok3", "ok4") })
 	}
 
-	// The fifth provider starts healthy and fails from failAt: every
-	// consumer must have found it before. Finding it takes a second or two
-	// on an idle machine; should a busy one take longer than the lead,
-	// the provider is started again with twice the lead (a fresh
-	// registration, before any failure).
-	port := freePort(t)
-	var bad *provider
-	var failAt, recoverAt time.Time
-	for attempt, lead := 1, 20*time.Second; ; attempt, lead = attempt+1, 2*lead {
-		failAt = time.Now().Add(lead)
-		recoverAt = failAt.Add(failSpell)
-		bad = e.startProvider(t, providerSpec{name: "bad", port: port, args: []string{
-			"-fail-at", failAt.Format(time.RFC3339Nano), "-recover-at", recoverAt.Format(time.RFC3339Nano)}})
-		e.waitRegistered(t, append(healthy[:len(healthy):len(healthy)], bad)...)
-		late := ""
-		for _, c := range cs {
-			if !c.reachesBefore("bad", failAt.Add(-time.Second)) {
-				late = c.name
-				break
-			}
-		}
-		if late == "" {
-			break
-		}
-		if attempt == 3 {
-			t.Fatalf("%s did not find the new provider within %v, three times: the machine is too busy for this test", late, lead)
-		}
-		t.Logf("%s did not find the new provider within %v; starting it again with a lead of %v", late, lead, 2*lead)
-		bad.stop()
-		e.waitRegistered(t, healthy...)
+	// The fifth provider starts healthy; once every consumer has found it
+	// (the lag is measured, however long it is), SIGUSR2 makes it fail
+	// for failSpell (-usr2-fails), from the time it prints.
+	bad := e.startProvider(t, providerSpec{name: "bad", args: []string{"-usr2-fails", failSpell.String()}})
+	e.waitRegistered(t, append(healthy[:len(healthy):len(healthy)], bad)...)
+	for _, c := range cs {
+		c.finds(t, bad)
 	}
+	if err := bad.cmd.Process.Signal(syscall.SIGUSR2); err != nil {
+		t.Fatalf("SIGUSR2 to %s: %v", bad.name, err)
+	}
+	failAt, recoverAt := failureSpell(t, bad)
+	port := bad.spec.port
 	t.Logf("the provider fails from %s to %s", failAt.Format("15:04:05.000"), recoverAt.Format("15:04:05.000"))
 	ejectedUntil := failAt.Add(ejectionTime) // at the earliest
 	addr := "127.0.0.1:" + strconv.Itoa(port)
@@ -127,33 +112,44 @@ func TestOutlierEjectionTakesAFailingProviderOutAndBack(t *testing.T) {
 	}
 }
 
-// reachesBefore reads the consumer's reports until one counts a successful
-// call of provider, and reports whether that happened before deadline.
-func (c *consumer) reachesBefore(provider string, deadline time.Time) bool {
+// failureRe matches the line of a sample provider that starts a spell of
+// failures.
+var failureRe = regexp.MustCompile(`failing every call with \S+ from (\S+), recovering at (\S+)`)
+
+// failureSpell waits up to reactDeadline for p to print the spell of
+// failures that a SIGUSR2 started, and returns its bounds.
+func failureSpell(t *testing.T, p *provider) (from, until time.Time) {
+	t.Helper()
+	deadline := time.Now().Add(reactDeadline)
 	for {
-		left := time.Until(deadline)
-		if left <= 0 {
-			return false
-		}
-		select {
-		case r, ok := <-c.intervals:
-			if !ok {
-				return false
+		if m := failureRe.FindStringSubmatch(p.log.String()); m != nil {
+			from, err1 := time.Parse(time.RFC3339Nano, m[1])
+			until, err2 := time.Parse(time.RFC3339Nano, m[2])
+			if err1 != nil || err2 != nil {
+				t.Fatalf("%s: %q: %v %v", p.name, m[0], err1, err2)
 			}
-			if r.By[provider] > 0 {
-				return true
-			}
-		case <-time.After(left):
-			return false
+			return from, until
 		}
+		if time.Now().After(deadline) || p.exited() {
+			t.Fatalf("%s did not start failing within %v of SIGUSR2; log:\n%s", p.name, reactDeadline, tail(p.log.String(), 20))
+		}
+		time.Sleep(50 * time.Millisecond) // polling another process's output
 	}
 }
 
 // ejectionYAML writes a copy of conf/consumer.yaml with no retry (each
 // failure reaches the caller) and outlier ejections of ejectionTime, in
 // the reference's params, and returns its path.
+//
+// loadaware's reports expire after 10 s there, not 3 minutes: a provider
+// reports its load only in the answers to calls, so the report it sent
+// while failing (its error rate, which loadaware charges) stays in force
+// while loadaware sends it nothing, until it expires. Seen in this test:
+// once loadaware had ejected the provider, it did not call it again
+// within 2 minutes of its recovery.
 func ejectionYAML(t *testing.T, ejectionTime time.Duration) string {
 	t.Helper()
 	return editConsumerYAML(t, "        retries: 2\n",
-		"        retries: 0\n        params:\n          outlier.base-ejection-time: "+ejectionTime.String()+"\n", "consumer-ejection.yaml")
+		"        retries: 0\n        params:\n          outlier.base-ejection-time: "+ejectionTime.String()+
+			"\n          loadaware.expiration: 10s\n", "consumer-ejection.yaml")
 }

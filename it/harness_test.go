@@ -20,6 +20,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -47,6 +48,7 @@ var (
 
 func TestMain(m *testing.M) {
 	code := m.Run()
+	printDiscovery()
 	if binDir != "" {
 		_ = os.RemoveAll(binDir)
 	}
@@ -81,17 +83,25 @@ func setup(t *testing.T) *env {
 }
 
 // needEnv returns the environment variable name, skipping t when it is not
-// set outside CI, failing it when CI=true.
+// set outside CI, failing it when CI=true (missing).
 func needEnv(t *testing.T, name string) string {
 	t.Helper()
 	v := os.Getenv(name)
 	if v == "" {
-		if os.Getenv("CI") == "true" {
-			t.Fatalf("%s is not set but CI=true: the integration tests need Nacos (bash it/test.sh starts one)", name)
-		}
-		t.Skipf("%s is not set: integration tests skipped (bash it/test.sh runs them against a local Nacos)", name)
+		missing(t, "%s is not set: the integration tests need Nacos (bash it/test.sh starts one and runs them)", name)
 	}
 	return v
+}
+
+// missing ends t for a missing prerequisite, saying why: it skips t on a
+// developer's machine, and fails it when CI=true, where every
+// prerequisite must be there and no test may skip.
+func missing(t *testing.T, format string, args ...any) {
+	t.Helper()
+	if os.Getenv("CI") == "true" {
+		t.Fatalf("CI=true, but "+format, args...)
+	}
+	t.Skipf(format, args...)
 }
 
 // prepare fails t unless e's Nacos (from the environment variable name)
@@ -130,7 +140,7 @@ func build() error {
 	if binDir, err = os.MkdirTemp("", "dubbogo-lb-it-"); err != nil {
 		return err
 	}
-	for _, app := range []string{"provider", "consumer"} {
+	for _, app := range []string{"provider", "consumer", "demo"} {
 		args := []string{"build"}
 		if raceEnabled {
 			args = append(args, "-race")
@@ -201,29 +211,42 @@ func tail(s string, n int) string {
 
 // proc is a child process.
 type proc struct {
-	name string
-	cmd  *exec.Cmd
-	log  *lockedBuffer // stderr, and stdout unless read elsewhere
-	done chan struct{} // closed when it has exited
-	err  error         // its exit status, once done
+	name    string
+	cmd     *exec.Cmd
+	log     *lockedBuffer // stderr, and stdout unless read elsewhere
+	started time.Time
+	done    chan struct{} // closed when it has exited
+	err     error         // its exit status, once done
+	// sent is the last signal the harness sent it (a syscall.Signal; 0:
+	// none), and wantExit the status it must exit with when it ends by
+	// itself (expectExit); see watch.
+	sent     atomic.Int32
+	wantExit atomic.Int32
 }
 
 // startProc starts bin with args; stdout goes to out, or to the log when
-// out is nil.
+// out is nil. The process is watched (see watch).
 func startProc(t *testing.T, name, bin string, out io.Writer, args ...string) *proc {
 	t.Helper()
-	p := &proc{name: name, log: new(lockedBuffer), done: make(chan struct{})}
-	p.cmd = exec.Command(filepath.Join(binDir, bin), args...)
-	p.cmd.Dir = rootDir
+	cmd := exec.Command(filepath.Join(binDir, bin), args...)
 	// A data race does not change the exit status: checkRaces reads the
 	// reports and fails the test for a race in this module's code only.
-	p.cmd.Env = append(os.Environ(), "GORACE=exitcode=0",
+	cmd.Env = append(os.Environ(), "GORACE=exitcode=0",
 		// nacos-sdk-go gives its first connection 3 s to answer the server
 		// check, three times, and a provider whose client is not connected
 		// then fails to register and exits ("client not connected"): seen
 		// when the machine was busy enough to starve Nacos for that long.
 		// This is the SDK's own setting for that timeout (milliseconds).
 		"nacos.remote.client.grpc.timeout=30000")
+	return runProc(t, name, cmd, out)
+}
+
+// runProc starts cmd, run in the module's root, with its stderr, and its
+// stdout unless out is not nil, in the proc's log, and watches it.
+func runProc(t *testing.T, name string, cmd *exec.Cmd, out io.Writer) *proc {
+	t.Helper()
+	p := &proc{name: name, cmd: cmd, log: new(lockedBuffer), done: make(chan struct{})}
+	p.cmd.Dir = rootDir
 	p.cmd.Stderr = p.log
 	p.cmd.Stdout = p.log
 	if out != nil {
@@ -232,11 +255,82 @@ func startProc(t *testing.T, name, bin string, out io.Writer, args ...string) *p
 	if err := p.cmd.Start(); err != nil {
 		t.Fatalf("start %s: %v", name, err)
 	}
+	p.started = time.Now()
 	go func() {
 		p.err = p.cmd.Wait()
 		close(p.done)
 	}()
+	watch(t, p)
 	return p
+}
+
+// watch makes the end of p part of t's verdict, whatever the callers saw
+// (failover retries hide a provider that crashed from them): when t ends,
+// p is stopped, and t fails if p's output holds a panic, a fatal runtime
+// error or a data race in this module's code (checkRaces), or if p
+// exited with a status other than the one expected. Expected: the status
+// set by expectExit (0 unless set) when p ended by itself; after the
+// harness signalled it (stop, kill, finish), an exit by that signal, or
+// status 0 (a graceful exit) or 128 + the signal (the JVM's).
+func watch(t *testing.T, p *proc) {
+	t.Cleanup(func() {
+		p.stop()
+		p.check(t)
+		if t.Failed() {
+			t.Logf("log of %s:\n%s", p.name, tail(p.log.String(), 30))
+			p.saveLog(t)
+		}
+	})
+}
+
+// expectExit sets the status p must exit with when it ends by itself.
+func (p *proc) expectExit(code int) { p.wantExit.Store(int32(code)) }
+
+// crashRe matches what a Go runtime (an unrecovered panic, a fatal error)
+// or a JVM (a crash, an uncaught exception in main, memory exhausted)
+// prints when the process dies of a bug.
+var crashRe = regexp.MustCompile(`(?m)^(panic: .*|fatal error: .*|# A fatal error has been detected by the Java Runtime Environment.*|Exception in thread "main".*|.*java\.lang\.OutOfMemoryError.*)$`)
+
+// check fails t if the exited process p crashed, raced in this module's
+// code, or exited with a status other than the expected one (see watch).
+func (p *proc) check(t *testing.T) {
+	t.Helper()
+	p.checkRaces(t)
+	if m := crashRe.FindString(p.log.String()); m != "" {
+		t.Errorf("%s crashed: %q in its output", p.name, m)
+	}
+	if problem := p.exitProblem(); problem != "" {
+		t.Errorf("%s %s", p.name, problem)
+	}
+}
+
+// exitProblem describes how p's exit differs from the expected one (see
+// watch), or returns "".
+func (p *proc) exitProblem() string {
+	st := p.cmd.ProcessState
+	if st == nil {
+		return "has no exit status"
+	}
+	ws, _ := st.Sys().(syscall.WaitStatus)
+	sent := syscall.Signal(p.sent.Load())
+	switch code := st.ExitCode(); {
+	case sent == 0 && code == int(p.wantExit.Load()):
+		return ""
+	case sent == 0:
+		return fmt.Sprintf("exited by itself (%v), want status %d", p.err, p.wantExit.Load())
+	case ws.Signaled() && ws.Signal() == sent:
+		return ""
+	case sent != syscall.SIGKILL && (code == 0 || code == 128+int(sent)):
+		return ""
+	default:
+		return fmt.Sprintf("exited with %v after the harness sent it %v, want an exit by that signal or status 0", p.err, sent)
+	}
+}
+
+// signal sends sig to p, and remembers it for exitProblem.
+func (p *proc) signal(sig syscall.Signal) {
+	p.sent.Store(int32(sig))
+	_ = p.cmd.Process.Signal(sig)
 }
 
 // exited reports whether the process has exited.
@@ -264,16 +358,16 @@ func (p *proc) stop() {
 	if p.exited() {
 		return
 	}
-	_ = p.cmd.Process.Signal(syscall.SIGTERM)
+	p.signal(syscall.SIGTERM)
 	if p.wait(10*time.Second) != nil && !p.exited() {
-		_ = p.cmd.Process.Kill()
+		p.signal(syscall.SIGKILL)
 		<-p.done
 	}
 }
 
 // kill sends SIGKILL and waits for the exit.
 func (p *proc) kill() {
-	_ = p.cmd.Process.Kill()
+	p.signal(syscall.SIGKILL)
 	<-p.done
 }
 
@@ -345,6 +439,9 @@ type providerSpec struct {
 type provider struct {
 	*proc
 	spec providerSpec
+	// registered is when the harness first saw it registered
+	// (waitRegistered); zero until then.
+	registered time.Time
 }
 
 // mappingWriters lets one provider at a time write the greeter's
@@ -411,16 +508,7 @@ func (e *env) startOneProvider(t *testing.T, s providerSpec) *provider {
 		// Providers log in by flags, consumers by the YAML keys (consumerConf).
 		args = append(args, "-namespace", e.namespace, "-username", e.username, "-password", e.password)
 	}
-	p := &provider{spec: s, proc: startProc(t, "provider "+s.name, "provider", nil, args...)}
-	t.Cleanup(func() {
-		p.stop()
-		p.checkRaces(t)
-		if t.Failed() {
-			t.Logf("log of %s:\n%s", p.name, tail(p.log.String(), 20))
-			p.saveLog(t)
-		}
-	})
-	return p
+	return &provider{spec: s, proc: startProc(t, "provider "+s.name, "provider", nil, args...)}
 }
 
 // restart starts a new process for the same provider (same port).
@@ -532,8 +620,12 @@ func (e *env) waitRegisteredIn(t *testing.T, service string, ps ...*provider) []
 		slices.Sort(got)
 		return slices.Equal(got, want)
 	})
+	now := time.Now()
 	out := make([]instance, len(ps))
 	for i, p := range ps {
+		if p.registered.IsZero() {
+			p.registered = now
+		}
 		for _, in := range list {
 			if in.Port == p.spec.port {
 				out[i] = in
@@ -754,14 +846,6 @@ func (e *env) startConsumer(t *testing.T, balancer string, extra ...string) *con
 		_ = pw.Close()
 	}()
 	go c.read(pr)
-	t.Cleanup(func() {
-		c.stop()
-		c.checkRaces(t)
-		if t.Failed() {
-			t.Logf("log of %s:\n%s", c.name, tail(c.log.String(), 30))
-			c.saveLog(t)
-		}
-	})
 	return c
 }
 
@@ -871,7 +955,7 @@ func (c *consumer) until(t *testing.T, timeout time.Duration, what string, cond 
 func (c *consumer) finish(t *testing.T) report {
 	t.Helper()
 	if !c.exited() {
-		_ = c.cmd.Process.Signal(syscall.SIGINT)
+		c.signal(syscall.SIGINT)
 	}
 	return c.result(t, 30*time.Second)
 }
@@ -900,6 +984,72 @@ func all(r report, names ...string) bool {
 		}
 	}
 	return true
+}
+
+// ---------------------------------------------------------------- discovery lag
+
+// discoveryBound bounds the discovery lag that recordDiscovery accepts:
+// how long a consumer may take to call a provider that registered while
+// it ran. A second or two on an idle machine (Nacos pushes the change,
+// dubbo-go refers the new provider, the consumer reports each second);
+// the bound leaves room for two busy cores shared with the whole parallel
+// suite, where every one of those steps waits for CPU (the figures that
+// TestMain prints at the end of each run).
+const discoveryBound = 45 * time.Second
+
+// discovery holds the discovery lags recorded in this run (recordDiscovery).
+var discovery struct {
+	sync.Mutex
+	lags []time.Duration
+}
+
+// recordDiscovery records that consumer took lag to find provider, which
+// registered while it ran, and fails t if that is more than
+// discoveryBound. TestMain prints the lags of the run, p50, p99 and
+// max. Tests that measure discovery their own way call it too.
+func recordDiscovery(t *testing.T, consumer, provider string, lag time.Duration) {
+	t.Helper()
+	discovery.Lock()
+	discovery.lags = append(discovery.lags, lag)
+	discovery.Unlock()
+	if lag > discoveryBound {
+		t.Errorf("%s took %v to find %s, more than %v", consumer, lag.Round(100*time.Millisecond), provider, discoveryBound)
+	} else {
+		t.Logf("%s found %s %v after it registered", consumer, provider, lag.Round(100*time.Millisecond))
+	}
+}
+
+// finds waits up to reactDeadline for c to call p, a provider started
+// while c runs, records the lag (recordDiscovery) and returns the first
+// report with a call to p. The lag runs from when the harness saw p
+// registered (or, before waitRegistered, p's start) to the end of that
+// report: up to a report interval (1 s) above the truth.
+func (c *consumer) finds(t *testing.T, p *provider) report {
+	t.Helper()
+	r := c.until(t, reactDeadline, "finding "+p.spec.name, func(r report) bool { return r.By[p.spec.name] > 0 })
+	from := p.registered
+	if from.IsZero() {
+		from = p.started
+	}
+	recordDiscovery(t, c.name, p.spec.name, max(r.end.Sub(from), 0))
+	return r
+}
+
+// printDiscovery prints the discovery lags of the run: how many, p50,
+// p99 and max.
+func printDiscovery() {
+	discovery.Lock()
+	defer discovery.Unlock()
+	lags := slices.Clone(discovery.lags)
+	if len(lags) == 0 {
+		return
+	}
+	slices.Sort(lags)
+	q := func(p float64) time.Duration {
+		return lags[min(int(p*float64(len(lags))), len(lags)-1)].Round(100 * time.Millisecond)
+	}
+	fmt.Printf("discovery lag of %d new providers: p50 %v, p99 %v, max %v (bound %v)\n",
+		len(lags), q(0.5), q(0.99), lags[len(lags)-1].Round(100*time.Millisecond), discoveryBound)
 }
 
 // errNacosScript is returned when it/nacos.sh fails.

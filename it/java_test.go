@@ -62,6 +62,7 @@ func TestJavaMixedFleet(t *testing.T) {
 		for _, p := range ps {
 			shareOf(t, c.name+": share of "+p.spec.name+" (weights 100:300:300:100)", m, p.spec.name, 100*float64(p.spec.weight)/800)
 		}
+		shareControl(t, "unweighted_"+c.balancer, c.name+": share of java300 (weights 100:300:300:100)", m, "java300", 25)
 		t.Logf("%s: Go %.1f%%, Java %.1f%%", c.name, m.share("go100")+m.share("go300"), m.share("java300")+m.share("java100"))
 	}
 
@@ -99,7 +100,7 @@ func TestJavaMixedFleet(t *testing.T) {
 	started := time.UnixMilli(ts)
 	t.Logf("new Java provider: timestamp %s, registered %.1fs later", started.Format("15:04:05.000"), time.Since(started).Seconds())
 	for _, c := range cs {
-		checkRamp(t, c, "javanew", started, warmup, 800, 800) // beside 800 in all
+		checkRamp(t, c, fresh, started, warmup, 800, 800) // beside 800 in all
 	}
 	for _, c := range cs {
 		noErrors(t, c, c.finish(t))
@@ -136,39 +137,44 @@ func checkJavaInstance(t *testing.T, p *provider, in instance) {
 	}
 }
 
-// A Java provider twenty times slower than the others, one of them a Java
+// A Java provider sixty times slower than the others, one of them a Java
 // provider too, gets a small share under the latency-aware balancers,
 // bounded by the latencies each consumer measured (as
-// TestLatencyAwareBalancersAvoidASlowProvider bounds it); no call fails.
+// TestLatencyAwareBalancersAvoidASlowProvider bounds it, with the same
+// timers far apart); dubbo-go's random, the negative control, fails that
+// bound; no call fails.
 func TestJavaSlowProviderAvoided(t *testing.T) {
 	e := setup(t)
 	needJava(t)
 	ps := []*provider{
 		e.startProvider(t, providerSpec{name: "fast1", latency: "5ms"}),
 		e.startProvider(t, providerSpec{name: "fast2", latency: "5ms", java: true}),
-		e.startProvider(t, providerSpec{name: "slow", latency: "100ms", java: true}),
+		e.startProvider(t, providerSpec{name: "slow", latency: slowLatency, java: true}),
 	}
 	for i, in := range e.waitRegistered(t, ps...) {
 		checkJavaInstance(t, ps[i], in)
 	}
-	cs := e.startConsumers(t, len(ps), specsFor(balancers(t, "lalb", "rtadaptive"), "-concurrency", "4")...)
+	specs := append(specsFor(balancers(t, "lalb", "rtadaptive"), "-concurrency", "4"),
+		consumerSpec{balancer: "random", args: []string{"-concurrency", blindConcurrency}})
+	cs := e.startConsumers(t, len(ps), specs...)
 	measured := map[*consumer]report{}
-	var undecided []string
 	for _, c := range cs {
 		c.collectCalls(t, 500) // adaptation
-		m, ok := collectLatencyAware(t, c)
-		measured[c] = m
-		if !ok {
-			undecided = append(undecided, c.balancer)
+		if c.balancer == "random" {
+			measured[c] = c.collectCalls(t, shareCalls)
+		} else {
+			measured[c] = collectLatencyAware(t, c)
 		}
-		t.Logf("%s: %v; %v", c.name, m, latencies(m))
+		t.Logf("%s: %v; %v", c.name, measured[c], latencies(measured[c]))
 	}
 	for _, c := range cs {
 		noErrors(t, c, c.finish(t))
-		checkSlowShare(t, c.balancer, measured[c])
-	}
-	if len(undecided) > 0 {
-		t.Skipf("the machine was too busy for %v: the slow provider was not slow enough, relative to the others, to check a latency-aware balancer (see the log)", undecided)
+		if c.balancer == "random" {
+			checkSlowMean(t, c.balancer, measured[c])
+			t.Run("negative_control_random", func(t *testing.T) { checkSlowControl(t, c.balancer, measured[c]) })
+		} else {
+			checkSlowShare(t, c.balancer, measured[c])
+		}
 	}
 }
 

@@ -52,13 +52,6 @@ func (e *env) runJavaConsumer(t *testing.T, args ...string) (s javaSummary, load
 		args = append(args, "-namespace", e.namespace, "-username", e.username, "-password", e.password)
 	}
 	p := startJava(t, "java consumer", args...)
-	t.Cleanup(func() {
-		p.stop()
-		if t.Failed() {
-			t.Logf("log of %s:\n%s", p.name, tail(p.log.String(), 20))
-			p.saveLog(t)
-		}
-	})
 
 	// The machine load of the last 10 s (the consumer's last reports were
 	// taken within a second of its exit).

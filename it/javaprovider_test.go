@@ -3,7 +3,6 @@ package it
 import (
 	"context"
 	"fmt"
-	"os"
 	"os/exec"
 	"path/filepath"
 	"strconv"
@@ -54,10 +53,8 @@ func needJava(t *testing.T) {
 	switch {
 	case javaErr != nil:
 		t.Fatal(javaErr)
-	case javaMiss != "" && os.Getenv("CI") == "true":
-		t.Fatalf("no %s on PATH but CI=true: the Java provider tests need a JDK 17+ and Maven (.ci/run builds the provider)", javaMiss)
 	case javaMiss != "":
-		t.Skipf("no %s on PATH: Java provider tests skipped (they need a JDK 17+ and Maven, or a build cached by it/javaprovider.sh install)", javaMiss)
+		missing(t, "no %s on PATH: the Java provider tests need a JDK 17+ and Maven, or a build cached by it/javaprovider.sh install (.ci/run builds it)", javaMiss)
 	}
 }
 
@@ -88,31 +85,12 @@ func (e *env) startJavaProvider(t *testing.T, s providerSpec) *provider {
 	// The script execs the JVM: a signal to this process reaches Dubbo,
 	// whose shutdown hook unregisters the provider (2 to 3 s).
 	p := startJava(t, "java provider "+s.name, args...)
-	jp := &provider{spec: s, proc: p}
-	t.Cleanup(func() {
-		p.stop()
-		if t.Failed() {
-			t.Logf("log of %s:\n%s", p.name, tail(p.log.String(), 20))
-			p.saveLog(t)
-		}
-	})
-	return jp
+	return &provider{spec: s, proc: p}
 }
 
 // startJava runs it/javaprovider.sh with args (run or consume, and their
-// flags), its output in the proc's log.
+// flags), its output in the proc's log; the process is watched (watch).
 func startJava(t *testing.T, name string, args ...string) *proc {
 	t.Helper()
-	p := &proc{name: name, log: new(lockedBuffer), done: make(chan struct{})}
-	p.cmd = exec.Command("bash", append([]string{filepath.Join(rootDir, "it", "javaprovider.sh")}, args...)...)
-	p.cmd.Dir = rootDir
-	p.cmd.Stdout, p.cmd.Stderr = p.log, p.log
-	if err := p.cmd.Start(); err != nil {
-		t.Fatalf("start %s: %v", p.name, err)
-	}
-	go func() {
-		p.err = p.cmd.Wait()
-		close(p.done)
-	}()
-	return p
+	return runProc(t, name, exec.Command("bash", append([]string{filepath.Join(rootDir, "it", "javaprovider.sh")}, args...)...), nil)
 }

@@ -116,12 +116,13 @@ const envScreenshotLoad = "DUBBOGO_LB_SCREENSHOT_LOAD"
 
 // machineLoad returns /proc/loadavg's 1-minute load average × 100 / CPUs
 // (what Dubbo Java's load is, and our providers send in its place) twice,
-// as bounds; it skips t where there is no /proc/loadavg.
+// as bounds; where there is no /proc/loadavg it skips t, or fails it in
+// CI (missing).
 func machineLoad(t *testing.T) (lo, hi float64) {
 	t.Helper()
 	b, err := os.ReadFile("/proc/loadavg")
 	if err != nil {
-		t.Skipf("no load average here: %v", err)
+		missing(t, "no load average here: %v", err)
 	}
 	f, err := strconv.ParseFloat(strings.Fields(string(b))[0], 64)
 	if err != nil {
@@ -157,11 +158,17 @@ func loadTolerance(load float64) float64 { return 0.2*load + 2 }
 // moves with them. A first band derived from the latency ratio alone
 // (1/(1 + kρ) to 1/(1 + kρ²) among k others, ± 8 points) was missed in
 // a CI run: 27.8 % at ρ = 0.74 where it said 28.7 % at least (other runs:
-// 35.3 % and 39.6 %). So the test asserts what its name says. Starved: less
-// than half of an equal share, 1/(2(k + 1)). Flooded: power of two
-// choices gives a provider at most the draws it is in, 2/(k + 1), when it
-// wins every comparison; it must stay javaFloodMargin points below that.
-// The sampling noise of the calls measured widens both sides.
+// 35.3 % and 39.6 %). So the test asserts what its name says, with the
+// equal share 1/(k + 1) in the middle. Starved: less than half of it,
+// 1/(2(k + 1)), less the sampling noise of the calls measured, where an
+// algorithm that read Java's machine load as its utilization puts it (it
+// lost every comparison: loadaware/DESIGN.md); 15.3 % of 3215 calls was
+// measured at a load average of 40 on 2 cores, close to that edge, so it
+// is not tightened further. Flooded: more than halfway from the equal
+// share to 2/(k + 1), the most power of two choices gives a provider that
+// wins every comparison, where an algorithm that took Java's missing
+// utilization for 0 puts it; not widened by the noise (4 points at 3000
+// calls): the shares measured, up to 39.6 %, stay 10 points below.
 func javaShareBand(r report, java string, others ...string) (lo, hi, rho float64) {
 	var calls int64
 	sum := 0.0
@@ -177,14 +184,6 @@ func javaShareBand(r report, java string, others ...string) (lo, hi, rho float64
 		rho = math.NaN()
 	}
 	k := float64(len(others))
-	n := successes(r)
-	starved := 100 / (2 * (k + 1))
-	flooded := 200 / (k + 1)
-	lo = starved - noise(starved, n)
-	hi = flooded - javaFloodMargin + noise(flooded-javaFloodMargin, n)
-	return max(lo, 0), hi, rho
+	equal := 100 / (k + 1)
+	return equal/2 - noise(equal/2, successes(r)), (equal + 2*equal) / 2, rho
 }
-
-// javaFloodMargin, in points, is how far below power of two choices'
-// ceiling a share must stay not to count as flooded (see javaShareBand).
-const javaFloodMargin = 8.0

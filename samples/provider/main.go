@@ -17,7 +17,8 @@
 // A registration keeper (extension.KeepRegistered) reads Nacos every
 // -keep-interval (10s; 0: no keeper) and registers the provider again if
 // its Nacos client lost the registration; -usr1-loses-registration makes
-// SIGUSR1 lose it on purpose, for the tests.
+// SIGUSR1 lose it on purpose, for the tests; -usr2-fails makes SIGUSR2
+// start a spell of failures.
 package main
 
 import (
@@ -36,6 +37,7 @@ import (
 	"time"
 
 	"dubbo.apache.org/dubbo-go/v3"
+	"dubbo.apache.org/dubbo-go/v3/protocol/triple/triple_protocol"
 	"dubbo.apache.org/dubbo-go/v3/server"
 
 	"github.com/dubbogo-lb/lb/extension"
@@ -68,6 +70,7 @@ func run() error {
 		capacity = flag.Int64("capacity", 0, "capacity in calls in flight that the load reports carry (0: none)")
 		burn     = flag.Int("burn-cpu", 0, "goroutines that burn CPU for the whole run, starving the provider of CPU")
 		keepIvl  = flag.Duration("keep-interval", extension.DefaultKeepInterval, "how often the registration keeper (extension.KeepRegistered) reads Nacos; 0: no keeper")
+		usr2Fail = flag.Duration("usr2-fails", 0, "tests: on SIGUSR2, fail every call (with -fail-code) from then on for this long; 0: SIGUSR2 does nothing")
 		loseUSR1 = flag.Bool("usr1-loses-registration", false, "tests: on SIGUSR1, withdraw this provider's Nacos instances (interface and application level) through its own Nacos client, behind dubbo-go's back, as a registration the client lost")
 	)
 	var registry app.RegistryFlags
@@ -179,11 +182,7 @@ func run() error {
 	fmt.Printf("provider %s: serving %s on %s, weight %d, warmup %v, latency %v, error rate %g, load reports %v, capacity %d, CPU burners %d\n",
 		*name, greeter.Interface, listen, *weight, *warm, lat, *errRate, *report, *capacity, *burn)
 	if !failure.From.IsZero() {
-		until := "never recovering"
-		if !failure.Until.IsZero() {
-			until = "recovering at " + failure.Until.Format(time.RFC3339Nano)
-		}
-		fmt.Printf("provider %s: failing every call with %v from %s, %s\n", *name, failure.Code, failure.From.Format(time.RFC3339Nano), until)
+		printFailure(*name, failure)
 	}
 	// On SIGINT or SIGTERM the server stops serving and the process exits:
 	// closing its Nacos connection removes the (ephemeral) instance at once.
@@ -195,6 +194,9 @@ func run() error {
 		if err := extension.KeepRegistered(ctx, extension.KeepOptions{Interval: *keepIvl}); err != nil {
 			return err
 		}
+	}
+	if *usr2Fail > 0 {
+		failOnUSR2(ctx, *name, backend, failure.Code, *usr2Fail)
 	}
 	if *loseUSR1 {
 		loseRegistrationOnUSR1(ctx, listen, ins.GetInstanceOptionsSnapshot().Application.Name)
@@ -224,3 +226,42 @@ func burnCPU() {
 }
 
 var burnSink atomic.Uint64
+
+// printFailure says when the provider name fails every call (the tests
+// read the times from this line).
+func printFailure(name string, f greeter.Failure) {
+	until := "never recovering"
+	if !f.Until.IsZero() {
+		until = "recovering at " + f.Until.Format(time.RFC3339Nano)
+	}
+	fmt.Printf("provider %s: failing every call with %v from %s, %s\n", name, f.Code, f.From.Format(time.RFC3339Nano), until)
+}
+
+// failOnUSR2 makes backend fail every call with code for spell from each
+// SIGUSR2 on: a failure that a test starts once its consumers have found
+// the provider, however long that took.
+func failOnUSR2(ctx context.Context, name string, backend *greeter.Backend, code triple_protocol.Code, spell time.Duration) {
+	onSignal(ctx, syscall.SIGUSR2, func() {
+		now := time.Now()
+		f := greeter.Failure{From: now, Until: now.Add(spell), Code: code}
+		backend.FailDuring(f)
+		printFailure(name, f)
+	})
+}
+
+// onSignal calls do on every sig, one at a time, until ctx ends.
+func onSignal(ctx context.Context, sig os.Signal, do func()) {
+	ch := make(chan os.Signal, 1)
+	signal.Notify(ch, sig)
+	go func() {
+		defer signal.Stop(ch)
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-ch:
+				do()
+			}
+		}
+	}()
+}

@@ -42,7 +42,7 @@ type Backend struct {
 	name    string
 	latency Latency
 	errRate float64
-	failure Failure
+	failure atomic.Pointer[Failure]
 	now     func() time.Time
 	served  atomic.Int64
 	failed  atomic.Int64
@@ -60,15 +60,15 @@ func NewBackend(name string, latency Latency, errRate float64) (*Backend, error)
 	return &Backend{name: name, latency: latency, errRate: errRate, now: time.Now}, nil
 }
 
-// FailDuring makes the backend fail every call during f. Call it before
-// serving.
-func (b *Backend) FailDuring(f Failure) { b.failure = f }
+// FailDuring makes the backend fail every call during f, in place of the
+// spell set before; it may be called while the backend serves.
+func (b *Backend) FailDuring(f Failure) { b.failure.Store(&f) }
 
 // Hello implements Handler.
 func (b *Backend) Hello(ctx context.Context, _ *wrapperspb.StringValue) (*wrapperspb.StringValue, error) {
-	if b.failure.at(b.now()) {
+	if f := b.failure.Load(); f != nil && f.at(b.now()) {
 		b.failed.Add(1)
-		return nil, triple_protocol.NewError(b.failure.Code, fmt.Errorf("%w on %s", ErrFailing, b.name))
+		return nil, triple_protocol.NewError(f.Code, fmt.Errorf("%w on %s", ErrFailing, b.name))
 	}
 	if d := b.latency.Sample(); d > 0 {
 		t := time.NewTimer(d)
