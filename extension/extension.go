@@ -36,13 +36,17 @@ import (
 	dgfilter "dubbo.apache.org/dubbo-go/v3/filter"
 	"dubbo.apache.org/dubbo-go/v3/global"
 	dgmetrics "dubbo.apache.org/dubbo-go/v3/metrics"
+	"dubbo.apache.org/dubbo-go/v3/protocol/base"
+	"dubbo.apache.org/dubbo-go/v3/protocol/protocolwrapper"
 	// dubbo-go's Nacos registry and service discovery: imported so that
 	// their init runs before this package's, which replaces the latter.
 	_ "dubbo.apache.org/dubbo-go/v3/registry/nacos"
 
+	"github.com/dubbogo-lb/lb/extension/internal/lbname"
 	"github.com/dubbogo-lb/lb/extension/internal/nacosdiscovery"
 	"github.com/dubbogo-lb/lb/filter"
 	"github.com/dubbogo-lb/lb/filter/providerload"
+	"github.com/dubbogo-lb/lb/loadbalance/adaptive"
 	"github.com/dubbogo-lb/lb/loadbalance/describe"
 	"github.com/dubbogo-lb/lb/loadbalance/fewestactive"
 	"github.com/dubbogo-lb/lb/loadbalance/lalb"
@@ -50,6 +54,7 @@ import (
 	"github.com/dubbogo-lb/lb/loadbalance/loadaware"
 	"github.com/dubbogo-lb/lb/loadbalance/ringhash"
 	"github.com/dubbogo-lb/lb/loadbalance/rtadaptive"
+	"github.com/dubbogo-lb/lb/loadbalance/shortestresponse"
 	"github.com/dubbogo-lb/lb/loadbalance/swrr"
 	"github.com/dubbogo-lb/lb/loadbalance/warmrandom"
 )
@@ -60,6 +65,14 @@ const FilterName = filter.Name
 // LoadFilterName is the name of the provider filter that reports the
 // provider's load (package providerload).
 const LoadFilterName = providerload.Name
+
+// FallbackKey is the reference param that names the balancer used for a
+// provider that names a balancer this process does not know (one WARN per
+// provider, service and name); default DefaultFallback.
+const FallbackKey = lbname.FallbackKey
+
+// DefaultFallback is the fallback balancer when FallbackKey is unset.
+const DefaultFallback = lbname.DefaultFallback
 
 // balancers lists the names this package registers.
 var balancers []string
@@ -79,6 +92,14 @@ func init() {
 	// It records what it registers for KeepRegistered (appRegistrations).
 	dgext.SetServiceDiscovery(nacosdiscovery.Protocol, nacosdiscovery.NewServiceDiscovery(nacosdiscovery.Options{Registrations: appRegistrations}))
 
+	// A provider that names a balancer this consumer does not know never
+	// panics it (dubbo-go looks the name up with MustGet): every provider
+	// URL the registry directory refers goes through dubbo-go's "filter"
+	// protocol, whose Refer the guard sees first (package lbname).
+	dgext.SetProtocol(protocolwrapper.FILTER, func() base.Protocol {
+		return lbname.Protocol(lbname.Default, protocolwrapper.GetProtocol())
+	})
+
 	active := filter.New(filter.Options{})
 	dgext.SetFilter(FilterName, func() dgfilter.Filter { return active })
 	// The provider filter that answers with the provider's load.
@@ -88,6 +109,11 @@ func init() {
 	// invocation, and each balancer keeps its state per (service, method).
 	register(warmrandom.Name, warmrandom.New(warmrandom.Options{}))
 	register(ringhash.Name, ringhash.New(ringhash.Options{}))
+	// Dubbo Java's names, for providers that name their consumers'
+	// balancer (loadbalance: consistenthash, shortestresponse, adaptive).
+	register(ringhash.JavaName, ringhash.Java())
+	register(shortestresponse.Name, shortestresponse.New(shortestresponse.Options{}))
+	register(adaptive.Name, adaptive.New(adaptive.Options{}))
 	register(fewestactive.Name, fewestactive.New(fewestactive.Options{}))
 	register(swrr.Name, swrr.New(swrr.Options{}))
 	register(lalb.Name, lalb.New(lalb.Options{}))
@@ -121,14 +147,15 @@ func Balancers() []string {
 
 // CheckBalancer returns an error naming the registered balancers when name
 // is not one of them, nor a balancer registered by anyone else with
-// dubbo-go. An empty name is dubbo-go's default (random) and is valid.
+// dubbo-go (a fallback registered under a name a provider sent does not
+// count: see FallbackKey). An empty name is dubbo-go's default (random) and is valid.
 // Call it at start-up on configured names: dubbo-go itself only notices an
 // unknown name on the first call, with a panic.
 func CheckBalancer(name string) error {
-	if name == "" || slices.Contains(dgext.GetAllLoadbalanceNames(), name) {
+	if name == "" || slices.Contains(dgext.GetAllLoadbalanceNames(), name) && !lbname.Default.IsFallback(name) {
 		return nil
 	}
-	others := dgext.GetAllLoadbalanceNames()
+	others := slices.DeleteFunc(dgext.GetAllLoadbalanceNames(), lbname.Default.IsFallback)
 	sort.Strings(others)
 	return fmt.Errorf("unknown load balancer %q; registered: %s", name, strings.Join(others, ", "))
 }

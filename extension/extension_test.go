@@ -6,11 +6,16 @@ import (
 	"strings"
 	"testing"
 
+	cluster "dubbo.apache.org/dubbo-go/v3/cluster/cluster/base"
 	"dubbo.apache.org/dubbo-go/v3/common"
 	dgext "dubbo.apache.org/dubbo-go/v3/common/extension"
 	"dubbo.apache.org/dubbo-go/v3/global"
+	"dubbo.apache.org/dubbo-go/v3/protocol/base"
+	"dubbo.apache.org/dubbo-go/v3/protocol/protocolwrapper"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/dubbogo-lb/lb/internal/lblog"
 )
 
 func TestRegistersFilterAndBalancers(t *testing.T) {
@@ -149,4 +154,31 @@ func TestNacosServiceDiscoveryIsOurs(t *testing.T) {
 	require.NoError(t, err)
 	assert.Contains(t, sd.String(), "github.com/dubbogo-lb/lb")
 	require.NoError(t, sd.Destroy()) // made no client: nothing to close
+}
+
+// fakeProtocol refers any URL as a bare invoker, without dialing.
+type fakeProtocol struct{ base.Protocol }
+
+func (fakeProtocol) Refer(u *common.URL) base.Invoker { return base.NewBaseInvoker(u) }
+
+// TestProviderNamingAnUnknownBalancerNeverPanics refers a provider URL as
+// dubbo-go's registry directory does (through the "filter" protocol) and
+// looks its balancers up as dubbo-go's cluster does: no panic, one WARN.
+func TestProviderNamingAnUnknownBalancerNeverPanics(t *testing.T) {
+	var lines []string
+	defer lblog.Capture(func(l string) { lines = append(lines, l) })()
+	dgext.SetProtocol("lbfake", func() base.Protocol { return fakeProtocol{} })
+	u, err := common.NewURL("lbfake://10.0.0.7:20000/org.Greeter?loadbalance=java-team-lb&methods.Hi.loadbalance=ringhash")
+	require.NoError(t, err)
+	inv := dgext.GetProtocol(protocolwrapper.FILTER).Refer(u)
+	require.NotNil(t, inv)
+	for _, m := range []string{"Say", "Hi"} {
+		lb := cluster.GetLoadBalance(inv, m)
+		assert.Same(t, inv, lb.Select([]base.Invoker{inv}, nil))
+	}
+	dgext.GetProtocol(protocolwrapper.FILTER).Refer(u.Clone()) // dubbo-go refers again on a change
+	require.Len(t, lines, 1, "%q", lines)
+	assert.Contains(t, lines[0], `provider 10.0.0.7:20000 names load balancer "java-team-lb" for service org.Greeter`)
+	assert.Error(t, CheckBalancer("java-team-lb"), "a fallback is no balancer to configure")
+	assert.NotContains(t, CheckBalancer("nosuch").Error(), "java-team-lb")
 }

@@ -34,8 +34,9 @@ import (
 const LoadReportKey = "lb.load-report"
 
 // LoadBalancers are the balancers whose calls ask for load reports when
-// LoadReportKey is not set: this module's loadaware.
-var LoadBalancers = []string{"loadaware"}
+// LoadReportKey is not set: this module's loadaware, and adaptive (Dubbo
+// Java's AdaptiveLoadBalance, which asks on every call).
+var LoadBalancers = []string{"loadaware", "adaptive"}
 
 // AsksLoad is the default Options.AskLoad: LoadReportKey if set, else
 // whether the method's balancer (the loadbalance parameter, method level

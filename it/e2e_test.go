@@ -69,6 +69,25 @@ func shareOf(t *testing.T, what string, r report, provider string, want float64)
 	within(t, fmt.Sprintf("%s (%d calls)", what, n), r.share(provider), want, shareTol(want, n, edgeAllowance))
 }
 
+// shareControl is shareOf's negative control for a share set by weights:
+// in a subtest negative_control_<name>, it fails t unless the same check,
+// run against blind percent (what a balancer that ignored the weights
+// would give), fails on r. A measurement that passed both would tell the
+// weights from no weights no better than chance.
+func shareControl(t *testing.T, name, what string, r report, provider string, blind float64) {
+	t.Helper()
+	t.Run("negative_control_"+name, func(t *testing.T) {
+		t.Helper()
+		n := successes(r)
+		got, tol := r.share(provider), shareTol(blind, n, edgeAllowance)
+		if math.Abs(got-blind) <= tol {
+			t.Errorf("%s (%d calls): %.1f%% also passes the check for %.1f%% ± %.1f, the share without weights", what, n, got, blind, tol)
+		} else {
+			t.Logf("%s (%d calls): %.1f%% fails the check for %.1f%% ± %.1f, the share without weights, as it should", what, n, got, blind, tol)
+		}
+	})
+}
+
 // noErrors fails t if the consumer's totals count failed calls.
 func noErrors(t *testing.T, c *consumer, total report) {
 	t.Helper()
@@ -195,7 +214,9 @@ func TestNacosMetadataWeightsSplitTheCallsAndAnEditIsFollowed(t *testing.T) {
 	cs := e.startConsumers(t, 2, specs...)
 	for _, c := range cs {
 		c.until(t, reactDeadline, "reaching both providers", func(r report) bool { return all(r, "w1", "w3") })
-		shareOf(t, c.name+": share of weight 1 of 1:3", c.collectCalls(t, shareCalls), "w1", 25)
+		m := c.collectCalls(t, shareCalls)
+		shareOf(t, c.name+": share of weight 1 of 1:3", m, "w1", 25)
+		shareControl(t, "unweighted_"+c.name, c.name+": share of weight 1 of 1:3", m, "w1", 50)
 	}
 
 	// Weight 1 -> 3 in Nacos, the way an operator edits the instance: the

@@ -62,6 +62,7 @@ func TestJavaMixedFleet(t *testing.T) {
 		for _, p := range ps {
 			shareOf(t, c.name+": share of "+p.spec.name+" (weights 100:300:300:100)", m, p.spec.name, 100*float64(p.spec.weight)/800)
 		}
+		shareControl(t, "unweighted_"+c.balancer, c.name+": share of java300 (weights 100:300:300:100)", m, "java300", 25)
 		t.Logf("%s: Go %.1f%%, Java %.1f%%", c.name, m.share("go100")+m.share("go300"), m.share("java300")+m.share("java100"))
 	}
 

@@ -96,8 +96,8 @@ func TestProviderLoadJavaProviderIsReadAndNeitherStarvedNorFlooded(t *testing.T)
 	mfs := scrape(t, metricsPort)
 	for _, p := range ps {
 		want := map[string]string{"provider": addr(p), "loadbalance": "loadaware"}
-		util := value(mfs["dubbo_consumer_lb_reported_utilization"], want)
-		jl := value(mfs["dubbo_consumer_lb_reported_java_load"], want)
+		util := value(mfs["dubbo_consumer_lb_reported_utilization_ratio"], want)
+		jl := value(mfs["dubbo_consumer_lb_reported_java_load_ratio"], want)
 		if p.spec.java != math.IsNaN(util) || math.IsNaN(jl) || jl < 0 {
 			t.Errorf("metrics of %s: reported utilization %v, Java load %v; want a utilization for Go providers only, a Java load for all", p.spec.name, util, jl)
 		} else {

@@ -16,6 +16,18 @@ cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
 make lint
 
+# The alert rules (files with alert: entries) and their promtool unit tests
+# (files that start with rule_files:), with Debian's prometheus package's
+# promtool, which .ci/run installs; outside CI a missing promtool only warns.
+if command -v promtool >/dev/null; then
+  git ls-files '*.yml' '*.yaml' | xargs grep -l '^ *- alert:' | xargs -r promtool check rules
+  git ls-files '*.yml' '*.yaml' | xargs grep -l '^rule_files:' | xargs -r promtool test rules
+elif [ "${CI:-}" = true ]; then
+  echo "it/test.sh: no promtool but CI=true: .ci/run installs Debian's prometheus" >&2; exit 1
+else
+  echo "it/test.sh: no promtool (apt-get install prometheus): alert rules not checked" >&2
+fi
+
 # A busy machine starts Nacos slowly (seen: 4 minutes at a load average of
 # 60 on 2 cores); an idle one in 10 to 40 s.
 export NACOS_START_TIMEOUT=${NACOS_START_TIMEOUT:-600}
@@ -62,6 +74,6 @@ for target in warmup:FuzzParseWeight warmup:FuzzParseAge warmup:FuzzParseFactor 
 	extension/internal/nacosweight:FuzzFactor extension/internal/nacosdiscovery:FuzzAppInstanceURL \
 	samples/internal/greeter:FuzzParseWhen samples/internal/greeter:FuzzParseCode \
 	rpcstatus/loadreport:FuzzParse loadbalance/loadaware:FuzzParseParams \
-	loadbalance/internal/zone:FuzzCompute; do
+	loadbalance/internal/zone:FuzzCompute extension/internal/lbname:FuzzBalancerNames; do
 	go test -run '^$' -fuzz "^${target#*:}\$" -fuzztime 100000x "./${target%%:*}"
 done

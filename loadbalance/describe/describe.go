@@ -119,6 +119,10 @@ type Method struct {
 	// Registry's window, or 0 when they cover every pick since the
 	// providers appeared (the first snapshot of the Registry).
 	ShareSeconds float64 `json:"share_seconds"`
+	// Panic is true while outlier ejection is in panic mode: it would
+	// eject so many providers that fewer than its panic threshold would be
+	// left, so it ejects none and every provider serves.
+	Panic bool `json:"panic,omitempty"`
 	// Providers are the providers of the balancer's current snapshot, in
 	// the order dubbo-go passed them; providers that left are not there.
 	Providers []Provider `json:"providers"`

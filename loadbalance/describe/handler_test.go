@@ -65,17 +65,22 @@ func TestHandler(t *testing.T) {
 	}
 }
 
-// growingSource describes three providers whose picks grow at 5, 3 and 2
-// per snapshot, and counts the snapshots.
-type growingSource struct{ n atomic.Int64 }
+// growingSource describes n providers (default 3) whose picks grow at 5,
+// 3, 2, 5, 3, 2… per snapshot, and counts the snapshots. Their weights
+// are large raw numbers, as LALB's are.
+type growingSource struct {
+	n     atomic.Int64
+	count int
+}
 
 func (g *growingSource) Describe(int64) []describe.Method {
 	k := g.n.Add(1)
 	m := describe.Method{Service: "org.example.Greeter", Interface: "org.example.Greeter", Method: "Hello"}
-	for i, rate := range []int64{5, 3, 2} {
+	for i := range max(g.count, 3) {
+		rate := []int64{5, 3, 2}[i%3]
 		m.Providers = append(m.Providers, describe.Provider{
-			Address: "127.0.0.1:2000" + strconv.Itoa(i), State: describe.StateOK,
-			Weight: float64(100 * rate), Picks: rate * k * 100, LatencyMs: float64(i + 1),
+			Address: "127.0.0.1:" + strconv.Itoa(20000+i), State: describe.StateOK,
+			Weight: float64(rate) * 89020346, Picks: rate * k * 100, LatencyMs: float64(i%3 + 1),
 		})
 	}
 	return []describe.Method{m}
@@ -104,41 +109,94 @@ func chromium(t *testing.T) string {
 	return ""
 }
 
-// The page in a real headless browser: it loads, draws one series per
-// provider in each chart, and updates every second (in the browser's
-// virtual time, which waits for each fetch: no wall-clock timing).
-func TestPageInBrowser(t *testing.T) {
+// browse loads the page at url in headless Chromium with a window of
+// width × height for 4.5 s of the browser's virtual time, which advances
+// only while no fetch is pending (no wall-clock timing), and returns the
+// DOM then.
+func browse(t *testing.T, url string, width, height int) string {
+	t.Helper()
 	browser := chromium(t)
+	// Generous: a busy machine starts a browser slowly (12 s seen).
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, browser, "--headless", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
+		"--user-data-dir="+t.TempDir(), "--window-size="+strconv.Itoa(width)+","+strconv.Itoa(height),
+		"--virtual-time-budget=4500", "--dump-dom", url)
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	dom, err := cmd.Output()
+	require.NoError(t, err, "chromium: %s", stderr.String())
+	return string(dom)
+}
+
+// attr returns the value of the body's attribute name in page.
+func attr(t *testing.T, page, name string) int {
+	t.Helper()
+	m := regexp.MustCompile(`<body[^>]* ` + name + `="(\d+)"`).FindStringSubmatch(page)
+	require.NotNil(t, m, "no body %s in:\n%.2000s", name, page)
+	n, _ := strconv.Atoi(m[1])
+	return n
+}
+
+// The page in a real headless browser: it loads, draws one series per
+// provider in each chart, and updates every second; the raw JSON shows
+// when asked for (#raw=1, the toggle's state; TestPageInBrowserWith100Providers
+// checks that it does not otherwise).
+func TestPageInBrowser(t *testing.T) {
+	chromium(t)
 	src := &growingSource{}
 	reg := describe.New(describe.Options{})
 	reg.Register("lalb", src)
 	srv := httptest.NewServer(reg.Handler())
 	defer srv.Close()
 
-	// Generous: a busy machine starts a browser slowly (12 s seen).
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, browser, "--headless", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
-		"--user-data-dir="+t.TempDir(), "--virtual-time-budget=4500", "--dump-dom", srv.URL+"/")
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	dom, err := cmd.Output()
-	require.NoError(t, err, "chromium: %s", stderr.String())
-	page := string(dom)
-
-	updates := regexp.MustCompile(`<body data-updates="(\d+)"`).FindStringSubmatch(page)
-	require.NotNil(t, updates, "no body in:\n%s", page)
-	n, _ := strconv.Atoi(updates[1])
+	page := browse(t, srv.URL+"/#raw=1", 1280, 800)
+	n := attr(t, page, "data-updates")
 	assert.GreaterOrEqual(t, n, 3, "updates in 4.5 s of page time")
 	assert.GreaterOrEqual(t, src.n.Load(), int64(n), "each update is a snapshot")
 
 	for _, chart := range []string{"share", "weight"} {
 		series := regexp.MustCompile(`<path class="series `+chart+`" data-provider="([^"]+)"[^>]* d="([^"]*)"`).FindAllStringSubmatch(page, -1)
 		require.Len(t, series, 3, "one %s series per provider", chart)
-		for i, s := range series {
-			assert.Equal(t, "127.0.0.1:2000"+strconv.Itoa(i), s[1])
+		for _, s := range series {
 			assert.GreaterOrEqual(t, len(regexp.MustCompile(`[ML]`).FindAllString(s[2], -1)), 3, "a point per update: %s", s[2])
 		}
 	}
-	assert.Contains(t, page, `"provider": "127.0.0.1:20000"`, "the JSON beside the charts")
+	assert.Contains(t, page, `"provider": "127.0.0.1:20000"`, "the JSON, asked for")
+	assert.Contains(t, page, `<span class="balancer" title="balancer">lalb</span>`, "the card names the balancer")
+	// Weights 5:3:2 of 89020346: 50 % of the total, the raw value on hover.
+	assert.Contains(t, page, `<td title="raw weight 445101730">50.0 %</td>`)
+
+}
+
+// 100 providers on a wide screen and on a phone: nothing wider than the
+// window, every provider in the table, the charts kept to the 8 with the
+// largest share; the table sorts and filters (from the address, as a
+// click or a keystroke leaves them).
+func TestPageInBrowserWith100Providers(t *testing.T) {
+	chromium(t)
+	reg := describe.New(describe.Options{})
+	reg.Register("lalb", &growingSource{count: 100})
+	srv := httptest.NewServer(reg.Handler())
+	defer srv.Close()
+
+	rows := regexp.MustCompile(`<tr data-provider="([^"]+)"`)
+	for _, size := range [][2]int{{1280, 800}, {390, 844}} {
+		page := browse(t, srv.URL+"/", size[0], size[1])
+		assert.Equal(t, 0, attr(t, page, "data-overflow"), "%dx%d: wider than the window by this many pixels", size[0], size[1])
+		assert.Len(t, rows.FindAllStringSubmatch(page, -1), 100, "%dx%d: a row per provider", size[0], size[1])
+		assert.Len(t, regexp.MustCompile(`<path class="series share"`).FindAllString(page, -1), 8, "the 8 with the largest share")
+		assert.Contains(t, page, "100 of 100 providers")
+		assert.NotContains(t, page, `"provider": "127.0.0.1:20000"`, "no JSON unless asked for")
+	}
+
+	page := browse(t, srv.URL+"/#sort=share&desc=1&filter=127.0.0.1:2009", 390, 844)
+	got := rows.FindAllStringSubmatch(page, -1)
+	require.Len(t, got, 10, "ports 20090 to 20099")
+	assert.Contains(t, page, "10 of 100 providers")
+	// Shares 5:3:2 by port mod 3: the four of 5, in the order given, first.
+	for i, want := range []string{"127.0.0.1:20090", "127.0.0.1:20093", "127.0.0.1:20096", "127.0.0.1:20099", "127.0.0.1:20091"} {
+		assert.Equal(t, want, got[i][1], "row %d, sorted by share, largest first", i)
+	}
+	assert.Equal(t, 0, attr(t, page, "data-overflow"))
 }

@@ -134,21 +134,12 @@ func scanCharged(stats []*rpcstatus.Stats, weights []float64, uniform bool, u ui
 		// The k-th tie replaces the pick with probability w / (the weight
 		// of the ties so far): each ends up picked in proportion to w.
 		seen += w
-		u = splitmix(u)
+		u = algo.Mix(u)
 		if algo.Float64(u)*seen < w {
 			pick = i
 		}
 	}
 	return pick, pick >= 0
-}
-
-// splitmix is the next word of SplitMix64 after x: cheap, well-mixed
-// random words from one.
-func splitmix(x uint64) uint64 {
-	x += 0x9e3779b97f4a7c15
-	x = (x ^ x>>30) * 0xbf58476d1ce4e5b9
-	x = (x ^ x>>27) * 0x94d049bb133111eb
-	return x ^ x>>31
 }
 
 // Choose is the power-of-d-choices pick: it draws d providers at random,

@@ -17,13 +17,11 @@
 package lbmetrics
 
 import (
-	"os"
 	"strings"
 
 	"dubbo.apache.org/dubbo-go/v3/common"
 	"dubbo.apache.org/dubbo-go/v3/common/constant"
 	"dubbo.apache.org/dubbo-go/v3/metrics"
-	gxnet "github.com/dubbogo/gost/net"
 	prom "github.com/prometheus/client_golang/prometheus"
 
 	"github.com/dubbogo-lb/lb/internal/lblog"
@@ -35,23 +33,36 @@ import (
 // metrics.AddCollector.
 const Name = "loadbalance"
 
-// Metric names.
+// Metric names: Prometheus's conventions (base units, _seconds, _ratio,
+// _total for counters), dubbo-go's dubbo_consumer_ prefix. DESIGN.md lists
+// the names they replaced.
 const (
-	PicksTotal      = "dubbo_consumer_lb_picks_total"
-	InFlight        = "dubbo_consumer_lb_requests_in_flight"
-	FailedTotal     = "dubbo_consumer_lb_requests_failed_total"
-	LatencyEWMA     = "dubbo_consumer_lb_latency_ewma_milliseconds"
-	Latency         = "dubbo_consumer_lb_latency_milliseconds"
-	Weight          = "dubbo_consumer_lb_weight"
-	Cost            = "dubbo_consumer_lb_cost_milliseconds"
-	RebuildsTotal   = "dubbo_consumer_lb_snapshot_rebuilds_total"
-	Ejected         = "dubbo_consumer_lb_ejected"
-	EjectionsTotal  = "dubbo_consumer_lb_ejections_total"
-	ReportedUtil    = "dubbo_consumer_lb_reported_utilization"
-	ReportedQPS     = "dubbo_consumer_lb_reported_qps"
-	ReportedFlight  = "dubbo_consumer_lb_reported_in_flight"
-	ReportedAge     = "dubbo_consumer_lb_reported_age_seconds"
-	ReportedJava    = "dubbo_consumer_lb_reported_java_load"
+	PicksTotal     = "dubbo_consumer_lb_picks_total"
+	InFlight       = "dubbo_consumer_lb_requests_in_flight"
+	FailedTotal    = "dubbo_consumer_lb_requests_failed_total"
+	LatencyEWMA    = "dubbo_consumer_lb_latency_ewma_seconds"
+	Latency        = "dubbo_consumer_lb_latency_seconds"
+	Weight         = "dubbo_consumer_lb_weight"
+	Cost           = "dubbo_consumer_lb_cost_seconds"
+	RebuildsTotal  = "dubbo_consumer_lb_snapshot_rebuilds_total"
+	Ejected        = "dubbo_consumer_lb_ejected"
+	EjectionsTotal = "dubbo_consumer_lb_ejections_total"
+	Panic          = "dubbo_consumer_lb_outlier_panic"
+	ReportedUtil   = "dubbo_consumer_lb_reported_utilization_ratio"
+	ReportedQPS    = "dubbo_consumer_lb_reported_requests_per_second"
+	ReportedFlight = "dubbo_consumer_lb_reported_requests_in_flight"
+	ReportedAge    = "dubbo_consumer_lb_reported_age_seconds"
+	ReportedJava   = "dubbo_consumer_lb_reported_java_load_ratio"
+)
+
+// Names returns every metric name the Collector exports, for dashboards
+// and alert rules to be checked against.
+func Names() []string {
+	return []string{PicksTotal, InFlight, FailedTotal, LatencyEWMA, Latency, Weight, Cost, RebuildsTotal,
+		Ejected, EjectionsTotal, Panic, ReportedUtil, ReportedQPS, ReportedFlight, ReportedAge, ReportedJava}
+}
+
+const (
 	labelProvider   = "provider"
 	labelBalancer   = "loadbalance"
 	labelReason     = "reason"
@@ -68,6 +79,10 @@ var providerLabels = []string{
 	constant.TagInterface, constant.TagMethod, constant.TagGroup, constant.TagVersion,
 	labelProvider, labelBalancer,
 }
+
+// methodLabels are the labels of the per-method metrics: providerLabels
+// without provider.
+var methodLabels = append(append([]string(nil), providerLabels[:8]...), labelBalancer)
 
 // balancerLabels are the labels of the per-balancer metrics: dubbo-go's
 // application-level labels, then loadbalance and reason.
@@ -94,9 +109,9 @@ type Options struct {
 type Collector struct {
 	opts                                                        Options
 	picks, inFlight, failed, ewma, latency, weight, cost, built *prom.Desc
-	ejected, ejections                                          *prom.Desc
+	ejected, ejections, panic                                   *prom.Desc
 	repUtil, repQPS, repFlight, repAge, repJava                 *prom.Desc
-	bounds                                                      []float64 // histogram bounds, ms
+	bounds                                                      []float64 // histogram bounds, s
 }
 
 // New returns a Collector.
@@ -105,10 +120,10 @@ func New(opts Options) *Collector {
 		opts.Registry = describe.Default
 	}
 	if opts.Hostname == "" {
-		opts.Hostname, _ = os.Hostname()
+		opts.Hostname = common.GetLocalHostName()
 	}
 	if opts.IP == "" {
-		opts.IP, _ = gxnet.GetLocalIP()
+		opts.IP = common.GetLocalIp()
 	}
 	per := func(name, help string) *prom.Desc { return prom.NewDesc(name, help, providerLabels, nil) }
 	c := &Collector{
@@ -116,29 +131,31 @@ func New(opts Options) *Collector {
 		picks:     per(PicksTotal, "Times the balancer picked the provider for the method, failover retries included."),
 		inFlight:  per(InFlight, "Calls to the provider for the method in flight, as the lbactive filter counts them."),
 		failed:    per(FailedTotal, "Calls to the provider for the method that failed."),
-		ewma:      per(LatencyEWMA, "Peak EWMA of the provider's latency for the method (10 s decay), in ms."),
-		latency:   per(Latency, "Latency of the calls to the provider for the method, in ms."),
+		ewma:      per(LatencyEWMA, "Peak EWMA of the provider's latency for the method (10 s decay), in seconds."),
+		latency:   per(Latency, "Latency of the calls to the provider for the method, in seconds."),
 		weight:    per(Weight, "The balancer's effective weight of the provider: warm weight, LALB's weight, or for ringhash the percentage of the ring it owns."),
-		cost:      per(Cost, "rtadaptive's cost of the provider, charged RTT × (calls in flight + 1), in ms."),
+		cost:      per(Cost, "The cost the balancer compares, lower picked: rtadaptive's charged RTT × (calls in flight + 1), loadaware's the same ÷ capacity, in seconds."),
 		ejected:   per(Ejected, "1 while outlier ejection keeps the provider out of the method's picks, else 0."),
 		ejections: per(EjectionsTotal, "Times outlier ejection ejected the provider for the method."),
+		panic: prom.NewDesc(Panic, "1 while outlier ejection of the method is in panic mode (it would leave fewer providers than its panic threshold, so every provider serves), else 0.",
+			methodLabels, nil),
 		repUtil:   per(ReportedUtil, "Utilization the provider last reported (CPU, or calls in flight over capacity if higher), in [0, 1]; absent for a Dubbo Java provider."),
 		repQPS:    per(ReportedQPS, "Calls per second the provider last reported serving, for every consumer."),
 		repFlight: per(ReportedFlight, "Calls in flight the provider last reported, for every consumer."),
 		repAge:    per(ReportedAge, "Seconds since the provider's last load report reached this consumer."),
-		repJava:   per(ReportedJava, "Dubbo Java's load the provider last reported: its machine's 1-minute load average × 100 / CPUs, in percent."),
+		repJava:   per(ReportedJava, "Dubbo Java's load the provider last reported: its machine's 1-minute load average / CPUs (Java's percentage ÷ 100)."),
 		built: prom.NewDesc(RebuildsTotal, "Snapshots the balancer built, for a change of membership or a warmup refresh.",
 			balancerLabels, nil),
 	}
 	for i := range rpcstatus.HistogramBuckets {
-		c.bounds = append(c.bounds, float64(rpcstatus.HistogramBound(i).Microseconds())/1e3)
+		c.bounds = append(c.bounds, rpcstatus.HistogramBound(i).Seconds())
 	}
 	return c
 }
 
 // Describe implements prometheus.Collector.
 func (c *Collector) Describe(ch chan<- *prom.Desc) {
-	for _, d := range []*prom.Desc{c.picks, c.inFlight, c.failed, c.ewma, c.latency, c.weight, c.cost, c.built, c.ejected, c.ejections,
+	for _, d := range []*prom.Desc{c.picks, c.inFlight, c.failed, c.ewma, c.latency, c.weight, c.cost, c.built, c.ejected, c.ejections, c.panic,
 		c.repUtil, c.repQPS, c.repFlight, c.repAge, c.repJava} {
 		ch <- d
 	}
@@ -154,6 +171,12 @@ func (c *Collector) Collect(ch chan<- prom.Metric) {
 		ch <- prom.MustNewConstMetric(c.built, prom.CounterValue, float64(b.Rebuilds.Membership), append(app, reasonMember)...)
 		ch <- prom.MustNewConstMetric(c.built, prom.CounterValue, float64(b.Rebuilds.Warmup), append(app, reasonWarmup)...)
 		for _, m := range b.Methods {
+			panicked := 0.0
+			if m.Panic {
+				panicked = 1
+			}
+			mv := c.labels(m.Providers[0].URL, m.Method, "", b.Name)
+			ch <- prom.MustNewConstMetric(c.panic, prom.GaugeValue, panicked, append(mv[:8:8], b.Name)...)
 			for _, p := range m.Providers {
 				lv := c.labels(p.URL, m.Method, p.Address, b.Name)
 				// Two invokers of one address in a snapshot (a provider
@@ -173,7 +196,7 @@ func (c *Collector) provider(ch chan<- prom.Metric, p *describe.Provider, lv []s
 	ch <- prom.MustNewConstMetric(c.picks, prom.CounterValue, float64(p.Picks), lv...)
 	ch <- prom.MustNewConstMetric(c.inFlight, prom.GaugeValue, float64(p.InFlight), lv...)
 	ch <- prom.MustNewConstMetric(c.failed, prom.CounterValue, float64(p.Failures), lv...)
-	ch <- prom.MustNewConstMetric(c.ewma, prom.GaugeValue, p.LatencyMs, lv...)
+	ch <- prom.MustNewConstMetric(c.ewma, prom.GaugeValue, p.LatencyMs/1e3, lv...)
 	ch <- prom.MustNewConstMetric(c.weight, prom.GaugeValue, p.Weight, lv...)
 	ejected := 0.0
 	if p.State == describe.StateEjected {
@@ -182,14 +205,14 @@ func (c *Collector) provider(ch chan<- prom.Metric, p *describe.Provider, lv []s
 	ch <- prom.MustNewConstMetric(c.ejected, prom.GaugeValue, ejected, lv...)
 	ch <- prom.MustNewConstMetric(c.ejections, prom.CounterValue, float64(p.Ejections), lv...)
 	if p.CostMs > 0 {
-		ch <- prom.MustNewConstMetric(c.cost, prom.GaugeValue, p.CostMs, lv...)
+		ch <- prom.MustNewConstMetric(c.cost, prom.GaugeValue, p.CostMs/1e3, lv...)
 	}
 	if r := p.Reported; r != nil {
 		if r.Utilization != nil {
 			ch <- prom.MustNewConstMetric(c.repUtil, prom.GaugeValue, *r.Utilization, lv...)
 		}
 		if r.JavaLoad != nil {
-			ch <- prom.MustNewConstMetric(c.repJava, prom.GaugeValue, *r.JavaLoad, lv...)
+			ch <- prom.MustNewConstMetric(c.repJava, prom.GaugeValue, *r.JavaLoad/100, lv...)
 		}
 		ch <- prom.MustNewConstMetric(c.repQPS, prom.GaugeValue, r.QPS, lv...)
 		ch <- prom.MustNewConstMetric(c.repFlight, prom.GaugeValue, r.InFlight, lv...)
@@ -203,8 +226,8 @@ func (c *Collector) provider(ch chan<- prom.Metric, p *describe.Provider, lv []s
 			sum += uint64(counts[i])
 			cumulative[bound] = sum
 		}
-		ms := float64(p.Stats.TotalElapsed()) / 1e6
-		ch <- prom.MustNewConstHistogram(c.latency, uint64(n), ms, cumulative, lv...)
+		sec := float64(p.Stats.TotalElapsed()) / 1e9
+		ch <- prom.MustNewConstHistogram(c.latency, uint64(n), sec, cumulative, lv...)
 	}
 }
 

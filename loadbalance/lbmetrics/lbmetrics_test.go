@@ -101,22 +101,28 @@ func TestCollectorValues(t *testing.T) {
 	assert.Equal(t, 1.0, series(mfs[InFlight])["127.0.0.1:20001"].GetGauge().GetValue())
 	assert.Equal(t, 1.0, series(mfs[FailedTotal])["127.0.0.1:20000"].GetCounter().GetValue())
 	assert.Equal(t, 100.0, series(mfs[Weight])["127.0.0.1:20000"].GetGauge().GetValue())
-	assert.Positive(t, series(mfs[LatencyEWMA])["127.0.0.1:20000"].GetGauge().GetValue())
+	ewma := series(mfs[LatencyEWMA])["127.0.0.1:20000"].GetGauge().GetValue()
+	assert.True(t, ewma > 0.003 && ewma <= 0.1, "peak EWMA %v s: between the latencies fed", ewma)
+	p := series(mfs[Panic])
+	require.Len(t, p, 1, "one per method")
+	assert.Equal(t, 0.0, p[""].GetGauge().GetValue(), "no panic mode")
+	assert.Equal(t, "Say", label(p[""], "method"))
+	assert.Equal(t, "shop", label(p[""], "application_name"))
 	assert.Nil(t, mfs[Cost], "no cost outside rtadaptive")
 
 	h := series(mfs[Latency])["127.0.0.1:20000"].GetHistogram()
 	assert.EqualValues(t, 4, h.GetSampleCount())
-	assert.InDelta(t, 109, h.GetSampleSum(), 1e-9)
+	assert.InDelta(t, 0.109, h.GetSampleSum(), 1e-12, "seconds")
 	bucket := map[float64]uint64{}
 	for _, b := range h.GetBucket() {
 		bucket[b.GetUpperBound()] = b.GetCumulativeCount()
 	}
 	assert.Len(t, bucket, rpcstatus.HistogramBuckets)
-	assert.EqualValues(t, 0, bucket[2.048])
-	assert.EqualValues(t, 3, bucket[4.096])
-	assert.EqualValues(t, 3, bucket[65.536])
-	assert.EqualValues(t, 4, bucket[131.072])
-	assert.EqualValues(t, 4, bucket[8388.608])
+	assert.EqualValues(t, 0, bucket[0.002048], "bounds in seconds")
+	assert.EqualValues(t, 3, bucket[0.004096])
+	assert.EqualValues(t, 3, bucket[0.065536])
+	assert.EqualValues(t, 4, bucket[0.131072])
+	assert.EqualValues(t, 4, bucket[8.388608])
 
 	rebuilds := series(mfs[RebuildsTotal])
 	require.Len(t, rebuilds, 2)
@@ -157,6 +163,31 @@ func TestCollectorEjection(t *testing.T) {
 		assert.Equal(t, want, ejections[addr].GetCounter().GetValue(), addr)
 	}
 	assert.Equal(t, describe.StateEjected, reg.Snapshot().Balancers[0].Methods[0].Providers[1].State)
+}
+
+// Two of three providers fail with no cap on ejections: ejecting both
+// would leave fewer than half, so outlier ejection is in panic mode, which
+// the method's panic gauge shows, and nobody is ejected.
+func TestCollectorPanicMode(t *testing.T) {
+	defer lblog.Capture(func(string) {})()
+	lb := warmrandom.New(warmrandom.Options{Rand: algo.Seeded(1).Uint64})
+	params := map[string]string{"weight": "100", "outlier.max-ejection-percent": "100"}
+	list := []base.Invoker{lbtest.Provider(20300, params), lbtest.Provider(20301, params), lbtest.Provider(20302, params)}
+	reg := describe.New(describe.Options{})
+	reg.Register(warmrandom.Name, lb)
+	c := New(Options{Registry: reg})
+	panicked := func() float64 {
+		lb.Select(list, lbtest.Call("Say"))
+		p := series(gather(t, c)[Panic])
+		require.Len(t, p, 1)
+		return p[""].GetGauge().GetValue()
+	}
+	require.Equal(t, 0.0, panicked())
+	lbtest.OutlierFail(list[0], int64(time.Hour), 5)
+	assert.Equal(t, 0.0, panicked(), "one of three ejected: two left")
+	lbtest.OutlierFail(list[1], int64(time.Hour), 5)
+	assert.Equal(t, 1.0, panicked(), "two of three: panic mode")
+	assert.Equal(t, 0.0, series(gather(t, c)[Ejected])["127.0.0.1:20300"].GetGauge().GetValue(), "every provider serves")
 }
 
 // A provider listed twice (two invokers of one address) would make the
@@ -241,7 +272,7 @@ func TestCollectorReportedLoad(t *testing.T) {
 	assert.Equal(t, 0.75, util["127.0.0.1:20200"].GetGauge().GetValue(), "in flight over capacity, above the CPU")
 	jl := series(mfs[ReportedJava])
 	require.Len(t, jl, 1, "only the Java provider reported Java's load")
-	assert.Equal(t, 530.0, jl["127.0.0.1:20202"].GetGauge().GetValue(), "the machine's load, not capped")
+	assert.Equal(t, 5.3, jl["127.0.0.1:20202"].GetGauge().GetValue(), "the machine's load (530 %) as a ratio, not capped")
 	assert.Equal(t, 300.0, series(mfs[ReportedQPS])["127.0.0.1:20200"].GetGauge().GetValue())
 	assert.Equal(t, 12.0, series(mfs[ReportedFlight])["127.0.0.1:20200"].GetGauge().GetValue())
 	assert.Less(t, series(mfs[ReportedAge])["127.0.0.1:20200"].GetGauge().GetValue(), 3600.0)
@@ -256,4 +287,20 @@ func TestCollectorReportedLoad(t *testing.T) {
 	assert.Nil(t, ps[2].Reported.Utilization, "machine load is no utilization of the provider")
 	require.NotNil(t, ps[2].Reported.JavaLoad)
 	assert.Equal(t, 530.0, *ps[2].Reported.JavaLoad)
+}
+
+// Names lists exactly the metrics the Collector describes, which the
+// dashboard's and the alert rules' tests check their queries against.
+func TestNamesAreTheDescribedMetrics(t *testing.T) {
+	ch := make(chan *prom.Desc, 64)
+	New(Options{Registry: describe.New(describe.Options{})}).Describe(ch)
+	close(ch)
+	var described []string
+	fq := regexp.MustCompile(`fqName: "([^"]+)"`)
+	for d := range ch {
+		m := fq.FindStringSubmatch(d.String())
+		require.NotNil(t, m, d.String())
+		described = append(described, m[1])
+	}
+	assert.ElementsMatch(t, Names(), described)
 }

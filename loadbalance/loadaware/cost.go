@@ -1,6 +1,10 @@
 package loadaware
 
-import "math"
+import (
+	"math"
+
+	"github.com/dubbogo-lb/lb/loadbalance/internal/algo"
+)
 
 // Cost names a cost function of the balancer.
 type Cost string
@@ -79,13 +83,7 @@ func Capacity(capacity, qps, eps, util, penalty, rtt float64) (c float64, ok boo
 
 // JavaCost is Dubbo Java's adaptive cost of a provider with the reported
 // load (percent), RTT rttMs (ms), calls in flight, success ratio in [0, 1]
-// and weight. A load of 0 (an idle provider, or none reported yet, which
-// Java starts from) counts as minLoad so that the calls in flight still
-// order providers (Java's cost is then 0 for all, and its tie-break
-// random).
+// and weight: algo.JavaCost, which the adaptive balancer shares.
 func JavaCost(load, rttMs float64, inflight int64, success, weight float64) float64 {
-	return max(load, minLoad) * (math.Sqrt(max(rttMs, 0)) + 1) * float64(max(inflight, 0)+1) / (success*max(weight, 0) + 1)
+	return algo.JavaCost(load, rttMs, inflight, success, weight)
 }
-
-// minLoad is the least load JavaCost charges, in percent.
-const minLoad = 0.01

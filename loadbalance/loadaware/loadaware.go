@@ -200,11 +200,9 @@ func (b *Balancer) cost(v *member.View[table], i int, rtt float64, known bool) f
 // minRTT is the least RTT the fallback charges (1 µs), as rtadaptive.
 const minRTT = float64(time.Microsecond)
 
-// success is Dubbo Java's success ratio: calls that succeeded over calls
-// made + 1.
+// success is Dubbo Java's success ratio of st (algo.JavaSuccess).
 func success(st *rpcstatus.Stats) float64 {
-	total, failed := st.Total(), st.Failed()
-	return float64(total-failed) / float64(total+max(st.Active(), 0)+1)
+	return algo.JavaSuccess(st.Total(), st.Failed(), st.Active())
 }
 
 // describe gives each provider of v its effective weight (the weight its

@@ -27,6 +27,18 @@ import (
 // dubbo-go. It differs from dubbo-go's own "consistenthashing".
 const Name = "ringhash"
 
+// JavaName is Dubbo Java's name of its consistent hash,
+// ConsistentHashLoadBalance's "consistenthash", under which package
+// extension registers Java: a provider that names it gets Dubbo's ring.
+const JavaName = "consistenthash"
+
+// Java returns the balancer registered under JavaName: Dubbo's
+// configuration of the ring (160 nodes, hash.arguments "0", no bounded
+// load), a Balancer of its own so that what it decides is described under
+// its own name. It is the zero Options today, spelled out so that a change
+// of ringhash's defaults never changes what Java's name means.
+func Java() *Balancer { return New(Options{BalanceFactor: 0}) }
+
 // URL parameters read from the first provider's URL, method level
 // ("methods.<method>.hash.nodes", or Dubbo Java's "<method>.hash.nodes")
 // before service level, as Dubbo does; see urlparam.MethodParam.
@@ -35,6 +47,13 @@ const (
 	NodesKey = "hash.nodes"
 	// ArgumentsKey lists the argument indexes that form the key (default "0").
 	ArgumentsKey = "hash.arguments"
+	// AttachmentKey names an invocation attachment whose value is the key,
+	// instead of the arguments (gRPC's request_hash_header, gRFC A76; asked
+	// of Dubbo in apache/dubbo#3468). A call without the attachment, or
+	// with an empty one, gets a random key, as in A76: it goes to a
+	// provider at random rather than all such calls to one. Java consumers
+	// do not read it: set it only where every consumer of the key is Go.
+	AttachmentKey = "hash.attachment"
 )
 
 // Options configure a Balancer. The zero value is Dubbo's consistent hash.
@@ -57,6 +76,10 @@ type Options struct {
 	// refresh step). The ring itself ignores weights and warmup, as Dubbo's
 	// does: a key's provider never depends on them.
 	Warmup warmup.Options
+
+	// Rand is the random source of the key of a call that lacks its
+	// hash.attachment; default math/rand/v2's Uint64.
+	Rand func() uint64
 }
 
 // Balancer is a consistent-hash balancer whose ring is compatible with
@@ -99,8 +122,11 @@ type table struct {
 	ring     *Ring
 	addrs    []string // provider addresses in Set order: the ring's input
 	nodesRaw string   // hash.nodes as configured
-	where    string   // "service method", for logs
-	key      *keySpec
+	// attachment is the attachment whose value is the key (hash.attachment),
+	// "" for the arguments.
+	attachment string
+	where      string // "service method", for logs
+	key        *keySpec
 }
 
 // keySpec turns invocation arguments into a key point. It lives as long as
@@ -127,7 +153,7 @@ func New(opts Options) *Balancer {
 		b.factor = max(f, 1)
 	}
 	b.Balancer = skeleton.New(skeleton.Spec[table]{
-		Name: Name, Warmup: opts.Warmup,
+		Name: Name, Warmup: opts.Warmup, Rand: algo.Source(opts.Rand),
 		Build: build, Pick: b.pick, Among: b.among, Interim: b.interim,
 		ReadsAllUpTo: math.MaxInt, // the ring holds every provider
 		Method:       func(inv base.Invocation) string { m, _ := callOf(inv); return m },
@@ -159,6 +185,7 @@ func build(set *member.Set, prev *member.View[table]) *table {
 		old = prev.Table
 	}
 	t := &table{nodesRaw: nodesRaw, addrs: make([]string, len(set.Invokers))}
+	t.attachment = strings.TrimSpace(urlparam.MethodParam(u, method, AttachmentKey))
 	for i, inv := range set.Invokers {
 		t.addrs[i] = javaAddress(inv.GetURL())
 	}
@@ -422,9 +449,8 @@ func (k *keySpec) warnMissing(n int) {
 // pick returns the slot of v that owns the invocation's key on the ring
 // (see [Balancer] for unavailable providers and bounded load).
 func (b *Balancer) pick(v *member.View[table], inv base.Invocation) int {
-	_, args := callOf(inv)
 	t := v.Table
-	kp := t.key.point(args)
+	kp := b.point(t, inv)
 	if b.factor == 0 {
 		// The common case: the key's own provider, when it is available.
 		if i := t.ring.Lookup(kp); i >= 0 && !v.IsEjected(i) && v.Invokers[i].IsAvailable() {
@@ -437,8 +463,7 @@ func (b *Balancer) pick(v *member.View[table], inv base.Invocation) int {
 // among returns the provider of list, a failover retry's subset of v, first
 // clockwise from the invocation's key.
 func (b *Balancer) among(v *member.View[table], list []base.Invoker, inv base.Invocation) base.Invoker {
-	_, args := callOf(inv)
-	i := b.walk(v, false, list, v.Table.key.point(args))
+	i := b.walk(v, false, list, b.point(v.Table, inv))
 	if i < 0 {
 		return list[0] // unreachable: the ring holds every provider of the Set
 	}
@@ -453,12 +478,25 @@ func (b *Balancer) among(v *member.View[table], list []base.Invoker, inv base.In
 // random. It scans list per candidate: O(N), about 10 µs at N = 10 000.
 func (b *Balancer) interim(old *member.View[table], list []base.Invoker, inv base.Invocation) base.Invoker {
 	if old != nil {
-		_, args := callOf(inv)
-		if i := b.walk(old, false, list, old.Table.key.point(args)); i >= 0 {
+		if i := b.walk(old, false, list, b.point(old.Table, inv)); i >= 0 {
 			return old.Invokers[i]
 		}
 	}
 	return list[algo.IntN(b.Rand(), len(list))]
+}
+
+// point returns the ring point of inv's key: its hash.attachment's value
+// when t names one (a random point when the call lacks it), else the key
+// of its arguments.
+func (b *Balancer) point(t *table, inv base.Invocation) uint32 {
+	if t.attachment != "" {
+		if v, ok := inv.GetAttachment(t.attachment); ok && v != "" {
+			return HashString(v)
+		}
+		return uint32(b.Rand())
+	}
+	_, args := callOf(inv)
+	return t.key.point(args)
 }
 
 // callOf returns the method and arguments of inv as Dubbo's RpcUtils sees

@@ -66,7 +66,7 @@ func main() {
 func run() error {
 	var (
 		confPath  = flag.String("conf", "conf/consumer.yaml", "dubbo-go YAML configuration")
-		balancer  = flag.String("balancer", "", "balancer name, overriding references."+greeter.Reference+".loadbalance of the YAML")
+		balancer  = flag.String("balancer", "", "balancer name, overriding references."+greeter.Reference+".loadbalance of the YAML; none: name no balancer, the providers' choice")
 		direct    = flag.String("url", "", "direct provider URLs instead of the registry, e.g. tri://127.0.0.1:20001;tri://127.0.0.1:20002")
 		list      = flag.Bool("list", false, "print the balancers this module registers and exit")
 		providers = flag.Int("providers", 1, "wait until this many providers have answered before the run")
@@ -108,7 +108,11 @@ func run() error {
 		return fmt.Errorf("%w: %s has no %s", errConfig, *confPath, refKey)
 	}
 	name := k.String(refKey + ".loadbalance")
-	if *balancer != "" {
+	switch *balancer {
+	case "":
+	case noBalancer: // the providers' choice, as dubbo-go's merge keeps it
+		name = ""
+	default:
 		name = *balancer
 	}
 	ins, err := app.NewInstance(k, func(o *dubbo.InstanceOptions) error {
@@ -266,6 +270,11 @@ func enableMetrics(m *global.MetricsConfig, port int) {
 	}
 	m.Prometheus.Exporter.Enabled = &on
 }
+
+// noBalancer is the -balancer value that names no balancer: the consumer
+// then uses the one its providers name (dubbo-go's default, random, when
+// they name none), as a consumer whose YAML names none.
+const noBalancer = "none"
 
 // source says where the balancer names come from.
 func source(balancerFlag, path string) string {

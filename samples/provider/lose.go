@@ -4,8 +4,6 @@ import (
 	"context"
 	"fmt"
 	"net"
-	"os"
-	"os/signal"
 	"strconv"
 	"syscall"
 
@@ -29,19 +27,7 @@ import (
 // what a registration lost by the client leaves (see
 // extension/internal/nacoskeeper). For the tests of the keeper.
 func loseRegistrationOnUSR1(ctx context.Context, listen, app string) {
-	usr1 := make(chan os.Signal, 1)
-	signal.Notify(usr1, syscall.SIGUSR1)
-	go func() {
-		defer signal.Stop(usr1)
-		for {
-			select {
-			case <-ctx.Done():
-				return
-			case <-usr1:
-				loseRegistration(listen, app)
-			}
-		}
-	}()
+	onSignal(ctx, syscall.SIGUSR1, func() { loseRegistration(listen, app) })
 }
 
 func loseRegistration(listen, app string) {

@@ -66,6 +66,7 @@ func run() error {
 		failAt   = flag.String("fail-at", "", "from then on fail every call at once: a duration after start (30s) or an RFC 3339 time; empty: never")
 		recoAt   = flag.String("recover-at", "", "stop failing then (same forms as -fail-at); empty: never")
 		failCode = flag.String("fail-code", "unavailable", "triple status of the failures of -fail-at: unavailable, internal, unknown, biz_error…")
+		lbName   = flag.String("loadbalance", "", "the balancer this provider names for its consumers (the loadbalance URL parameter, which a consumer that names none uses); empty: none")
 		report   = flag.Bool("load-report", true, "answer load reports (the lbload filter) to consumers that ask")
 		capacity = flag.Int64("capacity", 0, "capacity in calls in flight that the load reports carry (0: none)")
 		burn     = flag.Int("burn-cpu", 0, "goroutines that burn CPU for the whole run, starving the provider of CPU")
@@ -181,11 +182,14 @@ func run() error {
 	}
 	// WithWarmUp exports whole seconds, the unit dubbo-go providers use for
 	// both timestamp and warmup (package warmup reads them so).
-	svcOpts := []server.ServiceOption{server.WithWarmUp(*warm)}
-	if *zone != "" {
-		svcOpts = append(svcOpts, server.WithParam(urlparam.ZoneKey, *zone))
+	opts := []server.ServiceOption{server.WithWarmUp(*warm)}
+	if *lbName != "" {
+		opts = append(opts, server.WithLoadBalance(*lbName))
 	}
-	if err := greeter.Register(srv, backend, svcOpts...); err != nil {
+	if *zone != "" {
+		opts = append(opts, server.WithParam(urlparam.ZoneKey, *zone))
+	}
+	if err := greeter.Register(srv, backend, opts...); err != nil {
 		return err
 	}
 	fmt.Printf("provider %s: serving %s on %s, weight %d, warmup %v, latency %v, error rate %g, load reports %v, capacity %d, CPU burners %d, zone %q\n",
@@ -250,19 +254,26 @@ func printFailure(name string, f greeter.Failure) {
 // SIGUSR2 on: a failure that a test starts once its consumers have found
 // the provider, however long that took.
 func failOnUSR2(ctx context.Context, name string, backend *greeter.Backend, code triple_protocol.Code, spell time.Duration) {
-	usr2 := make(chan os.Signal, 1)
-	signal.Notify(usr2, syscall.SIGUSR2)
+	onSignal(ctx, syscall.SIGUSR2, func() {
+		now := time.Now()
+		f := greeter.Failure{From: now, Until: now.Add(spell), Code: code}
+		backend.FailDuring(f)
+		printFailure(name, f)
+	})
+}
+
+// onSignal calls do on every sig, one at a time, until ctx ends.
+func onSignal(ctx context.Context, sig os.Signal, do func()) {
+	ch := make(chan os.Signal, 1)
+	signal.Notify(ch, sig)
 	go func() {
-		defer signal.Stop(usr2)
+		defer signal.Stop(ch)
 		for {
 			select {
 			case <-ctx.Done():
 				return
-			case <-usr2:
-				now := time.Now()
-				f := greeter.Failure{From: now, Until: now.Add(spell), Code: code}
-				backend.FailDuring(f)
-				printFailure(name, f)
+			case <-ch:
+				do()
 			}
 		}
 	}()

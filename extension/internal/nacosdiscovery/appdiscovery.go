@@ -21,6 +21,7 @@ import (
 	"dubbo.apache.org/dubbo-go/v3/registry"
 	dgnacos "dubbo.apache.org/dubbo-go/v3/remoting/nacos"
 
+	"github.com/dubbogo-lb/lb/extension/internal/lbname"
 	"github.com/dubbogo-lb/lb/extension/internal/nacosweight"
 	"github.com/dubbogo-lb/lb/internal/lblog"
 	"github.com/dubbogo-lb/lb/internal/urlparam"
@@ -329,8 +330,10 @@ func newAppInstance(service, group string, in model.Instance) *appInstance {
 // dubbo-go builds them but for the weight: the provider's own weight
 // parameter (none if it has none), and the weight factor parameter; and
 // for the timestamp: the service's, else the instance's (see
-// instanceTimestamp); and the zone (urlparam.ZoneKey): the service's
-// parameter, else the instance's metadata entry, else its cluster name.
+// instanceTimestamp); the zone (urlparam.ZoneKey): the service's
+// parameter, else the instance's metadata entry, else its cluster name;
+// and each balancer named in Dubbo Java's method-level spelling in
+// dubbo-go's too (lbname.JavaMethodSpelling).
 func (a *appInstance) ToURLs(service *info.ServiceInfo) []*common.URL {
 	urls := a.DefaultServiceInstance.ToURLs(service)
 	own := service.Params[constant.WeightKey]
@@ -352,6 +355,7 @@ func (a *appInstance) ToURLs(service *info.ServiceInfo) []*common.URL {
 		if zone != "" {
 			u.SetParam(urlparam.ZoneKey, zone)
 		}
+		lbname.JavaMethodSpelling(u)
 	}
 	return urls
 }

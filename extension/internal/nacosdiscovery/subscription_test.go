@@ -165,3 +165,22 @@ func TestSubscriptionUpdatesOnANacosWeightChange(t *testing.T) {
 		t.Errorf("weight factor %q after the edit, want 2.5", got)
 	}
 }
+
+// TestProviderURLReadsJavaMethodBalancer: a Java provider's
+// <method>.loadbalance reaches dubbo-go's cluster as
+// methods.<method>.loadbalance.
+func TestProviderURLReadsJavaMethodBalancer(t *testing.T) {
+	u, err := providerURL(model.Instance{Ip: "10.0.0.1", Port: 20880, Metadata: map[string]string{
+		"interface": "org.Greeter", "protocol": "tri", "methods": "sayHello,bye",
+		"sayHello.loadbalance": "shortestresponse", "loadbalance": "consistenthash",
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := u.GetMethodParam("sayHello", "loadbalance", ""); got != "shortestresponse" {
+		t.Errorf("sayHello's balancer = %q, want shortestresponse", got)
+	}
+	if got := u.GetMethodParam("bye", "loadbalance", ""); got != "" {
+		t.Errorf("bye's balancer = %q, want none", got)
+	}
+}

@@ -9,6 +9,7 @@ import (
 	"dubbo.apache.org/dubbo-go/v3/common/constant"
 	"github.com/nacos-group/nacos-sdk-go/v2/model"
 
+	"github.com/dubbogo-lb/lb/extension/internal/lbname"
 	"github.com/dubbogo-lb/lb/extension/internal/nacosweight"
 	"github.com/dubbogo-lb/lb/internal/urlparam"
 )
@@ -18,8 +19,10 @@ import (
 // path is the metadata's path, else /interface, the protocol the
 // metadata's protocol), plus the weight factor of the instance's Nacos
 // weight (urlparam.WeightFactorKey, see nacosweight), which dubbo-go
-// ignores, and the provider's zone (urlparam.ZoneKey: its own parameter,
-// else the instance's cluster name).
+// ignores, the provider's zone (urlparam.ZoneKey: its own parameter,
+// else the instance's cluster name), and each balancer named in Dubbo
+// Java's method-level spelling in dubbo-go's too
+// (lbname.JavaMethodSpelling).
 func providerURL(in model.Instance) (*common.URL, error) {
 	md := in.Metadata
 	path, iface, protocol := md[constant.NacosPathKey], md[constant.InterfaceKey], md[constant.ProtocolKey]
@@ -42,11 +45,13 @@ func providerURL(in model.Instance) (*common.URL, error) {
 	if zone := urlparam.Zone(md[urlparam.ZoneKey], in.ClusterName); zone != "" {
 		params.Set(urlparam.ZoneKey, zone)
 	}
-	return common.NewURLWithOptions(
+	u := common.NewURLWithOptions(
 		common.WithIp(in.Ip),
 		common.WithPort(strconv.FormatUint(in.Port, 10)),
 		common.WithProtocol(protocol),
 		common.WithParams(params),
 		common.WithPath(path),
-	), nil
+	)
+	lbname.JavaMethodSpelling(u)
+	return u, nil
 }

@@ -54,6 +54,16 @@ func IntN(r uint64, n int) int { return int((r >> 32) * uint64(n) >> 32) }
 // Float64 maps the random word r to [0, 1) with 53 bits of precision.
 func Float64(r uint64) float64 { return float64(r>>11) * 0x1p-53 }
 
+// Mix is the next word of SplitMix64 after x: cheap, well-mixed random
+// words from one, for a pick that needs several (a one-pass draw among
+// ties).
+func Mix(x uint64) uint64 {
+	x += 0x9e3779b97f4a7c15
+	x = (x ^ x>>30) * 0xbf58476d1ce4e5b9
+	x = (x ^ x>>27) * 0x94d049bb133111eb
+	return x ^ x>>31
+}
+
 // Pair draws two distinct slots of [0, n), n >= 2, uniformly from one
 // random word: the first from its high 32 bits, the second from its low
 // 32 bits among the n-1 others.

@@ -5,12 +5,14 @@ import (
 
 	"dubbo.apache.org/dubbo-go/v3/cluster/loadbalance"
 
+	"github.com/dubbogo-lb/lb/loadbalance/adaptive"
 	"github.com/dubbogo-lb/lb/loadbalance/fewestactive"
 	"github.com/dubbogo-lb/lb/loadbalance/internal/lbtest"
 	"github.com/dubbogo-lb/lb/loadbalance/lalb"
 	"github.com/dubbogo-lb/lb/loadbalance/loadaware"
 	"github.com/dubbogo-lb/lb/loadbalance/ringhash"
 	"github.com/dubbogo-lb/lb/loadbalance/rtadaptive"
+	"github.com/dubbogo-lb/lb/loadbalance/shortestresponse"
 	"github.com/dubbogo-lb/lb/loadbalance/swrr"
 	"github.com/dubbogo-lb/lb/loadbalance/warmrandom"
 	"github.com/dubbogo-lb/lb/warmup"
@@ -50,6 +52,16 @@ func TestConformance(t *testing.T) {
 		{loadaware.Name + "-java", lbtest.Subject{WarmShares: true,
 			New: func(w warmup.Options, r func() uint64) lb {
 				return loadaware.New(loadaware.Options{Cost: loadaware.CostJava, Warmup: w, Rand: r})
+			}}},
+		{shortestresponse.Name, lbtest.Subject{WarmShares: true,
+			New: func(w warmup.Options, r func() uint64) lb {
+				return shortestresponse.New(shortestresponse.Options{Warmup: w, Rand: r})
+			}}},
+		// Java's adaptive draws its two candidates uniformly: weights
+		// weigh in its cost and its ties, its shares do not follow them.
+		{adaptive.Name, lbtest.Subject{
+			New: func(w warmup.Options, r func() uint64) lb {
+				return adaptive.New(adaptive.Options{Warmup: w, Rand: r})
 			}}},
 		{lalb.Name, lbtest.Subject{
 			New: func(w warmup.Options, r func() uint64) lb { return lalb.New(lalb.Options{Warmup: w, Rand: r}) }}},

@@ -70,11 +70,11 @@ type Set struct {
 	Ejected []bool
 	// Outliers is true when an outlier rule may eject providers of the Set.
 	Outliers bool
+	// Panic is true when outlier detection ignores its ejections: fewer
+	// providers than its panic threshold would be left (outlier.Decision).
+	Panic bool
 	// Zones are the providers' zones (urlparam.ZoneKey), "" for none.
 	Zones []string
-	// panic is true when outlier ejection is ignored under its panic
-	// threshold.
-	panic bool
 
 	maxWeight float64 // the largest of Weights
 
@@ -435,7 +435,7 @@ func (r *Registry[T]) update(st *state[T], list []base.Invoker, method string, s
 	v := &View[T]{Set: set, Table: r.build(set, prev), watch: &st.watch}
 	cfg, problems := urlparam.ReadZoneRouting(list[0].GetURL(), nil)
 	st.zoneProblems(list[0].GetURL().ServiceKey(), method, problems)
-	v.Zoning = r.zoning(v, prev, cfg, set.panic)
+	v.Zoning = r.zoning(v, prev, cfg, set.Panic)
 	st.view.Store(v)
 	st.misses.Store(0)
 	if stale != nil {
@@ -481,7 +481,7 @@ func (r *Registry[T]) newSet(list []base.Invoker, method string, prev *View[T], 
 		}
 	}
 	d := det.Decide(method, s.Invokers, s.Stats)
-	s.Ejected, s.Outliers, s.board, s.alarm, s.panic = d.Ejected, d.Enabled, det.Board(), d.Alarm, d.Panic
+	s.Ejected, s.Outliers, s.Panic, s.board, s.alarm = d.Ejected, d.Enabled, d.Panic, det.Board(), d.Alarm
 	usable := n
 	for i := range list {
 		if s.IsEjected(i) {

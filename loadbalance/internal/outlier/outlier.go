@@ -67,9 +67,9 @@ type Decision struct {
 	Alarm uint64
 	// Enabled is true when a rule may eject.
 	Enabled bool
-	// Panic is true when ejection is ignored because too few providers
-	// would be left (the panic threshold): zone-aware routing is off then,
-	// as in Envoy.
+	// Panic is true when rules ejected providers but fewer than the panic
+	// threshold would be left usable, so ejection is ignored (Ejected is
+	// nil) and every provider serves; zone-aware routing is off then, as in Envoy.
 	Panic bool
 }
 

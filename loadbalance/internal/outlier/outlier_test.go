@@ -197,6 +197,7 @@ func TestPanicThreshold(t *testing.T) {
 	f.fail(2, 2*sec, 5)
 	dec := f.decide()
 	assert.Nil(t, dec.Ejected, "1 of 4 usable: every provider serves")
+	assert.True(t, dec.Panic, "and the decision says it is panic mode")
 	panics := 0
 	for _, l := range f.logs() {
 		if strings.Contains(l, "panic threshold") {
@@ -210,6 +211,7 @@ func TestPanicThreshold(t *testing.T) {
 
 	f.call(3, 31*sec, false, 0) // 0 and 1 come back
 	assert.Equal(t, []int{2}, f.ejected())
+	assert.False(t, f.decide().Panic, "panic mode ends with enough providers usable")
 
 	// With a threshold of 0, ejection is never ignored, but one provider
 	// is always left.

@@ -75,7 +75,7 @@ func (b *Balancer[T]) describe(v *member.View[T], now int64) (m describe.Method,
 	u := kept[0].URL
 	return describe.Method{
 		Service: u.ServiceKey(), Interface: u.Service(), Group: u.Group(), Version: u.Version(),
-		Method: v.Method, Providers: kept,
+		Method: v.Method, Panic: v.Panic, Providers: kept,
 	}, true
 }
 

@@ -14,11 +14,13 @@ import (
 	dgext "dubbo.apache.org/dubbo-go/v3/common/extension"
 
 	"github.com/dubbogo-lb/lb/extension"
+	"github.com/dubbogo-lb/lb/loadbalance/adaptive"
 	"github.com/dubbogo-lb/lb/loadbalance/fewestactive"
 	"github.com/dubbogo-lb/lb/loadbalance/lalb"
 	"github.com/dubbogo-lb/lb/loadbalance/loadaware"
 	"github.com/dubbogo-lb/lb/loadbalance/ringhash"
 	"github.com/dubbogo-lb/lb/loadbalance/rtadaptive"
+	"github.com/dubbogo-lb/lb/loadbalance/shortestresponse"
 	"github.com/dubbogo-lb/lb/loadbalance/swrr"
 	"github.com/dubbogo-lb/lb/loadbalance/warmrandom"
 	"github.com/dubbogo-lb/lb/warmup"
@@ -71,6 +73,13 @@ var factories = map[string]Factory{
 	loadaware.Name: func(c Clocks) loadbalance.LoadBalance {
 		return loadaware.New(loadaware.Options{Now: c.Now, Warmup: warmup.Options{Now: c.Wall}, Rand: c.Rand})
 	},
+	// Dubbo Java's names: its shortest response and its adaptive.
+	shortestresponse.Name: func(c Clocks) loadbalance.LoadBalance {
+		return shortestresponse.New(shortestresponse.Options{Now: c.Now, Warmup: warmup.Options{Now: c.Wall}, Rand: c.Rand})
+	},
+	adaptive.Name: func(c Clocks) loadbalance.LoadBalance {
+		return adaptive.New(adaptive.Options{Now: c.Now, Warmup: warmup.Options{Now: c.Wall}, Rand: c.Rand})
+	},
 	// gRPC WRR's and Dubbo Java's adaptive cost on the same reports, for
 	// comparison.
 	LoadawareWRR: func(c Clocks) loadbalance.LoadBalance {
@@ -113,7 +122,7 @@ var dubboBuiltins = map[string]string{
 // DefaultBalancers are the balancers a scenario compares unless told
 // otherwise, those that are registered: dubbo-go's random and leastactive
 // as the baseline, then this module's.
-var DefaultBalancers = []string{"random", "leastactive", "warmrandom", "fewestactive", "swrr", "ringhash", "lalb", "rtadaptive", "loadaware", LoadawareWRR, LoadawareJava}
+var DefaultBalancers = []string{"random", "leastactive", "warmrandom", "fewestactive", "swrr", "ringhash", "lalb", "rtadaptive", "loadaware", LoadawareWRR, LoadawareJava, "shortestresponse", "adaptive"}
 
 // Available returns the names of DefaultBalancers that are registered with
 // dubbo-go, and those that are not.

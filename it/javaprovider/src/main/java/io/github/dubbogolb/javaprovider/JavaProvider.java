@@ -2,10 +2,12 @@ package io.github.dubbogolb.javaprovider;
 
 import com.google.protobuf.StringValue;
 import java.lang.reflect.Field;
+import java.util.List;
 import java.util.Locale;
 import java.util.concurrent.ThreadLocalRandom;
 import org.apache.dubbo.common.utils.NetUtils;
 import org.apache.dubbo.config.ApplicationConfig;
+import org.apache.dubbo.config.MethodConfig;
 import org.apache.dubbo.config.ProtocolConfig;
 import org.apache.dubbo.config.RegistryConfig;
 import org.apache.dubbo.config.ServiceConfig;
@@ -40,7 +42,11 @@ import org.dubbogo.lb.samples.Greeter;
  *   <li>-metadata-type local|remote: Dubbo's dubbo.application.metadata-type, where
  *       consumers at application level find the service's parameters: local, from the
  *       provider's own metadata service (served on the triple port), or remote, from the
- *       metadata report, which is the Nacos registry (default local, Dubbo's own default).
+ *       metadata report, which is the Nacos registry (default local, Dubbo's own default);
+ *   <li>-loadbalance NAME: the balancer the provider names for its consumers, at service level
+ *       (@DubboService(loadbalance = NAME): the loadbalance URL parameter; default none);
+ *   <li>-method-loadbalance NAME: the same for the method Hello, which Dubbo registers in its
+ *       own spelling, Hello.loadbalance (default none).
  * </ul>
  *
  * <p>Logs (Dubbo's and Nacos's, both through java.util.logging): warnings and errors, on
@@ -101,6 +107,15 @@ public final class JavaProvider {
         if (o.warmupMillis >= 0) {
             service.setWarmup(o.warmupMillis);
         }
+        if (!o.loadbalance.isEmpty()) {
+            service.setLoadbalance(o.loadbalance);
+        }
+        if (!o.methodLoadbalance.isEmpty()) {
+            MethodConfig hello = new MethodConfig();
+            hello.setName("Hello");
+            hello.setLoadbalance(o.methodLoadbalance);
+            service.setMethods(List.of(hello));
+        }
 
         DubboBootstrap bootstrap = DubboBootstrap.getInstance()
                 .application(app)
@@ -112,9 +127,10 @@ public final class JavaProvider {
             throw new IllegalStateException("Dubbo's local address is " + NetUtils.getLocalHost() + ", not " + LOOPBACK);
         }
         System.out.printf(Locale.ROOT,
-                "java provider %s: serving %s on %s:%d, weight %d, warmup %s, latency %s, register-mode %s, metadata-type %s, Dubbo %s%n",
+                "java provider %s: serving %s on %s:%d, weight %d, warmup %s, latency %s, register-mode %s, metadata-type %s, loadbalance %s, Hello.loadbalance %s, Dubbo %s%n",
                 o.name, Greeter.class.getName(), LOOPBACK, o.port, o.weight,
                 o.warmupMillis >= 0 ? o.warmupMillis + "ms" : "Dubbo's default", o.latency, o.registerMode, o.metadataType,
+                o.loadbalance.isEmpty() ? "none" : o.loadbalance, o.methodLoadbalance.isEmpty() ? "none" : o.methodLoadbalance,
                 org.apache.dubbo.common.Version.getVersion());
         System.out.flush();
         bootstrap.await(); // until a shutdown hook (SIGTERM, SIGINT) stops Dubbo
@@ -251,6 +267,8 @@ public final class JavaProvider {
         final Flags.Registry registry = new Flags.Registry();
         String registerMode = "all";
         String metadataType = "local";
+        String loadbalance = "";
+        String methodLoadbalance = "";
 
         static Options parse(String[] args) {
             Options o = new Options();
@@ -276,6 +294,8 @@ public final class JavaProvider {
                         }
                         o.metadataType = value;
                         break;
+                    case "loadbalance": o.loadbalance = value.trim(); break;
+                    case "method-loadbalance": o.methodLoadbalance = value.trim(); break;
                     default:
                         throw new IllegalArgumentException("unknown flag -" + flag);
                 }

@@ -1,0 +1,184 @@
+// Package adaptive is Dubbo Java's AdaptiveLoadBalance (3.3.6) under its
+// name, "adaptive", so that a Java provider that names it works in a Go
+// consumer: each pick draws two distinct providers uniformly and sends the
+// call to the one with the lower Java load (algo.JavaCost),
+//
+//	load × (√RTT in ms + 1) × (calls in flight + 1) / (success ratio × weight + 1)
+//
+// ties drawn in proportion to warm weight; a provider not picked for twice
+// its timeout costs 0, so that it is tried again (Java's "mandatory
+// selection"). load is what the provider reports in Dubbo's lb_adaptive
+// exchange (Java providers answer it; Go providers with the lbload filter
+// too): the lbactive filter asks for it on every call of a method whose
+// balancer is adaptive, and stores it (rpcstatus.Load).
+//
+// RTT is not Java's: Java folds the RT the provider reports into an
+// average that a penalty overwrites after every response and that decays
+// to 0 by shifts (apache/dubbo#15810), so a slow provider looks fastest.
+// Here RTT is this consumer's own peak EWMA of the provider's latency
+// (rpcstatus.PeakEWMA, fed by the lbactive filter: an upward sample counts
+// at once, and it decays over 10 s without samples). DESIGN.md beside this
+// file lists every departure. Select allocates nothing and takes no lock.
+package adaptive
+
+import (
+	"math"
+	"sync/atomic"
+
+	"dubbo.apache.org/dubbo-go/v3/protocol/base"
+
+	"github.com/dubbogo-lb/lb/internal/urlparam"
+	"github.com/dubbogo-lb/lb/loadbalance/describe"
+	"github.com/dubbogo-lb/lb/loadbalance/internal/algo"
+	"github.com/dubbogo-lb/lb/loadbalance/internal/member"
+	"github.com/dubbogo-lb/lb/loadbalance/internal/skeleton"
+	"github.com/dubbogo-lb/lb/rpcstatus"
+	"github.com/dubbogo-lb/lb/warmup"
+)
+
+// Name is Dubbo Java's name of the balancer, under which package extension
+// registers it.
+const Name = "adaptive"
+
+// Options configure a Balancer. The zero value is ready to use.
+type Options struct {
+	// Warmup configures the warmup of new providers (the weight in the
+	// cost and in the draw among ties).
+	Warmup warmup.Options
+	// Now is the monotonic clock in ns, the lbactive filter's; default
+	// rpcstatus.Nanotime.
+	Now func() int64
+	// Rand is the random source, safe for concurrent use; default
+	// math/rand/v2's Uint64.
+	Rand func() uint64
+}
+
+// Balancer is the adaptive balancer. It is safe for concurrent use; one
+// Balancer serves every service and method.
+type Balancer struct {
+	*skeleton.Balancer[table]
+	rand algo.Rand
+	now  func() int64
+}
+
+// New returns a Balancer.
+func New(opts Options) *Balancer {
+	b := &Balancer{rand: algo.Source(opts.Rand), now: opts.Now}
+	if b.now == nil {
+		b.now = rpcstatus.Nanotime
+	}
+	b.Balancer = skeleton.New(skeleton.Spec[table]{
+		Name: Name, Warmup: opts.Warmup, Rand: b.rand,
+		Build: b.build, Pick: b.pick, Among: b.among, Describe: b.describe,
+		Uncounted: "no provider is asked for its load and response times are unknown, so adaptive picks at random",
+	})
+	return b
+}
+
+// table is the balancer's state for one snapshot of providers.
+type table struct {
+	// picked is when each provider was last picked (ns), carried over
+	// for the providers that stay; a new one counts as picked when first
+	// seen, as Java's pickTime starts at its creation.
+	picked []atomic.Int64
+	// probe is twice each provider's timeout (ns): the time without a
+	// pick after which it costs 0.
+	probe []int64
+}
+
+func (b *Balancer) build(s *member.Set, prev *member.View[table]) *table {
+	now := b.now()
+	t := &table{picked: make([]atomic.Int64, s.Len()), probe: make([]int64, s.Len())}
+	for i, inv := range s.Invokers {
+		d, _ := urlparam.MethodTimeout(inv.GetURL(), s.Method)
+		t.probe[i] = 2 * int64(d)
+		t.picked[i].Store(now)
+		if prev != nil {
+			if j, ok := prev.Index(inv); ok {
+				t.picked[i].Store(prev.Table.picked[j].Load())
+			}
+		}
+	}
+	return t
+}
+
+// pick returns the better of two distinct providers drawn uniformly, as
+// Java's selectByP2C.
+func (b *Balancer) pick(v *member.View[table], _ base.Invocation) int {
+	i, j := algo.Pair(b.rand.Uint64(), v.Len())
+	now := b.now()
+	k := b.better(v, i, j, now)
+	v.Table.picked[k].Store(now)
+	return k
+}
+
+// among applies the same rule to a failover retry's subset.
+func (b *Balancer) among(v *member.View[table], list []base.Invoker, _ base.Invocation) base.Invoker {
+	k, l := algo.Pair(b.rand.Uint64(), len(list))
+	i, okI := v.Index(list[k])
+	j, okJ := v.Index(list[l])
+	if !okI || !okJ {
+		return list[k]
+	}
+	now := b.now()
+	m := b.better(v, i, j, now)
+	v.Table.picked[m].Store(now)
+	return v.Invokers[m]
+}
+
+// better returns whichever of providers i and j of v costs less at now;
+// on equal costs one drawn in proportion to warm weight (uniformly when
+// neither has a usable one), as Java's chooseLowLoadInvoker. A provider of
+// unusable weight (drained, ejected) loses to one with a usable weight.
+func (b *Balancer) better(v *member.View[table], i, j int, now int64) int {
+	wi, wj := v.Weights[i], v.Weights[j]
+	switch ui, uj := algo.Usable(wi), algo.Usable(wj); {
+	case ui && !uj:
+		return i
+	case uj && !ui:
+		return j
+	case !ui:
+		wi, wj = 1, 1
+	}
+	ci, cj := b.cost(v, i, now), b.cost(v, j, now)
+	switch {
+	case ci < cj:
+		return i
+	case cj < ci:
+		return j
+	}
+	if algo.Float64(b.rand.Uint64())*(wi+wj) < wi {
+		return i
+	}
+	return j
+}
+
+// Cost is the cost of provider i of v at now: 0 when it was not picked
+// for twice its timeout, else Java's load with this consumer's RTT.
+func (b *Balancer) cost(v *member.View[table], i int, now int64) float64 {
+	t := v.Table
+	if now-t.picked[i].Load() > t.probe[i] {
+		return 0
+	}
+	load, _ := v.Providers[i].Load().JavaLoad()
+	st := v.Stats[i]
+	rtt, _ := st.EWMA().Value(now)
+	return Cost(load, float64(rtt)/1e6, st.Active(), algo.JavaSuccess(st.Total(), st.Failed(), st.Active()), v.Weights[i])
+}
+
+// Cost is Java's load of a provider (algo.JavaCost), NaN and infinities
+// of a report counted as the largest cost.
+func Cost(load, rttMs float64, inflight int64, success, weight float64) float64 {
+	c := algo.JavaCost(load, rttMs, inflight, success, weight)
+	if !algo.Finite(c) {
+		return math.MaxFloat64
+	}
+	return c
+}
+
+// describe gives each provider its cost.
+func (b *Balancer) describe(v *member.View[table], now int64, ps []describe.Provider) {
+	for i := range ps {
+		ps[i].CostMs = b.cost(v, i, now)
+	}
+}

@@ -1,0 +1,245 @@
+// Package shortestresponse is Dubbo Java's ShortestResponseLoadBalance
+// (3.3.6) under its name, "shortestresponse", so that a Java provider that
+// names it works in a Go consumer: each pick goes to the provider with the
+// shortest estimated response, the mean elapsed time of its successful
+// calls in the current slide window times its calls in flight + 1; ties
+// are drawn in proportion to warm weight. The window is
+// SlidePeriodKey long (default 30 s, as Java's). The calls are counted by
+// the lbactive filter, as Java's by its RpcStatus.
+//
+// It departs from Java where Java misleads (reasons and figures in
+// DESIGN.md beside this file): a provider without a successful call in the
+// window is estimated with the previous window's mean if it had
+// successes then, else with the smallest known mean (Java estimates it 0,
+// so that one provider, or every provider just after each window reset,
+// draws all the calls until one of its calls succeeds); means are read from a table computed at most every
+// Options.Refresh (default 10 ms), not from the counters on every pick,
+// which keeps Select under 300 ns at 100 providers; means are in
+// nanoseconds, not whole milliseconds. Select allocates nothing and takes
+// no lock.
+package shortestresponse
+
+import (
+	"math"
+	"sync/atomic"
+	"time"
+
+	"dubbo.apache.org/dubbo-go/v3/protocol/base"
+
+	"github.com/dubbogo-lb/lb/internal/lblog"
+	"github.com/dubbogo-lb/lb/internal/urlparam"
+	"github.com/dubbogo-lb/lb/loadbalance/describe"
+	"github.com/dubbogo-lb/lb/loadbalance/internal/algo"
+	"github.com/dubbogo-lb/lb/loadbalance/internal/member"
+	"github.com/dubbogo-lb/lb/loadbalance/internal/skeleton"
+	"github.com/dubbogo-lb/lb/rpcstatus"
+	"github.com/dubbogo-lb/lb/warmup"
+)
+
+// Name is Dubbo Java's name of the balancer, under which package extension
+// registers it.
+const Name = "shortestresponse"
+
+// SlidePeriodKey is the URL parameter (reference params, method level
+// first, see urlparam.MethodParam) of the slide window's length: a
+// duration ("30s") or Java's milliseconds ("30000"). Java reads
+// dubbo.shortestresponse.slidePeriod from its application's environment.
+const SlidePeriodKey = "shortestresponse.slidePeriod"
+
+// Defaults of Options.
+const (
+	// DefaultSlidePeriod is Java's window, 30 s.
+	DefaultSlidePeriod = 30 * time.Second
+	// DefaultRefresh is how often the means are read from the counters.
+	DefaultRefresh = 10 * time.Millisecond
+)
+
+// Options configure a Balancer. The zero value is Java's balancer.
+type Options struct {
+	// Warmup configures the warmup of new providers (their weight in the
+	// draw among ties).
+	Warmup warmup.Options
+	// SlidePeriod is the window's length when SlidePeriodKey is unset or
+	// invalid; default DefaultSlidePeriod.
+	SlidePeriod time.Duration
+	// Refresh is how often a pick reads the providers' means anew; default
+	// DefaultRefresh.
+	Refresh time.Duration
+	// Now is the monotonic clock in ns, the lbactive filter's; default
+	// rpcstatus.Nanotime.
+	Now func() int64
+	// Rand is the random source, safe for concurrent use; default
+	// math/rand/v2's Uint64.
+	Rand func() uint64
+}
+
+// Balancer is the shortest-response balancer. It is safe for concurrent
+// use; one Balancer serves every service and method.
+type Balancer struct {
+	*skeleton.Balancer[table]
+	opts Options
+	rand algo.Rand
+}
+
+// New returns a Balancer.
+func New(opts Options) *Balancer {
+	if opts.SlidePeriod <= 0 {
+		opts.SlidePeriod = DefaultSlidePeriod
+	}
+	if opts.Refresh <= 0 {
+		opts.Refresh = DefaultRefresh
+	}
+	if opts.Now == nil {
+		opts.Now = rpcstatus.Nanotime
+	}
+	b := &Balancer{opts: opts, rand: algo.Source(opts.Rand)}
+	b.Balancer = skeleton.New(skeleton.Spec[table]{
+		Name: Name, Warmup: opts.Warmup, Rand: b.rand,
+		Build: b.build, Pick: b.pick, Among: b.among, Describe: b.describe,
+		ReadsAllUpTo: math.MaxInt, // the pick reads every provider
+		Uncounted:    "no response time nor call in flight is known, so shortestresponse picks at random",
+	})
+	return b
+}
+
+// table is the balancer's state for one snapshot of providers.
+type table struct {
+	period int64 // the window, ns
+	// next is when the means are next read (ns); end is when the current
+	// window ends.
+	next, end atomic.Int64
+	// mean is each provider's mean for the estimate (ns), as last read.
+	mean []atomic.Int64
+	// win is each provider's window, carried over from the snapshot
+	// before for the providers that stay.
+	win []*window
+}
+
+// window is Java's SlideWindowData: the provider's counters when the
+// window began, and the mean of the window before if it had a success.
+type window struct {
+	succeeded, elapsed atomic.Int64 // at the window's start
+	prev               atomic.Int64 // ns; 0: none
+}
+
+// succeeded returns the successful calls of c and their summed elapsed
+// time (ns).
+func succeeded(c *rpcstatus.Counters) (n, elapsed int64) {
+	return c.Total() - c.Failed(), int64(c.TotalElapsed() - c.FailedElapsed())
+}
+
+// mean returns the mean of the successful calls of c since the window
+// began, else the previous window's; ok is false when neither has one.
+func (w *window) mean(c *rpcstatus.Counters) (m int64, ok bool) {
+	n, e := succeeded(c)
+	if n -= w.succeeded.Load(); n > 0 {
+		return max(e-w.elapsed.Load(), 0) / n, true
+	}
+	m = w.prev.Load()
+	return m, m > 0
+}
+
+// roll starts a new window at c's counters. The mean of the window that
+// ends stays as the previous mean if the window had a success; if it had
+// none, the provider has no mean any more, so that a provider avoided for
+// a whole window (a slow start, a slow spell) is probed again as an
+// unknown one, as Java's reset does for every provider.
+func (w *window) roll(c *rpcstatus.Counters) {
+	n, e := succeeded(c)
+	if d := n - w.succeeded.Load(); d > 0 {
+		w.prev.Store(max(e-w.elapsed.Load(), 0) / d)
+	} else {
+		w.prev.Store(0)
+	}
+	w.succeeded.Store(n)
+	w.elapsed.Store(e)
+}
+
+func (b *Balancer) build(s *member.Set, prev *member.View[table]) *table {
+	u := s.Invokers[0].GetURL()
+	period := b.opts.SlidePeriod
+	if raw := urlparam.MethodParam(u, s.Method, SlidePeriodKey); raw != "" {
+		if d, ok := urlparam.ParseDuration(raw); ok {
+			period = d
+		} else {
+			lblog.Warnf("%s, service %s, method %s: %s=%q is not a duration; using %v", Name, u.ServiceKey(), s.Method, SlidePeriodKey, raw, period)
+		}
+	}
+	n := s.Len()
+	t := &table{period: int64(period), mean: make([]atomic.Int64, n), win: make([]*window, n)}
+	for i, inv := range s.Invokers {
+		if prev != nil {
+			if j, ok := prev.Index(inv); ok {
+				t.win[i] = prev.Table.win[j]
+				continue
+			}
+		}
+		t.win[i] = new(window)
+		t.win[i].roll(&s.Stats[i].Counters) // Java's window starts when it first sees the provider
+	}
+	if prev != nil {
+		t.end.Store(prev.Table.end.Load())
+	}
+	return t
+}
+
+// refresh reads the means at now, once per Refresh: the caller that wins
+// the period does it (and rolls the windows when the slide period is
+// over), the others go on with the means as they are.
+func (b *Balancer) refresh(v *member.View[table], now int64) {
+	t := v.Table
+	next := t.next.Load()
+	if now < next || !t.next.CompareAndSwap(next, now+int64(b.opts.Refresh)) {
+		return
+	}
+	if end := t.end.Load(); end == 0 {
+		t.end.Store(now + t.period)
+	} else if now >= end {
+		for i, w := range t.win {
+			w.roll(&v.Stats[i].Counters)
+		}
+		t.end.Store(now + t.period)
+	}
+	least := int64(0)
+	for i, w := range t.win {
+		m, ok := w.mean(&v.Stats[i].Counters)
+		if !ok {
+			m = 0
+		} else if least == 0 || m < least {
+			least = m
+		}
+		t.mean[i].Store(m)
+	}
+	for i := range t.mean { // the unknown get the smallest known mean
+		if t.mean[i].Load() == 0 {
+			t.mean[i].Store(least)
+		}
+	}
+}
+
+// pick returns the slot of v with the shortest estimate.
+func (b *Balancer) pick(v *member.View[table], _ base.Invocation) int {
+	if now := b.opts.Now(); now >= v.Table.next.Load() {
+		b.refresh(v, now)
+	}
+	return Shortest(v.Table.mean, v.Stats, v.Weights, nil, v.Uniform, b.rand.Uint64())
+}
+
+// among applies the same rule to a failover retry's subset.
+func (b *Balancer) among(v *member.View[table], list []base.Invoker, _ base.Invocation) base.Invoker {
+	var buf [16]int
+	slots := buf[:0]
+	for _, inv := range list {
+		i, _ := v.Index(inv)
+		slots = append(slots, i)
+	}
+	i := Shortest(v.Table.mean, v.Stats, v.Weights, slots, v.Uniform, b.rand.Uint64())
+	return v.Invokers[i]
+}
+
+// describe gives each provider its estimate as its cost.
+func (b *Balancer) describe(v *member.View[table], _ int64, ps []describe.Provider) {
+	for i := range ps {
+		ps[i].CostMs = float64(Estimate(v.Table.mean[i].Load(), v.Stats[i].Active())) / 1e6
+	}
+}

@@ -1,0 +1,192 @@
+package shortestresponse
+
+import (
+	"math"
+	"testing"
+	"time"
+
+	"dubbo.apache.org/dubbo-go/v3/protocol/base"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/dubbogo-lb/lb/loadbalance/internal/algo"
+	"github.com/dubbogo-lb/lb/loadbalance/internal/lbtest"
+	"github.com/dubbogo-lb/lb/rpcstatus"
+)
+
+const ms = int64(time.Millisecond)
+
+type clock struct{ ns int64 }
+
+func (c *clock) now() int64 { return c.ns }
+
+// fixture returns a balancer on a driven clock (at 1 s) and n providers
+// with ejection off and the given params.
+func fixture(n int, params map[string]string) (*Balancer, *clock, []base.Invoker) {
+	c := &clock{ns: int64(time.Second)}
+	b := New(Options{Now: c.now, Rand: algo.Seeded(7).Uint64})
+	list := make([]base.Invoker, n)
+	for i := range list {
+		p := map[string]string{"outlier.rules": "none"}
+		for k, v := range params {
+			p[k] = v
+		}
+		list[i] = lbtest.Provider(21000+i, p)
+	}
+	return b, c, list
+}
+
+// inFlight starts n calls of Say on p that never end during the test.
+func inFlight(p base.Invoker, n int) {
+	pr := rpcstatus.Of(p.GetURL())
+	for range n {
+		pr.Begin(pr.Method("Say"), 0)
+	}
+}
+
+func count(b *Balancer, list []base.Invoker, picks int) []int {
+	return lbtest.Counts(b, list, lbtest.Call("Say"), picks)
+}
+
+func TestEstimate(t *testing.T) {
+	assert.Equal(t, int64(3*ms), Estimate(ms, 2))
+	assert.Equal(t, int64(ms), Estimate(ms, -1), "a negative count is 0")
+	assert.Equal(t, int64(math.MaxInt64), Estimate(math.MaxInt64/2, 5), "saturates")
+	assert.Zero(t, Estimate(0, 9))
+}
+
+// TestShortestMeanTimesCallsInFlight: Java's estimate, mean × (active +
+// 1), decides; the fastest provider loses its calls once it has enough in
+// flight.
+func TestShortestMeanTimesCallsInFlight(t *testing.T) {
+	b, c, list := fixture(2, nil)
+	lbtest.Feed(list[0], c.ns, 10, time.Millisecond, false)   // A: 1 ms
+	lbtest.Feed(list[1], c.ns, 10, 5*time.Millisecond, false) // B: 5 ms
+	b.Select(list, lbtest.Call("Say"))                        // the window starts here
+	lbtest.Feed(list[0], c.ns, 10, time.Millisecond, false)
+	lbtest.Feed(list[1], c.ns, 10, 5*time.Millisecond, false)
+	c.ns += int64(DefaultRefresh)
+	assert.Equal(t, []int{100, 0}, count(b, list, 100), "A: 1 ms × 1 < B: 5 ms × 1")
+
+	inFlight(list[0], 5) // A: 1 ms × 6 > B: 5 ms × 1
+	assert.Equal(t, []int{0, 100}, count(b, list, 100))
+	inFlight(list[1], 1) // A: 6 ms, B: 10 ms
+	assert.Equal(t, []int{100, 0}, count(b, list, 100))
+}
+
+// TestFailuresDoNotCount: only successful calls make the mean, as Java's
+// getSucceededAverageElapsed.
+func TestFailuresDoNotCount(t *testing.T) {
+	b, c, list := fixture(2, nil)
+	b.Select(list, lbtest.Call("Say"))
+	lbtest.Feed(list[0], c.ns, 10, 2*time.Millisecond, false)
+	lbtest.Feed(list[0], c.ns, 100, 100*time.Millisecond, true) // slow failures: ignored
+	lbtest.Feed(list[1], c.ns, 10, 3*time.Millisecond, false)
+	c.ns += int64(DefaultRefresh)
+	assert.Equal(t, []int{50, 0}, count(b, list, 50))
+}
+
+// TestTiesByWeight: equal estimates (here every provider unknown, as at
+// start) are drawn in proportion to weight, as Java's draw among the
+// shortest.
+func TestTiesByWeight(t *testing.T) {
+	b, _, _ := fixture(0, nil)
+	list := lbtest.EjectionOff(lbtest.Weighted("100", "200", "100")...)
+	const picks = 20000
+	got := count(b, list, picks)
+	for i, want := range []float64{25, 50, 25} {
+		assert.InDelta(t, want, 100*float64(got[i])/picks, lbtest.Tol(want/100, picks), "provider %d: %v", i, got)
+	}
+}
+
+// TestUnknownProviderIsProbedNotFlooded: a provider without a successful
+// call gets the smallest known mean (Java: 0, so it would take every
+// call until one succeeds), so its calls in flight still count.
+func TestUnknownProviderIsProbedNotFlooded(t *testing.T) {
+	b, c, list := fixture(3, nil)
+	b.Select(list, lbtest.Call("Say"))
+	lbtest.Feed(list[0], c.ns, 10, 2*time.Millisecond, false)
+	lbtest.Feed(list[1], c.ns, 10, 8*time.Millisecond, false)
+	c.ns += int64(DefaultRefresh)
+	inFlight(list[2], 3) // the new one: 2 ms × 4 = 8 ms; A: 2 ms
+	assert.Equal(t, []int{100, 0, 0}, count(b, list, 100))
+	inFlight(list[0], 3) // A: 8 ms, new: 8 ms, B: 8 ms: a three-way tie
+	got := count(b, list, 3000)
+	for i := range got {
+		assert.InDelta(t, 1000, got[i], 200, "%v", got)
+	}
+}
+
+// TestWindowSlides: after the slide period, a provider's mean is that of
+// its calls in the new window; a provider without a call in the new window
+// keeps its last window's mean (Java's falls to 0).
+func TestWindowSlides(t *testing.T) {
+	b, c, list := fixture(3, map[string]string{SlidePeriodKey: "2000"}) // Java's ms
+	b.Select(list, lbtest.Call("Say"))
+	lbtest.Feed(list[0], c.ns, 100, time.Millisecond, false)   // A: fast
+	lbtest.Feed(list[1], c.ns, 100, 4*time.Millisecond, false) // B
+	lbtest.Feed(list[2], c.ns, 100, 6*time.Millisecond, false) // C: idle after
+	c.ns += int64(DefaultRefresh)
+	require.Equal(t, []int{10, 0, 0}, count(b, list, 10))
+
+	c.ns += 2 * int64(time.Second) // the window slides
+	b.Select(list, lbtest.Call("Say"))
+	lbtest.Feed(list[0], c.ns, 10, 20*time.Millisecond, false) // A turns slow
+	lbtest.Feed(list[1], c.ns, 10, 4*time.Millisecond, false)
+	c.ns += int64(DefaultRefresh)
+	assert.Equal(t, []int{0, 10, 0}, count(b, list, 10), "A's old fast calls are out of the window")
+	inFlight(list[1], 1) // B: 8 ms; C keeps 6 ms from its last window
+	assert.Equal(t, []int{0, 0, 10}, count(b, list, 10))
+
+	// C had no success in the window that ends: it is unknown now, and
+	// gets the smallest known mean (B's 4 ms, A's is 20 ms), so it is
+	// probed again; with B's call in flight (8 ms) C wins.
+	c.ns += 2 * int64(time.Second)
+	b.Select(list, lbtest.Call("Say"))
+	lbtest.Feed(list[0], c.ns, 10, 20*time.Millisecond, false)
+	lbtest.Feed(list[1], c.ns, 10, 4*time.Millisecond, false)
+	c.ns += int64(DefaultRefresh)
+	v, _ := b.View(list, "Say")
+	b.Select(list, lbtest.Call("Say"))
+	assert.Equal(t, int64(4*ms), v.Table.mean[2].Load(), "C: the smallest known mean")
+	assert.Equal(t, []int{0, 0, 10}, count(b, list, 10))
+}
+
+// TestMeansRefreshOnThePeriod: a pick reads the means computed at most
+// Refresh ago: completions in between show at the next refresh.
+func TestMeansRefreshOnThePeriod(t *testing.T) {
+	b, c, list := fixture(2, nil)
+	b.Select(list, lbtest.Call("Say"))
+	lbtest.Feed(list[0], c.ns, 10, time.Millisecond, false)
+	lbtest.Feed(list[1], c.ns, 10, 3*time.Millisecond, false)
+	c.ns += int64(DefaultRefresh)
+	require.Equal(t, []int{10, 0}, count(b, list, 10))
+	lbtest.Feed(list[0], c.ns, 100, 50*time.Millisecond, false) // A's mean: 45.5 ms
+	assert.Equal(t, []int{10, 0}, count(b, list, 10), "not yet read")
+	c.ns += int64(DefaultRefresh)
+	assert.Equal(t, []int{0, 10}, count(b, list, 10))
+}
+
+func TestBadSlidePeriodWarnsAndDefaults(t *testing.T) {
+	logs := lbtest.CaptureLogs(t)
+	b, _, list := fixture(2, map[string]string{SlidePeriodKey: "soon"})
+	v, _ := b.View(list, "Say")
+	assert.Equal(t, int64(DefaultSlidePeriod), v.Table.period)
+	require.Len(t, logs(), 1)
+	assert.Contains(t, logs()[0], `shortestresponse.slidePeriod="soon" is not a duration; using 30s`)
+}
+
+// TestAmongSubset: a failover retry's subset gets the same rule.
+func TestAmongSubset(t *testing.T) {
+	b, c, list := fixture(3, nil)
+	b.Select(list, lbtest.Call("Say"))
+	for i, lat := range []time.Duration{time.Millisecond, 3 * time.Millisecond, 2 * time.Millisecond} {
+		lbtest.Feed(list[i], c.ns, 10, lat, false)
+	}
+	c.ns += int64(DefaultRefresh)
+	b.Select(list, lbtest.Call("Say"))
+	sub := []base.Invoker{list[1], list[2]}
+	for range 20 {
+		assert.Same(t, list[2], b.Select(sub, lbtest.Call("Say")))
+	}
+}
