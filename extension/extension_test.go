@@ -38,7 +38,7 @@ func TestRegistersFilterAndBalancers(t *testing.T) {
 // registered, or is renamed, fails this test (the tests that use a
 // balancer by name would otherwise lose it quietly).
 func TestRegisteredNamesArePinned(t *testing.T) {
-	balancers := []string{"fewestactive", "lalb", "loadaware", "ringhash", "rtadaptive", "swrr", "warmrandom"}
+	balancers := []string{"adaptive", "consistenthash", "fewestactive", "lalb", "loadaware", "ringhash", "rtadaptive", "shortestresponse", "swrr", "warmrandom"}
 	filters := []string{"lbactive", "lbload"}
 	assert.Equal(t, balancers, Balancers(), "the balancers this package registers")
 	for _, name := range balancers {

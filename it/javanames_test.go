@@ -85,7 +85,7 @@ func TestJavaProviderNamesTheBalancerLatencyAware(t *testing.T) {
 			cs := e.startConsumers(t, len(ps), consumerSpec{balancer: noBalancer, args: []string{"-concurrency", "4"}}, randomSpec)
 			named, control := cs[0], cs[1]
 			named.collectCalls(t, 500) // adaptation
-			m, decided := collectLatencyAware(t, named)
+			m := collectLatencyAware(t, named)
 			r := control.collectCalls(t, shareCalls)
 			t.Logf("%s: %v; %v", java.balancer, m, latencies(m))
 			noErrors(t, named, named.finish(t))
@@ -99,9 +99,6 @@ func TestJavaProviderNamesTheBalancerLatencyAware(t *testing.T) {
 			}
 			if bound, ratio, ok := slowShareBound(r); ok && r.share("slow") <= bound {
 				t.Errorf("control: random gave the %.1fx slower provider %.1f%%, within the bound %.1f%%: the check cannot fail", ratio, r.share("slow"), bound)
-			}
-			if !decided {
-				t.Skipf("the machine was too busy: the slow provider was not slow enough, relative to the others, to check %s (see the log)", java.balancer)
 			}
 		})
 	}
