@@ -40,11 +40,29 @@ const (
 	StateOK State = "ok"
 )
 
+// Zones is how zone-aware routing splits a method's calls (package
+// zone of the skeleton).
+type Zones struct {
+	// Local is the consumer's zone.
+	Local string `json:"local"`
+	// Mode is "direct" (every call stays in the local zone), "spill" (the
+	// local zone keeps LocalShare of the calls, the rest spills by the
+	// other zones' spare capacity) or "off" (zones ignored: too few
+	// providers, no provider in the local zone, or ejection's panic mode).
+	Mode string `json:"mode"`
+	// LocalShare is the share of the calls the plan keeps in the local
+	// zone, in [0, 1] (1 when Mode is direct, 0 when off).
+	LocalShare float64 `json:"local_share"`
+}
+
 // Provider is one provider of a (service, method) as its balancer sees
 // it.
 type Provider struct {
 	// Address is the provider's host:port.
 	Address string `json:"provider"`
+	// Zone is the provider's zone (its lb.zone parameter or Nacos
+	// cluster), "" when it has none.
+	Zone string `json:"zone,omitempty"`
 	// State is the provider's state (see State).
 	State State `json:"state"`
 	// Weight is the balancer's effective weight of the provider: the warm
@@ -123,6 +141,9 @@ type Method struct {
 	// eject so many providers that fewer than its panic threshold would be
 	// left, so it ejects none and every provider serves.
 	Panic bool `json:"panic,omitempty"`
+	// Zones is the zone-aware routing of the method; nil when the
+	// consumer names no zone.
+	Zones *Zones `json:"zones,omitempty"`
 	// Providers are the providers of the balancer's current snapshot, in
 	// the order dubbo-go passed them; providers that left are not there.
 	Providers []Provider `json:"providers"`

@@ -53,19 +53,24 @@ const (
 	ReportedFlight = "dubbo_consumer_lb_reported_requests_in_flight"
 	ReportedAge    = "dubbo_consumer_lb_reported_age_seconds"
 	ReportedJava   = "dubbo_consumer_lb_reported_java_load_ratio"
+	ZoneLocal      = "dubbo_consumer_lb_zone_local_ratio"
+	ZonePicks      = "dubbo_consumer_lb_zone_picks_total"
 )
 
 // Names returns every metric name the Collector exports, for dashboards
 // and alert rules to be checked against.
 func Names() []string {
 	return []string{PicksTotal, InFlight, FailedTotal, LatencyEWMA, Latency, Weight, Cost, RebuildsTotal,
-		Ejected, EjectionsTotal, Panic, ReportedUtil, ReportedQPS, ReportedFlight, ReportedAge, ReportedJava}
+		Ejected, EjectionsTotal, Panic, ReportedUtil, ReportedQPS, ReportedFlight, ReportedAge, ReportedJava,
+		ZoneLocal, ZonePicks}
 }
 
 const (
 	labelProvider   = "provider"
 	labelBalancer   = "loadbalance"
 	labelReason     = "reason"
+	labelZone       = "zone"
+	labelLocal      = "local"
 	reasonMember    = "membership"
 	reasonWarmup    = "warmup"
 	prometheusProto = constant.ProtocolPrometheus
@@ -110,6 +115,7 @@ type Collector struct {
 	opts                                                        Options
 	picks, inFlight, failed, ewma, latency, weight, cost, built *prom.Desc
 	ejected, ejections, panic                                   *prom.Desc
+	zoneLocal, zonePicks                                        *prom.Desc
 	repUtil, repQPS, repFlight, repAge, repJava                 *prom.Desc
 	bounds                                                      []float64 // histogram bounds, s
 }
@@ -144,6 +150,10 @@ func New(opts Options) *Collector {
 		repFlight: per(ReportedFlight, "Calls in flight the provider last reported, for every consumer."),
 		repAge:    per(ReportedAge, "Seconds since the provider's last load report reached this consumer."),
 		repJava:   per(ReportedJava, "Dubbo Java's load the provider last reported: its machine's 1-minute load average / CPUs (Java's percentage ÷ 100)."),
+		zoneLocal: prom.NewDesc(ZoneLocal, "Share of the method's calls that zone-aware routing keeps in the consumer's zone (label zone), in [0, 1]: 1 while every call stays local; 1 minus it spills. Absent while zones are off.",
+			append(append([]string(nil), methodLabels...), labelZone), nil),
+		zonePicks: prom.NewDesc(ZonePicks, "Picks of the method's providers in a zone (the sum over its current providers; local is true for the consumer's zone): the measured split between zones.",
+			append(append([]string(nil), methodLabels...), labelZone, labelLocal), nil),
 		built: prom.NewDesc(RebuildsTotal, "Snapshots the balancer built, for a change of membership or a warmup refresh.",
 			balancerLabels, nil),
 	}
@@ -156,7 +166,7 @@ func New(opts Options) *Collector {
 // Describe implements prometheus.Collector.
 func (c *Collector) Describe(ch chan<- *prom.Desc) {
 	for _, d := range []*prom.Desc{c.picks, c.inFlight, c.failed, c.ewma, c.latency, c.weight, c.cost, c.built, c.ejected, c.ejections, c.panic,
-		c.repUtil, c.repQPS, c.repFlight, c.repAge, c.repJava} {
+		c.zoneLocal, c.zonePicks, c.repUtil, c.repQPS, c.repFlight, c.repAge, c.repJava} {
 		ch <- d
 	}
 }
@@ -177,6 +187,9 @@ func (c *Collector) Collect(ch chan<- prom.Metric) {
 			}
 			mv := c.labels(m.Providers[0].URL, m.Method, "", b.Name)
 			ch <- prom.MustNewConstMetric(c.panic, prom.GaugeValue, panicked, append(mv[:8:8], b.Name)...)
+			if z := m.Zones; z != nil {
+				c.zones(ch, &m, append(mv[:8:8], b.Name))
+			}
 			for _, p := range m.Providers {
 				lv := c.labels(p.URL, m.Method, p.Address, b.Name)
 				// Two invokers of one address in a snapshot (a provider
@@ -188,6 +201,30 @@ func (c *Collector) Collect(ch chan<- prom.Metric) {
 				}
 			}
 		}
+	}
+}
+
+// zones sends the zone-aware routing metrics of m, labelled mv (the
+// per-method labels).
+func (c *Collector) zones(ch chan<- prom.Metric, m *describe.Method, mv []string) {
+	z := m.Zones
+	if z.Mode != "off" {
+		ch <- prom.MustNewConstMetric(c.zoneLocal, prom.GaugeValue, z.LocalShare, append(mv[:len(mv):len(mv)], z.Local)...)
+	}
+	picks := map[string]int64{}
+	var names []string
+	for _, p := range m.Providers {
+		if _, ok := picks[p.Zone]; !ok {
+			names = append(names, p.Zone)
+		}
+		picks[p.Zone] += p.Picks
+	}
+	for _, name := range names {
+		local := "false"
+		if name == z.Local {
+			local = "true"
+		}
+		ch <- prom.MustNewConstMetric(c.zonePicks, prom.CounterValue, float64(picks[name]), append(mv[:len(mv):len(mv)], name, local)...)
 	}
 }
 

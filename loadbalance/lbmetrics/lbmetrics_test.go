@@ -3,6 +3,7 @@ package lbmetrics
 import (
 	"fmt"
 	"io"
+	"math"
 	"net"
 	"net/http"
 	"regexp"
@@ -303,4 +304,38 @@ func TestNamesAreTheDescribedMetrics(t *testing.T) {
 		described = append(described, m[1])
 	}
 	assert.ElementsMatch(t, Names(), described)
+}
+
+// Zone-aware routing: the share the plan keeps local, and the picks per
+// zone, which add up to the picks of the method; nothing while the
+// consumer names no zone.
+func TestCollectorZones(t *testing.T) {
+	defer lblog.Capture(func(string) {})()
+	lb := warmrandom.New(warmrandom.Options{Rand: algo.Seeded(1).Uint64})
+	cfg := map[string]string{"lb.zone.local": "a", "lb.zone.callers": "a:1,b:1"}
+	list := lbtest.Zoned(20400, []string{"a", "b"}, []int{2, 6}, cfg)
+	reg := describe.New(describe.Options{})
+	reg.Register(warmrandom.Name, lb)
+	c := New(Options{Registry: reg})
+	lbtest.Counts(lb, list, lbtest.Call("Say"), 1000)
+	mfs := gather(t, c)
+	local := mfs[ZoneLocal].GetMetric()
+	require.Len(t, local, 1)
+	assert.Equal(t, "a", label(local[0], labelZone))
+	assert.InDelta(t, 0.5, local[0].GetGauge().GetValue(), 1e-12, "a holds 25 % of the capacity for 50 % of the calls")
+	picks := map[string]float64{}
+	for _, m := range mfs[ZonePicks].GetMetric() {
+		picks[label(m, labelZone)+"/"+label(m, labelLocal)] = m.GetCounter().GetValue()
+	}
+	require.Len(t, picks, 2)
+	assert.Equal(t, 1000.0, picks["a/true"]+picks["b/false"])
+	assert.InDelta(t, 500, picks["a/true"], 5*math.Sqrt(1000*0.25), "half the picks stay in a")
+
+	off := warmrandom.New(warmrandom.Options{})
+	reg2 := describe.New(describe.Options{})
+	reg2.Register(warmrandom.Name, off)
+	lbtest.Counts(off, lbtest.Zoned(20500, []string{"a", "b"}, []int{2, 6}, nil), lbtest.Call("Say"), 10)
+	mfs = gather(t, New(Options{Registry: reg2}))
+	assert.Nil(t, mfs[ZoneLocal])
+	assert.Nil(t, mfs[ZonePicks])
 }

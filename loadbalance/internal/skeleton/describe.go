@@ -3,6 +3,7 @@ package skeleton
 import (
 	"github.com/dubbogo-lb/lb/loadbalance/describe"
 	"github.com/dubbogo-lb/lb/loadbalance/internal/member"
+	"github.com/dubbogo-lb/lb/loadbalance/internal/zone"
 	"github.com/dubbogo-lb/lb/rpcstatus"
 )
 
@@ -36,6 +37,7 @@ func (b *Balancer[T]) describe(v *member.View[T], now int64) (m describe.Method,
 		st := v.Stats[i]
 		p := &ps[i]
 		p.URL, p.Stats = inv.GetURL(), st
+		p.Zone = v.Zones[i]
 		p.Weight = v.Weights[i]
 		p.Picks, p.InFlight, p.Calls, p.Failures = st.Picks(), st.Active(), st.Total(), st.Failed()
 		p.Ejections = st.Ejections()
@@ -75,8 +77,20 @@ func (b *Balancer[T]) describe(v *member.View[T], now int64) (m describe.Method,
 	u := kept[0].URL
 	return describe.Method{
 		Service: u.ServiceKey(), Interface: u.Service(), Group: u.Group(), Version: u.Version(),
-		Method: v.Method, Panic: v.Panic, Providers: kept,
+		Method: v.Method, Panic: v.Panic, Zones: zones(v.Zoning), Providers: kept,
 	}, true
+}
+
+// zones describes a snapshot's zone-aware routing; nil when there is none.
+func zones[T any](zn *member.Zoning[T]) *describe.Zones {
+	if zn == nil {
+		return nil
+	}
+	z := &describe.Zones{Local: zn.Local, Mode: zn.Plan.Mode.String()}
+	if zn.Plan.Mode != zone.Off {
+		z.LocalShare = zn.Plan.LocalShare
+	}
+	return z
 }
 
 // reported describes the last load report l holds at now, nil if none.
