@@ -18,7 +18,9 @@
 //	-scenario  brpc, capacity, slowdown, join, failfast, hang or all (default
 //	           all); in failfast and hang one provider fails for a while, and
 //	           each of this module's balancers runs with outlier ejection
-//	           off and on, with a table of the failed first attempts
+//	           off and on, with a table of the failed first attempts; fleet
+//	           (512 providers, not in all) weighs fewestactive's two choices
+//	           against fewestactive-scan
 //	-balancers comma-separated names (default: those of sim.DefaultBalancers
 //	           that are registered)
 //	-out       output directory (default lbsim-out)
@@ -71,7 +73,7 @@ type config struct {
 func parse(args []string, stderr io.Writer) (*config, error) {
 	fs := flag.NewFlagSet("lbsim", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	scenario := fs.String("scenario", "all", "scenario: brpc, capacity, slowdown, join, failfast, hang, tianchi, tianchi1, fleet or all")
+	scenario := fs.String("scenario", "all", "scenario: brpc, capacity, slowdown, join, failfast, hang, tianchi, tianchi1 or all; fleet by name")
 	balancers := fs.String("balancers", "", "comma-separated balancer names (default: the registered ones of "+strings.Join(sim.DefaultBalancers, ",")+")")
 	c := &config{}
 	fs.StringVar(&c.out, "out", "lbsim-out", "output directory for tables and plots")

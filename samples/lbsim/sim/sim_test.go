@@ -225,7 +225,7 @@ func TestScaleKeepsLatencies(t *testing.T) {
 	assert.Equal(t, 5*time.Second, s.Providers[0].Steps[0].At)
 	assert.Equal(t, 3*ms, s.Providers[0].Steps[0].Latency)
 	assert.Equal(t, 10*time.Second, Brpc().Providers[0].Steps[0].At, "the original is unchanged")
-	for _, s := range Scenarios() {
+	for _, s := range append(Scenarios(), Extra()...) {
 		assert.NoError(t, s.Validate(), s.Name)
 	}
 }
