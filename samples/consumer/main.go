@@ -77,8 +77,10 @@ func run() error {
 		metrics   = flag.Int("metrics", 0, "enable dubbo-go's metrics with its Prometheus endpoint on this port (0: the YAML's metrics section)")
 		zone      = flag.String("zone", "", "the consumer's zone (the reference param lb.zone.local; default $DUBBOGO_LB_ZONE): zone-aware routing")
 		callers   = flag.String("zone-callers", "", "the share of the calls each zone's consumers send, zone:share,... (the reference param lb.zone.callers)")
+		params    paramFlag
 		pause     = flag.Bool("pause", false, "wait for SIGUSR1 before the run, and for SIGINT or SIGTERM after it")
 	)
+	flag.Var(&params, "param", "a reference param key=value, as the YAML's params (repeatable), e.g. -param lb.zone.min-cluster-size=2")
 	flag.IntVar(&cfg.Concurrency, "concurrency", 8, "workers, each with one call in flight")
 	flag.DurationVar(&cfg.Duration, "duration", 10*time.Second, "length of the run (0 with -calls: until -calls)")
 	flag.Int64Var(&cfg.Calls, "calls", 0, "stop after this many calls (0: no limit)")
@@ -129,6 +131,12 @@ func run() error {
 		}
 		if *direct != "" {
 			ref.URL = *direct
+		}
+		for key, v := range params {
+			if ref.Params == nil {
+				ref.Params = map[string]string{}
+			}
+			ref.Params[key] = v
 		}
 		for key, v := range map[string]string{urlparam.ZoneLocalKey: *zone, urlparam.ZoneCallersKey: *callers} {
 			if v != "" {
@@ -289,4 +297,21 @@ func orDefault(name string) string {
 		return "(dubbo-go default: random)"
 	}
 	return name
+}
+
+// paramFlag collects -param key=value flags.
+type paramFlag map[string]string
+
+func (p *paramFlag) String() string { return fmt.Sprint(map[string]string(*p)) }
+
+func (p *paramFlag) Set(s string) error {
+	k, v, ok := strings.Cut(s, "=")
+	if !ok || strings.TrimSpace(k) == "" {
+		return fmt.Errorf("%q: want key=value", s)
+	}
+	if *p == nil {
+		*p = paramFlag{}
+	}
+	(*p)[strings.TrimSpace(k)] = v
+	return nil
 }
