@@ -155,6 +155,11 @@ func New(opts Options) *Balancer {
 	b.Balancer = skeleton.New(skeleton.Spec[table]{
 		Name: Name, Warmup: opts.Warmup, Rand: algo.Source(opts.Rand),
 		Build: build, Pick: b.pick, Among: b.among, Interim: b.interim,
+		// A key keeps its zone while the zone plan holds: the zone is
+		// drawn from the key's point, not at random.
+		ZoneWord: func(v *member.View[table], inv base.Invocation) uint64 {
+			return algo.Mix(uint64(b.point(v.Table, inv)))
+		},
 		ReadsAllUpTo: math.MaxInt, // the ring holds every provider
 		Method:       func(inv base.Invocation) string { m, _ := callOf(inv); return m },
 		Describe:     describeRing,

@@ -703,3 +703,27 @@ func TestInterimKeepsTheKeysOfProvidersThatStay(t *testing.T) {
 	// Without an old ring: some provider of the list.
 	assert.Contains(t, changed, b.interim(nil, changed, lbtest.Call("Say", key(1))))
 }
+
+// With zone-aware routing spilling, a key keeps one provider: its zone is
+// drawn from the key, not at random; about the plan's share of the keys
+// stays local.
+func TestZoneSpillKeepsAKeyOnOneProvider(t *testing.T) {
+	cfg := map[string]string{"lb.zone.local": "a", "lb.zone.callers": "a:1,b:1"}
+	list := lbtest.Zoned(23000, []string{"a", "b"}, []int{2, 6}, cfg)
+	b := New(Options{})
+	const keys = 400
+	local := 0
+	for k := range keys {
+		inv := lbtest.Call("Say", "user-"+strconv.Itoa(k))
+		first := b.Select(list, inv)
+		for range 10 {
+			require.Same(t, first, b.Select(list, inv), "key %d moved", k)
+		}
+		if first.GetURL().GetParam("lb.zone", "") == "a" {
+			local++
+		}
+	}
+	// Plan: a keeps half of its calls (25 % of the capacity for 50 % of
+	// the calls); the keys are 400 independent draws of it.
+	assert.InDelta(t, 0.5, float64(local)/keys, 4.5*math.Sqrt(0.25/keys), "share of keys kept in zone a")
+}

@@ -58,10 +58,10 @@ type Spec[T any] struct {
 	Uncounted string
 	// ZoneWord returns the random word with which zone-aware routing
 	// chooses the zone of inv when the caller's zone spills (see package
-	// zone). Default: a word of Rand. A balancer whose pick must stick to
-	// a key (ringhash) derives it from the key, so that a key keeps its
-	// zone.
-	ZoneWord func(inv base.Invocation) uint64
+	// zone), v being the snapshot. Default: a word of Rand. A balancer
+	// whose pick must stick to a key (ringhash) derives it from the key,
+	// so that a key keeps its zone.
+	ZoneWord func(v *member.View[T], inv base.Invocation) uint64
 	// Describe fills in what the balancer's table says of the providers
 	// of v, ps[i] for slot i, when they are described (see
 	// Balancer.Describe; off the hot path): the effective weight, which
@@ -99,7 +99,7 @@ func (b *Balancer[T]) pickIn(v *member.View[T], inv base.Invocation) int {
 	z := zn.Plan.Local
 	if zn.Plan.Mode == zone.Spill {
 		if b.spec.ZoneWord != nil {
-			z = zn.Plan.Choose(b.spec.ZoneWord(inv))
+			z = zn.Plan.Choose(b.spec.ZoneWord(v, inv))
 		} else {
 			z = zn.Plan.Choose(b.rand.Uint64())
 		}
