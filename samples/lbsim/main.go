@@ -185,6 +185,12 @@ func runScenario(c *config, sc sim.Scenario, stdout io.Writer) error {
 			return err
 		}
 	}
+	if sc.Zones != nil {
+		fmt.Fprintf(&summary, "\n-- %s: ", sc.Name)
+		if err := sim.WriteZones(&summary, &sc, results); err != nil {
+			return err
+		}
+	}
 	plotPath := filepath.Join(c.out, sc.Name+"."+c.format)
 	if err := writePlot(plotPath, sc, results); err != nil {
 		return fmt.Errorf("plot %s: %w", plotPath, err)

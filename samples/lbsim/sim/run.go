@@ -2,9 +2,12 @@ package sim
 
 import (
 	"fmt"
+	"maps"
 	"math/rand/v2"
 	"net/url"
+	"slices"
 	"strconv"
+	"strings"
 	"sync/atomic"
 	"time"
 
@@ -143,6 +146,15 @@ func newRun(sc Scenario, name string, opts Options) (*run, error) {
 			r.loads[i] = newLoad(&sc.Providers[i])
 		}
 	}
+	if z := sc.Zones; z != nil {
+		// The consumer's zone-aware routing, as reference params reach
+		// every provider URL.
+		params := map[string]string{urlparam.ZoneLocalKey: z.Local, urlparam.ZoneCallersKey: zoneCallers(z.Callers)}
+		for k, v := range sc.Params {
+			params[k] = v
+		}
+		sc.Params = params
+	}
 	s := simulate.New(simulate.Options{
 		Ask:        loadreport.AskKey,
 		Answer:     r.answer,
@@ -261,6 +273,9 @@ func providerURL(port int, p *Provider, params map[string]string, ejectionOff bo
 	if p.Weight != "" {
 		q.Set(constant.WeightKey, p.Weight)
 	}
+	if p.Zone != "" {
+		q.Set(urlparam.ZoneKey, p.Zone)
+	}
 	if p.Warmup > 0 {
 		// dubbo-go providers write their export time in seconds and the
 		// warmup in seconds.
@@ -276,4 +291,13 @@ func providerURL(port int, p *Provider, params map[string]string, ejectionOff bo
 		return nil, err
 	}
 	return pu.MergeURL(cu), nil
+}
+
+// zoneCallers formats callers as lb.zone.callers, in zone order.
+func zoneCallers(callers map[string]float64) string {
+	var pairs []string
+	for _, z := range slices.Sorted(maps.Keys(callers)) {
+		pairs = append(pairs, z+":"+strconv.FormatFloat(callers[z], 'g', -1, 64))
+	}
+	return strings.Join(pairs, ",")
 }

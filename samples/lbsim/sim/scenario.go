@@ -48,6 +48,8 @@ type Provider struct {
 	// Exp draws service times from an exponential distribution of mean
 	// Latency (instead of Latency ± Jitter).
 	Exp bool
+	// Zone is the provider's zone (its lb.zone URL parameter); "" none.
+	Zone string
 }
 
 // CapacityAt returns the provider's capacity at t after the start (0: no
@@ -145,6 +147,10 @@ type Scenario struct {
 	// busy slots over its capacity (its utilization), its calls in flight
 	// and its rates, smoothed over 1 s.
 	Reports bool
+	// Zones, when set, makes the consumer zone-aware; the zones table
+	// (WriteZones) compares the calls that leave its zone with Envoy's
+	// formula, phase by phase.
+	Zones *Zones
 	// Failure, when set, is a provider's spell of failure, which the
 	// failure table (WriteFailures) measures; the simulator then runs
 	// this module's balancers with outlier ejection off and on.
@@ -157,6 +163,18 @@ type Failure struct {
 	Provider int
 	// From and To bound the spell; To 0 means to the end.
 	From, To time.Duration
+}
+
+// Zones is a zone-aware scenario's consumer side.
+type Zones struct {
+	// Local is the consumer's zone (lb.zone.local).
+	Local string
+	// Callers is the share of the calls each zone's consumers send
+	// (lb.zone.callers).
+	Callers map[string]float64
+	// Phases start at these times (the first at 0): the zones table
+	// reports each phase, from a second after its start.
+	Phases []time.Duration
 }
 
 // maxCallers bounds Callers: each is a goroutine.
@@ -477,9 +495,44 @@ func (s *Scenario) Bound() float64 {
 	return sum / float64(max(n, 1))
 }
 
+// ZoneShrink has three zones of uneven size, 6, 4 and 2 providers, whose
+// consumers send calls in the same proportions; the simulated consumer is
+// in the largest zone, whose providers answer in 2 ms, the others in 3 ms
+// (a cross-zone hop costs 1 ms). Halfway, half of the local zone's
+// providers leave.
+func ZoneShrink() Scenario {
+	half := 10 * time.Second
+	var ps []Provider
+	for i := range 6 {
+		p := Provider{Name: fmt.Sprintf("a%d", i), Latency: 2 * ms, Zone: "az-a"}
+		if i >= 3 {
+			p.Name += " (leaves)"
+			p.Leave = half
+		}
+		ps = append(ps, p)
+	}
+	for i := range 4 {
+		ps = append(ps, Provider{Name: fmt.Sprintf("b%d", i), Latency: 3 * ms, Zone: "az-b"})
+	}
+	for i := range 2 {
+		ps = append(ps, Provider{Name: fmt.Sprintf("c%d", i), Latency: 3 * ms, Zone: "az-c"})
+	}
+	return Scenario{
+		Name:      "zones",
+		Title:     "zones of 6/4/2 providers (2 ms local, 3 ms across), consumer in az-a; half of az-a leaves halfway",
+		Duration:  2 * half,
+		Callers:   24,
+		Keys:      DefaultKeys,
+		Jitter:    0.05,
+		Providers: ps,
+		Zones:     &Zones{Local: "az-a", Callers: map[string]float64{"az-a": 6, "az-b": 4, "az-c": 2}, Phases: []time.Duration{0, half}},
+		Marks:     []Mark{{half, "half of az-a leaves"}},
+	}
+}
+
 // Scenarios returns the built-in scenarios that "all" runs.
 func Scenarios() []Scenario {
-	return []Scenario{Brpc(), Capacity(), Slowdown(), Join(), FailFast(), Hang(), Tianchi(), TianchiOne()}
+	return []Scenario{Brpc(), Capacity(), Slowdown(), Join(), FailFast(), Hang(), Tianchi(), TianchiOne(), ZoneShrink()}
 }
 
 // Extra returns the built-in scenarios that run only by name: Fleet,

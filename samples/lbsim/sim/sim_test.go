@@ -1,6 +1,7 @@
 package sim
 
 import (
+	"fmt"
 	"math"
 	"testing"
 	"time"
@@ -255,4 +256,36 @@ func TestMisbehavingBalancer(t *testing.T) {
 	require.NoError(t, err)
 	assert.EqualValues(t, 2*100, res.Unrouted)
 	assert.Equal(t, res.Total.Calls, res.Total.Errors)
+}
+
+// Zone-aware routing in the zones scenario: every balancer of the module
+// sends out of the consumer's zone the share Envoy's formula gives, within
+// 2 points, before and after half of the zone leaves (ringhash decides per
+// key, so its tolerance is that of its 1 000 keys); dubbo-go's random,
+// which knows no zones, fails the same check (negative control).
+func TestZoneSpillMatchesEnvoysFormula(t *testing.T) {
+	sc := ZoneShrink()
+	check := func(r *Result) error {
+		for _, ph := range r.ZonePhases(&sc) {
+			tol := 0.02
+			if r.Balancer == "ringhash" {
+				tol = 4.5 * math.Sqrt(ph.Envoy*(1-ph.Envoy)/float64(sc.Keys))
+			}
+			if math.Abs(ph.Cross-ph.Envoy) > tol {
+				return fmt.Errorf("%s, %v-%v: %.1f%% of the calls left %s, Envoy's formula %.1f%% ± %.1f",
+					r.Balancer, ph.Start, ph.End, 100*ph.Cross, sc.Zones.Local, 100*ph.Envoy, 100*tol)
+			}
+		}
+		return nil
+	}
+	for _, name := range []string{"warmrandom", "fewestactive", "swrr", "ringhash", "lalb", "rtadaptive", "loadaware", "shortestresponse", "adaptive"} {
+		r, err := Run(sc, name, Options{Seed: 1})
+		require.NoError(t, err)
+		assert.NoError(t, check(r))
+		phases := r.ZonePhases(&sc)
+		assert.Less(t, phases[0].Mean, phases[1].Mean, "%s: calls across zones cost their hop", name)
+	}
+	r, err := Run(sc, "random", Options{Seed: 1})
+	require.NoError(t, err)
+	assert.Error(t, check(r), "dubbo-go's random passed the zone check: it proves nothing")
 }
