@@ -75,11 +75,12 @@ type growingSource struct {
 
 func (g *growingSource) Describe(int64) []describe.Method {
 	k := g.n.Add(1)
-	m := describe.Method{Service: "org.example.Greeter", Interface: "org.example.Greeter", Method: "Hello"}
+	m := describe.Method{Service: "org.example.Greeter", Interface: "org.example.Greeter", Method: "Hello",
+		Zones: &describe.Zones{Local: "az-a", Mode: "spill", LocalShare: 0.5}}
 	for i := range max(g.count, 3) {
 		rate := []int64{5, 3, 2}[i%3]
 		m.Providers = append(m.Providers, describe.Provider{
-			Address: "127.0.0.1:" + strconv.Itoa(20000+i), State: describe.StateOK,
+			Address: "127.0.0.1:" + strconv.Itoa(20000+i), State: describe.StateOK, Zone: []string{"az-a", "az-b"}[i%2],
 			Weight: float64(rate) * 89020346, Picks: rate * k * 100, LatencyMs: float64(i%3 + 1),
 		})
 	}
@@ -187,6 +188,7 @@ func TestPageInBrowserWith100Providers(t *testing.T) {
 		assert.Len(t, rows.FindAllStringSubmatch(page, -1), 100, "%dx%d: a row per provider", size[0], size[1])
 		assert.Len(t, regexp.MustCompile(`<path class="series share"`).FindAllString(page, -1), 8, "the 8 with the largest share")
 		assert.Contains(t, page, "100 of 100 providers")
+		assert.Contains(t, page, "zone az-a: spill, 50.0 % kept local", "the zone plan")
 		assert.NotContains(t, page, `"provider": "127.0.0.1:20000"`, "no JSON unless asked for")
 	}
 
@@ -199,4 +201,9 @@ func TestPageInBrowserWith100Providers(t *testing.T) {
 		assert.Equal(t, want, got[i][1], "row %d, sorted by share, largest first", i)
 	}
 	assert.Equal(t, 0, attr(t, page, "data-overflow"))
+
+	// The zone column filters too: the odd ports are in az-b.
+	page = browse(t, srv.URL+"/#filter=az-b", 1280, 800)
+	assert.Len(t, rows.FindAllStringSubmatch(page, -1), 50, "the providers of zone az-b")
+	assert.Contains(t, page, "50 of 100 providers")
 }
