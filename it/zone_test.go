@@ -7,10 +7,12 @@ import (
 )
 
 // Zone-aware routing end to end (issue 24, loadbalance/internal/zone): six
-// providers registered at application level in two Nacos clusters, az-a
-// and az-b (the samples' -zone), a consumer in each zone that says the
-// two zones send as many calls (-zone-callers), and a consumer that
-// names no zone as the negative control.
+// providers at application level, five dubbo-go ones registered in two
+// Nacos clusters, az-a and az-b (the sample's -zone), and a Dubbo Java one
+// in az-b that names its zone by the service parameter lb.zone; a
+// consumer in each zone that says the two zones send as many calls
+// (-zone-callers), and a consumer that names no zone as the negative
+// control.
 //
 //   - Balanced zones: every call of a zone's consumer stays in its zone
 //     (at least 99 %); the consumer without a zone spreads over both, and
@@ -26,22 +28,25 @@ func TestZoneAwareRoutingStaysLocalSpillsAndFailsOver(t *testing.T) {
 	t.Parallel() // shares by zone: harness_test.go, which tests run alone
 	e := setup(t)
 	lv := applicationLevel
+	needJava(t)
 	zoneA, zoneB := []string{"a1", "a2", "a3"}, []string{"b1", "b2", "b3"}
 	var specs []providerSpec
 	for _, n := range zoneA {
-		specs = append(specs, providerSpec{name: n, args: []string{"-zone", "az-a"}})
+		specs = append(specs, providerSpec{name: n, args: []string{"-zone", "az-a", "-registry-type", lv.typ}})
 	}
-	for _, n := range zoneB {
-		specs = append(specs, providerSpec{name: n, args: []string{"-zone", "az-b"}})
+	for _, n := range zoneB[:2] {
+		specs = append(specs, providerSpec{name: n, args: []string{"-zone", "az-b", "-registry-type", lv.typ}})
 	}
-	ps, insts := e.startAt(t, lv, nil, specs...)
-	for _, in := range insts {
-		want := "az-a"
-		if in.Port == ps[3].spec.port || in.Port == ps[4].spec.port || in.Port == ps[5].spec.port {
-			want = "az-b"
-		}
-		if in.ClusterName != want {
-			t.Fatalf("instance %s:%d in Nacos cluster %q, want %q", in.IP, in.Port, in.ClusterName, want)
+	specs = append(specs, providerSpec{name: "b3", java: true, args: []string{"-zone", "az-b"}})
+	var ps []*provider
+	for _, s := range specs {
+		ps = append(ps, e.startProvider(t, s))
+		e.waitAppRegistered(t, ps...)
+	}
+	insts := e.waitAppRegistered(t, ps...)
+	for i, in := range insts[:5] { // the dubbo-go providers: their Nacos cluster is their zone
+		if want := map[bool]string{true: "az-a", false: "az-b"}[i < 3]; in.ClusterName != want {
+			t.Fatalf("instance %s:%d of %s in Nacos cluster %q, want %q", in.IP, in.Port, ps[i].spec.name, in.ClusterName, want)
 		}
 	}
 
@@ -80,7 +85,8 @@ func TestZoneAwareRoutingStaysLocalSpillsAndFailsOver(t *testing.T) {
 	// az-a shrinks to a1: it keeps half of its consumer's calls.
 	ps[1].stop()
 	ps[2].stop()
-	e.waitInstancesOf(t, lv.service, reactDeadline, "az-a down to a1", func(list []instance) bool { return len(list) == 4 })
+	// The dubbo-go application's instances: a1, b1, b2 (b3 is Java's).
+	e.waitInstancesOf(t, lv.service, reactDeadline, "az-a down to a1", func(list []instance) bool { return len(list) == 3 })
 	shrunk := time.Now()
 	for _, c := range []*consumer{ca, cb} {
 		c.until(t, reactDeadline, "past the shrink", func(r report) bool {
@@ -97,7 +103,7 @@ func TestZoneAwareRoutingStaysLocalSpillsAndFailsOver(t *testing.T) {
 
 	// az-a down: everything to az-b, no failed call.
 	ps[0].stop()
-	e.waitInstancesOf(t, lv.service, reactDeadline, "az-a down", func(list []instance) bool { return len(list) == 3 })
+	e.waitInstancesOf(t, lv.service, reactDeadline, "az-a down", func(list []instance) bool { return len(list) == 2 })
 	down := time.Now()
 	ca.until(t, reactDeadline, "past az-a going down", func(r report) bool { return r.start().After(down.Add(3 * time.Second)) })
 	if r := ca.collectCalls(t, shareCalls/3); zoneShare(r, zoneB) != 100 {
@@ -109,7 +115,7 @@ func TestZoneAwareRoutingStaysLocalSpillsAndFailsOver(t *testing.T) {
 	for _, p := range ps[:3] {
 		back = append(back, e.restart(t, p))
 	}
-	e.waitRegisteredIn(t, lv.service, append(back, ps[3:]...)...)
+	e.waitAppRegistered(t, append(back, ps[3:]...)...)
 	for _, p := range back {
 		ca.finds(t, p)
 	}

@@ -46,7 +46,9 @@ import org.dubbogo.lb.samples.Greeter;
  *   <li>-loadbalance NAME: the balancer the provider names for its consumers, at service level
  *       (@DubboService(loadbalance = NAME): the loadbalance URL parameter; default none);
  *   <li>-method-loadbalance NAME: the same for the method Hello, which Dubbo registers in its
- *       own spelling, Hello.loadbalance (default none).
+ *       own spelling, Hello.loadbalance (default none);
+ *   <li>-zone NAME: the provider's zone, the service parameter lb.zone that dubbo-go consumers'
+ *       zone-aware routing reads (default none).
  * </ul>
  *
  * <p>Logs (Dubbo's and Nacos's, both through java.util.logging): warnings and errors, on
@@ -109,6 +111,12 @@ public final class JavaProvider {
         }
         if (!o.loadbalance.isEmpty()) {
             service.setLoadbalance(o.loadbalance);
+        }
+        if (!o.zone.isEmpty()) {
+            // The provider's zone for dubbo-go consumers' zone-aware
+            // routing: a service parameter, lb.zone, as any Dubbo provider
+            // can set it.
+            service.setParameters(java.util.Map.of("lb.zone", o.zone));
         }
         if (!o.methodLoadbalance.isEmpty()) {
             MethodConfig hello = new MethodConfig();
@@ -269,6 +277,7 @@ public final class JavaProvider {
         String metadataType = "local";
         String loadbalance = "";
         String methodLoadbalance = "";
+        String zone = "";
 
         static Options parse(String[] args) {
             Options o = new Options();
@@ -296,6 +305,7 @@ public final class JavaProvider {
                         break;
                     case "loadbalance": o.loadbalance = value.trim(); break;
                     case "method-loadbalance": o.methodLoadbalance = value.trim(); break;
+                    case "zone": o.zone = value.trim(); break;
                     default:
                         throw new IllegalArgumentException("unknown flag -" + flag);
                 }
