@@ -319,6 +319,14 @@ cmd_start() {
       # Three JVMs beside the tests on two cores: one GC thread, C1 only (starts
       # sooner, compiles less).
       -XX:+UseSerialGC -XX:TieredStopAtLevel=1
+      # JRaft (config and persistent instances; not the ephemeral ones, which
+      # Distro replicates) elects a leader after 5 s without heartbeats by
+      # default: on a busy machine the leader missed them, a new election
+      # started while a starting node read its config through the old one,
+      # and that node exited ("The Raft Group [nacos_config] did not find the
+      # Leader node"). Longer timeouts keep the first leader.
+      -Dnacos.core.protocol.raft.data.election_timeout_ms=15000
+      -Dnacos.core.protocol.raft.data.rpc_request_timeout_ms=15000
     )
   fi
   if [ "$AUTH" = 1 ]; then
@@ -528,7 +536,19 @@ cluster_start() {
       node_cmd "$n" start >/dev/null &
       pids+=($!)
     done
-    for n in "${pids[@]}"; do wait "$n" || rc=1; done
+    local -a failed=()
+    for n in "${!pids[@]}"; do wait "${pids[n]}" || failed+=($((n + 1))); done
+    # A node that exited during start-up (seen on a busy machine: the JRaft
+    # leader changed while it read through it) gets two more tries, beside
+    # the running others, as an orchestrator restarts a crashed pod.
+    for n in "${failed[@]}"; do
+      local try
+      for try in 2 3; do
+        log "cluster: node $n did not start; try $try"
+        if node_cmd "$n" start >/dev/null; then continue 2; fi
+      done
+      rc=1
+    done
     if [ "$rc" != 0 ]; then
       cluster_stop
       return 1

@@ -1,0 +1,472 @@
+package it
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+// The TestNacosCluster… tests run providers and consumers against a Nacos
+// cluster of three nodes on loopback (it/nacos.sh cluster, on
+// NACOS_CLUSTER_PORTS, default 8868 8878 8888), every client configured
+// with all three addresses, and kill or restart nodes under load. They
+// start the cluster themselves, once for all of them (startedCluster), and
+// each restores the nodes it stopped; TestMain stops it at the end. (A
+// healthy cluster that runs already is used, and left running.) They
+// run alone (no t.Parallel): they measure how long things take. Outside CI
+// they skip without a JDK (nacos.sh builds the server with one).
+//
+// docs/nacos-cluster.md has the findings and figures.
+
+// nacosCluster is the cluster of it/nacos.sh cluster.
+type nacosCluster struct {
+	addrs []string // host:port of each node's HTTP API, node 1 first
+}
+
+var (
+	clusterOnce    sync.Once
+	clusterRunning *nacosCluster
+	clusterStarted bool // by this run: TestMain stops it
+	clusterErr     error
+)
+
+// startedCluster returns the running cluster, starting it on first use,
+// and the env of t with every node's address and a group of t's own.
+func startedCluster(t *testing.T) (*nacosCluster, *env) {
+	t.Helper()
+	if os.Getenv("CI") != "true" {
+		if _, err := exec.LookPath("java"); err != nil && os.Getenv("JAVA_HOME") == "" {
+			t.Skip("no JDK: the Nacos cluster tests skipped (it/nacos.sh needs one to build Nacos)")
+		}
+	}
+	setupOnce.Do(func() { setupErr = build() })
+	if setupErr != nil {
+		t.Fatal(setupErr)
+	}
+	clusterOnce.Do(func() {
+		t0 := time.Now()
+		out, err := clusterScript(30*time.Second, "status")
+		if err == nil {
+			t.Logf("a healthy Nacos cluster runs already: using it, and leaving it running\n%s", out)
+		} else if out, clusterErr = clusterScript(nacosStartDeadline, "start"); clusterErr != nil {
+			clusterErr = fmt.Errorf("%w\n%s", clusterErr, tail(out, 30))
+			_, _ = clusterScript(time.Minute, "stop")
+			return
+		} else {
+			clusterStarted = true
+		}
+		out, clusterErr = clusterScript(10*time.Second, "addresses")
+		if clusterErr != nil {
+			return
+		}
+		clusterRunning = &nacosCluster{addrs: strings.Split(strings.TrimSpace(out), ",")}
+		t.Logf("Nacos cluster %v ready in %v", clusterRunning.addrs, time.Since(t0).Round(100*time.Millisecond))
+	})
+	if clusterErr != nil {
+		t.Fatalf("starting the Nacos cluster: %v", clusterErr)
+	}
+	c := clusterRunning
+	t.Cleanup(func() { c.restore(t) })
+	e := &env{nacos: strings.Join(c.addrs, ","), group: groupOf(t),
+		consumerConf: filepath.Join(rootDir, "conf", "consumer.yaml")}
+	return c, e
+}
+
+// stopCluster stops the cluster if a test started it (TestMain).
+func stopCluster() {
+	if clusterStarted {
+		if out, err := clusterScript(2*time.Minute, "stop"); err != nil {
+			fmt.Fprintf(os.Stderr, "stopping the Nacos cluster: %v\n%s\n", err, out)
+		}
+	}
+}
+
+// clusterScript runs it/nacos.sh cluster args..., bounded by timeout.
+func clusterScript(timeout time.Duration, args ...string) (string, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	defer cancel()
+	c := exec.CommandContext(ctx, "bash", append([]string{filepath.Join(rootDir, "it", "nacos.sh"), "cluster"}, args...)...)
+	c.Dir = rootDir
+	c.Env = append(os.Environ(), "NACOS_AUTH=false",
+		"NACOS_START_TIMEOUT="+strconv.Itoa(int(max(timeout-20*time.Second, 30*time.Second)/time.Second)))
+	out, err := c.CombinedOutput()
+	if err != nil {
+		return string(out), fmt.Errorf("%w: cluster %s: %w", errNacosScript, strings.Join(args, " "), err)
+	}
+	return string(out), nil
+}
+
+// kill SIGKILLs node n (1-based).
+func (c *nacosCluster) kill(t *testing.T, n int) {
+	t.Helper()
+	if out, err := clusterScript(time.Minute, "kill", strconv.Itoa(n)); err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	t.Logf("Nacos node %d (%s) killed", n, c.addrs[n-1])
+}
+
+// stop stops node n gracefully (SIGTERM).
+func (c *nacosCluster) stop(t *testing.T, n int) {
+	t.Helper()
+	if out, err := clusterScript(2*time.Minute, "stop", strconv.Itoa(n)); err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	t.Logf("Nacos node %d (%s) stopped", n, c.addrs[n-1])
+}
+
+// start starts node n again with its data, and waits until every running
+// node sees every running node UP; it returns how long that took.
+func (c *nacosCluster) start(t *testing.T, n int) time.Duration {
+	t.Helper()
+	t0 := time.Now()
+	if out, err := clusterScript(nacosStartDeadline, "start", strconv.Itoa(n)); err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	d := time.Since(t0)
+	t.Logf("Nacos node %d (%s) started again in %v", n, c.addrs[n-1], d.Round(100*time.Millisecond))
+	return d
+}
+
+// restore starts every node that is not running, so the next test finds
+// the whole cluster.
+func (c *nacosCluster) restore(t *testing.T) {
+	out, err := clusterScript(30*time.Second, "status")
+	if err == nil {
+		return
+	}
+	for i := range c.addrs {
+		if strings.Contains(out, fmt.Sprintf("node %d (%s): not running", i+1, c.addrs[i])) {
+			if o, err := clusterScript(nacosStartDeadline, "start", strconv.Itoa(i+1)); err != nil {
+				t.Errorf("restoring Nacos node %d: %v\n%s", i+1, err, o)
+			}
+		}
+	}
+}
+
+// grpcPorts returns each node's client gRPC port (its HTTP port + 1000).
+func (c *nacosCluster) grpcPorts(t *testing.T) []int {
+	t.Helper()
+	out := make([]int, len(c.addrs))
+	for i, a := range c.addrs {
+		_, p, _ := strings.Cut(a, ":")
+		port, err := strconv.Atoi(p)
+		if err != nil {
+			t.Fatalf("node address %q: %v", a, err)
+		}
+		out[i] = port + 1000
+	}
+	return out
+}
+
+// connections counts, per node (index 0 for node 1), the established TCP
+// connections of the processes procs to that node's client gRPC port:
+// which nodes the clients' Nacos connections are on, from the kernel's
+// socket table (/proc/net/tcp{,6}) and each process's descriptors.
+func (c *nacosCluster) connections(t *testing.T, procs []*proc) []int {
+	t.Helper()
+	ours := map[string]bool{} // socket inodes of procs
+	for _, p := range procs {
+		dir := fmt.Sprintf("/proc/%d/fd", p.cmd.Process.Pid)
+		fds, err := os.ReadDir(dir)
+		if err != nil {
+			t.Fatalf("%s: %v", p.name, err)
+		}
+		for _, fd := range fds {
+			link, err := os.Readlink(filepath.Join(dir, fd.Name()))
+			if inode, ok := strings.CutPrefix(link, "socket:["); err == nil && ok {
+				ours[strings.TrimSuffix(inode, "]")] = true
+			}
+		}
+	}
+	ports := c.grpcPorts(t)
+	counts := make([]int, len(ports))
+	for _, table := range []string{"/proc/net/tcp", "/proc/net/tcp6"} {
+		f, err := os.Open(table)
+		if err != nil {
+			continue
+		}
+		sc := bufio.NewScanner(f)
+		for sc.Scan() {
+			// sl local rem st tx:rx tr:when retrnsmt uid timeout inode
+			fs := strings.Fields(sc.Text())
+			if len(fs) < 10 || fs[3] != "01" || !ours[fs[9]] { // 01: ESTABLISHED
+				continue
+			}
+			i := strings.LastIndexByte(fs[2], ':')
+			port, err := strconv.ParseInt(fs[2][i+1:], 16, 32)
+			if err != nil {
+				continue
+			}
+			if n := slices.Index(ports, int(port)); n >= 0 {
+				counts[n]++
+			}
+		}
+		f.Close()
+	}
+	return counts
+}
+
+// busiest returns the node (1-based) most of procs' Nacos connections are
+// on, and the counts per node.
+func (c *nacosCluster) busiest(t *testing.T, procs []*proc) (int, []int) {
+	t.Helper()
+	counts := c.connections(t, procs)
+	best := 0
+	for i, n := range counts {
+		if n > counts[best] {
+			best = i
+		}
+	}
+	if counts[best] == 0 {
+		t.Fatalf("no client has a Nacos connection to any node (%v)", counts)
+	}
+	return best + 1, counts
+}
+
+// ---------------------------------------------------------------- consumers' view
+
+// watched records every interval report of a consumer as it comes, for
+// checks over a whole test that do not block on the consumer.
+type watched struct {
+	c    *consumer
+	mu   sync.Mutex
+	reps []report
+}
+
+// watch starts recording c's interval reports; from then on only w reads
+// them.
+func watch(c *consumer) *watched {
+	w := &watched{c: c}
+	if c.first != nil {
+		w.reps = append(w.reps, *c.first)
+		c.first = nil
+	}
+	go func() {
+		for r := range c.intervals {
+			w.mu.Lock()
+			w.reps = append(w.reps, r)
+			w.mu.Unlock()
+		}
+	}()
+	return w
+}
+
+// since returns the reports of the intervals that began at or after t0.
+func (w *watched) since(t0 time.Time) []report {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	var out []report
+	for _, r := range w.reps {
+		if !r.start().Before(t0) {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+// waitCalling waits until an interval that began at or after t0 has calls
+// to every one of names, and returns the start of the first such interval
+// (so the consumer had them all by then at the latest, give or take an
+// interval).
+func (w *watched) waitCalling(t *testing.T, t0 time.Time, timeout time.Duration, names ...string) time.Time {
+	t.Helper()
+	deadline := time.Now().Add(timeout)
+	for {
+		for _, r := range w.since(t0) {
+			if all(r, names...) {
+				return r.start()
+			}
+		}
+		if w.c.exited() {
+			t.Fatalf("%s exited (%v); log:\n%s", w.c.name, w.c.err, tail(w.c.log.String(), 30))
+		}
+		if time.Now().After(deadline) {
+			rs := w.since(t0)
+			last := "none"
+			if len(rs) > 0 {
+				last = rs[len(rs)-1].String()
+			}
+			t.Fatalf("%s: not calling all of %v within %v; last interval: %s", w.c.name, names, timeout, last)
+		}
+		time.Sleep(100 * time.Millisecond) // polling the reports
+	}
+}
+
+// longestMissing returns, over the intervals that began at or after t0
+// and ended before t1, the longest time one of names got no call in a row
+// of intervals that had enough calls to reach every provider (swrr: each n
+// consecutive picks go to n providers of equal weight; an interval of 3n
+// calls holds a whole cycle whatever the interleaving at its ends), and
+// which one.
+func (w *watched) longestMissing(t0, t1 time.Time, names ...string) (time.Duration, string) {
+	var worst time.Duration
+	who := ""
+	for _, n := range names {
+		var since time.Time // start of the current run without n
+		for _, r := range w.since(t0) {
+			if r.end.After(t1) {
+				break
+			}
+			if r.Calls < int64(3*len(names)) {
+				continue // too few calls to tell
+			}
+			if r.By[n] > 0 {
+				since = time.Time{}
+				continue
+			}
+			if since.IsZero() {
+				since = r.start()
+			}
+			if d := r.end.Sub(since); d > worst {
+				worst, who = d, n
+			}
+		}
+	}
+	return worst, who
+}
+
+// errorsSince returns the failed calls of the intervals that began at or
+// after t0, and the last error.
+func (w *watched) errorsSince(t0 time.Time) (int64, string) {
+	var n int64
+	last := ""
+	for _, r := range w.since(t0) {
+		n += r.Errors
+		if r.LastError != "" {
+			last = r.LastError
+		}
+	}
+	return n, last
+}
+
+// clusterLoad starts the providers specs and n swrr consumers of them in
+// e's group, waits until every consumer calls every provider, and returns
+// them, the consumers watched.
+func clusterLoad(t *testing.T, e *env, n int, specs ...providerSpec) ([]*provider, []*watched) {
+	t.Helper()
+	ps := make([]*provider, len(specs))
+	for i, s := range specs {
+		ps[i] = e.startProvider(t, s)
+	}
+	e.waitRegistered(t, ps...)
+	cspecs := make([]consumerSpec, n)
+	for i := range cspecs {
+		cspecs[i] = consumerSpec{balancer: "swrr", name: fmt.Sprintf("consumer %d", i+1),
+			args: []string{"-concurrency", "2", "-interval", "500ms"}}
+	}
+	cs := e.startConsumers(t, len(ps), cspecs...)
+	ws := make([]*watched, len(cs))
+	t0 := time.Now()
+	for i, c := range cs {
+		ws[i] = watch(c)
+	}
+	for _, w := range ws {
+		w.waitCalling(t, t0, reactDeadline, names(ps)...)
+	}
+	return ps, ws
+}
+
+func names(ps []*provider) []string {
+	out := make([]string, len(ps))
+	for i, p := range ps {
+		out[i] = p.spec.name
+	}
+	return out
+}
+
+func procsOf(ps []*provider, ws []*watched) []*proc {
+	var out []*proc
+	for _, p := range ps {
+		out = append(out, p.proc)
+	}
+	for _, w := range ws {
+		out = append(out, w.c.proc)
+	}
+	return out
+}
+
+// missingBound is how long a consumer may go without calling a provider
+// that stays registered, under any node loss: see docs/nacos-cluster.md.
+const missingBound = 5 * time.Second
+
+// checkKept fails t for every consumer that failed a call since t0 or went
+// without one of names for longer than missingBound between t0 and t1.
+func checkKept(t *testing.T, ws []*watched, t0, t1 time.Time, what string, names ...string) {
+	t.Helper()
+	for _, w := range ws {
+		if n, last := w.errorsSince(t0); n != 0 {
+			t.Errorf("%s %s: %d failed calls (last: %s); want none", w.c.name, what, n, last)
+		}
+		d, who := w.longestMissing(t0, t1, names...)
+		if d > missingBound {
+			t.Errorf("%s %s: no call to %s for %v; want every provider called, gaps of at most %v", w.c.name, what, who, d, missingBound)
+		} else {
+			t.Logf("%s %s: no failed call; longest stretch without a call to a provider: %v", w.c.name, what, d)
+		}
+	}
+}
+
+// ---------------------------------------------------------------- tests
+
+// SIGKILL the node most clients are connected to, under load: no call
+// fails, every consumer keeps calling every provider, and a provider
+// started while the node is down is found by every consumer. One provider
+// is a Dubbo Java one when a JDK and Maven are here.
+func TestNacosClusterNodeKilledUnderLoadLosesNoCallNorProvider(t *testing.T) {
+	c, e := startedCluster(t)
+	specs := []providerSpec{{name: "n1", latency: "5ms"}, {name: "n2", latency: "5ms"}, {name: "n3", latency: "5ms"}}
+	if javaHere() {
+		specs[2].java = true
+		specs[2].args = []string{"-register-mode", "interface"}
+	}
+	ps, ws := clusterLoad(t, e, 3, specs...)
+	node, counts := c.busiest(t, procsOf(ps, ws))
+	t.Logf("Nacos connections of the providers and consumers per node: %v", counts)
+
+	killed := time.Now()
+	c.kill(t, node)
+	late := e.startProvider(t, providerSpec{name: "n4", latency: "5ms"})
+	all := append(names(ps), "n4")
+	for _, w := range ws {
+		at := w.waitCalling(t, killed, reactDeadline, all...)
+		t.Logf("%s: calls the provider started after the kill %v after the kill", w.c.name, at.Sub(killed).Round(100*time.Millisecond))
+	}
+	if after := c.connections(t, procsOf(append(ps, late), ws)); after[node-1] != 0 {
+		t.Errorf("connections to the killed node %d: %v", node, after)
+	} else {
+		t.Logf("Nacos connections per node after the kill: %v", after)
+	}
+	// Ten more seconds: the surviving nodes drop the killed node's clients
+	// in this time, and a provider lost with them would show.
+	watchFor(10 * time.Second)
+	checkKept(t, ws, killed, time.Now(), "after the kill of the node most clients were on", names(ps)...)
+	c.start(t, node)
+	for _, w := range ws {
+		noErrors(t, w.c, w.c.finish(t))
+	}
+}
+
+// watchFor lets the load run for d while the consumers report.
+func watchFor(d time.Duration) {
+	time.Sleep(d) // the consumers keep calling meanwhile; what they saw is checked after
+}
+
+// javaHere reports whether the Dubbo Java provider can run: a cached
+// build, or a JDK and Maven to build it.
+func javaHere() bool {
+	if exec.Command("bash", filepath.Join(rootDir, "it", "javaprovider.sh"), "ready").Run() == nil {
+		return true
+	}
+	_, errJava := exec.LookPath("java")
+	_, errMvn := exec.LookPath("mvn")
+	return errJava == nil && errMvn == nil
+}
