@@ -470,3 +470,224 @@ func javaHere() bool {
 	_, errMvn := exec.LookPath("mvn")
 	return errJava == nil && errMvn == nil
 }
+
+// Kill two of the three nodes (no quorum): the consumers keep the
+// providers they know and fail no call; a provider started meanwhile is
+// either registered (ephemeral instances are Distro's, which needs no
+// quorum) and found, or its failure is in its log, never silently lost;
+// once both nodes are back, every node lists the true set and every
+// consumer calls exactly it. How long that takes is logged.
+func TestNacosClusterWithoutQuorumConsumersKeepTheirProviders(t *testing.T) {
+	c, e := startedCluster(t)
+	ps, ws := clusterLoad(t, e, 3,
+		providerSpec{name: "q1", latency: "5ms"}, providerSpec{name: "q2", latency: "5ms"}, providerSpec{name: "q3", latency: "5ms"})
+	counts := c.connections(t, procsOf(ps, ws))
+	// Keep the node with the fewest clients: most of them lose theirs.
+	keep := 0
+	for i, n := range counts {
+		if n < counts[keep] {
+			keep = i
+		}
+	}
+	t.Logf("Nacos connections per node: %v; keeping node %d alone", counts, keep+1)
+	killed := time.Now()
+	var down []int
+	for i := range c.addrs {
+		if i != keep {
+			c.kill(t, i+1)
+			down = append(down, i+1)
+		}
+	}
+
+	late := e.startProvider(t, providerSpec{name: "q4", latency: "5ms"})
+	registered := false
+	deadline := time.Now().Add(reactDeadline)
+	for !registered {
+		list, err := e.instancesAt(context.Background(), c.addrs[keep], serviceName)
+		registered = err == nil && hasPort(list, late.spec.port)
+		if registered || late.exited() || time.Now().After(deadline) {
+			break
+		}
+		time.Sleep(100 * time.Millisecond) // polling Nacos
+	}
+	switch {
+	case registered:
+		t.Logf("without quorum, the provider started meanwhile registered on the surviving node %v after the kill", time.Since(killed).Round(100*time.Millisecond))
+		for _, w := range ws {
+			at := w.waitCalling(t, killed, reactDeadline, "q1", "q2", "q3", "q4")
+			t.Logf("%s: calls it %v after the kill", w.c.name, at.Sub(killed).Round(100*time.Millisecond))
+		}
+	case late.exited():
+		t.Logf("without quorum, the provider started meanwhile failed and said so (exit %v):\n%s", late.err, tail(late.log.String(), 5))
+	default:
+		t.Fatalf("without quorum, the provider started meanwhile is neither registered nor reported failed after %v:\n%s",
+			reactDeadline, tail(late.log.String(), 10))
+	}
+	watchFor(10 * time.Second)
+	checkKept(t, ws, killed, time.Now(), "without quorum", names(ps)...)
+
+	// Quorum back with the first node started again; then the second.
+	var quorum time.Time
+	for i, n := range down {
+		c.start(t, n)
+		if i == 0 {
+			quorum = time.Now()
+		}
+	}
+	want := names(ps)
+	if registered {
+		want = append(want, "q4")
+	}
+	all := append([]*provider(nil), ps...)
+	if registered {
+		all = append(all, late)
+	}
+	for i := range c.addrs {
+		(&env{nacos: c.addrs[i], group: e.group}).waitRegistered(t, all...)
+	}
+	t.Logf("every node lists the %d providers %v after quorum was back", len(all), time.Since(quorum).Round(100*time.Millisecond))
+	for _, w := range ws {
+		at := w.waitCalling(t, quorum, reactDeadline, want...)
+		for _, r := range w.since(at) {
+			for n := range r.By {
+				if !slices.Contains(want, n) {
+					t.Errorf("%s calls %s, not one of the providers %v", w.c.name, n, want)
+				}
+			}
+		}
+		t.Logf("%s: calls the true set %v %v after quorum was back", w.c.name, want, max(at.Sub(quorum), 0).Round(100*time.Millisecond))
+	}
+	checkKept(t, ws, killed, time.Now(), "through the loss and return of quorum", names(ps)...)
+	for _, w := range ws {
+		noErrors(t, w.c, w.c.finish(t))
+	}
+}
+
+// Restart the nodes one by one, as a rolling upgrade does (SIGTERM, start
+// with the node's data, wait until every node sees every node UP): no
+// call fails, no consumer goes without a provider, and a provider started
+// after the roll is found.
+func TestNacosClusterRollingRestartLosesNoCall(t *testing.T) {
+	c, e := startedCluster(t)
+	ps, ws := clusterLoad(t, e, 3,
+		providerSpec{name: "r1", latency: "5ms"}, providerSpec{name: "r2", latency: "5ms"}, providerSpec{name: "r3", latency: "5ms"})
+	t0 := time.Now()
+	for n := range c.addrs {
+		c.stop(t, n+1)
+		c.start(t, n+1)
+		t.Logf("Nacos connections per node after restarting node %d: %v", n+1, c.connections(t, procsOf(ps, ws)))
+	}
+	t.Logf("rolling restart of %d nodes in %v", len(c.addrs), time.Since(t0).Round(100*time.Millisecond))
+	rolled := time.Now()
+	late := e.startProvider(t, providerSpec{name: "r4", latency: "5ms"})
+	e.waitRegistered(t, append(ps, late)...)
+	for _, w := range ws {
+		w.waitCalling(t, rolled, reactDeadline, "r1", "r2", "r3", "r4")
+	}
+	checkKept(t, ws, t0, time.Now(), "through the rolling restart", names(ps)...)
+	for _, w := range ws {
+		noErrors(t, w.c, w.c.finish(t))
+	}
+}
+
+// discoveryBound is the longest a new provider may take to reach every
+// consumer, from the moment a Nacos node first lists it: see
+// docs/nacos-cluster.md for the measured figures it is set against.
+const discoveryBound = 10 * time.Second
+
+// How long a new provider takes to reach every consumer, with one Nacos
+// node (the standalone server of DUBBOGO_LB_NACOS; skipped without it) and
+// with the three-node cluster: p50, p99 and max over the consumers and
+// providers, each at most discoveryBound.
+func TestNacosClusterDiscoveryLatency(t *testing.T) {
+	t.Run("one node", func(t *testing.T) {
+		if os.Getenv(envNacos) == "" {
+			t.Skipf("%s is not set: no standalone Nacos to compare with", envNacos)
+		}
+		e := setup(t)
+		lagFigures(t, e, []string{e.nacos})
+	})
+	t.Run("three nodes", func(t *testing.T) {
+		c, e := startedCluster(t)
+		lagFigures(t, e, c.addrs)
+	})
+}
+
+// lagFigures starts two providers and four consumers in e's group, then
+// five more providers one at a time, and checks and logs how long each
+// took to reach each consumer (discoveryLag).
+func lagFigures(t *testing.T, e *env, nodes []string) {
+	t.Helper()
+	ps := []*provider{
+		e.startProvider(t, providerSpec{name: "d1", latency: "5ms"}),
+		e.startProvider(t, providerSpec{name: "d2", latency: "5ms"}),
+	}
+	e.waitRegistered(t, ps...)
+	var cspecs []consumerSpec
+	for i := range 4 {
+		cspecs = append(cspecs, consumerSpec{balancer: "swrr", name: fmt.Sprintf("consumer %d", i+1),
+			args: []string{"-concurrency", "2", "-interval", "200ms"}})
+	}
+	var ws []*watched
+	for _, c := range e.startConsumers(t, len(ps), cspecs...) {
+		ws = append(ws, watch(c))
+	}
+	var lags []time.Duration
+	for i := range 5 {
+		p := e.startProvider(t, providerSpec{name: fmt.Sprintf("d%d", i+3), latency: "5ms"})
+		lags = append(lags, discoveryLag(t, e, nodes, ws, p)...)
+		ps = append(ps, p)
+	}
+	slices.Sort(lags)
+	q := func(f float64) time.Duration { return lags[max(int(f*float64(len(lags))+0.999)-1, 0)] }
+	t.Logf("discovery lag with %d Nacos node(s) over %d samples (%d providers x %d consumers; 200 ms report intervals): p50 %v, p99 %v, max %v",
+		len(nodes), len(lags), 5, len(ws), q(0.5).Round(10*time.Millisecond), q(0.99).Round(10*time.Millisecond), lags[len(lags)-1].Round(10*time.Millisecond))
+	if worst := lags[len(lags)-1]; worst > discoveryBound {
+		t.Errorf("a new provider took %v to reach a consumer; want at most %v", worst, discoveryBound)
+	}
+	for _, w := range ws {
+		noErrors(t, w.c, w.c.finish(t))
+	}
+}
+
+// discoveryLag returns, for each consumer of ws, how long the provider p
+// took to reach it: from the moment one of the Nacos nodes (host:port)
+// first lists p to the end of the consumer's first report interval with a
+// call to p (an upper bound, within one interval). The Nacos nodes are
+// polled every 20 ms.
+func discoveryLag(t *testing.T, e *env, nodes []string, ws []*watched, p *provider) []time.Duration {
+	t.Helper()
+	deadline := time.Now().Add(reactDeadline)
+	var listed time.Time
+	for listed.IsZero() {
+		for _, n := range nodes {
+			if list, err := e.instancesAt(context.Background(), n, serviceName); err == nil && hasPort(list, p.spec.port) {
+				listed = time.Now()
+				break
+			}
+		}
+		if time.Now().After(deadline) || p.exited() {
+			t.Fatalf("%s not listed by any Nacos node within %v:\n%s", p.name, reactDeadline, tail(p.log.String(), 10))
+		}
+		time.Sleep(20 * time.Millisecond) // polling Nacos
+	}
+	out := make([]time.Duration, len(ws))
+	for i, w := range ws {
+		for out[i] == 0 {
+			for _, r := range w.since(listed.Add(-time.Minute)) {
+				if r.By[p.spec.name] > 0 && r.end.After(listed) {
+					out[i] = r.end.Sub(listed)
+					break
+				}
+			}
+			if out[i] != 0 {
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("%s: no call to %s within %v of Nacos listing it", w.c.name, p.spec.name, reactDeadline)
+			}
+			time.Sleep(50 * time.Millisecond) // polling the reports
+		}
+	}
+	return out
+}
