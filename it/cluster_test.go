@@ -15,33 +15,34 @@ import (
 	"time"
 )
 
-// The TestNacosCluster… tests run providers and consumers against a Nacos
-// cluster of three nodes on loopback (it/nacos.sh cluster, on
-// NACOS_CLUSTER_PORTS, default 8868 8878 8888), every client configured
-// with all three addresses, and kill or restart nodes under load. They
-// start the cluster themselves, once for all of them (startedCluster), and
-// each restores the nodes it stopped; TestMain stops it at the end. (A
-// healthy cluster that runs already is used, and left running.) They
-// run alone (no t.Parallel): they measure how long things take. Outside CI
-// they skip without a JDK (nacos.sh builds the server with one).
+// TestNacosCluster runs providers and consumers against a Nacos cluster of
+// three nodes on loopback (it/nacos.sh cluster, on NACOS_CLUSTER_PORTS,
+// default 8868 8878 8888), every client configured with all three
+// addresses, and its subtests kill or restart nodes under load. It starts
+// the cluster once for all of them, and stops it when they are done (a
+// healthy cluster that runs already is used, and left running); each
+// subtest restores the nodes it stopped. It runs alone (no t.Parallel):
+// its subtests measure how long things take. Outside CI it skips without a
+// JDK (nacos.sh builds the server with one).
 //
 // docs/nacos-cluster.md has the findings and figures.
+func TestNacosCluster(t *testing.T) {
+	c := startCluster(t)
+	t.Run("NodeKilledUnderLoadLosesNoCallNorProvider", func(t *testing.T) { testNodeKilled(t, c) })
+	t.Run("WithoutQuorumConsumersKeepTheirProviders", func(t *testing.T) { testWithoutQuorum(t, c) })
+	t.Run("RollingRestartLosesNoCall", func(t *testing.T) { testRollingRestart(t, c) })
+	t.Run("DiscoveryLatency", func(t *testing.T) { testDiscoveryLatency(t, c) })
+}
 
 // nacosCluster is the cluster of it/nacos.sh cluster.
 type nacosCluster struct {
 	addrs []string // host:port of each node's HTTP API, node 1 first
 }
 
-var (
-	clusterOnce    sync.Once
-	clusterRunning *nacosCluster
-	clusterStarted bool // by this run: TestMain stops it
-	clusterErr     error
-)
-
-// startedCluster returns the running cluster, starting it on first use,
-// and the env of t with every node's address and a group of t's own.
-func startedCluster(t *testing.T) (*nacosCluster, *env) {
+// startCluster starts the cluster, or takes the healthy one that runs
+// already, and builds the sample binaries; a cluster it started is stopped
+// when t ends.
+func startCluster(t *testing.T) *nacosCluster {
 	t.Helper()
 	if os.Getenv("CI") != "true" {
 		if _, err := exec.LookPath("java"); err != nil && os.Getenv("JAVA_HOME") == "" {
@@ -52,42 +53,35 @@ func startedCluster(t *testing.T) (*nacosCluster, *env) {
 	if setupErr != nil {
 		t.Fatal(setupErr)
 	}
-	clusterOnce.Do(func() {
-		t0 := time.Now()
-		out, err := clusterScript(30*time.Second, "status")
-		if err == nil {
-			t.Logf("a healthy Nacos cluster runs already: using it, and leaving it running\n%s", out)
-		} else if out, clusterErr = clusterScript(nacosStartDeadline, "start"); clusterErr != nil {
-			clusterErr = fmt.Errorf("%w\n%s", clusterErr, tail(out, 30))
-			_, _ = clusterScript(time.Minute, "stop")
-			return
-		} else {
-			clusterStarted = true
+	t0 := time.Now()
+	if out, err := clusterScript(30*time.Second, "status"); err == nil {
+		t.Logf("a healthy Nacos cluster runs already: using it, and leaving it running\n%s", out)
+	} else {
+		out, err := clusterScript(nacosStartDeadline, "start")
+		t.Cleanup(func() {
+			if out, err := clusterScript(2*time.Minute, "stop"); err != nil {
+				t.Errorf("stopping the Nacos cluster: %v\n%s", err, out)
+			}
+		})
+		if err != nil {
+			t.Fatalf("starting the Nacos cluster: %v\n%s", err, tail(out, 30))
 		}
-		out, clusterErr = clusterScript(10*time.Second, "addresses")
-		if clusterErr != nil {
-			return
-		}
-		clusterRunning = &nacosCluster{addrs: strings.Split(strings.TrimSpace(out), ",")}
-		t.Logf("Nacos cluster %v ready in %v", clusterRunning.addrs, time.Since(t0).Round(100*time.Millisecond))
-	})
-	if clusterErr != nil {
-		t.Fatalf("starting the Nacos cluster: %v", clusterErr)
 	}
-	c := clusterRunning
-	t.Cleanup(func() { c.restore(t) })
-	e := &env{nacos: strings.Join(c.addrs, ","), group: groupOf(t),
-		consumerConf: filepath.Join(rootDir, "conf", "consumer.yaml")}
-	return c, e
+	out, err := clusterScript(10*time.Second, "addresses")
+	if err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	c := &nacosCluster{addrs: strings.Split(strings.TrimSpace(out), ",")}
+	t.Logf("Nacos cluster %v ready in %v", c.addrs, time.Since(t0).Round(100*time.Millisecond))
+	return c
 }
 
-// stopCluster stops the cluster if a test started it (TestMain).
-func stopCluster() {
-	if clusterStarted {
-		if out, err := clusterScript(2*time.Minute, "stop"); err != nil {
-			fmt.Fprintf(os.Stderr, "stopping the Nacos cluster: %v\n%s\n", err, out)
-		}
-	}
+// env returns the env of the subtest t: every node's address and a group
+// of t's own. Every node t stops is started again when t ends.
+func (c *nacosCluster) env(t *testing.T) *env {
+	t.Cleanup(func() { c.restore(t) })
+	return &env{nacos: strings.Join(c.addrs, ","), group: groupOf(t),
+		consumerConf: filepath.Join(rootDir, "conf", "consumer.yaml")}
 }
 
 // clusterScript runs it/nacos.sh cluster args..., bounded by timeout.
@@ -421,8 +415,8 @@ func checkKept(t *testing.T, ws []*watched, t0, t1 time.Time, what string, names
 // fails, every consumer keeps calling every provider, and a provider
 // started while the node is down is found by every consumer. One provider
 // is a Dubbo Java one when a JDK and Maven are here.
-func TestNacosClusterNodeKilledUnderLoadLosesNoCallNorProvider(t *testing.T) {
-	c, e := startedCluster(t)
+func testNodeKilled(t *testing.T, c *nacosCluster) {
+	e := c.env(t)
 	specs := []providerSpec{{name: "n1", latency: "5ms"}, {name: "n2", latency: "5ms"}, {name: "n3", latency: "5ms"}}
 	if javaHere() {
 		specs[2].java = true
@@ -477,8 +471,8 @@ func javaHere() bool {
 // quorum) and found, or its failure is in its log, never silently lost;
 // once both nodes are back, every node lists the true set and every
 // consumer calls exactly it. How long that takes is logged.
-func TestNacosClusterWithoutQuorumConsumersKeepTheirProviders(t *testing.T) {
-	c, e := startedCluster(t)
+func testWithoutQuorum(t *testing.T, c *nacosCluster) {
+	e := c.env(t)
 	ps, ws := clusterLoad(t, e, 3,
 		providerSpec{name: "q1", latency: "5ms"}, providerSpec{name: "q2", latency: "5ms"}, providerSpec{name: "q3", latency: "5ms"})
 	counts := c.connections(t, procsOf(ps, ws))
@@ -567,8 +561,8 @@ func TestNacosClusterWithoutQuorumConsumersKeepTheirProviders(t *testing.T) {
 // with the node's data, wait until every node sees every node UP): no
 // call fails, no consumer goes without a provider, and a provider started
 // after the roll is found.
-func TestNacosClusterRollingRestartLosesNoCall(t *testing.T) {
-	c, e := startedCluster(t)
+func testRollingRestart(t *testing.T, c *nacosCluster) {
+	e := c.env(t)
 	ps, ws := clusterLoad(t, e, 3,
 		providerSpec{name: "r1", latency: "5ms"}, providerSpec{name: "r2", latency: "5ms"}, providerSpec{name: "r3", latency: "5ms"})
 	t0 := time.Now()
@@ -599,7 +593,7 @@ const discoveryBound = 10 * time.Second
 // node (the standalone server of DUBBOGO_LB_NACOS; skipped without it) and
 // with the three-node cluster: p50, p99 and max over the consumers and
 // providers, each at most discoveryBound.
-func TestNacosClusterDiscoveryLatency(t *testing.T) {
+func testDiscoveryLatency(t *testing.T, c *nacosCluster) {
 	t.Run("one node", func(t *testing.T) {
 		if os.Getenv(envNacos) == "" {
 			t.Skipf("%s is not set: no standalone Nacos to compare with", envNacos)
@@ -608,14 +602,14 @@ func TestNacosClusterDiscoveryLatency(t *testing.T) {
 		lagFigures(t, e, []string{e.nacos})
 	})
 	t.Run("three nodes", func(t *testing.T) {
-		c, e := startedCluster(t)
-		lagFigures(t, e, c.addrs)
+		lagFigures(t, c.env(t), c.addrs)
 	})
 }
 
 // lagFigures starts two providers and four consumers in e's group, then
-// five more providers one at a time, and checks and logs how long each
-// took to reach each consumer (discoveryLag).
+// five more providers one at a time (DUBBOGO_LB_LAG_PROVIDERS of them, for
+// more samples), and checks and logs how long each took to reach each
+// consumer (discoveryLag).
 func lagFigures(t *testing.T, e *env, nodes []string) {
 	t.Helper()
 	ps := []*provider{
@@ -633,7 +627,11 @@ func lagFigures(t *testing.T, e *env, nodes []string) {
 		ws = append(ws, watch(c))
 	}
 	var lags []time.Duration
-	for i := range 5 {
+	k, err := strconv.Atoi(os.Getenv("DUBBOGO_LB_LAG_PROVIDERS"))
+	if err != nil || k < 1 {
+		k = 5
+	}
+	for i := range k {
 		p := e.startProvider(t, providerSpec{name: fmt.Sprintf("d%d", i+3), latency: "5ms"})
 		lags = append(lags, discoveryLag(t, e, nodes, ws, p)...)
 		ps = append(ps, p)
@@ -641,7 +639,7 @@ func lagFigures(t *testing.T, e *env, nodes []string) {
 	slices.Sort(lags)
 	q := func(f float64) time.Duration { return lags[max(int(f*float64(len(lags))+0.999)-1, 0)] }
 	t.Logf("discovery lag with %d Nacos node(s) over %d samples (%d providers x %d consumers; 200 ms report intervals): p50 %v, p99 %v, max %v",
-		len(nodes), len(lags), 5, len(ws), q(0.5).Round(10*time.Millisecond), q(0.99).Round(10*time.Millisecond), lags[len(lags)-1].Round(10*time.Millisecond))
+		len(nodes), len(lags), k, len(ws), q(0.5).Round(10*time.Millisecond), q(0.99).Round(10*time.Millisecond), lags[len(lags)-1].Round(10*time.Millisecond))
 	if worst := lags[len(lags)-1]; worst > discoveryBound {
 		t.Errorf("a new provider took %v to reach a consumer; want at most %v", worst, discoveryBound)
 	}

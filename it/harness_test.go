@@ -47,7 +47,6 @@ var (
 
 func TestMain(m *testing.M) {
 	code := m.Run()
-	stopCluster()
 	if binDir != "" {
 		_ = os.RemoveAll(binDir)
 	}
