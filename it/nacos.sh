@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# A real, local, standalone Nacos server for the integration tests, the demo and CI.
+# A real, local Nacos server for the integration tests, the demo and CI: standalone, or a
+# cluster of three nodes (`cluster`, below).
 #
 #   it/nacos.sh install   resolve + compile the launcher (first use only; cached after)
 #   it/nacos.sh start     install if needed, start with a fresh data dir, wait until ready
