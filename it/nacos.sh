@@ -21,7 +21,7 @@
 #
 # What runs: Alibaba Nacos 3.1.0 (the Maven Central republication of the Nacos reactor
 # under io.github.pig-mesh.nacos, version 3.1.0-bugfix), "server" deployment type
-# (naming + config, no console UI), standalone, embedded Derby storage, auth off
+# (naming + config, no console UI), standalone (or a cluster, below), embedded Derby storage, auth off
 # unless NACOS_AUTH=true. It speaks the 2.x gRPC client protocol (nacos-sdk-go v2)
 # and the v1 HTTP Open API. See it/nacos/pom.xml.
 #
@@ -608,6 +608,14 @@ cluster_status() {
 cmd_cluster() {
   [ "$AUTH" = 0 ] || die "cluster mode runs without authentication (NACOS_AUTH=true is not supported)"
   [ "${#CLUSTER_PORTS[@]}" -ge 1 ] || die "NACOS_CLUSTER_PORTS is empty"
+  local p
+  for p in "${CLUSTER_PORTS[@]}"; do
+    # Each node also takes P-1000 and P+1001.
+    case "$p" in
+      '' | *[!0-9]* | 0*) die "NACOS_CLUSTER_PORTS: '$p' is not a port number" ;;
+    esac
+    [ "$p" -gt 1000 ] && [ "$p" -lt 64535 ] || die "NACOS_CLUSTER_PORTS: $p is out of range (1001 to 64534: P-1000 and P+1001 are ports too)"
+  done
   local sub="${1:-}"
   shift || true
   case "$sub" in
