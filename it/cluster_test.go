@@ -118,16 +118,14 @@ func (c *nacosCluster) stop(t *testing.T, n int) {
 }
 
 // start starts node n again with its data, and waits until every running
-// node sees every running node UP; it returns how long that took.
-func (c *nacosCluster) start(t *testing.T, n int) time.Duration {
+// node sees every running node UP.
+func (c *nacosCluster) start(t *testing.T, n int) {
 	t.Helper()
 	t0 := time.Now()
 	if out, err := clusterScript(nacosStartDeadline, "start", strconv.Itoa(n)); err != nil {
 		t.Fatalf("%v\n%s", err, out)
 	}
-	d := time.Since(t0)
-	t.Logf("Nacos node %d (%s) started again in %v", n, c.addrs[n-1], d.Round(100*time.Millisecond))
-	return d
+	t.Logf("Nacos node %d (%s) started again in %v", n, c.addrs[n-1], time.Since(t0).Round(100*time.Millisecond))
 }
 
 // restore starts every node that is not running, so the next test finds
