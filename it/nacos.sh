@@ -528,28 +528,30 @@ cluster_start() {
   t0=$(date +%s.%N)
   if [ -n "${1:-}" ]; then
     check_node "$1"
-    node_cmd "$1" start NACOS_KEEP_DATA=1 >/dev/null || return 1
+    local try
+    for try in 1 2 3; do # as below
+      [ "$try" = 1 ] || log "cluster: node $1 did not start; try $try"
+      if node_cmd "$1" start NACOS_KEEP_DATA=1 >/dev/null; then break; fi
+      [ "$try" != 3 ] || return 1
+    done
   else
     cluster_stop
     mkdir -p "$CLUSTER_RUN_DIR"
+    # A node that exits during start-up (seen on a busy machine: the JRaft
+    # leader changed while it read through it) gets two more tries, beside
+    # the others still starting, as an orchestrator restarts a crashed pod.
     local -a pids=()
     for n in $(seq "${#CLUSTER_PORTS[@]}"); do
-      node_cmd "$n" start >/dev/null &
+      (
+        for try in 1 2 3; do
+          [ "$try" = 1 ] || log "cluster: node $n did not start; try $try"
+          if node_cmd "$n" start >/dev/null; then exit 0; fi
+        done
+        exit 1
+      ) &
       pids+=($!)
     done
-    local -a failed=()
-    for n in "${!pids[@]}"; do wait "${pids[n]}" || failed+=($((n + 1))); done
-    # A node that exited during start-up (seen on a busy machine: the JRaft
-    # leader changed while it read through it) gets two more tries, beside
-    # the running others, as an orchestrator restarts a crashed pod.
-    for n in "${failed[@]}"; do
-      local try
-      for try in 2 3; do
-        log "cluster: node $n did not start; try $try"
-        if node_cmd "$n" start >/dev/null; then continue 2; fi
-      done
-      rc=1
-    done
+    for n in "${pids[@]}"; do wait "$n" || rc=1; done
     if [ "$rc" != 0 ]; then
       cluster_stop
       return 1
