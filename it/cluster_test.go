@@ -226,18 +226,18 @@ func (c *nacosCluster) busiest(t *testing.T, procs []*proc) (int, []int) {
 
 // ---------------------------------------------------------------- consumers' view
 
-// watched records every interval report of a consumer as it comes, for
+// reportLog records every interval report of a consumer as it comes, for
 // checks over a whole test that do not block on the consumer.
-type watched struct {
+type reportLog struct {
 	c    *consumer
 	mu   sync.Mutex
 	reps []report
 }
 
-// watch starts recording c's interval reports; from then on only w reads
+// logReports starts recording c's interval reports; from then on only w reads
 // them.
-func watch(c *consumer) *watched {
-	w := &watched{c: c}
+func logReports(c *consumer) *reportLog {
+	w := &reportLog{c: c}
 	if c.first != nil {
 		w.reps = append(w.reps, *c.first)
 		c.first = nil
@@ -253,7 +253,7 @@ func watch(c *consumer) *watched {
 }
 
 // since returns the reports of the intervals that began at or after t0.
-func (w *watched) since(t0 time.Time) []report {
+func (w *reportLog) since(t0 time.Time) []report {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	var out []report
@@ -269,7 +269,7 @@ func (w *watched) since(t0 time.Time) []report {
 // to every one of names, and returns the start of the first such interval
 // (so the consumer had them all by then at the latest, give or take an
 // interval).
-func (w *watched) waitCalling(t *testing.T, t0 time.Time, timeout time.Duration, names ...string) time.Time {
+func (w *reportLog) waitCalling(t *testing.T, t0 time.Time, timeout time.Duration, names ...string) time.Time {
 	t.Helper()
 	deadline := time.Now().Add(timeout)
 	for {
@@ -299,7 +299,7 @@ func (w *watched) waitCalling(t *testing.T, t0 time.Time, timeout time.Duration,
 // consecutive picks go to n providers of equal weight; an interval of 3n
 // calls holds a whole cycle whatever the interleaving at its ends), and
 // which one.
-func (w *watched) longestMissing(t0, t1 time.Time, names ...string) (time.Duration, string) {
+func (w *reportLog) longestMissing(t0, t1 time.Time, names ...string) (time.Duration, string) {
 	var worst time.Duration
 	who := ""
 	for _, n := range names {
@@ -328,7 +328,7 @@ func (w *watched) longestMissing(t0, t1 time.Time, names ...string) (time.Durati
 
 // errorsSince returns the failed calls of the intervals that began at or
 // after t0, and the last error.
-func (w *watched) errorsSince(t0 time.Time) (int64, string) {
+func (w *reportLog) errorsSince(t0 time.Time) (int64, string) {
 	var n int64
 	last := ""
 	for _, r := range w.since(t0) {
@@ -342,8 +342,8 @@ func (w *watched) errorsSince(t0 time.Time) (int64, string) {
 
 // clusterLoad starts the providers specs and n swrr consumers of them in
 // e's group, waits until every consumer calls every provider, and returns
-// them, the consumers watched.
-func clusterLoad(t *testing.T, e *env, n int, specs ...providerSpec) ([]*provider, []*watched) {
+// them, the consumers' reports logged (logReports).
+func clusterLoad(t *testing.T, e *env, n int, specs ...providerSpec) ([]*provider, []*reportLog) {
 	t.Helper()
 	ps := make([]*provider, len(specs))
 	for i, s := range specs {
@@ -356,10 +356,10 @@ func clusterLoad(t *testing.T, e *env, n int, specs ...providerSpec) ([]*provide
 			args: []string{"-concurrency", "2", "-interval", "500ms"}}
 	}
 	cs := e.startConsumers(t, len(ps), cspecs...)
-	ws := make([]*watched, len(cs))
+	ws := make([]*reportLog, len(cs))
 	t0 := time.Now()
 	for i, c := range cs {
-		ws[i] = watch(c)
+		ws[i] = logReports(c)
 	}
 	for _, w := range ws {
 		w.waitCalling(t, t0, reactDeadline, names(ps)...)
@@ -375,7 +375,7 @@ func names(ps []*provider) []string {
 	return out
 }
 
-func procsOf(ps []*provider, ws []*watched) []*proc {
+func procsOf(ps []*provider, ws []*reportLog) []*proc {
 	var out []*proc
 	for _, p := range ps {
 		out = append(out, p.proc)
@@ -392,7 +392,7 @@ const missingBound = 5 * time.Second
 
 // checkKept fails t for every consumer that failed a call since t0 or went
 // without one of names for longer than missingBound between t0 and t1.
-func checkKept(t *testing.T, ws []*watched, t0, t1 time.Time, what string, names ...string) {
+func checkKept(t *testing.T, ws []*reportLog, t0, t1 time.Time, what string, names ...string) {
 	t.Helper()
 	for _, w := range ws {
 		if n, last := w.errorsSince(t0); n != 0 {
@@ -582,15 +582,15 @@ func testRollingRestart(t *testing.T, c *nacosCluster) {
 	}
 }
 
-// discoveryBound is the longest a new provider may take to reach every
+// clusterLagBound is the longest a new provider may take to reach every
 // consumer, from the moment a Nacos node first lists it: see
 // docs/nacos-cluster.md for the measured figures it is set against.
-const discoveryBound = 10 * time.Second
+const clusterLagBound = 10 * time.Second
 
 // How long a new provider takes to reach every consumer, with one Nacos
 // node (the standalone server of DUBBOGO_LB_NACOS; skipped without it) and
 // with the three-node cluster: p50, p99 and max over the consumers and
-// providers, each at most discoveryBound.
+// providers, each at most clusterLagBound.
 func testDiscoveryLatency(t *testing.T, c *nacosCluster) {
 	t.Run("one node", func(t *testing.T) {
 		if os.Getenv(envNacos) == "" {
@@ -620,9 +620,9 @@ func lagFigures(t *testing.T, e *env, nodes []string) {
 		cspecs = append(cspecs, consumerSpec{balancer: "swrr", name: fmt.Sprintf("consumer %d", i+1),
 			args: []string{"-concurrency", "2", "-interval", "200ms"}})
 	}
-	var ws []*watched
+	var ws []*reportLog
 	for _, c := range e.startConsumers(t, len(ps), cspecs...) {
-		ws = append(ws, watch(c))
+		ws = append(ws, logReports(c))
 	}
 	var lags []time.Duration
 	k, err := strconv.Atoi(os.Getenv("DUBBOGO_LB_LAG_PROVIDERS"))
@@ -638,8 +638,8 @@ func lagFigures(t *testing.T, e *env, nodes []string) {
 	q := func(f float64) time.Duration { return lags[max(int(f*float64(len(lags))+0.999)-1, 0)] }
 	t.Logf("discovery lag with %d Nacos node(s) over %d samples (%d providers x %d consumers; 200 ms report intervals): p50 %v, p99 %v, max %v",
 		len(nodes), len(lags), k, len(ws), q(0.5).Round(10*time.Millisecond), q(0.99).Round(10*time.Millisecond), lags[len(lags)-1].Round(10*time.Millisecond))
-	if worst := lags[len(lags)-1]; worst > discoveryBound {
-		t.Errorf("a new provider took %v to reach a consumer; want at most %v", worst, discoveryBound)
+	if worst := lags[len(lags)-1]; worst > clusterLagBound {
+		t.Errorf("a new provider took %v to reach a consumer; want at most %v", worst, clusterLagBound)
 	}
 	for _, w := range ws {
 		noErrors(t, w.c, w.c.finish(t))
@@ -651,7 +651,7 @@ func lagFigures(t *testing.T, e *env, nodes []string) {
 // first lists p to the end of the consumer's first report interval with a
 // call to p (an upper bound, within one interval). The Nacos nodes are
 // polled every 20 ms.
-func discoveryLag(t *testing.T, e *env, nodes []string, ws []*watched, p *provider) []time.Duration {
+func discoveryLag(t *testing.T, e *env, nodes []string, ws []*reportLog, p *provider) []time.Duration {
 	t.Helper()
 	deadline := time.Now().Add(reactDeadline)
 	var listed time.Time
