@@ -523,32 +523,38 @@ cluster_wait_up() {
   done
 }
 
+# node_start_retried N [ENV=VALUE...]: start node N, and start it again each
+# time it exits during start-up, until START_TIMEOUT. Seen on a busy machine
+# (load average 15 and up on 2 cores), with nodes starting together or one
+# joining: a starting node reads its configuration through JRaft, the
+# leader changes meanwhile, and the node exits ("The Raft Group
+# [nacos_config] did not find the Leader node"). The next try usually
+# comes up, as a crashed pod does when its orchestrator restarts it.
+node_start_retried() {
+  local n="$1" try=1 left
+  shift
+  local deadline=$(($(date +%s) + START_TIMEOUT))
+  while :; do
+    left=$((deadline - $(date +%s)))
+    [ "$left" -gt 0 ] || return 1
+    if node_cmd "$n" start NACOS_START_TIMEOUT="$left" "$@" >/dev/null; then return 0; fi
+    try=$((try + 1))
+    log "cluster: node $n did not start; try $try"
+  done
+}
+
 cluster_start() {
   local t0 n rc=0
   t0=$(date +%s.%N)
   if [ -n "${1:-}" ]; then
     check_node "$1"
-    local try
-    for try in 1 2 3; do # as below
-      [ "$try" = 1 ] || log "cluster: node $1 did not start; try $try"
-      if node_cmd "$1" start NACOS_KEEP_DATA=1 >/dev/null; then break; fi
-      [ "$try" != 3 ] || return 1
-    done
+    node_start_retried "$1" NACOS_KEEP_DATA=1 || return 1
   else
     cluster_stop
     mkdir -p "$CLUSTER_RUN_DIR"
-    # A node that exits during start-up (seen on a busy machine: the JRaft
-    # leader changed while it read through it) gets two more tries, beside
-    # the others still starting, as an orchestrator restarts a crashed pod.
     local -a pids=()
     for n in $(seq "${#CLUSTER_PORTS[@]}"); do
-      (
-        for try in 1 2 3; do
-          [ "$try" = 1 ] || log "cluster: node $n did not start; try $try"
-          if node_cmd "$n" start >/dev/null; then exit 0; fi
-        done
-        exit 1
-      ) &
+      node_start_retried "$n" &
       pids+=($!)
     done
     for n in "${pids[@]}"; do wait "$n" || rc=1; done
