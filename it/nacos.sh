@@ -56,7 +56,9 @@
 # key/value on every node (Nacos 3 checks it on the calls between nodes even with auth
 # off; without it the nodes mark each other DOWN). Clients take every address
 # (`cluster addresses`); each gRPC client connects to one node and moves to another when
-# that one goes. Auth is not supported in cluster mode.
+# that one goes. A node that exits during start-up is started again until
+# NACOS_START_TIMEOUT (node_start_retried). Auth is not supported in cluster mode.
+# Notes and figures: docs/nacos-cluster.md.
 #
 # With NACOS_AUTH=true the server runs with nacos.core.auth.enabled=true and
 # nacos.core.auth.admin.enabled=true, auth system `nacos`, a fresh random token secret
