@@ -11,9 +11,10 @@ demo:
 # answers on 127.0.0.1:8848; the first start needs a JDK 17+ and Maven),
 # three sample provider processes, a Dubbo Java provider when a JDK and
 # Maven are here (it/javaprovider.sh), and one sample consumer process per
-# balancer.
+# balancer. NACOS_ADDR=host:port[,host:port...] uses a Nacos (or a cluster:
+# NACOS_ADDR=$(bash it/nacos.sh cluster addresses)) that runs already.
 demo-nacos:
-	go run ./samples/demo -nacos
+	go run ./samples/demo -nacos $(if $(NACOS_ADDR),-nacos-addr $(NACOS_ADDR))
 
 # The load-balancing simulator: every balancer in every scenario on a
 # virtual clock, through the real filter; tables and plots in lbsim-out/.

@@ -13,6 +13,10 @@
 // 127.0.0.1:8858) and sets them. Each of those tests works in a Nacos
 // namespace of its own, which it creates.
 //
+// TestNacosCluster (cluster_test.go) starts a three-node Nacos cluster of
+// its own (it/nacos.sh cluster), whose subtests kill and restart nodes
+// under load, and stops it when they are done; it runs alone.
+//
 // The TestJava… tests run Dubbo Java providers (it/javaprovider, built
 // and run by it/javaprovider.sh; providerSpec.java) beside dubbo-go ones.
 // Without a JDK and Maven (or a cached build) they skip, unless CI=true.

@@ -539,13 +539,27 @@ func (e *env) instances(ctx context.Context) ([]instance, error) {
 }
 
 // instancesOf lists the enabled instances of the Nacos service in e's
-// group (the v1 list leaves disabled ones out).
+// group (the v1 list leaves disabled ones out), from the first node of
+// e.nacos (host:port, or a cluster's host:port,host:port,...) that answers.
 func (e *env) instancesOf(ctx context.Context, service string) ([]instance, error) {
+	var errs []error
+	for _, addr := range strings.Split(e.nacos, ",") {
+		list, err := e.instancesAt(ctx, addr, service)
+		if err == nil {
+			return list, nil
+		}
+		errs = append(errs, err)
+	}
+	return nil, errors.Join(errs...)
+}
+
+// instancesAt is instancesOf for the Nacos node at addr.
+func (e *env) instancesAt(ctx context.Context, addr, service string) ([]instance, error) {
 	q := url.Values{"serviceName": {service}, "groupName": {e.group}}
 	if err := e.scope(ctx, q); err != nil {
 		return nil, err
 	}
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+e.nacos+"/nacos/v1/ns/instance/list?"+q.Encode(), nil)
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+addr+"/nacos/v1/ns/instance/list?"+q.Encode(), nil)
 	if err != nil {
 		return nil, err
 	}

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# A real, local, standalone Nacos server for the integration tests, the demo and CI.
+# A real, local Nacos server for the integration tests, the demo and CI: standalone, or a
+# cluster of three nodes (`cluster`, below).
 #
 #   it/nacos.sh install   resolve + compile the launcher (first use only; cached after)
 #   it/nacos.sh start     install if needed, start with a fresh data dir, wait until ready
@@ -7,9 +8,20 @@
 #   it/nacos.sh status    exit 0 if running and healthy
 #   it/nacos.sh logs      last lines of the server logs
 #
+# Cluster mode, three nodes on loopback (see "Cluster" below):
+#   it/nacos.sh cluster start [N]   start every node (fresh data), or node N (1-3, keeping its
+#                                   data, as after a crash); wait until every running node
+#                                   sees the others UP
+#   it/nacos.sh cluster stop [N]    stop every node, or node N (SIGTERM, then SIGKILL)
+#   it/nacos.sh cluster kill N      SIGKILL node N (a crash)
+#   it/nacos.sh cluster status [N]  exit 0 if every node (or node N) runs, is healthy, and
+#                                   sees the members UP; prints one line per node
+#   it/nacos.sh cluster addresses   the clients' address list: 127.0.0.1:8868,127.0.0.1:8878,...
+#   it/nacos.sh cluster logs N      last lines of node N's logs
+#
 # What runs: Alibaba Nacos 3.1.0 (the Maven Central republication of the Nacos reactor
 # under io.github.pig-mesh.nacos, version 3.1.0-bugfix), "server" deployment type
-# (naming + config, no console UI), standalone, embedded Derby storage, auth off
+# (naming + config, no console UI), standalone (or a cluster, below), embedded Derby storage, auth off
 # unless NACOS_AUTH=true. It speaks the 2.x gRPC client protocol (nacos-sdk-go v2)
 # and the v1 HTTP Open API. See it/nacos/pom.xml.
 #
@@ -31,6 +43,22 @@
 #   NACOS_AUTH           true: authentication on (default false, off)
 #   NACOS_AUTH_PASSWORD  with NACOS_AUTH=true: the password of the user `nacos`, the
 #                        admin (default dubbogo-lb-secret; 1 to 72 characters)
+#   NACOS_HEAP           JVM heap (default 512m; 256m for a cluster node)
+#   NACOS_CLUSTER_PORTS  cluster mode: the nodes' HTTP ports (default "8868 8878 8888"; each
+#                        node uses P, P+1000, P+1001 and P-1000 as above, so the defaults
+#                        stay clear of the standalone servers of it/test.sh on 8848 and 8858)
+#   NACOS_CLUSTER_RUN_DIR  cluster mode: run directory (default /tmp/dubbogo-lb-nacos-cluster),
+#                        node N in its nodeN/
+#
+# Cluster: every node is the standalone server above with -Dnacos.standalone=false, the
+# member list (cluster.conf and -Dnacos.member.list), embedded storage (JRaft-replicated
+# Derby, -DembeddedStorage=true: no external MySQL), and the same server identity
+# key/value on every node (Nacos 3 checks it on the calls between nodes even with auth
+# off; without it the nodes mark each other DOWN). Clients take every address
+# (`cluster addresses`); each gRPC client connects to one node and moves to another when
+# that one goes. A node that exits during start-up is started again until
+# NACOS_START_TIMEOUT (node_start_retried). Auth is not supported in cluster mode.
+# Notes and figures: docs/nacos-cluster.md.
 #
 # With NACOS_AUTH=true the server runs with nacos.core.auth.enabled=true and
 # nacos.core.auth.admin.enabled=true, auth system `nacos`, a fresh random token secret
@@ -64,6 +92,15 @@ HEALTH_PATH="/v3/admin/core/state/readiness"
 AUTH_USER=nacos # the admin user Nacos 3 creates on first use; the only one here
 AUTH_PASSWORD="${NACOS_AUTH_PASSWORD:-dubbogo-lb-secret}"
 MAIN_CLASS="io.github.dubbogolb.nacosserver.NacosTestServer"
+# Internal, set by the cluster commands for each node they start: the member list
+# (host:port,...), and 1 to keep the node's data on a restart.
+MEMBERS="${NACOS_MEMBERS:-}"
+STANDALONE=true
+HEAP="${NACOS_HEAP:-512m}"
+if [ -n "$MEMBERS" ]; then
+  STANDALONE=false
+  HEAP="${NACOS_HEAP:-256m}"
+fi
 
 log() { printf 'nacos.sh: %s\n' "$*" >&2; }
 die() { log "$*"; exit 1; }
@@ -214,12 +251,22 @@ cmd_start() {
       die "port $HOST:$port is already in use by another process"
     fi
   done
-  fresh_run_dir
+  if [ -n "$MEMBERS" ] && [ "${NACOS_KEEP_DATA:-}" = 1 ] && [ -f "$RUN_DIR/$MARKER" ]; then
+    # A cluster node started again after a crash or a stop: its data (the JRaft log,
+    # Derby) stays, as a restarted pod keeps its volume.
+    mkdir -p "$RUN_DIR/tmp" "$NACOS_HOME_DIR/logs"
+  else
+    fresh_run_dir
+  fi
+  if [ -n "$MEMBERS" ]; then
+    mkdir -p "$NACOS_HOME_DIR/conf"
+    tr ',' '\n' <<<"$MEMBERS" >"$NACOS_HOME_DIR/conf/cluster.conf"
+  fi
 
   local cp
   cp="$BUILD/classes:$(cat "$BUILD/classpath.txt")"
   local -a jvm=(
-    -Xms512m -Xmx512m
+    -Xms"$HEAP" -Xmx"$HEAP"
     -XX:+HeapDumpOnOutOfMemoryError -XX:HeapDumpPath="$RUN_DIR"
     -Djava.net.preferIPv4Stack=true
     -Djava.io.tmpdir="$RUN_DIR/tmp"
@@ -235,7 +282,7 @@ cmd_start() {
     --add-opens=java.base/java.nio=ALL-UNNAMED
     --add-opens=java.base/sun.nio.ch=ALL-UNNAMED
     # Nacos settings (system properties, read before Spring starts).
-    -Dnacos.standalone=true
+    -Dnacos.standalone="$STANDALONE"
     -Dnacos.home="$NACOS_HOME_DIR"
     -Dnacos.logs.path="$NACOS_HOME_DIR/logs"
     -Dlogging.config=classpath:META-INF/logback/nacos.xml
@@ -263,6 +310,28 @@ cmd_start() {
     # mapping.
     -Dnacos.config.namespace.compatible.mode=false
   )
+  if [ -n "$MEMBERS" ]; then
+    jvm+=(
+      -Dnacos.member.list="$MEMBERS"
+      -DembeddedStorage=true
+      # Nacos 3 checks the identity on the calls between nodes even with auth off
+      # ("enabled inner api auth identity check"): the same on every node, or they
+      # mark each other DOWN. A throw-away cluster on loopback: a fixed value.
+      -Dnacos.core.auth.server.identity.key=dubbogo-lb-cluster
+      -Dnacos.core.auth.server.identity.value=dubbogo-lb-cluster-identity
+      # Three JVMs beside the tests on two cores: one GC thread, C1 only (starts
+      # sooner, compiles less).
+      -XX:+UseSerialGC -XX:TieredStopAtLevel=1
+      # JRaft (config and persistent instances; not the ephemeral ones, which
+      # Distro replicates) elects a leader after 5 s without heartbeats by
+      # default: on a busy machine the leader missed them, a new election
+      # started while a starting node read its config through the old one,
+      # and that node exited ("The Raft Group [nacos_config] did not find the
+      # Leader node"). Longer timeouts keep the first leader.
+      -Dnacos.core.protocol.raft.data.election_timeout_ms=15000
+      -Dnacos.core.protocol.raft.data.rpc_request_timeout_ms=15000
+    )
+  fi
   if [ "$AUTH" = 1 ]; then
     # The keys Nacos 3.1.0 checks at start when auth is on (NacosServerAuthConfig,
     # NacosServerAdminAuthConfig, JwtTokenManager): an auth system, a server identity
@@ -384,6 +453,195 @@ cmd_status() {
   return 1
 }
 
+# ---------------------------------------------------------------- cluster
+
+# shellcheck disable=SC2206 # a list of ports
+CLUSTER_PORTS=(${NACOS_CLUSTER_PORTS:-8868 8878 8888})
+CLUSTER_RUN_DIR="${NACOS_CLUSTER_RUN_DIR:-/tmp/dubbogo-lb-nacos-cluster}"
+
+cluster_members() {
+  local p out=""
+  for p in "${CLUSTER_PORTS[@]}"; do out="${out:+$out,}$HOST:$p"; done
+  echo "$out"
+}
+
+check_node() { # check_node N: die unless N is a node number
+  case "$1" in
+    '' | *[!0-9]*) die "node number wanted (1 to ${#CLUSTER_PORTS[@]}), got '$1'" ;;
+  esac
+  [ "$1" -ge 1 ] && [ "$1" -le "${#CLUSTER_PORTS[@]}" ] || die "no node $1: the cluster has nodes 1 to ${#CLUSTER_PORTS[@]}"
+}
+
+node_cmd() { # node_cmd N CMD [ENV=VALUE...]: this script's standalone CMD, for node N
+  local n="$1" cmd="$2"
+  shift 2
+  env NACOS_PORT="${CLUSTER_PORTS[n - 1]}" NACOS_RUN_DIR="$CLUSTER_RUN_DIR/node$n" \
+    NACOS_MEMBERS="$(cluster_members)" NACOS_AUTH=false "$@" bash "${BASH_SOURCE[0]}" "$cmd"
+}
+
+node_running() { # node_running N: its process is alive
+  local pid f="$CLUSTER_RUN_DIR/node$1/nacos.pid"
+  [ -f "$f" ] || return 1
+  pid="$(tr -dc '0-9' <"$f")"
+  [ -n "$pid" ] && is_our_process "$pid"
+}
+
+# members_up N PORT...: node N lists every one of PORTs as an UP member.
+members_up() {
+  local n="$1" out p
+  shift
+  out="$(curl -s --max-time 5 "http://$HOST:${CLUSTER_PORTS[n - 1]}/nacos/v3/admin/core/cluster/node/list" 2>/dev/null)" || return 1
+  out="$(printf '%s' "$out" | grep -o '"ip":"[^"]*","port":[0-9]*,"state":"[A-Z]*"')" || return 1
+  for p in "$@"; do
+    grep -qF "\"ip\":\"$HOST\",\"port\":$p,\"state\":\"UP\"" <<<"$out" || return 1
+  done
+}
+
+running_ports() { # the HTTP ports of the nodes whose process is alive
+  local i
+  for i in "${!CLUSTER_PORTS[@]}"; do
+    if node_running $((i + 1)); then echo "${CLUSTER_PORTS[i]}"; fi
+  done
+}
+
+# Wait until every running node is healthy and lists every running node UP.
+cluster_wait_up() {
+  local deadline=$(($(date +%s) + START_TIMEOUT)) i ok
+  local -a up
+  while :; do
+    mapfile -t up < <(running_ports)
+    ok=1
+    [ "${#up[@]}" -gt 0 ] || ok=0
+    for i in "${!CLUSTER_PORTS[@]}"; do
+      node_running $((i + 1)) || continue
+      members_up $((i + 1)) "${up[@]}" || { ok=0; break; }
+    done
+    [ "$ok" = 0 ] || return 0
+    if [ "$(date +%s)" -ge "$deadline" ]; then
+      log "cluster: the running nodes (${up[*]}) do not all see each other UP after ${START_TIMEOUT}s"
+      return 1
+    fi
+    sleep 0.5
+  done
+}
+
+# node_start_retried N [ENV=VALUE...]: start node N, and start it again each
+# time it exits during start-up, until START_TIMEOUT. Seen on a busy machine
+# (load average 15 and up on 2 cores), with nodes starting together or one
+# joining: a starting node reads its configuration through JRaft, the
+# leader changes meanwhile, and the node exits ("The Raft Group
+# [nacos_config] did not find the Leader node"). The next try usually
+# comes up, as a crashed pod does when its orchestrator restarts it.
+node_start_retried() {
+  local n="$1" try=1 left
+  shift
+  local deadline=$(($(date +%s) + START_TIMEOUT))
+  while :; do
+    left=$((deadline - $(date +%s)))
+    [ "$left" -gt 0 ] || return 1
+    if node_cmd "$n" start NACOS_START_TIMEOUT="$left" "$@" >/dev/null; then return 0; fi
+    try=$((try + 1))
+    log "cluster: node $n did not start; try $try"
+  done
+}
+
+cluster_start() {
+  local t0 n rc=0
+  t0=$(date +%s.%N)
+  if [ -n "${1:-}" ]; then
+    check_node "$1"
+    node_start_retried "$1" NACOS_KEEP_DATA=1 || return 1
+  else
+    cluster_stop
+    mkdir -p "$CLUSTER_RUN_DIR"
+    local -a pids=()
+    for n in $(seq "${#CLUSTER_PORTS[@]}"); do
+      node_start_retried "$n" &
+      pids+=($!)
+    done
+    for n in "${pids[@]}"; do wait "$n" || rc=1; done
+    if [ "$rc" != 0 ]; then
+      cluster_stop
+      return 1
+    fi
+  fi
+  cluster_wait_up || return 1
+  local secs
+  secs=$(awk -v a="$t0" -v b="$(date +%s.%N)" 'BEGIN { printf "%.1f", b - a }')
+  log "cluster ${1:+node $1 }ready in ${secs}s: $(cluster_members)"
+  echo "started in ${secs}s"
+}
+
+cluster_stop() {
+  local n
+  if [ -n "${1:-}" ]; then
+    check_node "$1"
+    node_cmd "$1" stop
+    return
+  fi
+  for n in $(seq "${#CLUSTER_PORTS[@]}"); do node_cmd "$n" stop & done
+  wait
+}
+
+cluster_kill() {
+  check_node "${1:-}"
+  local f="$CLUSTER_RUN_DIR/node$1/nacos.pid" pid
+  if ! node_running "$1"; then
+    log "node $1 is not running"
+    return 0
+  fi
+  pid="$(tr -dc '0-9' <"$f")"
+  kill -KILL "$pid"
+  while kill -0 "$pid" 2>/dev/null; do sleep 0.1; done
+  rm -f "$f"
+  log "node $1 killed (SIGKILL, pid $pid)"
+}
+
+cluster_status() {
+  local n rc=0 ports
+  local -a all=("${CLUSTER_PORTS[@]}")
+  ports="${1:-$(seq "${#CLUSTER_PORTS[@]}")}"
+  [ -z "${1:-}" ] || check_node "$1"
+  for n in $ports; do
+    local line ok=1
+    line="$(node_cmd "$n" status)" || ok=0
+    if [ "$ok" = 1 ] && ! members_up "$n" "${all[@]}"; then
+      line="$line; does not see every member UP"
+      ok=0
+    fi
+    [ "$ok" = 1 ] || rc=1
+    echo "node $n ($HOST:${CLUSTER_PORTS[n - 1]}): $line"
+  done
+  return "$rc"
+}
+
+cmd_cluster() {
+  [ "$AUTH" = 0 ] || die "cluster mode runs without authentication (NACOS_AUTH=true is not supported)"
+  [ "${#CLUSTER_PORTS[@]}" -ge 1 ] || die "NACOS_CLUSTER_PORTS is empty"
+  local p
+  for p in "${CLUSTER_PORTS[@]}"; do
+    # Each node also takes P-1000 and P+1001.
+    case "$p" in
+      '' | *[!0-9]* | 0*) die "NACOS_CLUSTER_PORTS: '$p' is not a port number" ;;
+    esac
+    [ "$p" -gt 1000 ] && [ "$p" -lt 64535 ] || die "NACOS_CLUSTER_PORTS: $p is out of range (1001 to 64534: P-1000 and P+1001 are ports too)"
+  done
+  local sub="${1:-}"
+  shift || true
+  case "$sub" in
+    start) cluster_start "${1:-}" ;;
+    stop) cluster_stop "${1:-}" ;;
+    kill) cluster_kill "${1:-}" ;;
+    status) cluster_status "${1:-}" ;;
+    addresses) cluster_members ;;
+    logs)
+      check_node "${1:-}"
+      node_cmd "$1" logs
+      ;;
+    *) usage >&2; exit 2 ;;
+  esac
+}
+
 usage() {
   sed -n '2,/^set -euo/p' "${BASH_SOURCE[0]}" | sed '$d; s/^# \{0,1\}//'
 }
@@ -394,6 +652,7 @@ case "${1:-}" in
   stop) cmd_stop ;;
   status) cmd_status ;;
   logs) show_logs "${2:-50}" ;;
+  cluster) shift; cmd_cluster "$@" ;;
   -h | --help | help) usage ;;
   *) usage >&2; exit 2 ;;
 esac

@@ -11,6 +11,8 @@
 #                        each server also uses its port -1000, +1000, +1001
 #   NACOS_AUTH_RUN_DIR   its run directory ($NACOS_RUN_DIR-auth)
 #   NACOS_AUTH_PASSWORD  the password of its user nacos (random by default)
+#   NACOS_CLUSTER_PORTS  the three-node cluster the TestNacosCluster… tests start
+#                        and stop themselves (it/nacos.sh cluster; 8868 8878 8888)
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 

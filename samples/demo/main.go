@@ -74,7 +74,7 @@ func main() {
 	flag.DurationVar(&o.duration, "duration", 3*time.Second, "load phase per balancer")
 	flag.IntVar(&o.concurrency, "concurrency", 16, "calls in flight")
 	flag.BoolVar(&o.nacos, "nacos", false, "run through a real Nacos with provider and consumer processes")
-	flag.StringVar(&o.nacosAddr, "nacos-addr", "127.0.0.1:8848", "Nacos address for -nacos")
+	flag.StringVar(&o.nacosAddr, "nacos-addr", "127.0.0.1:8848", "Nacos address for -nacos; a cluster's as a list, e.g. $(bash it/nacos.sh cluster addresses)")
 	flag.StringVar(&o.debug, "debug", "127.0.0.1:0", `address of the live page of the balancers (port 0: a free one; "": no page)`)
 	flag.BoolVar(&o.hold, "hold", false, "keep the live page up after the table, until Ctrl-C (not with -nacos)")
 	child := flag.String("child-provider", "", "internal: serve one provider, name,port,latency")

@@ -181,8 +181,23 @@ func nacosUp(ctx context.Context, addr string) bool {
 	return err == nil
 }
 
-// instances returns the number of healthy instances of the greeter service.
+// instances returns the number of healthy instances of the greeter service,
+// from the first Nacos of addr (host:port, or a cluster's
+// host:port,host:port,...) that answers.
 func instances(ctx context.Context, addr string) (int, error) {
+	var errs []error
+	for _, a := range strings.Split(addr, ",") {
+		n, err := instancesAt(ctx, a)
+		if err == nil {
+			return n, nil
+		}
+		errs = append(errs, err)
+	}
+	return 0, errors.Join(errs...)
+}
+
+// instancesAt is instances for the Nacos node at addr.
+func instancesAt(ctx context.Context, addr string) (int, error) {
 	q := url.Values{"serviceName": {"providers:" + greeter.Interface + "::"}, "healthyOnly": {"true"}}
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+addr+"/nacos/v1/ns/instance/list?"+q.Encode(), nil)
 	if err != nil {

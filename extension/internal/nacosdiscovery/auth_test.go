@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"dubbo.apache.org/dubbo-go/v3/global"
+	dgnacos "dubbo.apache.org/dubbo-go/v3/remoting/nacos"
 	nacosconst "github.com/nacos-group/nacos-sdk-go/v2/common/constant"
 	"github.com/nacos-group/nacos-sdk-go/v2/model"
 )
@@ -242,5 +243,43 @@ func TestCheckLoginVerdicts(t *testing.T) {
 	}
 	if err := CheckLogin(&global.RegistryConfig{Protocol: Protocol, Address: "no-port"}); err == nil {
 		t.Error("an address without a port: no error")
+	}
+}
+
+// A registry address that lists a Nacos cluster (host:port,host:port)
+// gives the Open API every node, in order, and a read or a login check
+// goes on to the next node when one does not answer (a node killed: its
+// port refuses the connection).
+func TestOpenAPIGoesOnToTheNextNodeOfACluster(t *testing.T) {
+	f := &fakeNacos{v3Login: http.StatusOK, list: http.StatusOK}
+	srv := httptest.NewServer(f)
+	t.Cleanup(srv.Close)
+	dead := httptest.NewServer(http.NotFoundHandler())
+	deadAddr := strings.TrimPrefix(dead.URL, "http://")
+	dead.Close() // nothing listens there any more
+	live := strings.TrimPrefix(srv.URL, "http://")
+	reg := &global.RegistryConfig{Protocol: Protocol, Address: deadAddr + "," + live, Username: "u", Password: "p"}
+
+	u, err := nacosURL(reg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	servers, config, err := dgnacos.GetNacosConfig(u)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a := newOpenAPI(servers, config)
+	if want := []string{"http://" + deadAddr + "/nacos", srv.URL + "/nacos"}; !slices.Equal(a.bases, want) {
+		t.Fatalf("Open API bases %v, want %v", a.bases, want)
+	}
+	list, err := a.instances("svc", "G")
+	if err != nil || len(list) != 0 {
+		t.Fatalf("instances: %v, %v; want the live node's empty list", list, err)
+	}
+	if f.lastList["groupName"] != "G" || len(f.tokens) != 1 || f.tokens[0] == "" {
+		t.Errorf("the live node saw reads %v with tokens %v; want one read of group G, logged in", f.lastList, f.tokens)
+	}
+	if err := CheckLogin(reg); err != nil {
+		t.Errorf("CheckLogin with the first node down: %v", err)
 	}
 }

@@ -1,0 +1,689 @@
+package it
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+// TestNacosCluster runs providers and consumers against a Nacos cluster of
+// three nodes on loopback (it/nacos.sh cluster, on NACOS_CLUSTER_PORTS,
+// default 8868 8878 8888), every client configured with all three
+// addresses, and its subtests kill or restart nodes under load. It starts
+// the cluster once for all of them, and stops it when they are done (a
+// healthy cluster that runs already is used, and left running); each
+// subtest restores the nodes it stopped. It runs alone (no t.Parallel):
+// its subtests measure how long things take. Outside CI it skips without a
+// JDK (nacos.sh builds the server with one).
+//
+// docs/nacos-cluster.md has the findings and figures.
+func TestNacosCluster(t *testing.T) {
+	c := startCluster(t)
+	t.Run("NodeKilledUnderLoadLosesNoCallNorProvider", func(t *testing.T) { testNodeKilled(t, c) })
+	t.Run("WithoutQuorumConsumersKeepTheirProviders", func(t *testing.T) { testWithoutQuorum(t, c) })
+	t.Run("RollingRestartLosesNoCall", func(t *testing.T) { testRollingRestart(t, c) })
+	t.Run("DiscoveryLatency", func(t *testing.T) { testDiscoveryLatency(t, c) })
+}
+
+// nacosCluster is the cluster of it/nacos.sh cluster.
+type nacosCluster struct {
+	addrs []string // host:port of each node's HTTP API, node 1 first
+}
+
+// startCluster starts the cluster, or takes the healthy one that runs
+// already, and builds the sample binaries; a cluster it started is stopped
+// when t ends.
+func startCluster(t *testing.T) *nacosCluster {
+	t.Helper()
+	if os.Getenv("CI") != "true" {
+		if _, err := exec.LookPath("java"); err != nil && os.Getenv("JAVA_HOME") == "" {
+			t.Skip("no JDK: the Nacos cluster tests skipped (it/nacos.sh needs one to build Nacos)")
+		}
+	}
+	setupOnce.Do(func() { setupErr = build() })
+	if setupErr != nil {
+		t.Fatal(setupErr)
+	}
+	t0 := time.Now()
+	if out, err := clusterScript(30*time.Second, "status"); err == nil {
+		t.Logf("a healthy Nacos cluster runs already: using it, and leaving it running\n%s", out)
+	} else {
+		out, err := clusterScript(nacosStartDeadline, "start")
+		t.Cleanup(func() {
+			if out, err := clusterScript(2*time.Minute, "stop"); err != nil {
+				t.Errorf("stopping the Nacos cluster: %v\n%s", err, out)
+			}
+		})
+		if err != nil {
+			t.Fatalf("starting the Nacos cluster: %v\n%s", err, tail(out, 30))
+		}
+	}
+	out, err := clusterScript(10*time.Second, "addresses")
+	if err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	c := &nacosCluster{addrs: strings.Split(strings.TrimSpace(out), ",")}
+	t.Logf("Nacos cluster %v ready in %v", c.addrs, time.Since(t0).Round(100*time.Millisecond))
+	return c
+}
+
+// env returns the env of the subtest t: every node's address and a group
+// of t's own. Every node t stops is started again when t ends.
+func (c *nacosCluster) env(t *testing.T) *env {
+	t.Cleanup(func() { c.restore(t) })
+	return &env{nacos: strings.Join(c.addrs, ","), group: groupOf(t),
+		consumerConf: filepath.Join(rootDir, "conf", "consumer.yaml")}
+}
+
+// clusterScript runs it/nacos.sh cluster args..., bounded by timeout.
+func clusterScript(timeout time.Duration, args ...string) (string, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	defer cancel()
+	c := exec.CommandContext(ctx, "bash", append([]string{filepath.Join(rootDir, "it", "nacos.sh"), "cluster"}, args...)...)
+	c.Dir = rootDir
+	c.Env = append(os.Environ(), "NACOS_AUTH=false",
+		"NACOS_START_TIMEOUT="+strconv.Itoa(int(max(timeout-20*time.Second, 30*time.Second)/time.Second)))
+	out, err := c.CombinedOutput()
+	if err != nil {
+		return string(out), fmt.Errorf("%w: cluster %s: %w", errNacosScript, strings.Join(args, " "), err)
+	}
+	return string(out), nil
+}
+
+// kill SIGKILLs node n (1-based).
+func (c *nacosCluster) kill(t *testing.T, n int) {
+	t.Helper()
+	if out, err := clusterScript(time.Minute, "kill", strconv.Itoa(n)); err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	t.Logf("Nacos node %d (%s) killed", n, c.addrs[n-1])
+}
+
+// stop stops node n gracefully (SIGTERM).
+func (c *nacosCluster) stop(t *testing.T, n int) {
+	t.Helper()
+	if out, err := clusterScript(2*time.Minute, "stop", strconv.Itoa(n)); err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	t.Logf("Nacos node %d (%s) stopped", n, c.addrs[n-1])
+}
+
+// start starts node n again with its data, and waits until every running
+// node sees every running node UP.
+func (c *nacosCluster) start(t *testing.T, n int) {
+	t.Helper()
+	t0 := time.Now()
+	if out, err := clusterScript(nacosStartDeadline, "start", strconv.Itoa(n)); err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	t.Logf("Nacos node %d (%s) started again in %v", n, c.addrs[n-1], time.Since(t0).Round(100*time.Millisecond))
+}
+
+// restore starts every node that is not running, so the next test finds
+// the whole cluster.
+func (c *nacosCluster) restore(t *testing.T) {
+	out, err := clusterScript(30*time.Second, "status")
+	if err == nil {
+		return
+	}
+	for i := range c.addrs {
+		if strings.Contains(out, fmt.Sprintf("node %d (%s): not running", i+1, c.addrs[i])) {
+			if o, err := clusterScript(nacosStartDeadline, "start", strconv.Itoa(i+1)); err != nil {
+				t.Errorf("restoring Nacos node %d: %v\n%s", i+1, err, o)
+			}
+		}
+	}
+}
+
+// grpcPorts returns each node's client gRPC port (its HTTP port + 1000).
+func (c *nacosCluster) grpcPorts(t *testing.T) []int {
+	t.Helper()
+	out := make([]int, len(c.addrs))
+	for i, a := range c.addrs {
+		_, p, _ := strings.Cut(a, ":")
+		port, err := strconv.Atoi(p)
+		if err != nil {
+			t.Fatalf("node address %q: %v", a, err)
+		}
+		out[i] = port + 1000
+	}
+	return out
+}
+
+// connections counts, per node (index 0 for node 1), the established TCP
+// connections of the processes procs to that node's client gRPC port:
+// which nodes the clients' Nacos connections are on, from the kernel's
+// socket table (/proc/net/tcp{,6}) and each process's descriptors.
+func (c *nacosCluster) connections(t *testing.T, procs []*proc) []int {
+	t.Helper()
+	ours := map[string]bool{} // socket inodes of procs
+	for _, p := range procs {
+		dir := fmt.Sprintf("/proc/%d/fd", p.cmd.Process.Pid)
+		fds, err := os.ReadDir(dir)
+		if err != nil {
+			t.Fatalf("%s: %v", p.name, err)
+		}
+		for _, fd := range fds {
+			link, err := os.Readlink(filepath.Join(dir, fd.Name()))
+			if inode, ok := strings.CutPrefix(link, "socket:["); err == nil && ok {
+				ours[strings.TrimSuffix(inode, "]")] = true
+			}
+		}
+	}
+	ports := c.grpcPorts(t)
+	counts := make([]int, len(ports))
+	for _, table := range []string{"/proc/net/tcp", "/proc/net/tcp6"} {
+		f, err := os.Open(table)
+		if err != nil {
+			continue
+		}
+		sc := bufio.NewScanner(f)
+		for sc.Scan() {
+			// sl local rem st tx:rx tr:when retrnsmt uid timeout inode
+			fs := strings.Fields(sc.Text())
+			if len(fs) < 10 || fs[3] != "01" || !ours[fs[9]] { // 01: ESTABLISHED
+				continue
+			}
+			i := strings.LastIndexByte(fs[2], ':')
+			port, err := strconv.ParseInt(fs[2][i+1:], 16, 32)
+			if err != nil {
+				continue
+			}
+			if n := slices.Index(ports, int(port)); n >= 0 {
+				counts[n]++
+			}
+		}
+		f.Close()
+	}
+	return counts
+}
+
+// busiest returns the node (1-based) most of procs' Nacos connections are
+// on, and the counts per node.
+func (c *nacosCluster) busiest(t *testing.T, procs []*proc) (int, []int) {
+	t.Helper()
+	counts := c.connections(t, procs)
+	best := 0
+	for i, n := range counts {
+		if n > counts[best] {
+			best = i
+		}
+	}
+	if counts[best] == 0 {
+		t.Fatalf("no client has a Nacos connection to any node (%v)", counts)
+	}
+	return best + 1, counts
+}
+
+// ---------------------------------------------------------------- consumers' view
+
+// reportLog records every interval report of a consumer as it comes, for
+// checks over a whole test that do not block on the consumer.
+type reportLog struct {
+	c    *consumer
+	mu   sync.Mutex
+	reps []report
+}
+
+// logReports starts recording c's interval reports; from then on only w reads
+// them.
+func logReports(c *consumer) *reportLog {
+	w := &reportLog{c: c}
+	if c.first != nil {
+		w.reps = append(w.reps, *c.first)
+		c.first = nil
+	}
+	go func() {
+		for r := range c.intervals {
+			w.mu.Lock()
+			w.reps = append(w.reps, r)
+			w.mu.Unlock()
+		}
+	}()
+	return w
+}
+
+// since returns the reports of the intervals that began at or after t0.
+func (w *reportLog) since(t0 time.Time) []report {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	var out []report
+	for _, r := range w.reps {
+		if !r.start().Before(t0) {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+// waitCalling waits until an interval that began at or after t0 has calls
+// to every one of names, and returns the start of the first such interval
+// (so the consumer had them all by then at the latest, give or take an
+// interval).
+func (w *reportLog) waitCalling(t *testing.T, t0 time.Time, timeout time.Duration, names ...string) time.Time {
+	t.Helper()
+	deadline := time.Now().Add(timeout)
+	for {
+		for _, r := range w.since(t0) {
+			if all(r, names...) {
+				return r.start()
+			}
+		}
+		if w.c.exited() {
+			t.Fatalf("%s exited (%v); log:\n%s", w.c.name, w.c.err, tail(w.c.log.String(), 30))
+		}
+		if time.Now().After(deadline) {
+			rs := w.since(t0)
+			last := "none"
+			if len(rs) > 0 {
+				last = rs[len(rs)-1].String()
+			}
+			t.Fatalf("%s: not calling all of %v within %v; last interval: %s", w.c.name, names, timeout, last)
+		}
+		time.Sleep(100 * time.Millisecond) // polling the reports
+	}
+}
+
+// longestMissing returns, over the intervals that began at or after t0
+// and ended before t1, the longest time one of names got no call in a row
+// of intervals that had enough calls to reach every provider (swrr: each n
+// consecutive picks go to n providers of equal weight; an interval of 3n
+// calls holds a whole cycle whatever the interleaving at its ends), and
+// which one.
+func (w *reportLog) longestMissing(t0, t1 time.Time, names ...string) (time.Duration, string) {
+	var worst time.Duration
+	who := ""
+	for _, n := range names {
+		var since time.Time // start of the current run without n
+		for _, r := range w.since(t0) {
+			if r.end.After(t1) {
+				break
+			}
+			if r.Calls < int64(3*len(names)) {
+				continue // too few calls to tell
+			}
+			if r.By[n] > 0 {
+				since = time.Time{}
+				continue
+			}
+			if since.IsZero() {
+				since = r.start()
+			}
+			if d := r.end.Sub(since); d > worst {
+				worst, who = d, n
+			}
+		}
+	}
+	return worst, who
+}
+
+// errorsSince returns the failed calls of the intervals that began at or
+// after t0, and the last error.
+func (w *reportLog) errorsSince(t0 time.Time) (int64, string) {
+	var n int64
+	last := ""
+	for _, r := range w.since(t0) {
+		n += r.Errors
+		if r.LastError != "" {
+			last = r.LastError
+		}
+	}
+	return n, last
+}
+
+// clusterLoad starts the providers specs and n swrr consumers of them in
+// e's group, waits until every consumer calls every provider, and returns
+// them, the consumers' reports logged (logReports).
+func clusterLoad(t *testing.T, e *env, n int, specs ...providerSpec) ([]*provider, []*reportLog) {
+	t.Helper()
+	ps := make([]*provider, len(specs))
+	for i, s := range specs {
+		ps[i] = e.startProvider(t, s)
+	}
+	e.waitRegistered(t, ps...)
+	cspecs := make([]consumerSpec, n)
+	for i := range cspecs {
+		cspecs[i] = consumerSpec{balancer: "swrr", name: fmt.Sprintf("consumer %d", i+1),
+			args: []string{"-concurrency", "2", "-interval", "500ms"}}
+	}
+	cs := e.startConsumers(t, len(ps), cspecs...)
+	ws := make([]*reportLog, len(cs))
+	t0 := time.Now()
+	for i, c := range cs {
+		ws[i] = logReports(c)
+	}
+	for _, w := range ws {
+		w.waitCalling(t, t0, reactDeadline, names(ps)...)
+	}
+	return ps, ws
+}
+
+func names(ps []*provider) []string {
+	out := make([]string, len(ps))
+	for i, p := range ps {
+		out[i] = p.spec.name
+	}
+	return out
+}
+
+func procsOf(ps []*provider, ws []*reportLog) []*proc {
+	var out []*proc
+	for _, p := range ps {
+		out = append(out, p.proc)
+	}
+	for _, w := range ws {
+		out = append(out, w.c.proc)
+	}
+	return out
+}
+
+// missingBound is how long a consumer may go without calling a provider
+// that stays registered, under any node loss: see docs/nacos-cluster.md.
+const missingBound = 5 * time.Second
+
+// checkKept fails t for every consumer that failed a call since t0 or went
+// without one of names for longer than missingBound between t0 and t1.
+func checkKept(t *testing.T, ws []*reportLog, t0, t1 time.Time, what string, names ...string) {
+	t.Helper()
+	for _, w := range ws {
+		if n, last := w.errorsSince(t0); n != 0 {
+			t.Errorf("%s %s: %d failed calls (last: %s); want none", w.c.name, what, n, last)
+		}
+		d, who := w.longestMissing(t0, t1, names...)
+		if d > missingBound {
+			t.Errorf("%s %s: no call to %s for %v; want every provider called, gaps of at most %v", w.c.name, what, who, d, missingBound)
+		} else {
+			t.Logf("%s %s: no failed call; longest stretch without a call to a provider: %v", w.c.name, what, d)
+		}
+	}
+}
+
+// ---------------------------------------------------------------- tests
+
+// SIGKILL the node most clients are connected to, under load: no call
+// fails, every consumer keeps calling every provider, and a provider
+// started while the node is down is found by every consumer. One provider
+// is a Dubbo Java one when a JDK and Maven are here.
+func testNodeKilled(t *testing.T, c *nacosCluster) {
+	e := c.env(t)
+	specs := []providerSpec{{name: "n1", latency: "5ms"}, {name: "n2", latency: "5ms"}, {name: "n3", latency: "5ms"}}
+	if javaHere() {
+		specs[2].java = true
+		specs[2].args = []string{"-register-mode", "interface"}
+	}
+	ps, ws := clusterLoad(t, e, 3, specs...)
+	node, counts := c.busiest(t, procsOf(ps, ws))
+	t.Logf("Nacos connections of the providers and consumers per node: %v", counts)
+
+	killed := time.Now()
+	c.kill(t, node)
+	late := e.startProvider(t, providerSpec{name: "n4", latency: "5ms"})
+	all := append(names(ps), "n4")
+	for _, w := range ws {
+		at := w.waitCalling(t, killed, reactDeadline, all...)
+		t.Logf("%s: calls the provider started after the kill %v after the kill", w.c.name, at.Sub(killed).Round(100*time.Millisecond))
+	}
+	if after := c.connections(t, procsOf(append(ps, late), ws)); after[node-1] != 0 {
+		t.Errorf("connections to the killed node %d: %v", node, after)
+	} else {
+		t.Logf("Nacos connections per node after the kill: %v", after)
+	}
+	// Ten more seconds: the surviving nodes drop the killed node's clients
+	// in this time, and a provider lost with them would show.
+	watchFor(10 * time.Second)
+	checkKept(t, ws, killed, time.Now(), "after the kill of the node most clients were on", names(ps)...)
+	c.start(t, node)
+	for _, w := range ws {
+		noErrors(t, w.c, w.c.finish(t))
+	}
+}
+
+// watchFor lets the load run for d while the consumers report.
+func watchFor(d time.Duration) {
+	time.Sleep(d) // the consumers keep calling meanwhile; what they saw is checked after
+}
+
+// javaHere reports whether the Dubbo Java provider can run: a cached
+// build, or a JDK and Maven to build it.
+func javaHere() bool {
+	if exec.Command("bash", filepath.Join(rootDir, "it", "javaprovider.sh"), "ready").Run() == nil {
+		return true
+	}
+	_, errJava := exec.LookPath("java")
+	_, errMvn := exec.LookPath("mvn")
+	return errJava == nil && errMvn == nil
+}
+
+// Kill two of the three nodes (no quorum): the consumers keep the
+// providers they know and fail no call; a provider started meanwhile is
+// either registered (ephemeral instances are Distro's, which needs no
+// quorum) and found, or its failure is in its log, never silently lost;
+// once both nodes are back, every node lists the true set and every
+// consumer calls exactly it. How long that takes is logged.
+func testWithoutQuorum(t *testing.T, c *nacosCluster) {
+	e := c.env(t)
+	ps, ws := clusterLoad(t, e, 3,
+		providerSpec{name: "q1", latency: "5ms"}, providerSpec{name: "q2", latency: "5ms"}, providerSpec{name: "q3", latency: "5ms"})
+	counts := c.connections(t, procsOf(ps, ws))
+	// Keep the node with the fewest clients: most of them lose theirs.
+	keep := 0
+	for i, n := range counts {
+		if n < counts[keep] {
+			keep = i
+		}
+	}
+	t.Logf("Nacos connections per node: %v; keeping node %d alone", counts, keep+1)
+	killed := time.Now()
+	var down []int
+	for i := range c.addrs {
+		if i != keep {
+			c.kill(t, i+1)
+			down = append(down, i+1)
+		}
+	}
+
+	late := e.startProvider(t, providerSpec{name: "q4", latency: "5ms"})
+	registered := false
+	deadline := time.Now().Add(reactDeadline)
+	for !registered {
+		list, err := e.instancesAt(context.Background(), c.addrs[keep], serviceName)
+		registered = err == nil && hasPort(list, late.spec.port)
+		if registered || late.exited() || time.Now().After(deadline) {
+			break
+		}
+		time.Sleep(100 * time.Millisecond) // polling Nacos
+	}
+	switch {
+	case registered:
+		t.Logf("without quorum, the provider started meanwhile registered on the surviving node %v after the kill", time.Since(killed).Round(100*time.Millisecond))
+		for _, w := range ws {
+			at := w.waitCalling(t, killed, reactDeadline, "q1", "q2", "q3", "q4")
+			t.Logf("%s: calls it %v after the kill", w.c.name, at.Sub(killed).Round(100*time.Millisecond))
+		}
+	case late.exited():
+		t.Logf("without quorum, the provider started meanwhile failed and said so (exit %v):\n%s", late.err, tail(late.log.String(), 5))
+	default:
+		t.Fatalf("without quorum, the provider started meanwhile is neither registered nor reported failed after %v:\n%s",
+			reactDeadline, tail(late.log.String(), 10))
+	}
+	watchFor(10 * time.Second)
+	checkKept(t, ws, killed, time.Now(), "without quorum", names(ps)...)
+
+	// Quorum back with the first node started again; then the second.
+	var quorum time.Time
+	for i, n := range down {
+		c.start(t, n)
+		if i == 0 {
+			quorum = time.Now()
+		}
+	}
+	want := names(ps)
+	if registered {
+		want = append(want, "q4")
+	}
+	all := append([]*provider(nil), ps...)
+	if registered {
+		all = append(all, late)
+	}
+	for i := range c.addrs {
+		(&env{nacos: c.addrs[i], group: e.group}).waitRegistered(t, all...)
+	}
+	t.Logf("every node lists the %d providers %v after quorum was back", len(all), time.Since(quorum).Round(100*time.Millisecond))
+	for _, w := range ws {
+		at := w.waitCalling(t, quorum, reactDeadline, want...)
+		for _, r := range w.since(at) {
+			for n := range r.By {
+				if !slices.Contains(want, n) {
+					t.Errorf("%s calls %s, not one of the providers %v", w.c.name, n, want)
+				}
+			}
+		}
+		t.Logf("%s: calls the true set %v %v after quorum was back", w.c.name, want, max(at.Sub(quorum), 0).Round(100*time.Millisecond))
+	}
+	checkKept(t, ws, killed, time.Now(), "through the loss and return of quorum", names(ps)...)
+	for _, w := range ws {
+		noErrors(t, w.c, w.c.finish(t))
+	}
+}
+
+// Restart the nodes one by one, as a rolling upgrade does (SIGTERM, start
+// with the node's data, wait until every node sees every node UP): no
+// call fails, no consumer goes without a provider, and a provider started
+// after the roll is found.
+func testRollingRestart(t *testing.T, c *nacosCluster) {
+	e := c.env(t)
+	ps, ws := clusterLoad(t, e, 3,
+		providerSpec{name: "r1", latency: "5ms"}, providerSpec{name: "r2", latency: "5ms"}, providerSpec{name: "r3", latency: "5ms"})
+	t0 := time.Now()
+	for n := range c.addrs {
+		c.stop(t, n+1)
+		c.start(t, n+1)
+		t.Logf("Nacos connections per node after restarting node %d: %v", n+1, c.connections(t, procsOf(ps, ws)))
+	}
+	t.Logf("rolling restart of %d nodes in %v", len(c.addrs), time.Since(t0).Round(100*time.Millisecond))
+	rolled := time.Now()
+	late := e.startProvider(t, providerSpec{name: "r4", latency: "5ms"})
+	e.waitRegistered(t, append(ps, late)...)
+	for _, w := range ws {
+		w.waitCalling(t, rolled, reactDeadline, "r1", "r2", "r3", "r4")
+	}
+	checkKept(t, ws, t0, time.Now(), "through the rolling restart", names(ps)...)
+	for _, w := range ws {
+		noErrors(t, w.c, w.c.finish(t))
+	}
+}
+
+// clusterLagBound is the longest a new provider may take to reach every
+// consumer, from the moment a Nacos node first lists it: see
+// docs/nacos-cluster.md for the measured figures it is set against.
+const clusterLagBound = 10 * time.Second
+
+// How long a new provider takes to reach every consumer, with one Nacos
+// node (the standalone server of DUBBOGO_LB_NACOS; skipped without it) and
+// with the three-node cluster: p50, p99 and max over the consumers and
+// providers, each at most clusterLagBound.
+func testDiscoveryLatency(t *testing.T, c *nacosCluster) {
+	t.Run("one node", func(t *testing.T) {
+		if os.Getenv(envNacos) == "" {
+			t.Skipf("%s is not set: no standalone Nacos to compare with", envNacos)
+		}
+		e := setup(t)
+		lagFigures(t, e, []string{e.nacos})
+	})
+	t.Run("three nodes", func(t *testing.T) {
+		lagFigures(t, c.env(t), c.addrs)
+	})
+}
+
+// lagFigures starts two providers and four consumers in e's group, then
+// five more providers one at a time (DUBBOGO_LB_LAG_PROVIDERS of them, for
+// more samples), and checks and logs how long each took to reach each
+// consumer (discoveryLag).
+func lagFigures(t *testing.T, e *env, nodes []string) {
+	t.Helper()
+	ps := []*provider{
+		e.startProvider(t, providerSpec{name: "d1", latency: "5ms"}),
+		e.startProvider(t, providerSpec{name: "d2", latency: "5ms"}),
+	}
+	e.waitRegistered(t, ps...)
+	var cspecs []consumerSpec
+	for i := range 4 {
+		cspecs = append(cspecs, consumerSpec{balancer: "swrr", name: fmt.Sprintf("consumer %d", i+1),
+			args: []string{"-concurrency", "2", "-interval", "200ms"}})
+	}
+	var ws []*reportLog
+	for _, c := range e.startConsumers(t, len(ps), cspecs...) {
+		ws = append(ws, logReports(c))
+	}
+	var lags []time.Duration
+	k, err := strconv.Atoi(os.Getenv("DUBBOGO_LB_LAG_PROVIDERS"))
+	if err != nil || k < 1 {
+		k = 5
+	}
+	for i := range k {
+		p := e.startProvider(t, providerSpec{name: fmt.Sprintf("d%d", i+3), latency: "5ms"})
+		lags = append(lags, discoveryLag(t, e, nodes, ws, p)...)
+		ps = append(ps, p)
+	}
+	slices.Sort(lags)
+	q := func(f float64) time.Duration { return lags[max(int(f*float64(len(lags))+0.999)-1, 0)] }
+	t.Logf("discovery lag with %d Nacos node(s) over %d samples (%d providers x %d consumers; 200 ms report intervals): p50 %v, p99 %v, max %v",
+		len(nodes), len(lags), k, len(ws), q(0.5).Round(10*time.Millisecond), q(0.99).Round(10*time.Millisecond), lags[len(lags)-1].Round(10*time.Millisecond))
+	if worst := lags[len(lags)-1]; worst > clusterLagBound {
+		t.Errorf("a new provider took %v to reach a consumer; want at most %v", worst, clusterLagBound)
+	}
+	for _, w := range ws {
+		noErrors(t, w.c, w.c.finish(t))
+	}
+}
+
+// discoveryLag returns, for each consumer of ws, how long the provider p
+// took to reach it: from the moment one of the Nacos nodes (host:port)
+// first lists p to the end of the consumer's first report interval with a
+// call to p (an upper bound, within one interval). The Nacos nodes are
+// polled every 20 ms.
+func discoveryLag(t *testing.T, e *env, nodes []string, ws []*reportLog, p *provider) []time.Duration {
+	t.Helper()
+	deadline := time.Now().Add(reactDeadline)
+	var listed time.Time
+	for listed.IsZero() {
+		for _, n := range nodes {
+			if list, err := e.instancesAt(context.Background(), n, serviceName); err == nil && hasPort(list, p.spec.port) {
+				listed = time.Now()
+				break
+			}
+		}
+		if time.Now().After(deadline) || p.exited() {
+			t.Fatalf("%s not listed by any Nacos node within %v:\n%s", p.name, reactDeadline, tail(p.log.String(), 10))
+		}
+		time.Sleep(20 * time.Millisecond) // polling Nacos
+	}
+	out := make([]time.Duration, len(ws))
+	for i, w := range ws {
+		for out[i] == 0 {
+			for _, r := range w.since(listed.Add(-time.Minute)) {
+				if r.By[p.spec.name] > 0 && r.end.After(listed) {
+					out[i] = r.end.Sub(listed)
+					break
+				}
+			}
+			if out[i] != 0 {
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("%s: no call to %s within %v of Nacos listing it", w.c.name, p.spec.name, reactDeadline)
+			}
+			time.Sleep(50 * time.Millisecond) // polling the reports
+		}
+	}
+	return out
+}
