@@ -131,32 +131,32 @@ func (b *Balancer) scans(n int) bool { return n <= b.scanUpTo }
 func (b *Balancer) pick(v *member.View[table], _ base.Invocation) int {
 	c := b.charge(v.Set)
 	if b.scans(v.Len()) {
-		return Scan(v.Stats, v.Weights, v.Uniform, b.rand.Uint64(), c)
+		return scanFewest(v.Stats, v.Weights, v.Uniform, b.rand.Uint64(), c)
 	}
-	return Choose(v.Stats, v.Table.alias, b.choices, b.rand.Func(), c)
+	return choosePair(v.Stats, v.Table.alias, b.choices, b.rand.Func(), c)
 }
 
 // charge returns how a pick among s charges failures: not at all, without
 // reading the clock, unless a failure counted on one of its providers
 // less than the window ago.
-func (b *Balancer) charge(s *member.Set) Charge {
+func (b *Balancer) charge(s *member.Set) failureCharge {
 	board := s.Board()
 	last := board.LastFailure()
 	if last == 0 || b.window == 0 {
-		return Charge{}
+		return failureCharge{}
 	}
 	now := b.now()
 	if now-last >= b.window {
 		board.ForgetFailures(last)
-		return Charge{}
+		return failureCharge{}
 	}
-	return Charge{Now: now, Window: b.window}
+	return failureCharge{Now: now, Window: b.window}
 }
 
 // among applies the least-active rule to list, a subset of s offered by a
 // failover retry. It looks each provider up in s, which is slower than
-// Scan but spares a list of indexes; retries are rare.
-func among(s *member.Set, list []base.Invoker, u uint64, c Charge) base.Invoker {
+// scanFewest but spares a list of indexes; retries are rare.
+func among(s *member.Set, list []base.Invoker, u uint64, c failureCharge) base.Invoker {
 	least := int64(math.MaxInt64)
 	first, last, count := -1, -1, 0
 	total := 0.0

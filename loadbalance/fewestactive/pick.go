@@ -7,16 +7,16 @@ import (
 	"github.com/dubbogo-lb/lb/rpcstatus"
 )
 
-// Charge says how a pick charges failures: a provider whose latest
+// failureCharge says how a pick charges failures: a provider whose latest
 // failures (counted by the lbactive filter for outlier detection) ended
 // less than Window ns before Now counts each failure of its current run as
 // one more call in flight (rpcstatus.Stats.Penalty), so that a call that
 // fails fast weighs as if it still ran. The zero Charge charges nothing.
-type Charge struct{ Now, Window int64 }
+type failureCharge struct{ Now, Window int64 }
 
 // load returns the calls in flight of s, plus its failures as c charges
 // them.
-func (c Charge) load(s *rpcstatus.Stats) int64 {
+func (c failureCharge) load(s *rpcstatus.Stats) int64 {
 	a := s.Active()
 	if c.Now != 0 {
 		a += s.Penalty(c.Now, c.Window)
@@ -24,7 +24,7 @@ func (c Charge) load(s *rpcstatus.Stats) int64 {
 	return a
 }
 
-// Scan returns the index of the provider with the fewest calls in flight
+// scanFewest returns the index of the provider with the fewest calls in flight
 // (as c charges them) among those with a positive weight; ties are broken at random in
 // proportion to weight, or uniformly when uniform is true (all weights
 // equal). u is a uniformly random number, used only to break ties. Weights
@@ -41,7 +41,7 @@ func (c Charge) load(s *rpcstatus.Stats) int64 {
 // With a charge (c.Now != 0, in the seconds after a failure) the scan is
 // scanCharged, one pass that reads more; the two passes below read the
 // calls in flight alone, as tight as the scan was before charges existed.
-func Scan(stats []*rpcstatus.Stats, weights []float64, uniform bool, u uint64, c Charge) int {
+func scanFewest(stats []*rpcstatus.Stats, weights []float64, uniform bool, u uint64, c failureCharge) int {
 	if c.Now != 0 {
 		if i, ok := scanCharged(stats, weights, uniform, u, false, c); ok {
 			return i
@@ -114,7 +114,7 @@ func scan(stats []*rpcstatus.Stats, weights []float64, uniform bool, u uint64, e
 // them, as equal, when equal), ties drawn in proportion to weight (or
 // uniformly) by weighted reservoir sampling in one pass, on random words
 // derived from u. ok is false when no provider has a usable weight.
-func scanCharged(stats []*rpcstatus.Stats, weights []float64, uniform bool, u uint64, equal bool, c Charge) (pick int, ok bool) {
+func scanCharged(stats []*rpcstatus.Stats, weights []float64, uniform bool, u uint64, equal bool, c failureCharge) (pick int, ok bool) {
 	pick, fewest, seen := -1, int64(math.MaxInt64), 0.0
 	for i, s := range stats {
 		w := 1.0
@@ -142,14 +142,14 @@ func scanCharged(stats []*rpcstatus.Stats, weights []float64, uniform bool, u ui
 	return pick, pick >= 0
 }
 
-// Choose is the power-of-d-choices pick: it draws d providers at random,
+// choosePair is the power-of-d-choices pick: it draws d providers at random,
 // with replacement, in proportion to weight through alias (uniformly when
 // alias is nil), and returns the one with the fewest calls in flight (as c
 // charges them); on a
 // tie the one drawn first, which keeps the draw proportional to weight when
 // every count is equal. next returns uniformly random numbers. d < 1 counts
 // as 1.
-func Choose(stats []*rpcstatus.Stats, alias *algo.Alias, d int, next func() uint64, c Charge) int {
+func choosePair(stats []*rpcstatus.Stats, alias *algo.Alias, d int, next func() uint64, c failureCharge) int {
 	best, bestActive := -1, int64(0)
 	for k := 0; k < d || best < 0; k++ {
 		var i int

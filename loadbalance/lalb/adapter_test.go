@@ -166,7 +166,7 @@ func TestNewProviderWarmsUpToItsFairShare(t *testing.T) {
 		w := d.weights()
 		warm := 0.01 // Dubbo's floor: one weight unit of 100 at uptime 0
 		avg := float64(w[0]+w[1]) / 2
-		want := max(warm*avg, float64(Floor(w[0]+w[1]+w[2], 3, Tuning{})))
+		want := max(warm*avg, float64(floorWeight(w[0]+w[1]+w[2], 3, Tuning{})))
 		assert.InDelta(t, want, float64(w[2]), 0.01*avg, "%s: joins at warm × average (or the floor): %v", c.name, w)
 
 		d.Run(20, 16*sec)
@@ -216,7 +216,7 @@ func TestRemoveHalfAtOnce(t *testing.T) {
 	require.Equal(t, 32, tr.Len())
 	checkTree(t, tr)
 	got := tr.Weights(nil)
-	floor := Floor(tr.Total(), 32, Tuning{})
+	floor := floorWeight(tr.Total(), 32, Tuning{})
 	for i := range got {
 		if want[i] > 3*floor {
 			assert.InDelta(t, 1, float64(got[i])/float64(want[i]), 0.05, "provider %d kept its weight", 2*i)

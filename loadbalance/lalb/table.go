@@ -17,7 +17,7 @@ import (
 // Only the tree changes after it is built.
 type table struct {
 	tree *weightTree
-	// live is the number of providers that are not drained: the n of Floor.
+	// live is the number of providers that are not drained: the n of floorWeight.
 	live int
 	// warm is each provider's warm fraction in (0, 1]; 0 marks a drained
 	// provider (weight 0), whose leaf stays 0.

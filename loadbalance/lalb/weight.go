@@ -235,12 +235,12 @@ func newProviderWeight(sum int64, n int, o Tuning) float64 {
 	return float64(sum) / float64(n)
 }
 
-// Floor returns the least tree weight a provider may have when n providers
+// floorWeight returns the least tree weight a provider may have when n providers
 // share a tree whose weights sum to total: min(MinShare, 0.5/n) × total,
 // and at least 1. A provider held at its floor receives that share of the
 // traffic (the total includes the floors themselves, so the share is exact
 // at the fixed point).
-func Floor(total int64, n int, o Tuning) int64 {
+func floorWeight(total int64, n int, o Tuning) int64 {
 	o = o.withDefaults()
 	if n <= 0 || total <= 0 {
 		return 1
@@ -250,7 +250,7 @@ func Floor(total int64, n int, o Tuning) int64 {
 }
 
 // treeWeight turns a weight from Weight (or newProviderWeight × warmup) into
-// the integer to Set in the Tree: rounded, raised to Floor(total, n) and
+// the integer to Set in the Tree: rounded, raised to floorWeight(total, n) and
 // capped at maxLeafWeight. Every provider thus keeps a positive weight;
 // only the caller removes one, by building a tree without it or setting 0.
 func treeWeight(w float64, total int64, n int, o Tuning) int64 {
@@ -262,5 +262,5 @@ func treeWeight(w float64, total int64, n int, o Tuning) int64 {
 	default:
 		q = int64(w + 0.5)
 	}
-	return min(max(q, Floor(total, n, o)), maxLeafWeight)
+	return min(max(q, floorWeight(total, n, o)), maxLeafWeight)
 }

@@ -180,7 +180,7 @@ func TestNewProvider(t *testing.T) {
 		t.Errorf("half-warm provider: %d, want 1000", tr.Weight(2))
 	}
 	tr.Set(2, treeWeight(avg*0, tr.Total(), 3, o))
-	if got, want := tr.Weight(2), Floor(5000, 3, o); got != want || got <= 0 {
+	if got, want := tr.Weight(2), floorWeight(5000, 3, o); got != want || got <= 0 {
 		t.Errorf("cold provider: %d, want the floor %d", got, want)
 	}
 	// With nobody to average, it gets Scale.
@@ -191,14 +191,14 @@ func TestNewProvider(t *testing.T) {
 
 func TestFloor(t *testing.T) {
 	o := Tuning{}
-	if got := Floor(1_000_000, 3, o); got != 10_000 {
+	if got := floorWeight(1_000_000, 3, o); got != 10_000 {
 		t.Errorf("3 providers: floor %d, want 1%% = 10000", got)
 	}
 	// 200 providers: 1% each would be 200%; capped at half an equal share.
-	if got := Floor(1_000_000, 200, o); got != 2500 {
+	if got := floorWeight(1_000_000, 200, o); got != 2500 {
 		t.Errorf("200 providers: floor %d, want 0.5/200 = 2500", got)
 	}
-	if Floor(0, 3, o) != 1 || Floor(100, 0, o) != 1 || Floor(10, 3, o) != 1 {
+	if floorWeight(0, 3, o) != 1 || floorWeight(100, 0, o) != 1 || floorWeight(10, 3, o) != 1 {
 		t.Errorf("degenerate floors must be 1")
 	}
 	// treeWeight: floor, rounding, cap.

@@ -52,12 +52,12 @@ func Weight(qps, eps, util, penalty float64) (w float64, ok bool) {
 	return w, true
 }
 
-// WRRCost is the cost of a pick by CostWRR: (inflight + 1) / w, w > 0.
-func WRRCost(inflight int64, w float64) float64 { return float64(max(inflight, 0)+1) / w }
+// wrrCost is the cost of a pick by CostWRR: (inflight + 1) / w, w > 0.
+func wrrCost(inflight int64, w float64) float64 { return float64(max(inflight, 0)+1) / w }
 
-// CapacityCost is the cost of a pick by CostCapacity: rtt × (inflight + 1)
+// capacityCost is the cost of a pick by CostCapacity: rtt × (inflight + 1)
 // / c, rtt at least 1 µs, c > 0 the concurrency capacity.
-func CapacityCost(rtt float64, inflight int64, c float64) float64 {
+func capacityCost(rtt float64, inflight int64, c float64) float64 {
 	return max(rtt, minRTT) * float64(max(inflight, 0)+1) / c
 }
 

@@ -192,9 +192,9 @@ func (b *Balancer) cost(v *member.View[table], i int, rtt float64, known bool) f
 	case CostJava:
 		return JavaCost(val, rtt/1e6, active, success(v.Stats[i]), v.Weights[i])
 	case CostWRR:
-		return WRRCost(active, val)
+		return wrrCost(active, val)
 	}
-	return CapacityCost(rtt, active, val)
+	return capacityCost(rtt, active, val)
 }
 
 // minRTT is the least RTT the fallback charges (1 µs), as rtadaptive.

@@ -101,7 +101,7 @@ type Options struct {
 //     provider of the subset clockwise from the key is chosen, so a key
 //     keeps to as few providers as possible;
 //   - a bad hash.nodes or hash.arguments is logged once and replaced by a
-//     safe value (see [ParseArguments] and [NormalizeNodes]) instead of
+//     safe value (see [parseArguments] and [normalizeNodes]) instead of
 //     failing every call (Dubbo throws, dubbo-go panics); indexes beyond the
 //     arguments of a call contribute nothing to the key, as in Dubbo, and
 //     are logged once per hash.arguments value. A key with no argument at
@@ -237,9 +237,9 @@ func build(set *member.Set, prev *member.View[table]) *table {
 	} else {
 		t.ring = Build(members, nodes)
 	}
-	if t.ring.Nodes() != NormalizeNodes(nodes) {
+	if t.ring.Nodes() != normalizeNodes(nodes) {
 		lblog.Warnf("%s %s: %d providers × %d virtual nodes exceed %d ring points; using %d nodes, which Java consumers do not match",
-			Name, where, len(members), NormalizeNodes(nodes), MaxPoints, t.ring.Nodes())
+			Name, where, len(members), normalizeNodes(nodes), maxPoints, t.ring.Nodes())
 	}
 	return t
 }
@@ -281,10 +281,10 @@ func parseNodes(raw string) (nodes int, problem string) {
 		return DefaultNodes, NodesKey + " " + strconv.Quote(raw) + " is not an integer; using " + strconv.Itoa(DefaultNodes)
 	case n <= 0:
 		return DefaultNodes, NodesKey + " " + strconv.Quote(raw) + " is not positive; using " + strconv.Itoa(DefaultNodes)
-	case n < MinNodes:
-		return MinNodes, NodesKey + " " + strconv.Quote(raw) + " is below " + strconv.Itoa(MinNodes) + " (Dubbo would build an empty ring); using " + strconv.Itoa(MinNodes)
-	case n > MaxNodes || err != nil:
-		return MaxNodes, NodesKey + " " + strconv.Quote(raw) + " is above " + strconv.Itoa(MaxNodes) + "; using " + strconv.Itoa(MaxNodes)
+	case n < minNodes:
+		return minNodes, NodesKey + " " + strconv.Quote(raw) + " is below " + strconv.Itoa(minNodes) + " (Dubbo would build an empty ring); using " + strconv.Itoa(minNodes)
+	case n > maxNodes || err != nil:
+		return maxNodes, NodesKey + " " + strconv.Quote(raw) + " is above " + strconv.Itoa(maxNodes) + "; using " + strconv.Itoa(maxNodes)
 	}
 	return int(n), ""
 }
@@ -294,14 +294,14 @@ func isRange(err error) bool {
 	return ok && ne.Err == strconv.ErrRange
 }
 
-// newKeySpec parses hash.arguments with [ParseArguments] and logs what it
+// newKeySpec parses hash.arguments with [parseArguments] and logs what it
 // had to skip or what makes every key empty.
 func newKeySpec(raw, where string) *keySpec {
 	spec := raw
 	if strings.TrimSpace(spec) == "" {
 		spec = DefaultArguments
 	}
-	k := &keySpec{raw: raw, spec: spec, indexes: ParseArguments(spec), single: -1, maxIndex: -1, where: where}
+	k := &keySpec{raw: raw, spec: spec, indexes: parseArguments(spec), single: -1, maxIndex: -1, where: where}
 	for _, i := range k.indexes {
 		k.maxIndex = max(k.maxIndex, i)
 	}
@@ -375,7 +375,7 @@ const keyStack = 128
 const maxPooledKey = 64 << 10
 
 // emptyKeyPoint is the point of the empty key.
-var emptyKeyPoint = HashString("")
+var emptyKeyPoint = hashString("")
 
 var keyPool = sync.Pool{New: func() any { b := make([]byte, 0, 4*keyStack); return &b }}
 
@@ -391,16 +391,16 @@ func (k *keySpec) point(args []any) uint32 {
 			return emptyKeyPoint
 		}
 		if s, ok := args[k.single].(string); ok {
-			return HashString(s) // the common case: no copy at all
+			return hashString(s) // the common case: no copy at all
 		}
 	}
 	var stack [keyStack]byte
 	if key, ok := k.appendStack(stack[:0], args); ok {
-		return HashKey(key)
+		return hashKey(key)
 	}
 	pb := keyPool.Get().(*[]byte)
 	long := k.appendAny((*pb)[:0], args)
-	p := HashKey(long)
+	p := hashKey(long)
 	if cap(long) <= maxPooledKey {
 		*pb = long[:0]
 		keyPool.Put(pb)
@@ -496,7 +496,7 @@ func (b *Balancer) interim(old *member.View[table], list []base.Invoker, inv bas
 func (b *Balancer) point(t *table, inv base.Invocation) uint32 {
 	if t.attachment != "" {
 		if v, ok := inv.GetAttachment(t.attachment); ok && v != "" {
-			return HashString(v)
+			return hashString(v)
 		}
 		return uint32(b.Rand())
 	}
@@ -559,14 +559,14 @@ func (b *Balancer) walk(v *member.View[table], exact bool, list []base.Invoker, 
 		for _, s := range v.Stats {
 			total += s.Active()
 		}
-		idx, ok = ring.LookupBounded(kp, b.factor, total, func(i int) int64 { return v.Stats[i].Active() }, usable)
+		idx, ok = ring.lookupBounded(kp, b.factor, total, func(i int) int64 { return v.Stats[i].Active() }, usable)
 	} else {
-		idx, ok = ring.LookupFunc(kp, usable)
+		idx, ok = ring.lookupFunc(kp, usable)
 	}
 	if !ok {
 		// Nothing available: the first candidate regardless, so the
 		// cluster reports the failure of a provider the key belongs to.
-		idx, ok = ring.LookupFunc(kp, inList)
+		idx, ok = ring.lookupFunc(kp, inList)
 	}
 	if !ok || idx < 0 || idx >= v.Len() {
 		if exact {

@@ -234,9 +234,9 @@ func TestMethodLevelParametersWin(t *testing.T) {
 			r40, r160 := ringOf(list, 40), ringOf(list, 160)
 			for i := range 200 {
 				got := b.Select(list, lbtest.Call("byUser", "tenant", key(i)))
-				assert.Equal(t, list[r40.Lookup(HashString(key(i)))], got)
+				assert.Equal(t, list[r40.Lookup(hashString(key(i)))], got)
 				got = b.Select(list, lbtest.Call("other", key(i), "ignored"))
-				assert.Equal(t, list[r160.Lookup(HashString(key(i)))], got)
+				assert.Equal(t, list[r160.Lookup(hashString(key(i)))], got)
 			}
 		})
 	}
@@ -330,7 +330,7 @@ func TestLoadSpreadOverTenProviders(t *testing.T) {
 // integers; ours logs once and uses a documented fallback.
 func TestBadHashArguments(t *testing.T) {
 	r := ringOf(ports(20880, 3, nil), DefaultNodes)
-	owner := func(k string) int { return r.Lookup(HashString(k)) }
+	owner := func(k string) int { return r.Lookup(hashString(k)) }
 	for _, c := range []struct {
 		name, spec string
 		args       func(i int) []any
@@ -387,8 +387,8 @@ func TestBadHashNodes(t *testing.T) {
 		{"-5", 160, true},
 		{"0", 160, true},
 		{"2", 4, true},
-		{"100000", MaxNodes, true},
-		{"99999999999999999999", MaxNodes, true},
+		{"100000", maxNodes, true},
+		{"99999999999999999999", maxNodes, true},
 	} {
 		warnings := captureWarnings(t)
 		list := ports(20880, 3, map[string]string{"hash.nodes": c.spec})
@@ -424,14 +424,14 @@ func TestUnavailableProviderSkippedClockwise(t *testing.T) {
 	list[down].(*base.BaseInvoker).SetAvailable(false)
 	skipped := 0
 	for i := range 2000 {
-		kp := HashString(key(i))
+		kp := hashString(key(i))
 		got := lb.Select(list, lbtest.Call("Say", key(i)))
 		if o := r.Lookup(kp); o != down {
 			require.Same(t, list[o], got, "a key of an available provider moved")
 			continue
 		}
 		skipped++
-		want, _ := r.LookupFunc(kp, func(m int) bool { return m != down })
+		want, _ := r.lookupFunc(kp, func(m int) bool { return m != down })
 		require.Same(t, list[want], got, "not the next provider clockwise")
 	}
 	assert.Positive(t, skipped)
@@ -439,7 +439,7 @@ func TestUnavailableProviderSkippedClockwise(t *testing.T) {
 	// Back up: its keys return to it.
 	list[down].(*base.BaseInvoker).SetAvailable(true)
 	for i := range 2000 {
-		require.Same(t, list[r.Lookup(HashString(key(i)))], lb.Select(list, lbtest.Call("Say", key(i))))
+		require.Same(t, list[r.Lookup(hashString(key(i)))], lb.Select(list, lbtest.Call("Say", key(i))))
 	}
 }
 
@@ -452,7 +452,7 @@ func TestAllUnavailableReturnsTheKeysOwner(t *testing.T) {
 	for _, lb := range []*Balancer{New(Options{}), New(Options{BalanceFactor: 1.25})} {
 		for i := range 500 {
 			got := lb.Select(list, lbtest.Call("Say", key(i)))
-			require.Same(t, list[r.Lookup(HashString(key(i)))], got)
+			require.Same(t, list[r.Lookup(hashString(key(i)))], got)
 		}
 	}
 }
@@ -464,7 +464,7 @@ func TestRetrySubsetKeepsClockwiseOrder(t *testing.T) {
 	r := ringOf(list, DefaultNodes)
 	lb := New(Options{})
 	for i := range 500 {
-		kp := HashString(key(i))
+		kp := hashString(key(i))
 		o := r.Lookup(kp)
 		require.Same(t, list[o], lb.Select(list, lbtest.Call("Say", key(i))))
 
@@ -477,13 +477,13 @@ func TestRetrySubsetKeepsClockwiseOrder(t *testing.T) {
 			}
 			return out
 		}
-		want, _ := r.LookupFunc(kp, func(m int) bool { return m != o })
+		want, _ := r.lookupFunc(kp, func(m int) bool { return m != o })
 		require.Same(t, list[want], lb.Select(without(o), lbtest.Call("Say", key(i))))
 		// Dropping another provider keeps the key on its owner.
 		require.Same(t, list[o], lb.Select(without((o+1)%len(list)), lbtest.Call("Say", key(i))))
 		// Unavailable members of the subset are skipped too.
 		list[want].(*base.BaseInvoker).SetAvailable(false)
-		next, _ := r.LookupFunc(kp, func(m int) bool { return m != o && m != want })
+		next, _ := r.lookupFunc(kp, func(m int) bool { return m != o && m != want })
 		require.Same(t, list[next], lb.Select(without(o), lbtest.Call("Say", key(i))))
 		list[want].(*base.BaseInvoker).SetAvailable(true)
 	}
@@ -672,7 +672,7 @@ func TestGenericCallRoutesLikeTheRealMethod(t *testing.T) {
 	// Not shaped like a generic call: hashed as it is (key = argument 0).
 	r := ringOf(list, DefaultNodes)
 	got := lb.Select(list, lbtest.Call("$invoke", "byUser", types, "not a slice"))
-	assert.Same(t, list[r.Lookup(HashString("byUser"))], got)
+	assert.Same(t, list[r.Lookup(hashString("byUser"))], got)
 	inv := lbtest.Call("$invoke", "byUser", types, []object{"tenant", "u"})
 	assert.Zero(t, testing.AllocsPerRun(100, func() { lb.Select(list, inv) }))
 }
@@ -690,13 +690,13 @@ func TestInterimKeepsTheKeysOfProvidersThatStay(t *testing.T) {
 	moved := 0
 	for i := range 2000 {
 		got := b.interim(old, changed, lbtest.Call("Say", key(i)))
-		kp := HashString(key(i))
+		kp := hashString(key(i))
 		if o := r.Lookup(kp); o != 4 {
 			require.Same(t, list[o], got, "key %d moved", i)
 			continue
 		}
 		moved++
-		want, _ := r.LookupFunc(kp, func(m int) bool { return m != 4 })
+		want, _ := r.lookupFunc(kp, func(m int) bool { return m != 4 })
 		require.Same(t, list[want], got, "not the next provider clockwise")
 	}
 	assert.Positive(t, moved)

@@ -15,13 +15,13 @@ func FuzzParseArguments(f *testing.F) {
 		f.Add(s, uint8(3))
 	}
 	f.Fuzz(func(t *testing.T, spec string, nargs uint8) {
-		idx := ParseArguments(spec)
+		idx := parseArguments(spec)
 		if len(idx) == 0 {
-			t.Fatalf("ParseArguments(%q) is empty", spec)
+			t.Fatalf("parseArguments(%q) is empty", spec)
 		}
 		for _, i := range idx {
 			if i < math.MinInt32 || i > math.MaxInt32 {
-				t.Fatalf("ParseArguments(%q) gave %d", spec, i)
+				t.Fatalf("parseArguments(%q) gave %d", spec, i)
 			}
 		}
 		k := newKeySpec(spec, "fuzz")
@@ -30,7 +30,7 @@ func FuzzParseArguments(f *testing.F) {
 			args[i] = strconv.Itoa(i)
 		}
 		k.warned.Store(true) // keep the log quiet
-		if got, want := k.point(args), HashKey(k.appendAny(nil, args)); got != want {
+		if got, want := k.point(args), hashKey(k.appendAny(nil, args)); got != want {
 			t.Fatalf("spec %q, %d args: point %d, want %d", spec, len(args), got, want)
 		}
 	})
@@ -44,8 +44,8 @@ func FuzzParseNodes(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, raw string) {
 		n, problem := parseNodes(raw)
-		if n < MinNodes || n > MaxNodes {
-			t.Fatalf("parseNodes(%q) = %d, outside [%d, %d]", raw, n, MinNodes, MaxNodes)
+		if n < minNodes || n > maxNodes {
+			t.Fatalf("parseNodes(%q) = %d, outside [%d, %d]", raw, n, minNodes, maxNodes)
 		}
 		if strings.TrimSpace(raw) == "" && (n != DefaultNodes || problem != "") {
 			t.Fatalf("parseNodes(%q) = %d, %q; want the default, silently", raw, n, problem)

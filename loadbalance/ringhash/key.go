@@ -12,35 +12,35 @@ import (
 // invocation argument forms the key.
 const DefaultArguments = "0"
 
-// HashKey returns the ring point of a key: the first four bytes of md5(key)
+// hashKey returns the ring point of a key: the first four bytes of md5(key)
 // read as a little-endian uint32, as Dubbo's ConsistentHashSelector does with
 // hash(md5(key), 0). It does not allocate.
-func HashKey(key []byte) uint32 {
+func hashKey(key []byte) uint32 {
 	d := md5.Sum(key)
 	return binary.LittleEndian.Uint32(d[0:4])
 }
 
-// HashString is [HashKey] for a key held in a string. It does not allocate.
-func HashString(key string) uint32 {
+// hashString is [hashKey] for a key held in a string. It does not allocate.
+func hashString(key string) uint32 {
 	// md5.Sum only reads its argument and keeps no reference to it, so the
 	// string's bytes can be viewed in place instead of copied.
 	d := md5.Sum(unsafe.Slice(unsafe.StringData(key), len(key)))
 	return binary.LittleEndian.Uint32(d[0:4])
 }
 
-// AppendKey appends the concatenation of parts to dst and returns the
+// appendKey appends the concatenation of parts to dst and returns the
 // extended buffer, the way Dubbo's toKey appends String.valueOf of each
 // selected argument to a StringBuilder with no separator. Each part must
 // already be the Java string form of its argument ("null" for a null
 // argument). With a dst of sufficient capacity it does not allocate.
-func AppendKey(dst []byte, parts []string) []byte {
+func appendKey(dst []byte, parts []string) []byte {
 	for _, p := range parts {
 		dst = append(dst, p...)
 	}
 	return dst
 }
 
-// ParseArguments parses a "hash.arguments" value, a comma-separated list of
+// parseArguments parses a "hash.arguments" value, a comma-separated list of
 // argument indexes such as "0" or "0,2", into the list of indexes in order.
 //
 // It is more forgiving than Dubbo, which throws on anything but integers
@@ -50,7 +50,7 @@ func AppendKey(dst []byte, parts []string) []byte {
 // Negative indexes are kept, as Dubbo keeps them; like out-of-range indexes
 // they select no argument, so callers must bounds-check every index against
 // the actual argument count. It never panics.
-func ParseArguments(spec string) []int {
+func parseArguments(spec string) []int {
 	var out []int
 	for field := range strings.SplitSeq(spec, ",") {
 		field = strings.TrimSpace(field)

@@ -12,17 +12,17 @@ import (
 const (
 	// DefaultNodes is Dubbo's default number of virtual nodes per member.
 	DefaultNodes = 160
-	// MinNodes is the smallest usable number of virtual nodes: one md5
+	// minNodes is the smallest usable number of virtual nodes: one md5
 	// digest, four points.
-	MinNodes = 4
-	// MaxNodes caps the virtual nodes per member; Dubbo has no cap.
-	MaxNodes = 10000
-	// MaxPoints caps the points of a whole ring (members × nodes) so a huge
+	minNodes = 4
+	// maxNodes caps the virtual nodes per member; Dubbo has no cap.
+	maxNodes = 10000
+	// maxPoints caps the points of a whole ring (members × nodes) so a huge
 	// configuration cannot exhaust memory; see [Build].
-	MaxPoints = 1 << 24
+	maxPoints = 1 << 24
 )
 
-// NormalizeNodes returns the number of virtual nodes per member that [Build]
+// normalizeNodes returns the number of virtual nodes per member that [Build]
 // uses for a requested value n:
 //
 //   - n <= 0 (unset or nonsense) gives [DefaultNodes];
@@ -30,14 +30,14 @@ const (
 //   - n > [MaxNodes] gives MaxNodes;
 //   - otherwise n rounded down to a multiple of 4, which is what Dubbo's
 //     n/4 integer division of digests produces (so 161 behaves as 160).
-func NormalizeNodes(n int) int {
+func normalizeNodes(n int) int {
 	switch {
 	case n <= 0:
 		return DefaultNodes
-	case n < MinNodes:
-		return MinNodes
-	case n > MaxNodes:
-		return MaxNodes
+	case n < minNodes:
+		return minNodes
+	case n > maxNodes:
+		return maxNodes
 	}
 	return n &^ 3
 }
@@ -45,9 +45,9 @@ func NormalizeNodes(n int) int {
 // effectiveNodes is the number of virtual nodes per member Build uses for
 // members members and a requested nodes.
 func effectiveNodes(members, nodes int) int {
-	nodes = NormalizeNodes(nodes)
-	if members > 0 && int64(members)*int64(nodes) > MaxPoints {
-		nodes = max(MinNodes, (MaxPoints/members)&^3)
+	nodes = normalizeNodes(nodes)
+	if members > 0 && int64(members)*int64(nodes) > maxPoints {
+		nodes = max(minNodes, (maxPoints/members)&^3)
 	}
 	return nodes
 }
@@ -83,7 +83,7 @@ type Ring struct {
 // pass members in the same order as the Java consumers to agree even on
 // those rare collisions (expected about members²·nodes²/2³³ times).
 //
-// nodes is normalised by [NormalizeNodes]. If members × nodes exceeds
+// nodes is normalised by [normalizeNodes]. If members × nodes exceeds
 // [MaxPoints], nodes is lowered to the largest multiple of 4 (at least 4)
 // that fits, which no longer matches Dubbo; [Ring.Nodes] reports the value
 // used. Empty members give an empty ring. Build never panics.
@@ -251,15 +251,15 @@ func (r *Ring) Members() int {
 // with, after normalisation (see [Build]).
 func (r *Ring) Nodes() int {
 	if r == nil {
-		return NormalizeNodes(0)
+		return normalizeNodes(0)
 	}
 	return r.nodes
 }
 
-// Search returns the position of the first point at or after keyPoint,
+// search returns the position of the first point at or after keyPoint,
 // wrapping to 0 past the last point, or -1 if the ring is empty. Positions
 // run from 0 to Len()-1; step clockwise with pos+1, wrapping at Len().
-func (r *Ring) Search(keyPoint uint32) int {
+func (r *Ring) search(keyPoint uint32) int {
 	if r.Len() == 0 {
 		return -1
 	}
@@ -322,14 +322,14 @@ func (r *Ring) Shares() []float64 {
 // or after it, wrapping), the member Dubbo would choose, or -1 if the ring is
 // empty. It does not allocate.
 func (r *Ring) Lookup(keyPoint uint32) int {
-	pos := r.Search(keyPoint)
+	pos := r.search(keyPoint)
 	if pos < 0 {
 		return -1
 	}
 	return r.index[r.owners[pos]]
 }
 
-// LookupFunc is [Ring.Lookup] skipping rejected members: it walks clockwise
+// lookupFunc is [Ring.Lookup] skipping rejected members: it walks clockwise
 // from keyPoint's point and returns the Index of the first member for which
 // accept returns true. Each member is offered to accept at most once, and the
 // walk stops after one full turn or once every member has been rejected; it
@@ -338,9 +338,9 @@ func (r *Ring) Lookup(keyPoint uint32) int {
 // Because the walk continues to the next point of a different member, keys
 // of a rejected member spread over the other members in proportion to their
 // share of the ring, and return to it as soon as it is accepted again.
-// LookupFunc does not allocate, except once for a small bitmap when it
+// lookupFunc does not allocate, except once for a small bitmap when it
 // rejects members of a ring of more than 1024 members.
-func (r *Ring) LookupFunc(keyPoint uint32, accept func(index int) bool) (index int, ok bool) {
+func (r *Ring) lookupFunc(keyPoint uint32, accept func(index int) bool) (index int, ok bool) {
 	var found int32 = -1
 	r.walk(keyPoint, func(pos int32) bool {
 		if accept == nil || accept(r.index[pos]) {
@@ -355,14 +355,14 @@ func (r *Ring) LookupFunc(keyPoint uint32, accept func(index int) bool) (index i
 	return r.index[found], true
 }
 
-// BoundedCapacity returns the per-member load bound used by
-// [Ring.LookupBounded]: ceil(factor × (totalLoad+1) / members), the average
+// boundedCapacity returns the per-member load bound used by
+// [Ring.lookupBounded]: ceil(factor × (totalLoad+1) / members), the average
 // load after placing one more request, scaled by factor.
 //
 // factor below 1 or NaN is taken as 1; a negative totalLoad as 0; members <= 0
 // gives 0. The result saturates at math.MaxInt64 (so factor = +Inf means no
 // bound). It is computed in float64, which can only round the bound up.
-func BoundedCapacity(factor float64, totalLoad int64, members int) int64 {
+func boundedCapacity(factor float64, totalLoad int64, members int) int64 {
 	if members <= 0 {
 		return 0
 	}
@@ -377,12 +377,12 @@ func BoundedCapacity(factor float64, totalLoad int64, members int) int64 {
 	return int64(v)
 }
 
-// LookupBounded is consistent hashing with bounded loads (Mirrokni et al.,
+// lookupBounded is consistent hashing with bounded loads (Mirrokni et al.,
 // Envoy's hash_balance_factor). load(index) reports a member's current load,
 // normally its number of in-flight requests, and totalLoad the sum of load
 // over all members of the ring. Walking clockwise from keyPoint as
-// [Ring.LookupFunc] does, it returns the first member that accept accepts
-// (nil accepts all) and whose load+1 <= [BoundedCapacity](factor, totalLoad,
+// [Ring.lookupFunc] does, it returns the first member that accept accepts
+// (nil accepts all) and whose load+1 <= [boundedCapacity](factor, totalLoad,
 // Members()).
 //
 // A key therefore stays on its Dubbo member while that member carries no more
@@ -394,13 +394,13 @@ func BoundedCapacity(factor float64, totalLoad int64, members int) int64 {
 // disagree or members are rejected), the first accepted member clockwise is
 // returned. (-1, false) means no member was accepted.
 //
-// Each member's load and accept are called at most once; LookupBounded does
-// not allocate, with the same exception as LookupFunc.
-func (r *Ring) LookupBounded(keyPoint uint32, factor float64, totalLoad int64, load func(index int) int64, accept func(index int) bool) (index int, ok bool) {
+// Each member's load and accept are called at most once; lookupBounded does
+// not allocate, with the same exception as lookupFunc.
+func (r *Ring) lookupBounded(keyPoint uint32, factor float64, totalLoad int64, load func(index int) int64, accept func(index int) bool) (index int, ok bool) {
 	if load == nil {
-		return r.LookupFunc(keyPoint, accept)
+		return r.lookupFunc(keyPoint, accept)
 	}
-	limit := BoundedCapacity(factor, totalLoad, r.Members())
+	limit := boundedCapacity(factor, totalLoad, r.Members())
 	var found, fallback int32 = -1, -1
 	r.walk(keyPoint, func(pos int32) bool {
 		idx := r.index[pos]
@@ -429,7 +429,7 @@ func (r *Ring) LookupBounded(keyPoint uint32, factor float64, totalLoad int64, l
 // clockwise from keyPoint's point, at most once per member, until visit
 // returns true, every member has been visited, or one full turn is done.
 func (r *Ring) walk(keyPoint uint32, visit func(pos int32) bool) {
-	start := r.Search(keyPoint)
+	start := r.search(keyPoint)
 	if start < 0 {
 		return
 	}

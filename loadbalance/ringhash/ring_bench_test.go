@@ -34,8 +34,8 @@ func BenchmarkHashKey(b *testing.B) {
 			buf := make([]byte, 0, 64)
 			b.ReportAllocs()
 			for b.Loop() {
-				buf = AppendKey(buf[:0], parts)
-				sinkU32 = HashKey(buf)
+				buf = appendKey(buf[:0], parts)
+				sinkU32 = hashKey(buf)
 			}
 		})
 	}
@@ -49,7 +49,7 @@ func BenchmarkKeyToMember(b *testing.B) {
 		keys[i] = "user-" + strconv.Itoa(i*7919)
 	}
 	benchRings(b, func(r *Ring, _ int) func(i int) {
-		return func(i int) { sinkInt = r.Lookup(HashString(keys[i&4095])) }
+		return func(i int) { sinkInt = r.Lookup(hashString(keys[i&4095])) }
 	})
 }
 
@@ -64,7 +64,7 @@ func BenchmarkLookupFuncSkip(b *testing.B) {
 		}
 		return func(i int) {
 			j := i & 4095
-			sinkInt, _ = r.LookupFunc(kps[j], func(m int) bool { return m != owners[j] })
+			sinkInt, _ = r.lookupFunc(kps[j], func(m int) bool { return m != owners[j] })
 		}
 	})
 }
@@ -81,7 +81,7 @@ func BenchmarkLookupBounded(b *testing.B) {
 			total += loads[i]
 		}
 		load := func(m int) int64 { return loads[m] }
-		return func(i int) { sinkInt, _ = r.LookupBounded(kps[i&4095], 1.25, total, load, nil) }
+		return func(i int) { sinkInt, _ = r.lookupBounded(kps[i&4095], 1.25, total, load, nil) }
 	})
 }
 

@@ -24,7 +24,7 @@ func keyPoints(n int, seed uint64) []uint32 {
 	rng := rand.New(rand.NewPCG(seed, 1))
 	out := make([]uint32, n)
 	for i := range out {
-		out[i] = HashString("key-" + strconv.FormatUint(rng.Uint64(), 36))
+		out[i] = hashString("key-" + strconv.FormatUint(rng.Uint64(), 36))
 	}
 	return out
 }
@@ -38,11 +38,11 @@ func TestHashKeyKnownValues(t *testing.T) {
 		{"", 0xd98c1dd4},
 		{"a", 0xb975c10c},
 	} {
-		if got := HashKey([]byte(tc.key)); got != tc.want {
-			t.Errorf("HashKey(%q) = %#x, want %#x", tc.key, got, tc.want)
+		if got := hashKey([]byte(tc.key)); got != tc.want {
+			t.Errorf("hashKey(%q) = %#x, want %#x", tc.key, got, tc.want)
 		}
-		if got := HashString(tc.key); got != tc.want {
-			t.Errorf("HashString(%q) = %#x, want %#x", tc.key, got, tc.want)
+		if got := hashString(tc.key); got != tc.want {
+			t.Errorf("hashString(%q) = %#x, want %#x", tc.key, got, tc.want)
 		}
 	}
 }
@@ -70,7 +70,7 @@ func TestRingLayout(t *testing.T) {
 			t.Errorf("member %d owns %d points", i, c)
 		}
 	}
-	// Search and Lookup agree with a linear scan, including wrap-around.
+	// search and Lookup agree with a linear scan, including wrap-around.
 	last, _ := r.At(r.Len() - 1)
 	first, firstIdx := r.At(0)
 	for _, kp := range append(keyPoints(2000, 7), 0, first, first+1, last, last+1, math.MaxUint32) {
@@ -173,9 +173,9 @@ func TestLoadSpread(t *testing.T) {
 }
 
 // nextOther returns the owner of the first point clockwise of keyPoint's point
-// owned by a member not in skip (brute force reference for LookupFunc).
+// owned by a member not in skip (brute force reference for lookupFunc).
 func nextOther(r *Ring, kp uint32, skip map[int]bool) int {
-	start := r.Search(kp)
+	start := r.search(kp)
 	for k := 0; k < r.Len(); k++ {
 		if _, idx := r.At(start + k); !skip[idx] {
 			return idx
@@ -190,12 +190,12 @@ func TestLookupFuncSkipsClockwise(t *testing.T) {
 	perMember := make([]int, 10)
 	for _, kp := range keyPoints(20000, 8) {
 		calls := map[int]int{}
-		got, ok := r.LookupFunc(kp, func(i int) bool { calls[i]++; return !down[i] })
+		got, ok := r.lookupFunc(kp, func(i int) bool { calls[i]++; return !down[i] })
 		if !ok || down[got] {
-			t.Fatalf("LookupFunc returned %d, %v", got, ok)
+			t.Fatalf("lookupFunc returned %d, %v", got, ok)
 		}
 		if want := nextOther(r, kp, down); got != want {
-			t.Fatalf("LookupFunc = %d, want next clockwise %d", got, want)
+			t.Fatalf("lookupFunc = %d, want next clockwise %d", got, want)
 		}
 		if plain := r.Lookup(kp); !down[plain] && got != plain {
 			t.Fatal("a key of an accepted member must not move")
@@ -216,11 +216,11 @@ func TestLookupFuncSkipsClockwise(t *testing.T) {
 
 	// nil accept is Lookup; rejecting everyone fails after one call each.
 	for _, kp := range keyPoints(100, 9) {
-		if got, ok := r.LookupFunc(kp, nil); !ok || got != r.Lookup(kp) {
-			t.Fatal("LookupFunc(nil) must equal Lookup")
+		if got, ok := r.lookupFunc(kp, nil); !ok || got != r.Lookup(kp) {
+			t.Fatal("lookupFunc(nil) must equal Lookup")
 		}
 		calls := 0
-		if got, ok := r.LookupFunc(kp, func(int) bool { calls++; return false }); ok || got != -1 {
+		if got, ok := r.lookupFunc(kp, func(int) bool { calls++; return false }); ok || got != -1 {
 			t.Fatal("rejecting all members must fail")
 		}
 		if calls != 10 {
@@ -234,11 +234,11 @@ func TestLookupFuncLargeRing(t *testing.T) {
 	r := Build(providers(1500), 8)
 	for _, kp := range keyPoints(50, 10) {
 		calls := 0
-		if _, ok := r.LookupFunc(kp, func(int) bool { calls++; return false }); ok || calls != 1500 {
+		if _, ok := r.lookupFunc(kp, func(int) bool { calls++; return false }); ok || calls != 1500 {
 			t.Fatalf("calls = %d", calls)
 		}
 		down := map[int]bool{r.Lookup(kp): true}
-		if got, _ := r.LookupFunc(kp, func(i int) bool { return !down[i] }); got != nextOther(r, kp, down) {
+		if got, _ := r.lookupFunc(kp, func(i int) bool { return !down[i] }); got != nextOther(r, kp, down) {
 			t.Fatal("wrong successor on a large ring")
 		}
 	}
@@ -263,8 +263,8 @@ func TestBoundedCapacity(t *testing.T) {
 		{math.Inf(1), 10, 3, math.MaxInt64},
 		{1e300, math.MaxInt64, 1, math.MaxInt64},
 	} {
-		if got := BoundedCapacity(tc.c, tc.total, tc.members); got != tc.want {
-			t.Errorf("BoundedCapacity(%v, %d, %d) = %d, want %d", tc.c, tc.total, tc.members, got, tc.want)
+		if got := boundedCapacity(tc.c, tc.total, tc.members); got != tc.want {
+			t.Errorf("boundedCapacity(%v, %d, %d) = %d, want %d", tc.c, tc.total, tc.members, got, tc.want)
 		}
 	}
 }
@@ -277,7 +277,7 @@ func TestLookupBounded(t *testing.T) {
 
 	// With no load the choice is Dubbo's.
 	for _, kp := range keyPoints(1000, 12) {
-		if got, ok := r.LookupBounded(kp, 1.25, 0, load, nil); !ok || got != r.Lookup(kp) {
+		if got, ok := r.lookupBounded(kp, 1.25, 0, load, nil); !ok || got != r.Lookup(kp) {
 			t.Fatal("an idle ring must choose like Lookup")
 		}
 	}
@@ -291,7 +291,7 @@ func TestLookupBounded(t *testing.T) {
 			var total int64
 			stayed := 0
 			for _, kp := range kps {
-				got, ok := r.LookupBounded(kp, c, total, load, nil)
+				got, ok := r.lookupBounded(kp, c, total, load, nil)
 				if !ok {
 					t.Fatal("no member chosen")
 				}
@@ -317,18 +317,18 @@ func TestLookupBounded(t *testing.T) {
 	clear(loads)
 	for _, kp := range keyPoints(200, 14) {
 		down := map[int]bool{r.Lookup(kp): true}
-		got, ok := r.LookupBounded(kp, 1.25, 0, load, func(i int) bool { return !down[i] })
+		got, ok := r.lookupBounded(kp, 1.25, 0, load, func(i int) bool { return !down[i] })
 		if !ok || got != nextOther(r, kp, down) {
 			t.Fatal("bounded lookup must skip rejected members")
 		}
 		full := func(int) int64 { return 1 << 40 }
-		if got, ok := r.LookupBounded(kp, 1.25, 10, full, nil); !ok || got != r.Lookup(kp) {
+		if got, ok := r.lookupBounded(kp, 1.25, 10, full, nil); !ok || got != r.Lookup(kp) {
 			t.Fatal("when every member is over the bound, fall back to the first accepted")
 		}
-		if _, ok := r.LookupBounded(kp, 1.25, 0, load, func(int) bool { return false }); ok {
+		if _, ok := r.lookupBounded(kp, 1.25, 0, load, func(int) bool { return false }); ok {
 			t.Fatal("rejecting all members must fail")
 		}
-		if got, _ := r.LookupBounded(kp, 1.25, 0, nil, nil); got != r.Lookup(kp) {
+		if got, _ := r.lookupBounded(kp, 1.25, 0, nil, nil); got != r.Lookup(kp) {
 			t.Fatal("nil load must mean unbounded")
 		}
 	}
@@ -348,18 +348,18 @@ func TestNormalizeNodes(t *testing.T) {
 		{1, 4}, {3, 4}, {4, 4}, {7, 4}, {8, 8}, {40, 40}, {160, 160}, {161, 160}, {163, 160},
 		{10000, 10000}, {10001, 10000}, {1 << 40, 10000}, {math.MaxInt, 10000},
 	} {
-		if got := NormalizeNodes(tc.in); got != tc.want {
-			t.Errorf("NormalizeNodes(%d) = %d, want %d", tc.in, got, tc.want)
+		if got := normalizeNodes(tc.in); got != tc.want {
+			t.Errorf("normalizeNodes(%d) = %d, want %d", tc.in, got, tc.want)
 		}
 	}
 	// The ring-size cap.
 	if got := effectiveNodes(10, 10000); got != 10000 {
 		t.Errorf("effectiveNodes(10, 10000) = %d", got)
 	}
-	if got := effectiveNodes(5000, 10000); got != 3352 || 5000*got > MaxPoints {
+	if got := effectiveNodes(5000, 10000); got != 3352 || 5000*got > maxPoints {
 		t.Errorf("effectiveNodes(5000, 10000) = %d", got)
 	}
-	if got := effectiveNodes(math.MaxInt32, 160); got != MinNodes {
+	if got := effectiveNodes(math.MaxInt32, 160); got != minNodes {
 		t.Errorf("effectiveNodes(MaxInt32, 160) = %d", got)
 	}
 }
@@ -367,7 +367,7 @@ func TestNormalizeNodes(t *testing.T) {
 func TestBadInputDoesNotPanic(t *testing.T) {
 	for _, nodes := range []int{math.MinInt, -160, 0, 1, 2, 3, 5, 6, 7, 161, 20000, math.MaxInt} {
 		r := Build(providers(3), nodes)
-		want := NormalizeNodes(nodes)
+		want := normalizeNodes(nodes)
 		if r.Nodes() != want || r.Len() != 3*want {
 			t.Errorf("nodes=%d: Nodes()=%d Len()=%d", nodes, r.Nodes(), r.Len())
 		}
@@ -378,17 +378,17 @@ func TestBadInputDoesNotPanic(t *testing.T) {
 
 	// Empty and nil rings answer "nothing", never panic.
 	for name, r := range map[string]*Ring{"empty": Build(nil, 160), "nil": nil, "zero": {}} {
-		if r.Len() != 0 || r.Members() != 0 || r.Search(1) != -1 || r.Lookup(1) != -1 {
+		if r.Len() != 0 || r.Members() != 0 || r.search(1) != -1 || r.Lookup(1) != -1 {
 			t.Errorf("%s ring not empty", name)
 		}
 		if p, idx := r.At(3); p != 0 || idx != -1 {
 			t.Errorf("%s ring At = %d, %d", name, p, idx)
 		}
-		if idx, ok := r.LookupFunc(1, nil); ok || idx != -1 {
-			t.Errorf("%s ring LookupFunc", name)
+		if idx, ok := r.lookupFunc(1, nil); ok || idx != -1 {
+			t.Errorf("%s ring lookupFunc", name)
 		}
-		if idx, ok := r.LookupBounded(1, 1.25, 0, func(int) int64 { return 0 }, nil); ok || idx != -1 {
-			t.Errorf("%s ring LookupBounded", name)
+		if idx, ok := r.lookupBounded(1, 1.25, 0, func(int) int64 { return 0 }, nil); ok || idx != -1 {
+			t.Errorf("%s ring lookupBounded", name)
 		}
 	}
 	if Build(nil, 0).Nodes() != DefaultNodes || (*Ring)(nil).Nodes() != DefaultNodes {
@@ -420,25 +420,25 @@ func TestParseArguments(t *testing.T) {
 		{"+3", []int{3}},
 		{"99999999999", []int{0}}, // does not fit Java's int
 	} {
-		if got := ParseArguments(tc.in); fmt.Sprint(got) != fmt.Sprint(tc.want) {
-			t.Errorf("ParseArguments(%q) = %v, want %v", tc.in, got, tc.want)
+		if got := parseArguments(tc.in); fmt.Sprint(got) != fmt.Sprint(tc.want) {
+			t.Errorf("parseArguments(%q) = %v, want %v", tc.in, got, tc.want)
 		}
 	}
 }
 
 func TestAppendKey(t *testing.T) {
 	buf := make([]byte, 0, 64)
-	if got := string(AppendKey(buf, []string{"user-", "42", "", "null"})); got != "user-42null" {
-		t.Fatalf("AppendKey = %q", got)
+	if got := string(appendKey(buf, []string{"user-", "42", "", "null"})); got != "user-42null" {
+		t.Fatalf("appendKey = %q", got)
 	}
-	if got := AppendKey(nil, nil); len(got) != 0 {
+	if got := appendKey(nil, nil); len(got) != 0 {
 		t.Fatal("empty key")
 	}
 }
 
 func TestZeroAllocations(t *testing.T) {
 	r := Build(providers(100), DefaultNodes)
-	kp := HashString("some key")
+	kp := hashString("some key")
 	buf := make([]byte, 0, 64)
 	parts := []string{"tenant-1", "user-2"}
 	loads := make([]int64, 100)
@@ -447,12 +447,12 @@ func TestZeroAllocations(t *testing.T) {
 	reject := func(i int) bool { return i != owner }
 	key := "a key that is longer than thirty-two bytes, to defeat small-buffer tricks"
 	for name, f := range map[string]func(){
-		"HashKey":       func() { _ = HashKey(buf[:8]) },
-		"HashString":    func() { _ = HashString(key) },
-		"AppendKey":     func() { buf = AppendKey(buf[:0], parts) },
+		"hashKey":       func() { _ = hashKey(buf[:8]) },
+		"hashString":    func() { _ = hashString(key) },
+		"appendKey":     func() { buf = appendKey(buf[:0], parts) },
 		"Lookup":        func() { _ = r.Lookup(kp) },
-		"LookupFunc":    func() { _, _ = r.LookupFunc(kp, reject) },
-		"LookupBounded": func() { _, _ = r.LookupBounded(kp, 1.25, 0, load, reject) },
+		"lookupFunc":    func() { _, _ = r.lookupFunc(kp, reject) },
+		"lookupBounded": func() { _, _ = r.lookupBounded(kp, 1.25, 0, load, reject) },
 	} {
 		if a := testing.AllocsPerRun(200, f); a != 0 {
 			t.Errorf("%s: %v allocs/op", name, a)

@@ -96,7 +96,7 @@ func TestDubboJavaVectors(t *testing.T) {
 				members[i] = Member{Address: p, Index: i}
 			}
 			r := Build(members, c.nodes)
-			indexes := ParseArguments(c.arguments)
+			indexes := parseArguments(c.arguments)
 			var buf []byte
 			var parts []string
 			for _, row := range c.rows {
@@ -107,13 +107,13 @@ func TestDubboJavaVectors(t *testing.T) {
 						parts = append(parts, row.args[i])
 					}
 				}
-				buf = AppendKey(buf[:0], parts)
-				got := r.Lookup(HashKey(buf))
+				buf = appendKey(buf[:0], parts)
+				got := r.Lookup(hashKey(buf))
 				if got < 0 || c.providers[got] != row.want {
 					t.Errorf("%q: key %q -> member %d, Dubbo chose %s", row.raw, buf, got, row.want)
 				}
-				if HashString(string(buf)) != HashKey(buf) {
-					t.Errorf("HashString and HashKey disagree on %q", buf)
+				if hashString(string(buf)) != hashKey(buf) {
+					t.Errorf("hashString and hashKey disagree on %q", buf)
 				}
 			}
 			total += len(c.rows)

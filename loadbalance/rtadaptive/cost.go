@@ -30,13 +30,13 @@ type Estimate struct {
 	ErrorCost time.Duration
 }
 
-// Charged returns the response time to charge the provider: its RTT with
+// charged returns the response time to charge the provider: its RTT with
 // each error, in the share ErrorRatio, counted as taking at least
 // ErrorCost, that is RTT + ErrorRatio × max(ErrorCost − RTT, 0). A
 // provider that fails fast is thus not cheaper than a healthy one (it
 // would attract all the traffic, and fail it). Invalid inputs count as 0.
 // The result is at least 1 µs.
-func (e Estimate) Charged() float64 {
+func (e Estimate) charged() float64 {
 	return charged(float64(e.RTT), e.ErrorRatio, float64(e.ErrorCost))
 }
 
@@ -48,7 +48,7 @@ func charged(rtt, ratio, cost float64) float64 {
 	return rtt
 }
 
-// Costs returns the costs of two providers, to compare: the charged
+// pairCosts returns the costs of two providers, to compare: the charged
 // response time times (calls in flight + 1), Finagle's and Linkerd's peak
 // EWMA cost. A provider without samples is charged defaultRTT if it is
 // positive; otherwise it borrows the plain RTT of the provider it is
@@ -57,8 +57,8 @@ func charged(rtt, ratio, cost float64) float64 {
 // makes it known): the calls in flight decide, and it gets about its fair
 // share until its first call returns. When neither has samples, only the
 // calls in flight count.
-func Costs(a, b Estimate, defaultRTT time.Duration) (ca, cb float64) {
-	ra, rb := rtts(a.Charged(), float64(a.RTT), a.Known, b.Charged(), float64(b.RTT), b.Known, defaultRTT)
+func pairCosts(a, b Estimate, defaultRTT time.Duration) (ca, cb float64) {
+	ra, rb := rtts(a.charged(), float64(a.RTT), a.Known, b.charged(), float64(b.RTT), b.Known, defaultRTT)
 	return ra * inflightFactor(a.Inflight), rb * inflightFactor(b.Inflight)
 }
 

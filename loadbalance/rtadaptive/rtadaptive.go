@@ -207,7 +207,7 @@ func (b *Balancer) describe(v *member.View[table], _ int64, ps []describe.Provid
 			}
 			e.RTT = b.defaultRTT
 		}
-		ps[i].CostMs = e.Charged() * inflightFactor(e.Inflight) / 1e6
+		ps[i].CostMs = e.charged() * inflightFactor(e.Inflight) / 1e6
 	}
 }
 

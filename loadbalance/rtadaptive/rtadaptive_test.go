@@ -25,7 +25,7 @@ func TestCosts(t *testing.T) {
 		return Estimate{RTT: rtt, Known: true, Inflight: inflight, ErrorCost: sec}
 	}
 	// Peak-EWMA cost: RTT × (in flight + 1).
-	a, b := Costs(known(2*ms, 0), known(1*ms, 3), 0)
+	a, b := pairCosts(known(2*ms, 0), known(1*ms, 3), 0)
 	assert.Equal(t, float64(2*ms), a)
 	assert.Equal(t, float64(4*ms), b)
 
@@ -33,29 +33,29 @@ func TestCosts(t *testing.T) {
 	// with a 1 s timeout cost half a second.
 	failing := known(ms, 0)
 	failing.ErrorRatio = 0.5
-	assert.InDelta(t, float64(ms)+0.5*float64(sec-ms), failing.Charged(), 1)
+	assert.InDelta(t, float64(ms)+0.5*float64(sec-ms), failing.charged(), 1)
 	failing.ErrorRatio = 1
-	assert.Equal(t, float64(sec), failing.Charged())
+	assert.Equal(t, float64(sec), failing.charged())
 	// An error costs no less than the RTT when the RTT is above the timeout.
 	slow := known(2*sec, 0)
 	slow.ErrorRatio = 1
-	assert.Equal(t, float64(2*sec), slow.Charged())
+	assert.Equal(t, float64(2*sec), slow.charged())
 
 	// A provider without samples borrows the plain RTT of its peer, not
 	// its error charge: against a failing peer it wins, against a healthy
 	// one the calls in flight decide.
 	unknown := Estimate{}
-	a, b = Costs(unknown, failing, 0)
+	a, b = pairCosts(unknown, failing, 0)
 	assert.Less(t, a, b)
-	a, b = Costs(unknown, known(5*ms, 0), 0)
+	a, b = pairCosts(unknown, known(5*ms, 0), 0)
 	assert.Equal(t, a, b)
-	a, b = Costs(Estimate{Inflight: 1}, known(5*ms, 0), 0)
+	a, b = pairCosts(Estimate{Inflight: 1}, known(5*ms, 0), 0)
 	assert.Greater(t, a, b)
 	// Neither has samples: the calls in flight decide.
-	a, b = Costs(Estimate{Inflight: 2}, Estimate{Inflight: 1}, 0)
+	a, b = pairCosts(Estimate{Inflight: 2}, Estimate{Inflight: 1}, 0)
 	assert.Greater(t, a, b)
 	// A configured default.
-	a, _ = Costs(unknown, known(5*ms, 0), 7*ms)
+	a, _ = pairCosts(unknown, known(5*ms, 0), 7*ms)
 	assert.Equal(t, float64(7*ms), a)
 
 	// Never 0, never NaN: no herding onto a zero estimate.
@@ -67,7 +67,7 @@ func TestCosts(t *testing.T) {
 		{Known: true, RTT: ms, ErrorRatio: -1, ErrorCost: sec},
 		{},
 	} {
-		c, _ := Costs(e, Estimate{}, 0)
+		c, _ := pairCosts(e, Estimate{}, 0)
 		assert.True(t, c > 0 && !math.IsNaN(c) && !math.IsInf(c, 0), "%+v: %v", e, c)
 	}
 }
@@ -239,7 +239,7 @@ func TestCleanComparisonMatchesCosts(t *testing.T) {
 			if !clean(v, i) || !clean(v, j) {
 				t.Fatalf("providers %d and %d have errors to charge", i, j)
 			}
-			ci, cj := Costs(b.estimate(v, i, now), b.estimate(v, j, now), 0)
+			ci, cj := pairCosts(b.estimate(v, i, now), b.estimate(v, j, now), 0)
 			if math.Abs(ci-cj) <= 1e-6*max(ci, cj) {
 				continue // a tie (or within rounding of one): a coin decides
 			}

@@ -9,10 +9,10 @@ import (
 	"github.com/dubbogo-lb/lb/rpcstatus"
 )
 
-// Estimate is Dubbo Java's estimated response of a provider: the mean
+// estimate is Dubbo Java's estimated response of a provider: the mean
 // elapsed time of its successful calls in the window, mean (ns), times its
 // calls in flight + 1, saturating at math.MaxInt64.
-func Estimate(mean, active int64) int64 {
+func estimate(mean, active int64) int64 {
 	hi, lo := bits.Mul64(uint64(max(mean, 0)), uint64(max(active, 0)+1))
 	if hi != 0 || lo > math.MaxInt64 {
 		return math.MaxInt64
@@ -59,7 +59,7 @@ func shortest(mean []atomic.Int64, stats []*rpcstatus.Stats, weights []float64, 
 		if ones {
 			w = 1
 		}
-		switch e := Estimate(mean[i].Load(), stats[i].Active()); {
+		switch e := estimate(mean[i].Load(), stats[i].Active()); {
 		case e < best || first < 0:
 			best, first, last, count, total = e, k, k, 1, w
 		case e == best:
@@ -79,7 +79,7 @@ func shortest(mean []atomic.Int64, stats []*rpcstatus.Stats, weights []float64, 
 	for k := first; k <= last; k++ {
 		i := slotOf(slots, k)
 		w := weights[i]
-		if !equal && !algo.Usable(w) || Estimate(mean[i].Load(), stats[i].Active()) != best {
+		if !equal && !algo.Usable(w) || estimate(mean[i].Load(), stats[i].Active()) != best {
 			continue
 		}
 		if ones {

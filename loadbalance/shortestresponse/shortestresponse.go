@@ -240,6 +240,6 @@ func (b *Balancer) among(v *member.View[table], list []base.Invoker, _ base.Invo
 // describe gives each provider its estimate as its cost.
 func (b *Balancer) describe(v *member.View[table], _ int64, ps []describe.Provider) {
 	for i := range ps {
-		ps[i].CostMs = float64(Estimate(v.Table.mean[i].Load(), v.Stats[i].Active())) / 1e6
+		ps[i].CostMs = float64(estimate(v.Table.mean[i].Load(), v.Stats[i].Active())) / 1e6
 	}
 }

@@ -49,10 +49,10 @@ func count(b *Balancer, list []base.Invoker, picks int) []int {
 }
 
 func TestEstimate(t *testing.T) {
-	assert.Equal(t, int64(3*ms), Estimate(ms, 2))
-	assert.Equal(t, int64(ms), Estimate(ms, -1), "a negative count is 0")
-	assert.Equal(t, int64(math.MaxInt64), Estimate(math.MaxInt64/2, 5), "saturates")
-	assert.Zero(t, Estimate(0, 9))
+	assert.Equal(t, int64(3*ms), estimate(ms, 2))
+	assert.Equal(t, int64(ms), estimate(ms, -1), "a negative count is 0")
+	assert.Equal(t, int64(math.MaxInt64), estimate(math.MaxInt64/2, 5), "saturates")
+	assert.Zero(t, estimate(0, 9))
 }
 
 // TestShortestMeanTimesCallsInFlight: Java's estimate, mean × (active +
