@@ -1,6 +1,7 @@
 package it
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 )
@@ -53,7 +54,7 @@ func TestJavaProviderNamesTheBalancerPerMethod(t *testing.T) {
 	checkNoPanic(t, ring)
 }
 
-// Java providers, one 20 times slower than the two others, name
+// Java providers, one 60 times slower than the two others, name
 // shortestresponse (service level) or adaptive (Hello, Java's spelling):
 // the consumer that names no balancer gives the slow one a share within
 // slowShareBound, as the latency-aware balancers do
@@ -72,7 +73,7 @@ func TestJavaProviderNamesTheBalancerLatencyAware(t *testing.T) {
 			ps := []*provider{
 				e.startProvider(t, providerSpec{name: "fast1", latency: "5ms", java: true, args: lb}),
 				e.startProvider(t, providerSpec{name: "fast2", latency: "5ms", java: true, args: lb}),
-				e.startProvider(t, providerSpec{name: "slow", latency: "100ms", java: true, args: lb}),
+				e.startProvider(t, providerSpec{name: "slow", latency: fmt.Sprintf("%dms", slowLatencyMs), java: true, args: lb}),
 			}
 			e.waitRegistered(t, ps...)
 			// The control names random where the providers name their
@@ -82,8 +83,13 @@ func TestJavaProviderNamesTheBalancerLatencyAware(t *testing.T) {
 			if java.flag == "-method-loadbalance" {
 				randomSpec = consumerSpec{name: "consumer random (Hello: random)", args: []string{"-conf", consumerYAML(t, "random", "random"), "-concurrency", "4"}}
 			}
-			cs := e.startConsumers(t, len(ps), consumerSpec{balancer: noBalancer, args: []string{"-concurrency", "4"}}, randomSpec)
+			// A window of 3 s instead of Java's 30: a provider whose first
+			// calls were slow (a cold JVM) is probed again at the next
+			// window, within the test's time.
+			namedArgs := []string{"-concurrency", "4", "-param", "shortestresponse.slidePeriod=3000"}
+			cs := e.startConsumers(t, len(ps), consumerSpec{balancer: noBalancer, args: namedArgs}, randomSpec)
 			named, control := cs[0], cs[1]
+			named.until(t, reactDeadline, "calling both fast providers", func(r report) bool { return all(r, "fast1", "fast2") })
 			named.collectCalls(t, 500) // adaptation
 			m := collectLatencyAware(t, named)
 			r := control.collectCalls(t, shareCalls)

@@ -9,10 +9,11 @@
 //
 // It departs from Java where Java misleads (reasons and figures in
 // DESIGN.md beside this file): a provider without a successful call in the
-// window is estimated with the previous window's mean if it had
-// successes then, else with the smallest known mean (Java estimates it 0,
-// so that one provider, or every provider just after each window reset,
-// draws all the calls until one of its calls succeeds); means are read from a table computed at most every
+// window is estimated with the smallest mean known in the window, or its
+// own previous window's mean if that is smaller, or when no provider has
+// a mean yet (Java estimates it 0, so that one provider, or every provider
+// just after each window reset, draws all the calls until one of its calls
+// succeeds): it is probed once per window like Java's, never flooded; means are read from a table computed at most every
 // Options.Refresh (default 10 ms), not from the counters on every pick,
 // which keeps Select under 300 ns at 100 providers; means are in
 // nanoseconds, not whole milliseconds. Select allocates nothing and takes
@@ -129,14 +130,13 @@ func succeeded(c *rpcstatus.Counters) (n, elapsed int64) {
 }
 
 // mean returns the mean of the successful calls of c since the window
-// began, else the previous window's; ok is false when neither has one.
+// began; ok is false when it had none.
 func (w *window) mean(c *rpcstatus.Counters) (m int64, ok bool) {
 	n, e := succeeded(c)
 	if n -= w.succeeded.Load(); n > 0 {
 		return max(e-w.elapsed.Load(), 0) / n, true
 	}
-	m = w.prev.Load()
-	return m, m > 0
+	return 0, false
 }
 
 // roll starts a new window at c's counters. The mean of the window that
@@ -206,13 +206,22 @@ func (b *Balancer) refresh(v *member.View[table], now int64) {
 		if !ok {
 			m = 0
 		} else if least == 0 || m < least {
-			least = m
+			least = max(m, 1)
 		}
 		t.mean[i].Store(m)
 	}
-	for i := range t.mean { // the unknown get the smallest known mean
+	// A provider without a success in the window: the smallest known mean,
+	// so that it is probed (a slow first call of a cold provider does not
+	// keep it out for good), or its own previous mean when smaller or
+	// when nobody has a mean yet (just after a reset, a slow provider is
+	// not flooded).
+	for i, w := range t.win {
 		if t.mean[i].Load() == 0 {
-			t.mean[i].Store(least)
+			m := least
+			if p := w.prev.Load(); p > 0 && (m == 0 || p < m) {
+				m = p
+			}
+			t.mean[i].Store(m)
 		}
 	}
 }

@@ -19,6 +19,7 @@ import (
 	"github.com/dubbogo-lb/lb/loadbalance/internal/algo"
 	"github.com/dubbogo-lb/lb/loadbalance/internal/member"
 	"github.com/dubbogo-lb/lb/loadbalance/internal/zone"
+	"github.com/dubbogo-lb/lb/rpcstatus"
 	"github.com/dubbogo-lb/lb/warmup"
 )
 
@@ -138,7 +139,9 @@ func (b *Balancer[T]) Select(invokers []base.Invoker, inv base.Invocation) base.
 		v, i, m = b.views.Pick(invokers, method, b.pick, inv)
 	}
 	if v == nil {
-		return b.interim(v, invokers, inv)
+		picked := b.interim(v, invokers, inv)
+		countPick(v, picked, method)
+		return picked
 	}
 	if (b.spec.Uncounted != "" || v.Outliers) && v.CheckFilter() {
 		b.missing.Store(true)
@@ -157,10 +160,25 @@ func (b *Balancer[T]) Select(invokers []base.Invoker, inv base.Invocation) base.
 	default:
 		picked = v.PickAmong(invokers, b.rand.Uint64())
 	}
-	if j, ok := v.Index(picked); ok {
-		v.Stats[j].Picked()
-	}
+	countPick(v, picked, method)
 	return picked
+}
+
+// countPick counts a pick of picked for method on its statistics: through
+// the snapshot v when it holds picked, else (a pick while a new
+// membership's snapshot is built, of a provider v does not hold, or with no
+// snapshot yet) through rpcstatus, a lookup off the steady path.
+func countPick[T any](v *member.View[T], picked base.Invoker, method string) {
+	if picked == nil {
+		return
+	}
+	if v != nil {
+		if j, ok := v.Index(picked); ok {
+			v.Stats[j].Picked()
+			return
+		}
+	}
+	rpcstatus.Of(picked.GetURL()).Method(method).Picked()
 }
 
 // interim picks from list while its snapshot is being built.
