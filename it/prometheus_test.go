@@ -78,7 +78,10 @@ func TestPrometheusDashboardAndAlertsOnTheSampleFleet(t *testing.T) {
 	faultsConf := editConsumerYAML(t, "        retries: 2\n", "        retries: 2\n        params:\n"+
 		"          outlier.max-ejection-percent: \"100\"\n          outlier.panic-threshold: \"80\"\n"+
 		"          outlier.base-ejection-time: 1s\n          outlier.max-ejection-time: 2s\n", "consumer-faults.yaml")
-	healthy.startConsumers(t, 3, consumerSpec{balancer: "loadaware", args: metrics("healthy")})
+	// The healthy consumer names its zone, so that the zones panel has
+	// its series (its providers name none: zones stay off, every call
+	// as without them).
+	healthy.startConsumers(t, 3, consumerSpec{balancer: "loadaware", args: append(metrics("healthy"), "-zone", "az-h")})
 	faults.startConsumers(t, 1, consumerSpec{balancer: "warmrandom", args: append(metrics("faults"), "-conf", faultsConf)})
 	ic := idle.startConsumers(t, 2, consumerSpec{balancer: "ringhash", args: append(metrics("idle"), "-keys", "1")})[0]
 	quiet.startConsumers(t, 2, consumerSpec{balancer: "loadaware", args: metrics("quiet")})

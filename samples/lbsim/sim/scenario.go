@@ -522,7 +522,7 @@ func ZoneShrink() Scenario {
 		Title:     "zones of 6/4/2 providers (2 ms local, 3 ms across), consumer in az-a; half of az-a leaves halfway",
 		Duration:  2 * half,
 		Callers:   24,
-		Keys:      DefaultKeys,
+		Keys:      10 * DefaultKeys, // ringhash routes keys: its spill is a sample of them
 		Jitter:    0.05,
 		Providers: ps,
 		Zones:     &Zones{Local: "az-a", Callers: map[string]float64{"az-a": 6, "az-b": 4, "az-c": 2}, Phases: []time.Duration{0, half}},

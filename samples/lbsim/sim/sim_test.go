@@ -261,7 +261,7 @@ func TestMisbehavingBalancer(t *testing.T) {
 // Zone-aware routing in the zones scenario: every balancer of the module
 // sends out of the consumer's zone the share Envoy's formula gives, within
 // 2 points, before and after half of the zone leaves (ringhash decides per
-// key, so its tolerance is that of its 1 000 keys); dubbo-go's random,
+// key, so its tolerance is that of its 10 000 keys); dubbo-go's random,
 // which knows no zones, fails the same check (negative control).
 func TestZoneSpillMatchesEnvoysFormula(t *testing.T) {
 	sc := ZoneShrink()
