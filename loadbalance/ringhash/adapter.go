@@ -156,9 +156,13 @@ func New(opts Options) *Balancer {
 		Name: Name, Warmup: opts.Warmup, Rand: algo.Source(opts.Rand),
 		Build: build, Pick: b.pick, Among: b.among, Interim: b.interim,
 		// A key keeps its zone while the zone plan holds: the zone is
-		// drawn from the key's point, not at random.
-		ZoneWord: func(v *member.View[table], inv base.Invocation) uint64 {
-			return algo.Mix(uint64(b.point(v.Table, inv)))
+		// drawn from the key's point, not at random, and the zone's ring
+		// is searched for the same point (one hash per call).
+		Key: func(v *member.View[table], inv base.Invocation) uint64 {
+			return uint64(b.point(v.Table, inv))
+		},
+		PickKey: func(v *member.View[table], key uint64, _ base.Invocation) int {
+			return b.pickPoint(v, uint32(key))
 		},
 		ReadsAllUpTo: math.MaxInt, // the ring holds every provider
 		Method:       func(inv base.Invocation) string { m, _ := callOf(inv); return m },
@@ -454,8 +458,12 @@ func (k *keySpec) warnMissing(n int) {
 // pick returns the slot of v that owns the invocation's key on the ring
 // (see [Balancer] for unavailable providers and bounded load).
 func (b *Balancer) pick(v *member.View[table], inv base.Invocation) int {
+	return b.pickPoint(v, b.point(v.Table, inv))
+}
+
+// pickPoint returns the slot of v that a key at ring point kp goes to.
+func (b *Balancer) pickPoint(v *member.View[table], kp uint32) int {
 	t := v.Table
-	kp := b.point(t, inv)
 	if b.factor == 0 {
 		// The common case: the key's own provider, when it is available.
 		if i := t.ring.Lookup(kp); i >= 0 && !v.IsEjected(i) && v.Invokers[i].IsAvailable() {

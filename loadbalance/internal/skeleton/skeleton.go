@@ -57,12 +57,14 @@ type Spec[T any] struct {
 	// Uncounted is what goes wrong when the lbactive filter does not count
 	// the calls, for balancers that need it; "" for those that do not.
 	Uncounted string
-	// ZoneWord returns the random word with which zone-aware routing
-	// chooses the zone of inv when the caller's zone spills (see package
-	// zone), v being the snapshot. Default: a word of Rand. A balancer
-	// whose pick must stick to a key (ringhash) derives it from the key,
-	// so that a key keeps its zone.
-	ZoneWord func(v *member.View[T], inv base.Invocation) uint64
+	// Key and PickKey, for a balancer whose pick follows a key of the
+	// call (ringhash), replace Pick where zone-aware routing spills: Key
+	// returns inv's key under the snapshot v, and PickKey picks a slot of
+	// v for that key. The key is computed once per Select: the zone is
+	// chosen from it (so a key keeps its zone) and the zone's pick reuses
+	// it. Without them the zone is chosen with a word of Rand.
+	Key     func(v *member.View[T], inv base.Invocation) uint64
+	PickKey func(v *member.View[T], key uint64, inv base.Invocation) int
 	// Describe fills in what the balancer's table says of the providers
 	// of v, ps[i] for slot i, when they are described (see
 	// Balancer.Describe; off the hot path): the effective weight, which
@@ -99,11 +101,12 @@ func (b *Balancer[T]) pickIn(v *member.View[T], inv base.Invocation) int {
 	}
 	z := zn.Plan.Local
 	if zn.Plan.Mode == zone.Spill {
-		if b.spec.ZoneWord != nil {
-			z = zn.Plan.Choose(b.spec.ZoneWord(v, inv))
-		} else {
-			z = zn.Plan.Choose(b.rand.Uint64())
+		if b.spec.Key != nil {
+			key := b.spec.Key(v, inv)
+			z = zn.Plan.Choose(algo.Mix(key))
+			return zn.Slots[z][b.spec.PickKey(zn.Views[z], key, inv)]
 		}
+		z = zn.Plan.Choose(b.rand.Uint64())
 	}
 	return zn.Slots[z][b.spec.Pick(zn.Views[z], inv)]
 }
