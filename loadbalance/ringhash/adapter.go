@@ -1,7 +1,6 @@
 package ringhash
 
 import (
-	"math"
 	"net"
 	"reflect"
 	"slices"
@@ -160,9 +159,13 @@ func New(opts Options) *Balancer {
 		ZoneWord: func(v *member.View[table], inv base.Invocation) uint64 {
 			return algo.Mix(uint64(b.point(v.Table, inv)))
 		},
-		ReadsAllUpTo: math.MaxInt, // the ring holds every provider
-		Method:       func(inv base.Invocation) string { m, _ := callOf(inv); return m },
-		Describe:     describeRing,
+		// ReadsAllUpTo stays 0: the pick reads the ring and the providers
+		// it returns, so Select checks the list in O(1)
+		// (member.Registry.Pick) and sees a change of providers the key
+		// does not reach a few calls later, or at once under dubbo-go's
+		// router chain.
+		Method:   func(inv base.Invocation) string { m, _ := callOf(inv); return m },
+		Describe: describeRing,
 	})
 	return b
 }
