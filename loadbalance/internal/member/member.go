@@ -151,10 +151,10 @@ func same(a, b []base.Invoker) bool {
 // matchesQuick is matches for Pick, in O(1) whatever the length: a list
 // of the Set's length whose ends match is compared in full on 1 call in
 // fullCheckEvery up to sampleAbove providers; above, on a window of
-// sampleWindow providers at random, and in full when gen, dubbo-go's
-// router chain generation of the call (0 for none), is not the one the
-// View was last compared in full under.
-func (v *View[T]) matchesQuick(list []base.Invoker, gen uint64) bool {
+// sampleWindow providers at random, and in full when the router chain
+// generation of inv (routerGeneration; 0 for none) is not the one the View
+// was last compared in full under.
+func (v *View[T]) matchesQuick(list []base.Invoker, inv base.Invocation) bool {
 	s := v.Set
 	n := len(list)
 	if n != len(s.Invokers) || list[0] != s.Invokers[0] || list[n-1] != s.Invokers[n-1] {
@@ -164,7 +164,7 @@ func (v *View[T]) matchesQuick(list []base.Invoker, gen uint64) bool {
 	if n <= sampleAbove {
 		return r%fullCheckEvery != 0 || s.matches(list)
 	}
-	if gen != 0 && gen != v.checked.Load() {
+	if gen := routerGeneration(inv); gen != 0 && gen != v.checked.Load() {
 		if !s.matches(list) {
 			return false
 		}
@@ -416,7 +416,7 @@ type PickFunc[T any] func(v *View[T], inv base.Invocation) int
 func (r *Registry[T]) find(list []base.Invoker, method string, quick bool, inv base.Invocation) (*View[T], *state[T], Match) {
 	st := r.state(list[0].GetURL(), method)
 	v := st.view.Load()
-	if v != nil && (!quick && v.matches(list) || quick && v.matchesQuick(list, routerGeneration(inv))) {
+	if v != nil && (!quick && v.matches(list) || quick && v.matchesQuick(list, inv)) {
 		if st.misses.Load() != 0 {
 			st.misses.Store(0)
 		}
