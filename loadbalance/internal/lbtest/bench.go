@@ -2,8 +2,10 @@ package lbtest
 
 import (
 	"fmt"
+	"math"
 	"runtime"
 	"slices"
+	"strconv"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -148,6 +150,42 @@ func BenchChange(b *testing.B, sizes []int, lbs []Named, list func(n int) []base
 					slices.Sort(lat)
 					b.ReportMetric(float64(lat[len(lat)/2]), "call-p50-ns")
 					b.ReportMetric(float64(lat[len(lat)*99/100]), "call-p99-ns")
+				})
+			}
+		}
+	}
+}
+
+// BenchBuild benchmarks the build of a snapshot at each size of sizes, on
+// the calling goroutine (SetInlineUpTo(math.MaxInt)), for the balancers of
+// lbs that build one: "one" alternates the two lists of BenchChange, which
+// differ in one provider, so each build reuses the state of the others;
+// "full" alternates list(n) with n other providers, so each build starts
+// from nothing. B/op and allocs/op are those of one build (and its call).
+func BenchBuild(b *testing.B, sizes []int, lbs []Named, list func(n int) []base.Invoker, inv base.Invocation) {
+	for _, n := range sizes {
+		l := list(n)
+		others := make([]base.Invoker, n)
+		for i, p := range l {
+			others[i] = base.NewBaseInvoker(p.GetURL().Clone())
+			others[i].GetURL().Port = strconv.Itoa(50000 + i)
+		}
+		Feed(l[0], rpcstatus.Nanotime(), 1, time.Millisecond, false) // settles the missing-filter watch
+		cases := map[string][2][]base.Invoker{"one": changing(l), "full": {l, others}}
+		for _, lb := range lbs {
+			in, ok := lb.LB.(interface{ SetInlineUpTo(int) })
+			if !ok {
+				continue
+			}
+			in.SetInlineUpTo(math.MaxInt)
+			for _, c := range []string{"one", "full"} {
+				lists := cases[c]
+				b.Run(fmt.Sprintf("%s/N=%d/%s", lb.Name, n, c), func(b *testing.B) {
+					lb.LB.Select(lists[1], inv)
+					b.ReportAllocs()
+					for i := 0; b.Loop(); i++ {
+						sinkInvoker = lb.LB.Select(lists[i&1], inv)
+					}
 				})
 			}
 		}
