@@ -201,13 +201,15 @@ func New(opts Options) *Balancer {
 		ZoneWord: func(v *member.View[table], inv base.Invocation) uint64 {
 			return algo.Mix(uint64(b.point(v.Table, inv)))
 		},
-		// ReadsAllUpTo stays 0: the pick reads the ring and the providers
-		// it returns, so Select checks the list in O(1)
-		// (member.Registry.Pick) and sees a change of providers the key
-		// does not reach a few calls later, or at once under dubbo-go's
-		// router chain.
-		Method:   func(inv base.Invocation) string { m, _ := callOf(inv); return m },
-		Describe: describeRing,
+		// Up to member.SampleAbove providers Select compares the whole
+		// list on every call (16 KB at most), so a key reaches the
+		// provider Dubbo's ring gives it at once after any change; above,
+		// it checks the list as Registry.Pick does (the ends, the slot
+		// the ring returned, a window, and the whole list once per
+		// dubbo-go router chain generation), not 160 KB per call.
+		ReadsAllUpTo: member.SampleAbove,
+		Method:       func(inv base.Invocation) string { m, _ := callOf(inv); return m },
+		Describe:     describeRing,
 	})
 	return b
 }

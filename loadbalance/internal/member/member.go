@@ -39,15 +39,17 @@ const (
 	subsetRebuild = 16
 
 	// fullCheckEvery is how often (1 call in fullCheckEvery) Pick
-	// compares the whole list of at most sampleAbove providers when its
+	// compares the whole list of at most SampleAbove providers when its
 	// ends match the snapshot.
 	fullCheckEvery = 16
 
-	// sampleAbove is the longest list that Pick compares in full; above
-	// it Pick compares a window of sampleWindow providers at random, and
-	// the whole list only when dubbo-go's router chain says its invoker
-	// list changed (see routerGeneration).
-	sampleAbove = 1024
+	// SampleAbove is the longest list that Pick compares in full (on 1
+	// call in fullCheckEvery); above it Pick compares a window of
+	// sampleWindow providers at random, and the whole list only when
+	// dubbo-go's router chain says its invoker list changed (see
+	// routerGeneration). A balancer that wants every list compared in
+	// full while that is cheap sets skeleton.Spec.ReadsAllUpTo to it.
+	SampleAbove = 1024
 	// sampleWindow is the length of that window: 1 KB of interface words.
 	sampleWindow = 64
 )
@@ -150,7 +152,7 @@ func same(a, b []base.Invoker) bool {
 
 // matchesQuick is matches for Pick, in O(1) whatever the length: a list
 // of the Set's length whose ends match is compared in full on 1 call in
-// fullCheckEvery up to sampleAbove providers; above, on a window of
+// fullCheckEvery up to SampleAbove providers; above, on a window of
 // sampleWindow providers at random, and in full when the router chain
 // generation of inv (routerGeneration; 0 for none) is not the one the View
 // was last compared in full under.
@@ -161,7 +163,7 @@ func (v *View[T]) matchesQuick(list []base.Invoker, inv base.Invocation) bool {
 		return false
 	}
 	r := rand.Uint32()
-	if n <= sampleAbove {
+	if n <= SampleAbove {
 		return r%fullCheckEvery != 0 || s.matches(list)
 	}
 	if gen := routerGeneration(inv); gen != 0 && gen != v.checked.Load() {
@@ -377,7 +379,7 @@ func (r *Registry[T]) Find(list []base.Invoker, method string) (*View[T], Match)
 // draw rather than of all of them. It finds the snapshot as Find does,
 // except that a list with the snapshot's length and its first and last
 // providers is taken as matching without comparing the rest, but on 1 call
-// in fullCheckEvery (up to sampleAbove providers); above, it compares a
+// in fullCheckEvery (up to SampleAbove providers); above, it compares a
 // random window of sampleWindow providers, and the whole list once per
 // generation of dubbo-go's router chain (routerGeneration, which every
 // change of the directory's membership moves). It draws the slot with
@@ -390,7 +392,7 @@ func (r *Registry[T]) Find(list []base.Invoker, method string) (*View[T], Match)
 // at the first call of the chain's new generation under dubbo-go, and
 // otherwise (no router chain, or routers that hand calls of one
 // generation different lists) fullCheckEvery Selects later on average up
-// to sampleAbove providers, N/sampleWindow above: until then the draw
+// to SampleAbove providers, N/sampleWindow above: until then the draw
 // weighs those slots with the state of the providers that held them;
 // dubbo-go itself learns of a change a registry push later.
 func (r *Registry[T]) Pick(list []base.Invoker, method string, pick PickFunc[T], inv base.Invocation) (v *View[T], i int, m Match) {

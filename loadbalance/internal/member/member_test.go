@@ -140,7 +140,7 @@ func TestPickConfirmsAndCatchesUp(t *testing.T) {
 	assert.Equal(t, -1, i)
 }
 
-// Above sampleAbove providers Pick compares a list of the snapshot's
+// Above SampleAbove providers Pick compares a list of the snapshot's
 // length and ends in full only when dubbo-go's router chain generation of
 // the call moves, which every change of the directory does; without one, a
 // random window finds a change within a few N/sampleWindow calls.
@@ -148,7 +148,7 @@ func TestPickLongListFollowsRouterGeneration(t *testing.T) {
 	r, builds := newCounting()
 	r.SetInlineUpTo(math.MaxInt)
 	slot := func(v *View[table], _ base.Invocation) int { return 0 }
-	list := lbtest.N(sampleAbove + 100)
+	list := lbtest.N(SampleAbove + 100)
 	gen := func(g uint64) base.Invocation {
 		inv := lbtest.Call("Say")
 		inv.SetAttribute(constant.RouterChainCacheGeneration, g)
