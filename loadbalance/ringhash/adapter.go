@@ -1,7 +1,6 @@
 package ringhash
 
 import (
-	"math"
 	"net"
 	"reflect"
 	"slices"
@@ -115,6 +114,48 @@ type Options struct {
 type Balancer struct {
 	*skeleton.Balancer[table]
 	factor float64 // 0: bounded load off
+	rings  rings
+}
+
+// rings keeps the last ring built per (service, virtual nodes), so that
+// the methods of a service, whose snapshots are kept and rebuilt apart,
+// share one ring when they see the same providers: built by the first
+// method that sees a membership, found by the others (off the call path).
+type rings struct {
+	mu   sync.Mutex
+	last map[ringKey]*sharedRing
+}
+
+type ringKey struct {
+	service string
+	nodes   int
+}
+
+type sharedRing struct {
+	addrs []string // the ring's input, in Set order
+	ring  *Ring
+}
+
+// get returns the ring of k built from addrs, nil if the last one built
+// for k was for other addresses, and those addresses.
+func (rs *rings) get(k ringKey, addrs []string) (*Ring, []string) {
+	rs.mu.Lock()
+	sr := rs.last[k]
+	rs.mu.Unlock()
+	if sr == nil || !slices.Equal(sr.addrs, addrs) {
+		return nil, nil
+	}
+	return sr.ring, sr.addrs
+}
+
+// put records ring, built from addrs, as the last ring of k.
+func (rs *rings) put(k ringKey, addrs []string, ring *Ring) {
+	rs.mu.Lock()
+	defer rs.mu.Unlock()
+	if rs.last == nil {
+		rs.last = map[ringKey]*sharedRing{}
+	}
+	rs.last[k] = &sharedRing{addrs: addrs, ring: ring}
 }
 
 // table is what a snapshot holds for consistent hashing.
@@ -154,7 +195,7 @@ func New(opts Options) *Balancer {
 	}
 	b.Balancer = skeleton.New(skeleton.Spec[table]{
 		Name: Name, Warmup: opts.Warmup, Rand: algo.Source(opts.Rand),
-		Build: build, Pick: b.pick, Among: b.among, Interim: b.interim,
+		Build: b.build, Pick: b.pick, Among: b.among, Interim: b.interim,
 		// A key keeps its zone while the zone plan holds: the zone is
 		// drawn from the key's point, not at random, and the zone's ring
 		// is searched for the same point (one hash per call).
@@ -164,7 +205,13 @@ func New(opts Options) *Balancer {
 		PickKey: func(v *member.View[table], key uint64, _ base.Invocation) int {
 			return b.pickPoint(v, uint32(key))
 		},
-		ReadsAllUpTo: math.MaxInt, // the ring holds every provider
+		// Up to member.SampleAbove providers Select compares the whole
+		// list on every call (16 KB at most), so a key reaches the
+		// provider Dubbo's ring gives it at once after any change; above,
+		// it checks the list as Registry.Pick does (the ends, the slot
+		// the ring returned, a window, and the whole list once per
+		// dubbo-go router chain generation), not 160 KB per call.
+		ReadsAllUpTo: member.SampleAbove,
 		Method:       func(inv base.Invocation) string { m, _ := callOf(inv); return m },
 		Describe:     describeRing,
 	})
@@ -181,9 +228,12 @@ func describeRing(v *member.View[table], _ int64, ps []describe.Provider) {
 
 // build makes the table of set, reusing prev's ring when the addresses and
 // hash.nodes are unchanged (a warmup refresh or a provider re-registered at
-// the same address), and prev's key spec when hash.arguments is unchanged,
-// so that problems are logged once per configuration, not per snapshot.
-func build(set *member.Set, prev *member.View[table]) *table {
+// the same address), else the ring another method of the service built
+// for the same addresses and nodes (rings), else rebuilding prev's ring for
+// the newcomers only; and prev's key spec when hash.arguments is
+// unchanged, so that problems are logged once per configuration, not per
+// snapshot.
+func (b *Balancer) build(set *member.Set, prev *member.View[table]) *table {
 	u := set.Invokers[0].GetURL() // Dubbo reads the first provider's URL
 	method := set.Method
 	nodesRaw := urlparam.MethodParam(u, method, NodesKey)
@@ -222,6 +272,12 @@ func build(set *member.Set, prev *member.View[table]) *table {
 	if problem != "" && (old == nil || old.nodesRaw != nodesRaw) {
 		lblog.Warnf("%s %s: %s", Name, where, problem)
 	}
+	shared := ringKey{service: u.ServiceKey(), nodes: nodes}
+	if ring, addrs := b.rings.get(shared, t.addrs); ring != nil {
+		t.ring, t.addrs = ring, addrs
+		warnCapped(t, len(addrs), nodes)
+		return t
+	}
 	members := make([]Member, len(t.addrs))
 	for i, a := range t.addrs {
 		members[i] = Member{Address: a, Index: i}
@@ -241,11 +297,18 @@ func build(set *member.Set, prev *member.View[table]) *table {
 	} else {
 		t.ring = Build(members, nodes)
 	}
+	b.rings.put(shared, t.addrs, t.ring)
+	warnCapped(t, len(members), nodes)
+	return t
+}
+
+// warnCapped logs when t's ring of n providers has fewer virtual nodes
+// than the nodes asked for.
+func warnCapped(t *table, n, nodes int) {
 	if t.ring.Nodes() != normalizeNodes(nodes) {
 		lblog.Warnf("%s %s: %d providers × %d virtual nodes exceed %d ring points; using %d nodes, which Java consumers do not match",
-			Name, where, len(members), normalizeNodes(nodes), maxPoints, t.ring.Nodes())
+			Name, t.where, n, normalizeNodes(nodes), maxPoints, t.ring.Nodes())
 	}
-	return t
 }
 
 // javaAddress is the address Dubbo Java hashes for the provider URL u:

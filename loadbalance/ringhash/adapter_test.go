@@ -205,6 +205,33 @@ func TestJavaAddressOfIPv6Providers(t *testing.T) {
 	assert.Equal(t, "fd00::1:20881", javaAddress(u))
 }
 
+// The methods of a service share the ring of a membership: built once,
+// by the first method that sees it, unless a method asks for other
+// virtual nodes; a change seen by one method is found by the next.
+func TestMethodsShareTheRing(t *testing.T) {
+	list := ports(20880, 10, map[string]string{"methods.few.hash.nodes": "40"})
+	b := New(Options{})
+	ringOfMethod := func(l []base.Invoker, m string) *Ring {
+		v, _ := b.View(l, m)
+		return v.Table.ring
+	}
+	first := ringOfMethod(list, "a")
+	assert.Same(t, first, ringOfMethod(list, "b"))
+	few := ringOfMethod(list, "few")
+	assert.NotSame(t, first, few)
+	assert.Equal(t, 40, few.Nodes())
+
+	changed := slices.Clone(list)
+	changed[3] = providerAt("127.0.0.1:30000", nil)
+	next := ringOfMethod(changed, "b")
+	assert.NotSame(t, first, next)
+	assert.Same(t, next, ringOfMethod(changed, "a"))
+	want := ringOf(changed, DefaultNodes)
+	for i := range 100 {
+		assert.Equal(t, changed[want.Lookup(hashString(key(i)))], b.Select(changed, lbtest.Call("a", key(i))))
+	}
+}
+
 // Method-level hash parameters win over the service-level ones, in
 // dubbo-go's spelling (methods.<method>.hash.*) and in Java's
 // (<method>.hash.*, read when the URL's methods list names the method).

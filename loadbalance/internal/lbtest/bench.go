@@ -2,8 +2,10 @@ package lbtest
 
 import (
 	"fmt"
+	"math"
 	"runtime"
 	"slices"
+	"strconv"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -110,7 +112,8 @@ func With(ours Named, others ...Named) []Named { return append([]Named{ours}, ot
 // of every provider until a call is seen) is settled. "seen" runs on one P
 // (GOMAXPROCS 1), so that the build the call starts runs after it and
 // takes no CPU from it. Both report the median and 99th percentile of the
-// call alone. Run ours and dubbo-go's built-in in one call so that they
+// call alone, and the median of the CPU time its thread spent on it (on
+// Linux: the call's own cost, however busy the machine). Run ours and dubbo-go's built-in in one call so that they
 // are measured in the same run.
 func BenchChange(b *testing.B, sizes []int, lbs []Named, list func(n int) []base.Invoker, inv base.Invocation) {
 	for _, n := range sizes {
@@ -132,12 +135,17 @@ func BenchChange(b *testing.B, sizes []int, lbs []Named, list func(n int) []base
 					lb.LB.Select(lists[1], inv)
 					wait()
 					lat := make([]int64, 0, b.N)
+					cpu := make([]int64, 0, b.N)
+					runtime.LockOSThread() // the thread's CPU clock times the call
+					defer runtime.UnlockOSThread()
 					b.ReportAllocs()
 					b.ResetTimer()
 					for i := range b.N {
-						t0 := time.Now()
+						t0, c0 := time.Now(), threadCPU()
 						sinkInvoker = lb.LB.Select(lists[i&1], inv)
+						c1 := threadCPU()
 						lat = append(lat, int64(time.Since(t0)))
+						cpu = append(cpu, c1-c0)
 						if mode == "seen" {
 							b.StopTimer()
 						}
@@ -148,6 +156,46 @@ func BenchChange(b *testing.B, sizes []int, lbs []Named, list func(n int) []base
 					slices.Sort(lat)
 					b.ReportMetric(float64(lat[len(lat)/2]), "call-p50-ns")
 					b.ReportMetric(float64(lat[len(lat)*99/100]), "call-p99-ns")
+					if c0 := threadCPU(); c0 >= 0 {
+						slices.Sort(cpu)
+						b.ReportMetric(float64(cpu[len(cpu)/2]), "call-cpu-p50-ns")
+					}
+				})
+			}
+		}
+	}
+}
+
+// BenchBuild benchmarks the build of a snapshot at each size of sizes, on
+// the calling goroutine (SetInlineUpTo(math.MaxInt)), for the balancers of
+// lbs that build one: "one" alternates the two lists of BenchChange, which
+// differ in one provider, so each build reuses the state of the others;
+// "full" alternates list(n) with n other providers, so each build starts
+// from nothing. B/op and allocs/op are those of one build (and its call).
+func BenchBuild(b *testing.B, sizes []int, lbs []Named, list func(n int) []base.Invoker, inv base.Invocation) {
+	for _, n := range sizes {
+		l := list(n)
+		others := make([]base.Invoker, n)
+		for i, p := range l {
+			others[i] = base.NewBaseInvoker(p.GetURL().Clone())
+			others[i].GetURL().Port = strconv.Itoa(50000 + i)
+		}
+		Feed(l[0], rpcstatus.Nanotime(), 1, time.Millisecond, false) // settles the missing-filter watch
+		cases := map[string][2][]base.Invoker{"one": changing(l), "full": {l, others}}
+		for _, lb := range lbs {
+			in, ok := lb.LB.(interface{ SetInlineUpTo(int) })
+			if !ok {
+				continue
+			}
+			in.SetInlineUpTo(math.MaxInt)
+			for _, c := range []string{"one", "full"} {
+				lists := cases[c]
+				b.Run(fmt.Sprintf("%s/N=%d/%s", lb.Name, n, c), func(b *testing.B) {
+					lb.LB.Select(lists[1], inv)
+					b.ReportAllocs()
+					for i := 0; b.Loop(); i++ {
+						sinkInvoker = lb.LB.Select(lists[i&1], inv)
+					}
 				})
 			}
 		}

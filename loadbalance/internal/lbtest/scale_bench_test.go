@@ -52,3 +52,10 @@ func BenchmarkScaleSteady(b *testing.B) {
 	defer lblog.Capture(func(string) {})()
 	lbtest.BenchSelectSizes(b, scaleSizes, scaleBalancers(), lbtest.Mixed, lbtest.Call("Say", "user-1"))
 }
+
+// BenchmarkScaleBuild: what the build of a snapshot allocates for a
+// one-provider change against a build from nothing (issue 22).
+func BenchmarkScaleBuild(b *testing.B) {
+	defer lblog.Capture(func(string) {})()
+	lbtest.BenchBuild(b, scaleSizes[1:], scaleBalancers(), lbtest.Mixed, lbtest.Call("Say", "user-1"))
+}

@@ -19,6 +19,7 @@ import (
 	"unsafe"
 
 	"dubbo.apache.org/dubbo-go/v3/common"
+	"dubbo.apache.org/dubbo-go/v3/common/constant"
 	"dubbo.apache.org/dubbo-go/v3/protocol/base"
 
 	"github.com/dubbogo-lb/lb/internal/lblog"
@@ -38,8 +39,19 @@ const (
 	subsetRebuild = 16
 
 	// fullCheckEvery is how often (1 call in fullCheckEvery) Pick
-	// compares the whole list when its ends match the snapshot.
+	// compares the whole list of at most SampleAbove providers when its
+	// ends match the snapshot.
 	fullCheckEvery = 16
+
+	// SampleAbove is the longest list that Pick compares in full (on 1
+	// call in fullCheckEvery); above it Pick compares a window of
+	// sampleWindow providers at random, and the whole list only when
+	// dubbo-go's router chain says its invoker list changed (see
+	// routerGeneration). A balancer that wants every list compared in
+	// full while that is cheap sets skeleton.Spec.ReadsAllUpTo to it.
+	SampleAbove = 1024
+	// sampleWindow is the length of that window: 1 KB of interface words.
+	sampleWindow = 64
 )
 
 // Set is an immutable snapshot of the providers offered to a balancer for
@@ -109,9 +121,7 @@ func (s *Set) Index(inv base.Invoker) (int, bool) {
 }
 
 // matches reports whether list holds exactly the Set's providers in order.
-// When quick, it does so on 1 call in fullCheckEvery and otherwise only
-// compares the first and last providers (see Pick).
-func (s *Set) matches(list []base.Invoker, quick bool) bool {
+func (s *Set) matches(list []base.Invoker) bool {
 	n := len(list)
 	if n != len(s.Invokers) {
 		return false
@@ -121,21 +131,63 @@ func (s *Set) matches(list []base.Invoker, quick bool) bool {
 		// list it handed out, and holding it keeps its address from reuse.
 		return true
 	}
-	if quick && rand.Uint32()%fullCheckEvery != 0 {
-		return list[0] == s.Invokers[0] && list[n-1] == s.Invokers[n-1]
-	}
-	// Identical interface words (type and pointer) are the same provider;
-	// comparing the memory at once is several times faster than one
-	// interface comparison after another.
-	if bytes.Equal(words(list), words(s.Invokers)) {
+	return same(list, s.Invokers)
+}
+
+// same reports whether a and b, of one length, hold the same providers in
+// order. Identical interface words (type and pointer) are the same
+// provider; comparing the memory at once is several times faster than one
+// interface comparison after another.
+func same(a, b []base.Invoker) bool {
+	if bytes.Equal(words(a), words(b)) {
 		return true
 	}
-	for i, inv := range list {
-		if inv != s.Invokers[i] {
+	for i, inv := range a {
+		if inv != b[i] {
 			return false
 		}
 	}
 	return true
+}
+
+// matchesQuick is matches for Pick, in O(1) whatever the length: a list
+// of the Set's length whose ends match is compared in full on 1 call in
+// fullCheckEvery up to SampleAbove providers; above, on a window of
+// sampleWindow providers at random, and in full when the router chain
+// generation of inv (routerGeneration; 0 for none) is not the one the View
+// was last compared in full under.
+func (v *View[T]) matchesQuick(list []base.Invoker, inv base.Invocation) bool {
+	s := v.Set
+	n := len(list)
+	if n != len(s.Invokers) || list[0] != s.Invokers[0] || list[n-1] != s.Invokers[n-1] {
+		return false
+	}
+	r := rand.Uint32()
+	if n <= SampleAbove {
+		return r%fullCheckEvery != 0 || s.matches(list)
+	}
+	if gen := routerGeneration(inv); gen != 0 && gen != v.checked.Load() {
+		if !s.matches(list) {
+			return false
+		}
+		v.checked.Store(gen)
+		return true
+	}
+	at := int(r % uint32(n-sampleWindow+1))
+	return same(list[at:at+sampleWindow], s.Invokers[at:at+sampleWindow])
+}
+
+// routerGeneration returns the generation of the invoker list that
+// dubbo-go's router chain (cluster/router/chain, v3.3) sets on inv before
+// the list reaches Select: it counts the chain's SetInvokers, so every
+// change of the directory's membership moves it. 0 when inv carries none
+// (no router chain, or none set up yet).
+func routerGeneration(inv base.Invocation) uint64 {
+	if inv == nil {
+		return 0
+	}
+	g, _ := inv.GetAttributeWithDefaultValue(constant.RouterChainCacheGeneration, uint64(0)).(uint64)
+	return g
 }
 
 // words returns the memory of list.
@@ -214,6 +266,9 @@ type View[T any] struct {
 	Zoning *Zoning[T]
 
 	watch *filterWatch
+	// checked is the router chain generation (routerGeneration) under
+	// which a list was last found to match the View in full; 0 for none.
+	checked atomic.Uint64
 }
 
 // BuildFunc builds a balancer's table for set. prev is the view it
@@ -302,7 +357,7 @@ func (r *Registry[T]) Wait() { r.pending.Wait() }
 // Lookup compares list with the snapshot in full: O(len(list)), a fast
 // memory compare (about 13 ns for 100 providers, 130 ns for 1000).
 func (r *Registry[T]) Lookup(list []base.Invoker, method string) (v *View[T], exact bool) {
-	v, st, m := r.find(list, method, false)
+	v, st, m := r.find(list, method, false, nil)
 	if m == Changed {
 		v = r.rebuild(st, list, method, nil, true)
 	}
@@ -315,7 +370,7 @@ func (r *Registry[T]) Lookup(list []base.Invoker, method string) (v *View[T], ex
 // its snapshot unless one is under way, and returns the snapshot being
 // replaced (nil at first). It compares list in full, as Lookup does.
 func (r *Registry[T]) Find(list []base.Invoker, method string) (*View[T], Match) {
-	v, _, m := r.find(list, method, false)
+	v, _, m := r.find(list, method, false, nil)
 	return v, m
 }
 
@@ -324,23 +379,29 @@ func (r *Registry[T]) Find(list []base.Invoker, method string) (*View[T], Match)
 // draw rather than of all of them. It finds the snapshot as Find does,
 // except that a list with the snapshot's length and its first and last
 // providers is taken as matching without comparing the rest, but on 1 call
-// in fullCheckEvery; it draws the slot with pick(v, inv) and confirms that list
-// holds the snapshot's provider there, else it compares in full (Find)
-// and draws again. Unless m is Exact, i is meaningless: pick from list
-// instead (see Match).
+// in fullCheckEvery (up to SampleAbove providers); above, it compares a
+// random window of sampleWindow providers, and the whole list once per
+// generation of dubbo-go's router chain (routerGeneration, which every
+// change of the directory's membership moves). It draws the slot with
+// pick(v, inv) and confirms that list holds the snapshot's provider there,
+// else it compares in full (Find) and draws again. Unless m is Exact, i is
+// meaningless: pick from list instead (see Match).
 //
 // The provider drawn thus always comes from list and was judged on its own
 // state. A change of membership in slots the pick did not return is seen
-// fullCheckEvery Selects later on average: until then the draw weighs
-// those slots with the state of the providers that held them; dubbo-go
-// itself learns of a change a registry push later.
+// at the first call of the chain's new generation under dubbo-go, and
+// otherwise (no router chain, or routers that hand calls of one
+// generation different lists) fullCheckEvery Selects later on average up
+// to SampleAbove providers, N/sampleWindow above: until then the draw
+// weighs those slots with the state of the providers that held them;
+// dubbo-go itself learns of a change a registry push later.
 func (r *Registry[T]) Pick(list []base.Invoker, method string, pick PickFunc[T], inv base.Invocation) (v *View[T], i int, m Match) {
-	v, _, m = r.find(list, method, true)
+	v, _, m = r.find(list, method, true, inv)
 	if m == Exact {
 		if i = pick(v, inv); list[i] == v.Invokers[i] {
 			return v, i, Exact
 		}
-		v, _, m = r.find(list, method, false) // a slot the quick look skipped changed
+		v, _, m = r.find(list, method, false, nil) // a slot the quick look skipped changed
 	}
 	if m != Exact {
 		return v, -1, m
@@ -351,12 +412,13 @@ func (r *Registry[T]) Pick(list []base.Invoker, method string, pick PickFunc[T],
 // PickFunc draws a slot of v for the invocation inv.
 type PickFunc[T any] func(v *View[T], inv base.Invocation) int
 
-// find is Find, comparing only the ends of a list of the snapshot's length
-// when quick (see Pick); it never waits.
-func (r *Registry[T]) find(list []base.Invoker, method string, quick bool) (*View[T], *state[T], Match) {
+// find is Find, comparing a list of the snapshot's length in O(1) when
+// quick (matchesQuick: the ends, then a sample or, on news from the
+// router chain of inv, the whole list; see Pick); it never waits.
+func (r *Registry[T]) find(list []base.Invoker, method string, quick bool, inv base.Invocation) (*View[T], *state[T], Match) {
 	st := r.state(list[0].GetURL(), method)
 	v := st.view.Load()
-	if v != nil && v.matches(list, quick) {
+	if v != nil && (!quick && v.matches(list) || quick && v.matchesQuick(list, inv)) {
 		if st.misses.Load() != 0 {
 			st.misses.Store(0)
 		}
@@ -425,7 +487,7 @@ func (r *Registry[T]) rebuild(st *state[T], list []base.Invoker, method string, 
 func (r *Registry[T]) update(st *state[T], list []base.Invoker, method string, stale *View[T]) *View[T] {
 	prev := st.view.Load()
 	now := r.opts.Now()
-	if prev != nil && prev.matches(list, false) && !prev.stale() && (prev.refreshAt == 0 || now.UnixNano() < prev.refreshAt) {
+	if prev != nil && prev.matches(list) && !prev.stale() && (prev.refreshAt == 0 || now.UnixNano() < prev.refreshAt) {
 		return prev // another caller rebuilt it meanwhile
 	}
 	if stale != nil && prev != stale {

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"dubbo.apache.org/dubbo-go/v3/common/constant"
 	"dubbo.apache.org/dubbo-go/v3/protocol/base"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -106,7 +107,7 @@ func TestPickConfirmsAndCatchesUp(t *testing.T) {
 		changed[k] = lbtest.Provider(20100+k, nil)
 		w, _, m := r.Pick(changed, "Say", slot(2), nil)
 		require.Equal(t, Exact, m)
-		assert.True(t, w.matches(changed, false), "slot %d", k)
+		assert.True(t, w.matches(changed), "slot %d", k)
 	}
 	_, _ = r.Lookup(list, "Say")
 	builds0 := *builds
@@ -123,7 +124,7 @@ func TestPickConfirmsAndCatchesUp(t *testing.T) {
 	}
 	assert.Equal(t, builds0+1, *builds, "rebuilt after %d calls", calls)
 	w, _, _ := r.Pick(changed, "Say", slot(1), nil)
-	assert.True(t, w.matches(changed, false))
+	assert.True(t, w.matches(changed))
 	assert.NotSame(t, v, w)
 
 	// A pick that lands on the changed slot sees the change at once.
@@ -131,12 +132,51 @@ func TestPickConfirmsAndCatchesUp(t *testing.T) {
 	w, i, m = r.Pick(append([]base.Invoker(nil), changed...), "Say", slot(2), nil)
 	assert.Equal(t, Exact, m)
 	assert.Equal(t, 2, i)
-	assert.True(t, w.matches(changed, false))
+	assert.True(t, w.matches(changed))
 
 	// A retry's subset is not exact.
 	_, i, m = r.Pick(changed[:3], "Say", slot(1), nil)
 	assert.Equal(t, Subset, m)
 	assert.Equal(t, -1, i)
+}
+
+// Above SampleAbove providers Pick compares a list of the snapshot's
+// length and ends in full only when dubbo-go's router chain generation of
+// the call moves, which every change of the directory does; without one, a
+// random window finds a change within a few N/sampleWindow calls.
+func TestPickLongListFollowsRouterGeneration(t *testing.T) {
+	r, builds := newCounting()
+	r.SetInlineUpTo(math.MaxInt)
+	slot := func(v *View[table], _ base.Invocation) int { return 0 }
+	list := lbtest.N(SampleAbove + 100)
+	gen := func(g uint64) base.Invocation {
+		inv := lbtest.Call("Say")
+		inv.SetAttribute(constant.RouterChainCacheGeneration, g)
+		return inv
+	}
+	v, _, m := r.Pick(list, "Say", slot, gen(1))
+	require.Equal(t, Exact, m)
+	require.Equal(t, 1, *builds)
+	_, _, m = r.Pick(slices.Clone(list), "Say", slot, gen(1))
+	require.Equal(t, Exact, m)
+	assert.Equal(t, uint64(1), v.checked.Load(), "compared in full under generation 1")
+
+	// The directory changes a middle provider: the chain's next
+	// generation is compared in full on its first call.
+	changed := slices.Clone(list)
+	changed[len(list)/2] = lbtest.Provider(40000, nil)
+	w, _, m := r.Pick(slices.Clone(changed), "Say", slot, gen(2))
+	assert.Equal(t, Exact, m)
+	assert.Equal(t, 2, *builds, "rebuilt on the first call of generation 2")
+	assert.True(t, w.matches(changed))
+
+	// No generation (no router chain): the random window finds it.
+	calls := 0
+	for ; calls < 100*len(list)/sampleWindow && *builds == 2; calls++ {
+		_, _, m = r.Pick(slices.Clone(list), "Say", slot, nil)
+		require.Equal(t, Exact, m)
+	}
+	assert.Equal(t, 3, *builds, "rebuilt after %d calls", calls)
 }
 
 func TestPickAmongFollowsWeights(t *testing.T) {
@@ -271,11 +311,11 @@ func racingRebuilds(t *testing.T, inline int) {
 			for i := range 3000 {
 				l := lists[(g+i)%len(lists)]
 				clock.Advance(time.Microsecond) // every Lookup is due for a refresh
-				if v, exact := r.Lookup(l, "Say"); exact && !v.matches(l, false) {
+				if v, exact := r.Lookup(l, "Say"); exact && !v.matches(l) {
 					bad.Add(1)
 				}
 				// A quick look checks length and ends only.
-				if v, _, m := r.find(l, "Say", true); m == Exact && (v.Len() != len(l) || l[0] != v.Invokers[0] || l[len(l)-1] != v.Invokers[len(l)-1]) {
+				if v, _, m := r.find(l, "Say", true, nil); m == Exact && (v.Len() != len(l) || l[0] != v.Invokers[0] || l[len(l)-1] != v.Invokers[len(l)-1]) {
 					bad.Add(1)
 				}
 				// Pick confirms the slot it returns.
@@ -305,7 +345,7 @@ func TestRefreshDuringForeignRebuildKeepsItsOwnView(t *testing.T) {
 	got := r.update(st, mine, "Say", v)
 	st.mu.Unlock()
 	assert.Same(t, v, got, "the refresh must not hand out the view of another list")
-	assert.True(t, got.matches(mine, false))
+	assert.True(t, got.matches(mine))
 }
 
 // An ejected provider gets weight 0 in the snapshot, which is rebuilt when
@@ -371,7 +411,7 @@ func TestChangeBuildsOnceOffTheCallPath(t *testing.T) {
 	r.Wait()
 	old, m := r.Find(list, "Say")
 	require.Equal(t, Exact, m)
-	require.True(t, old.matches(list, false))
+	require.True(t, old.matches(list))
 
 	changed := slices.Clone(list)
 	changed[3] = lbtest.Provider(20100, nil)
@@ -392,12 +432,12 @@ func TestChangeBuildsOnceOffTheCallPath(t *testing.T) {
 	r.Wait()
 	v, m = r.Find(changed, "Say")
 	assert.Equal(t, Exact, m)
-	assert.True(t, v.matches(changed, false))
+	assert.True(t, v.matches(changed))
 	assert.EqualValues(t, 2, builds.Load(), "one build per membership")
 	// Lookup builds on its caller: a list is exact at once.
 	v, exact := r.Lookup(list, "Say")
 	assert.True(t, exact)
-	assert.True(t, v.matches(list, false))
+	assert.True(t, v.matches(list))
 }
 
 // interimShares draws picks providers of list with Interim over old
