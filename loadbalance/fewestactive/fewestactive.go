@@ -6,6 +6,7 @@ import (
 
 	"dubbo.apache.org/dubbo-go/v3/protocol/base"
 
+	"github.com/dubbogo-lb/lb/internal/builds"
 	"github.com/dubbogo-lb/lb/loadbalance/internal/algo"
 	"github.com/dubbogo-lb/lb/loadbalance/internal/member"
 	"github.com/dubbogo-lb/lb/loadbalance/internal/skeleton"
@@ -66,13 +67,18 @@ const DefaultFailureWindow = 10 * time.Second
 // with the fewest calls in flight for the invocation's method, ties broken
 // in proportion to warm weight.
 type Balancer struct {
-	*skeleton.Balancer[table]
+	hook     // the module's tests and simulator reach sk's builds through it
+	sk       *skeleton.Balancer[table]
 	choices  int // candidates of a pick that does not scan
 	scanUpTo int // the largest list a pick scans
 	rand     algo.Rand
 	window   int64 // ns; 0: failures never weigh
 	now      func() int64
 }
+
+// hook lets the module's tests and simulator reach the skeleton's builds
+// (package internal/builds) without a method of Balancer.
+type hook = builds.Hook
 
 // table is the balancer's state for one snapshot of providers.
 type table struct {
@@ -103,7 +109,7 @@ func New(opts Options) *Balancer {
 	if b.now == nil {
 		b.now = rpcstatus.Nanotime
 	}
-	b.Balancer = skeleton.New(skeleton.Spec[table]{
+	b.sk = skeleton.New(skeleton.Spec[table]{
 		Name: Name, Warmup: opts.Warmup, Rand: b.rand,
 		Build: func(s *member.Set, _ *member.View[table]) *table {
 			t := &table{}
@@ -119,6 +125,7 @@ func New(opts Options) *Balancer {
 		ReadsAllUpTo: b.scanUpTo,
 		Uncounted:    "least-active works as weighted random",
 	})
+	b.hook = builds.NewHook(b.sk)
 	return b
 }
 

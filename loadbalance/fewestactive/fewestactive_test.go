@@ -148,7 +148,7 @@ func TestSlowProviderGetsLessThroughTheFilter(t *testing.T) {
 	t.Logf("counts %v ratio %.3f", counts, ratio)
 	// In flight counts even out: 20 ticks × its rate ≈ 2 ticks × theirs.
 	assert.InDelta(t, 0.1, ratio, 0.03, "counts %v", counts)
-	assert.False(t, b.FilterMissing())
+	assert.False(t, b.sk.FilterMissing())
 	assert.Empty(t, l.lines())
 }
 
@@ -242,10 +242,10 @@ func TestNoReportWhenTheFilterCounts(t *testing.T) {
 	// A provider joining later, never called yet, changes nothing.
 	grown := append(append([]base.Invoker(nil), list...), lbtest.Provider(20009, nil))
 	lbtest.Counts(b, grown, inv, 5*MissingFilterPicks)
-	assert.False(t, b.FilterMissing())
+	assert.False(t, b.sk.FilterMissing())
 	assert.Empty(t, l.lines())
 	// The watch survives rebuilds; a state that saw calls once stays settled.
-	v, _ := b.View(grown, "Say")
+	v, _ := b.sk.View(grown, "Say")
 	assert.False(t, v.CheckFilter())
 }
 
@@ -278,7 +278,7 @@ func TestScanUpToThenTwoChoices(t *testing.T) {
 			defer inflight(p, "Say", 1)()
 		}
 		b, _ := quiet(seeded(Options{ScanUpTo: c.scanUpTo}, 5))
-		b.SetInlineUpTo(math.MaxInt) // seeded: every pick from the built snapshot
+		b.sk.SetInlineUpTo(math.MaxInt) // seeded: every pick from the built snapshot
 		const picks = 2000
 		idle := 0
 		for range picks {

@@ -5,6 +5,7 @@ import (
 
 	"dubbo.apache.org/dubbo-go/v3/protocol/base"
 
+	"github.com/dubbogo-lb/lb/internal/builds"
 	"github.com/dubbogo-lb/lb/loadbalance/describe"
 	"github.com/dubbogo-lb/lb/loadbalance/internal/algo"
 	"github.com/dubbogo-lb/lb/loadbalance/internal/member"
@@ -62,7 +63,8 @@ type Options struct {
 // one Balancer serves every service and method. Select picks a provider
 // with probability proportional to its LALB weight.
 type Balancer struct {
-	*skeleton.Balancer[table]
+	hook          // the module's tests and simulator reach sk's builds through it
+	sk            *skeleton.Balancer[table]
 	rand          algo.Rand
 	opts          Tuning
 	now           func() int64
@@ -72,6 +74,10 @@ type Balancer struct {
 	pickMask, otherMask uint64
 }
 
+// hook lets the module's tests and simulator reach the skeleton's builds
+// (package internal/builds) without a method of Balancer.
+type hook = builds.Hook
+
 // New returns a Balancer.
 func New(opts Options) *Balancer {
 	b := &Balancer{opts: opts.Tuning.withDefaults(), now: opts.Now, chargeTimeout: opts.ChargeTimeout,
@@ -79,7 +85,7 @@ func New(opts Options) *Balancer {
 	if b.now == nil {
 		b.now = rpcstatus.Nanotime
 	}
-	b.Balancer = skeleton.New(skeleton.Spec[table]{
+	b.sk = skeleton.New(skeleton.Spec[table]{
 		Name: Name, Warmup: opts.Warmup, Rand: b.rand,
 		Build: b.build, Pick: b.pick, Among: b.pickAmong,
 		Uncounted: "every provider keeps the weight of a new one: LALB picks at random",
@@ -89,6 +95,7 @@ func New(opts Options) *Balancer {
 			}
 		},
 	})
+	b.hook = builds.NewHook(b.sk)
 	return b
 }
 
@@ -157,7 +164,7 @@ func (b *Balancer) Weights(invokers []base.Invoker, method string) []int64 {
 	if len(invokers) == 0 {
 		return out
 	}
-	v, _ := b.View(invokers, method)
+	v, _ := b.sk.View(invokers, method)
 	for k, inv := range invokers {
 		if i, ok := v.Index(inv); ok {
 			out[k] = v.Table.tree.Weight(i)

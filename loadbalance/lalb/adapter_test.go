@@ -209,7 +209,7 @@ func TestRemoveHalfAtOnce(t *testing.T) {
 	exact := false
 	for k := 0; k < 100 && !exact; k++ {
 		require.Contains(t, kept, d.b.Select(kept, lbtest.Call("Say")))
-		v, exact = d.b.View(kept, "Say")
+		v, exact = d.b.sk.View(kept, "Say")
 	}
 	require.True(t, exact, "the subset became the membership")
 	tr := v.Table.tree
@@ -250,7 +250,7 @@ func TestFailoverSubset(t *testing.T) {
 	lbtest.FeedAll(list[1:], int64(9*sec), 128, ms)
 	share := lbtest.RetryShare(t, b, list, []base.Invoker{list[0], list[1]})
 	assert.Less(t, share, 0.1, "the bad provider's share of the retries")
-	v, exact := b.View(list, "Say")
+	v, exact := b.sk.View(list, "Say")
 	assert.True(t, exact)
 	assert.Equal(t, 4, v.Table.tree.Len(), "the retries did not replace the membership")
 }
@@ -271,7 +271,7 @@ func TestConcurrentSelectFeedbackAndMembership(t *testing.T) {
 	for range 20 { // past the failover-subset allowance
 		b.Select(last, lbtest.Call("Say"))
 	}
-	v, exact := b.View(last, "Say")
+	v, exact := b.sk.View(last, "Say")
 	require.True(t, exact)
 	checkTree(t, v.Table.tree)
 }

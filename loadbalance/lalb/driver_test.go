@@ -49,7 +49,7 @@ func (d *driver) startedAt(at, warm time.Duration, s *simServer) base.Invoker {
 
 // feedback refreshes p's weight, as a completion hook would.
 func (d *driver) feedback(p base.Invoker) {
-	v, _ := d.b.View(d.List, "Say")
+	v, _ := d.b.sk.View(d.List, "Say")
 	if i, ok := v.Index(p); ok {
 		d.b.refresh(v, i)
 	}

@@ -35,6 +35,7 @@ import (
 
 	"dubbo.apache.org/dubbo-go/v3/protocol/base"
 
+	"github.com/dubbogo-lb/lb/internal/builds"
 	"github.com/dubbogo-lb/lb/loadbalance/describe"
 	"github.com/dubbogo-lb/lb/loadbalance/internal/algo"
 	"github.com/dubbogo-lb/lb/loadbalance/internal/member"
@@ -92,11 +93,16 @@ type Options struct {
 // Balancer is the load-aware balancer. It is safe for concurrent use; one
 // Balancer serves every service and method.
 type Balancer struct {
-	*skeleton.Balancer[table]
+	hook // the module's tests and simulator reach sk's builds through it
+	sk   *skeleton.Balancer[table]
 	opts Options
 	rand algo.Rand
 	now  func() int64
 }
+
+// hook lets the module's tests and simulator reach the skeleton's builds
+// (package internal/builds) without a method of Balancer.
+type hook = builds.Hook
 
 // New returns a Balancer.
 func New(opts Options) *Balancer {
@@ -121,7 +127,8 @@ func New(opts Options) *Balancer {
 	b := &Balancer{opts: opts, rand: algo.Source(opts.Rand), now: opts.Now}
 	spec := skeleton.Spec[table]{Name: Name, Warmup: opts.Warmup, Rand: b.rand, Build: b.build, Pick: b.pick, Among: b.pickAmong, Describe: b.describe}
 	spec.Uncounted = "no provider is asked for its load and response times are unknown, so the balancer picks at random"
-	b.Balancer = skeleton.New(spec)
+	b.sk = skeleton.New(spec)
+	b.hook = builds.NewHook(b.sk)
 	return b
 }
 

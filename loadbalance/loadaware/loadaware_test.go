@@ -37,7 +37,7 @@ func list(port, n int) []base.Invoker {
 }
 
 func view(t *testing.T, b *Balancer, l []base.Invoker) *member.View[table] {
-	v, exact := b.View(l, "Say")
+	v, exact := b.sk.View(l, "Say")
 	require.True(t, exact)
 	return v
 }

@@ -14,6 +14,7 @@ import (
 	"dubbo.apache.org/dubbo-go/v3/common"
 	"dubbo.apache.org/dubbo-go/v3/protocol/base"
 
+	"github.com/dubbogo-lb/lb/internal/builds"
 	"github.com/dubbogo-lb/lb/internal/lblog"
 	"github.com/dubbogo-lb/lb/internal/urlparam"
 	"github.com/dubbogo-lb/lb/loadbalance/describe"
@@ -113,9 +114,14 @@ type Options struct {
 // the lbactive filter does not feed for generic calls (it records them
 // under "$invoke"), so generic calls are not bounded.
 type Balancer struct {
-	*skeleton.Balancer[table]
+	hook   // the module's tests and simulator reach sk's builds through it
+	sk     *skeleton.Balancer[table]
 	factor float64 // 0: bounded load off
 }
+
+// hook lets the module's tests and simulator reach the skeleton's builds
+// (package internal/builds) without a method of Balancer.
+type hook = builds.Hook
 
 // table is what a snapshot holds for consistent hashing.
 type table struct {
@@ -152,7 +158,7 @@ func New(opts Options) *Balancer {
 	if f := opts.BalanceFactor; f > 0 { // false for NaN
 		b.factor = max(f, 1)
 	}
-	b.Balancer = skeleton.New(skeleton.Spec[table]{
+	b.sk = skeleton.New(skeleton.Spec[table]{
 		Name: Name, Warmup: opts.Warmup, Rand: algo.Source(opts.Rand),
 		Build: build, Pick: b.pick, Among: b.among, Interim: b.interim,
 		// A key keeps its zone while the zone plan holds: the zone is
@@ -164,6 +170,7 @@ func New(opts Options) *Balancer {
 		Method:       func(inv base.Invocation) string { m, _ := callOf(inv); return m },
 		Describe:     describeRing,
 	})
+	b.hook = builds.NewHook(b.sk)
 	return b
 }
 
@@ -487,7 +494,7 @@ func (b *Balancer) interim(old *member.View[table], list []base.Invoker, inv bas
 			return old.Invokers[i]
 		}
 	}
-	return list[algo.IntN(b.Rand(), len(list))]
+	return list[algo.IntN(b.sk.Rand(), len(list))]
 }
 
 // point returns the ring point of inv's key: its hash.attachment's value
@@ -498,7 +505,7 @@ func (b *Balancer) point(t *table, inv base.Invocation) uint32 {
 		if v, ok := inv.GetAttachment(t.attachment); ok && v != "" {
 			return hashString(v)
 		}
-		return uint32(b.Rand())
+		return uint32(b.sk.Rand())
 	}
 	_, args := callOf(inv)
 	return t.key.point(args)

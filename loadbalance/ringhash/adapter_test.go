@@ -226,9 +226,9 @@ func TestMethodLevelParametersWin(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			list := ports(20880, 10, params)
 			b := New(Options{})
-			v, _ := b.View(list, "byUser")
+			v, _ := b.sk.View(list, "byUser")
 			assert.Equal(t, 40, v.Table.ring.Nodes())
-			v, _ = b.View(list, "other")
+			v, _ = b.sk.View(list, "other")
 			assert.Equal(t, DefaultNodes, v.Table.ring.Nodes())
 
 			r40, r160 := ringOf(list, 40), ringOf(list, 160)
@@ -396,7 +396,7 @@ func TestBadHashNodes(t *testing.T) {
 		for i := range 50 {
 			lb.Select(list, lbtest.Call("Say", key(i)))
 		}
-		v, _ := lb.View(list, "Say")
+		v, _ := lb.sk.View(list, "Say")
 		assert.Equal(t, c.nodes, v.Table.ring.Nodes(), "hash.nodes %q", c.spec)
 		if c.warn {
 			assert.Len(t, warnings(), 1, "hash.nodes %q", c.spec)
@@ -502,7 +502,7 @@ func TestRingRebuiltOnlyOnMembershipChange(t *testing.T) {
 	}
 	view := func(l []base.Invoker) (*Ring, any) {
 		lb.Select(l, lbtest.Call("Say", "k"))
-		v, exact := lb.View(l, "Say")
+		v, exact := lb.sk.View(l, "Say")
 		require.True(t, exact)
 		return v.Table.ring, v
 	}
@@ -683,7 +683,7 @@ func TestGenericCallRoutesLikeTheRealMethod(t *testing.T) {
 func TestInterimKeepsTheKeysOfProvidersThatStay(t *testing.T) {
 	b := New(Options{})
 	list := ports(20880, 10, nil)
-	old, _ := b.View(list, "Say")
+	old, _ := b.sk.View(list, "Say")
 	r := ringOf(list, DefaultNodes)
 	changed := slices.Clone(list)
 	changed[4] = providerAt("127.0.0.1:30000", nil) // list[4] leaves

@@ -56,7 +56,7 @@ func TestMissingHashAttachmentIsARandomKey(t *testing.T) {
 	defer lblog.Capture(func(string) {})() // no call is counted: the missing-filter WARN
 	list := attachmentProviders(map[string]string{AttachmentKey: "x-user"})
 	b := New(Options{Rand: algo.Seeded(5).Uint64})
-	v, _ := b.View(list, "Say")
+	v, _ := b.sk.View(list, "Say")
 	shares := v.Table.ring.Shares()
 	counts := make([]int, len(list))
 	for range picks {

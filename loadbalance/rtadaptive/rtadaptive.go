@@ -20,6 +20,7 @@ import (
 
 	"dubbo.apache.org/dubbo-go/v3/protocol/base"
 
+	"github.com/dubbogo-lb/lb/internal/builds"
 	"github.com/dubbogo-lb/lb/loadbalance/describe"
 	"github.com/dubbogo-lb/lb/loadbalance/internal/algo"
 	"github.com/dubbogo-lb/lb/loadbalance/internal/member"
@@ -69,7 +70,8 @@ type Options struct {
 // Balancer serves every service and method. Select picks the cheaper of two
 // candidates (see the package documentation).
 type Balancer struct {
-	*skeleton.Balancer[table]
+	hook       // the module's tests and simulator reach sk's builds through it
+	sk         *skeleton.Balancer[table]
 	rand       algo.Rand
 	now        func() int64
 	defaultRTT time.Duration
@@ -79,6 +81,10 @@ type Balancer struct {
 	// negligible (e^-20 of it is left) and is not computed.
 	errorHorizon int64
 }
+
+// hook lets the module's tests and simulator reach the skeleton's builds
+// (package internal/builds) without a method of Balancer.
+type hook = builds.Hook
 
 // New returns a Balancer.
 func New(opts Options) *Balancer {
@@ -98,7 +104,8 @@ func New(opts Options) *Balancer {
 	b.errorHorizon = int64(min(20*b.errorDecay, math.MaxInt64/2))
 	spec := skeleton.Spec[table]{Name: Name, Warmup: opts.Warmup, Rand: b.rand, Build: b.build, Pick: b.pick, Among: b.pickAmong, Describe: b.describe}
 	spec.Uncounted = "response times are unknown, so the balancer picks at random"
-	b.Balancer = skeleton.New(spec)
+	b.sk = skeleton.New(spec)
+	b.hook = builds.NewHook(b.sk)
 	return b
 }
 

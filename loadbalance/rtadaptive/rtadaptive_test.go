@@ -175,7 +175,7 @@ func halfFailed() (*Balancer, []base.Invoker, *atomic.Int64) {
 func TestErrorChargeFades(t *testing.T) {
 	b, list, clock := halfFailed()
 	ratio := func(l []base.Invoker) float64 {
-		v, exact := b.View(l, "Say")
+		v, exact := b.sk.View(l, "Say")
 		if !exact {
 			t.Fatal("the view does not hold the list")
 		}
@@ -199,7 +199,7 @@ func TestErrorChargeFades(t *testing.T) {
 
 	// Long after, nothing is left and the cost is the RTT; the provider is
 	// clean again, compared without reading the clock.
-	v, _ := b.View(bigger, "Say")
+	v, _ := b.sk.View(bigger, "Say")
 	assert.False(t, clean(v, 0))
 	clock.Add(int64(30 * rpcstatus.EWMADecay))
 	assert.Zero(t, ratio(bigger))
@@ -225,7 +225,7 @@ func TestCleanComparisonMatchesCosts(t *testing.T) {
 		}
 	}
 	clock.Store(int64(45 * sec))
-	v, exact := b.View(list, "Say")
+	v, exact := b.sk.View(list, "Say")
 	if !exact {
 		t.Fatal("the view does not hold the list")
 	}
@@ -283,7 +283,7 @@ func TestFailoverSubset(t *testing.T) {
 	lbtest.FeedAll(list[1:], int64(9*sec), 128, ms)
 	share := lbtest.RetryShare(t, b, list, []base.Invoker{list[0], list[1]})
 	assert.Less(t, share, 0.05, "the bad provider's share of the retries")
-	v, exact := b.View(list, "Say")
+	v, exact := b.sk.View(list, "Say")
 	assert.True(t, exact)
 	assert.Equal(t, 4, v.Len(), "the retries did not replace the membership")
 }
@@ -314,7 +314,7 @@ func TestFastFailureNeverLooksBetter(t *testing.T) {
 func TestNoChargeForErrorsAnEjectionPunished(t *testing.T) {
 	b, list, clock := halfFailed()
 	ratio := func() float64 {
-		v, _ := b.View(list, "Say")
+		v, _ := b.sk.View(list, "Say")
 		return b.estimate(v, 0, clock.Load()).ErrorRatio
 	}
 	require.Greater(t, ratio(), 0.4)

@@ -27,6 +27,7 @@ import (
 
 	"dubbo.apache.org/dubbo-go/v3/protocol/base"
 
+	"github.com/dubbogo-lb/lb/internal/builds"
 	"github.com/dubbogo-lb/lb/internal/lblog"
 	"github.com/dubbogo-lb/lb/internal/urlparam"
 	"github.com/dubbogo-lb/lb/loadbalance/describe"
@@ -77,10 +78,15 @@ type Options struct {
 // Balancer is the shortest-response balancer. It is safe for concurrent
 // use; one Balancer serves every service and method.
 type Balancer struct {
-	*skeleton.Balancer[table]
+	hook // the module's tests and simulator reach sk's builds through it
+	sk   *skeleton.Balancer[table]
 	opts Options
 	rand algo.Rand
 }
+
+// hook lets the module's tests and simulator reach the skeleton's builds
+// (package internal/builds) without a method of Balancer.
+type hook = builds.Hook
 
 // New returns a Balancer.
 func New(opts Options) *Balancer {
@@ -94,12 +100,13 @@ func New(opts Options) *Balancer {
 		opts.Now = rpcstatus.Nanotime
 	}
 	b := &Balancer{opts: opts, rand: algo.Source(opts.Rand)}
-	b.Balancer = skeleton.New(skeleton.Spec[table]{
+	b.sk = skeleton.New(skeleton.Spec[table]{
 		Name: Name, Warmup: opts.Warmup, Rand: b.rand,
 		Build: b.build, Pick: b.pick, Among: b.among, Describe: b.describe,
 		ReadsAllUpTo: math.MaxInt, // the pick reads every provider
 		Uncounted:    "no response time nor call in flight is known, so shortestresponse picks at random",
 	})
+	b.hook = builds.NewHook(b.sk)
 	return b
 }
 

@@ -152,7 +152,7 @@ func TestWindowSlides(t *testing.T) {
 	lbtest.Feed(list[0], c.ns, 10, 20*time.Millisecond, false)
 	lbtest.Feed(list[1], c.ns, 10, 4*time.Millisecond, false)
 	c.ns += int64(DefaultRefresh)
-	v, _ := b.View(list, "Say")
+	v, _ := b.sk.View(list, "Say")
 	b.Select(list, lbtest.Call("Say"))
 	assert.Equal(t, int64(4*ms), v.Table.mean[2].Load(), "C: the smallest known mean")
 	assert.Equal(t, []int{0, 0, 10}, count(b, list, 10))
@@ -176,7 +176,7 @@ func TestMeansRefreshOnThePeriod(t *testing.T) {
 func TestBadSlidePeriodWarnsAndDefaults(t *testing.T) {
 	logs := lbtest.CaptureLogs(t)
 	b, _, list := fixture(2, map[string]string{SlidePeriodKey: "soon"})
-	v, _ := b.View(list, "Say")
+	v, _ := b.sk.View(list, "Say")
 	assert.Equal(t, int64(DefaultSlidePeriod), v.Table.period)
 	require.Len(t, logs(), 1)
 	assert.Contains(t, logs()[0], `shortestresponse.slidePeriod="soon" is not a duration; using 30s`)

@@ -14,6 +14,7 @@ package swrr
 import (
 	"dubbo.apache.org/dubbo-go/v3/protocol/base"
 
+	"github.com/dubbogo-lb/lb/internal/builds"
 	"github.com/dubbogo-lb/lb/loadbalance/internal/algo"
 	"github.com/dubbogo-lb/lb/loadbalance/internal/member"
 	"github.com/dubbogo-lb/lb/loadbalance/internal/skeleton"
@@ -37,17 +38,23 @@ type Options struct {
 // concurrent use; one Balancer serves every service and method. Select
 // returns the next provider of the cycle of the invocation's method.
 type Balancer struct {
-	*skeleton.Balancer[smoothCycle]
+	hook // the module's tests and simulator reach sk's builds through it
+	sk   *skeleton.Balancer[smoothCycle]
 }
+
+// hook lets the module's tests and simulator reach the skeleton's builds
+// (package internal/builds) without a method of Balancer.
+type hook = builds.Hook
 
 // New returns a Balancer.
 func New(opts Options) *Balancer {
 	b := &Balancer{}
-	b.Balancer = skeleton.New(skeleton.Spec[smoothCycle]{
+	b.sk = skeleton.New(skeleton.Spec[smoothCycle]{
 		Name: Name, Warmup: opts.Warmup, Rand: algo.Source(opts.Rand),
 		Build: b.build,
 		Pick:  func(v *member.View[smoothCycle], _ base.Invocation) int { return v.Table.Next() },
 	})
+	b.hook = builds.NewHook(b.sk)
 	return b
 }
 
@@ -56,7 +63,7 @@ func New(opts Options) *Balancer {
 func (b *Balancer) build(s *member.Set, prev *member.View[smoothCycle]) *smoothCycle {
 	q := quantizeWeights(s.Weights)
 	if prev == nil {
-		return newSmoothCycle(q, b.Rand())
+		return newSmoothCycle(q, b.sk.Rand())
 	}
 	from := make([]int, s.Len())
 	for i, inv := range s.Invokers {

@@ -11,6 +11,7 @@ package warmrandom
 import (
 	"dubbo.apache.org/dubbo-go/v3/protocol/base"
 
+	"github.com/dubbogo-lb/lb/internal/builds"
 	"github.com/dubbogo-lb/lb/loadbalance/internal/algo"
 	"github.com/dubbogo-lb/lb/loadbalance/internal/member"
 	"github.com/dubbogo-lb/lb/loadbalance/internal/skeleton"
@@ -29,18 +30,24 @@ type Options struct {
 // Balancer picks at random in proportion to warm weight, for every service
 // and method, safely from concurrent callers.
 type Balancer struct {
-	*skeleton.Balancer[algo.Alias]
+	hook // the module's tests and simulator reach sk's builds through it
+	sk   *skeleton.Balancer[algo.Alias]
 	rand algo.Rand
 }
+
+// hook lets the module's tests and simulator reach the skeleton's builds
+// (package internal/builds) without a method of Balancer.
+type hook = builds.Hook
 
 // New returns a Balancer.
 func New(opts Options) *Balancer {
 	b := &Balancer{rand: algo.Source(opts.Rand)}
-	b.Balancer = skeleton.New(skeleton.Spec[algo.Alias]{
+	b.sk = skeleton.New(skeleton.Spec[algo.Alias]{
 		Name: Name, Warmup: opts.Warmup, Rand: b.rand,
 		Build: table,
 		Pick:  b.pick,
 	})
+	b.hook = builds.NewHook(b.sk)
 	return b
 }
 

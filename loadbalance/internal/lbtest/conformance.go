@@ -10,6 +10,7 @@ import (
 	"dubbo.apache.org/dubbo-go/v3/cluster/loadbalance"
 	"dubbo.apache.org/dubbo-go/v3/protocol/base"
 
+	"github.com/dubbogo-lb/lb/internal/builds"
 	"github.com/dubbogo-lb/lb/internal/lblog"
 	"github.com/dubbogo-lb/lb/internal/urlparam"
 	"github.com/dubbogo-lb/lb/loadbalance/internal/algo"
@@ -116,12 +117,9 @@ func Conformance(t *testing.T, s Subject) {
 		// Every snapshot built off the call's path: the calls that see a
 		// change pick with the balancer's interim pick meanwhile.
 		lb := s.New(warmup.Options{}, nil)
-		bg, ok := lb.(interface {
-			SetInlineUpTo(int)
-			WaitBuilds()
-		})
+		bg, ok := builds.Of(lb)
 		if !ok {
-			t.Fatalf("%T has no SetInlineUpTo: it must be built on the skeleton", lb)
+			t.Fatalf("%T has no builds.Hook: it must be built on the skeleton", lb)
 		}
 		bg.SetInlineUpTo(0)
 		defer bg.WaitBuilds()
@@ -149,9 +147,7 @@ func Conformance(t *testing.T, s Subject) {
 			for i := range 100 {
 				lb.Select(copies[i&1], inv)
 			}
-			if w, ok := lb.(interface{ WaitBuilds() }); ok {
-				w.WaitBuilds() // steady: the snapshot of a list above 64 providers is published
-			}
+			WaitBuilds(lb) // steady: the snapshot of a list above 64 providers is published
 			i := 0
 			if a := testing.AllocsPerRun(1000, func() { lb.Select(copies[i&1], inv); i++ }); a != 0 {
 				t.Errorf("N=%d: %v allocations per Select, want 0", n, a)
