@@ -51,9 +51,6 @@ import (
 // Name is the name the filter is registered under with dubbo-go.
 const Name = "lbactive"
 
-// ActivesKey is the URL parameter that limits calls in flight per method.
-const ActivesKey = urlparam.ActivesKey
-
 // ErrActiveLimit is returned, wrapped with details, when a call waited for
 // a free slot under the actives limit for its whole timeout.
 var ErrActiveLimit = errors.New("active limit exceeded")
@@ -66,7 +63,8 @@ type Options struct {
 	After func(time.Duration) <-chan time.Time
 	// AskLoad says whether the calls of method to the provider at u ask
 	// for a load report (see LoadReportKey); read once per (provider,
-	// method). Default AsksLoad.
+	// method). Default: LoadReportKey when set, else whether the method's
+	// balancer is one that asks for reports (loadaware, adaptive).
 	AskLoad func(u *common.URL, method string) bool
 }
 
@@ -87,7 +85,7 @@ func New(opts Options) *Filter {
 		f.after = time.After
 	}
 	if f.askLoad == nil {
-		f.askLoad = AsksLoad
+		f.askLoad = asksLoad
 	}
 	return f
 }

@@ -59,8 +59,8 @@ type Options struct {
 // providers costs about 1.5 µs.
 const DefaultScanUpTo = 256
 
-// DefaultFailureWindow is the default Options.FailureWindow.
-const DefaultFailureWindow = 10 * time.Second
+// defaultFailureWindow is the default Options.FailureWindow.
+const defaultFailureWindow = 10 * time.Second
 
 // Balancer is the least-active balancer. It is safe for concurrent use; one
 // Balancer serves every service and method. Select returns the provider
@@ -102,7 +102,7 @@ func New(opts Options) *Balancer {
 	}
 	switch {
 	case opts.FailureWindow == 0:
-		b.window = int64(DefaultFailureWindow)
+		b.window = int64(defaultFailureWindow)
 	case opts.FailureWindow < 0:
 		b.window = 0
 	}

@@ -49,22 +49,23 @@ const Name = "loadaware"
 
 // Defaults of Options.
 const (
-	// DefaultBlackout is gRPC WRR's 10 s scaled down: our providers smooth
+	// defaultBlackout is gRPC WRR's 10 s scaled down: our providers smooth
 	// their figures over 1 s and report every 100 ms, for every consumer
 	// together, so a report is trustworthy after a few seconds (DESIGN.md).
-	DefaultBlackout = 3 * time.Second
-	// DefaultExpiration is gRPC WRR's weight expiration.
-	DefaultExpiration = 3 * time.Minute
-	// DefaultUpdatePeriod is gRPC WRR's weight update period.
-	DefaultUpdatePeriod = time.Second
-	// DefaultErrorPenalty is gRPC WRR's error_utilization_penalty.
-	DefaultErrorPenalty = 1.0
+	defaultBlackout = 3 * time.Second
+	// defaultExpiration is gRPC WRR's weight expiration.
+	defaultExpiration = 3 * time.Minute
+	// defaultUpdatePeriod is gRPC WRR's weight update period.
+	defaultUpdatePeriod = time.Second
+	// defaultErrorPenalty is gRPC WRR's error_utilization_penalty.
+	defaultErrorPenalty = 1.0
 )
 
 // Options configure a Balancer. The zero value is ready to use; zero or
 // negative durations and penalty mean the default (a zero Blackout is
-// none when set through BlackoutKey). URL parameters override them per
-// (service, method) (see ParseParams).
+// none when set through loadaware.blackout). The URL parameters
+// loadaware.cost, .blackout, .expiration, .update-period and
+// .error-penalty override them per (service, method).
 type Options struct {
 	// Warmup configures the warmup of new providers.
 	Warmup warmup.Options
@@ -77,16 +78,16 @@ type Options struct {
 	// Cost is the cost function; default CostCapacity.
 	Cost Cost
 	// Blackout is how long after a provider's reports begin (or begin
-	// again after expiring) they are not used; default DefaultBlackout.
+	// again after expiring) they are not used; default 3 s.
 	Blackout time.Duration
 	// Expiration is the age past which a provider's last report is no
-	// longer used; default DefaultExpiration.
+	// longer used; default 3 min.
 	Expiration time.Duration
 	// UpdatePeriod is how often weights are computed from the reports;
-	// default DefaultUpdatePeriod.
+	// default 1 s.
 	UpdatePeriod time.Duration
 	// ErrorPenalty weighs the failures a provider reports against its
-	// utilization; default DefaultErrorPenalty.
+	// utilization; default 1.
 	ErrorPenalty float64
 }
 
@@ -110,16 +111,16 @@ func New(opts Options) *Balancer {
 		opts.Cost = CostCapacity
 	}
 	if opts.Blackout <= 0 {
-		opts.Blackout = DefaultBlackout
+		opts.Blackout = defaultBlackout
 	}
 	if opts.Expiration <= 0 {
-		opts.Expiration = DefaultExpiration
+		opts.Expiration = defaultExpiration
 	}
 	if opts.UpdatePeriod <= 0 {
-		opts.UpdatePeriod = DefaultUpdatePeriod
+		opts.UpdatePeriod = defaultUpdatePeriod
 	}
 	if opts.ErrorPenalty <= 0 {
-		opts.ErrorPenalty = DefaultErrorPenalty
+		opts.ErrorPenalty = defaultErrorPenalty
 	}
 	if opts.Now == nil {
 		opts.Now = rpcstatus.Nanotime

@@ -66,7 +66,7 @@ func TestWeighsByReportedRatesWRR(t *testing.T) {
 	report(l[0], c.ns, 100, 0.5)  // w = 200
 	report(l[1], c.ns, 100, 0.25) // w = 400
 	b.Select(l, lbtest.Call("Say"))
-	c.ns += int64(DefaultBlackout) + sec // past the blackout, reports fresh
+	c.ns += int64(defaultBlackout) + sec // past the blackout, reports fresh
 	report(l[0], c.ns, 100, 0.5)
 	report(l[1], c.ns, 100, 0.25)
 	for range 100 {
@@ -138,7 +138,7 @@ func TestBlackoutExpiryAndMean(t *testing.T) {
 	v := view(t, b, l)
 	assert.True(t, v.Table.fallback.Load(), "in the blackout")
 
-	c.ns += int64(DefaultBlackout) + sec
+	c.ns += int64(defaultBlackout) + sec
 	report(l[0], c.ns, 100, 0.5) // w 200
 	report(l[1], c.ns, 100, 0.1) // w 1000, first seen now: blackout
 	b.Select(l, lbtest.Call("Say"))
@@ -147,14 +147,14 @@ func TestBlackoutExpiryAndMean(t *testing.T) {
 	assert.Equal(t, 200.0, v.Table.value(1), "in its blackout: the mean")
 	assert.Equal(t, 200.0, v.Table.value(2), "no report: the mean")
 
-	c.ns += int64(DefaultBlackout) + sec
+	c.ns += int64(defaultBlackout) + sec
 	report(l[1], c.ns, 100, 0.1)
 	b.Select(l, lbtest.Call("Say"))
 	assert.Equal(t, 1000.0, v.Table.value(1))
 	assert.Equal(t, 600.0, v.Table.value(2), "the mean of 200 and 1000")
 
 	// Nothing new for the expiration: every report expired.
-	c.ns += int64(DefaultExpiration) + sec
+	c.ns += int64(defaultExpiration) + sec
 	b.Select(l, lbtest.Call("Say"))
 	assert.True(t, v.Table.fallback.Load())
 	assert.Zero(t, v.Table.since[1].Load(), "a new run of reports starts a new blackout")
@@ -191,7 +191,7 @@ func TestJavaReportBorrowsTheMean(t *testing.T) {
 		report(l[1], c.ns-1, 100, 0.25)
 		for _, load := range []float64{530, 0.5} {
 			javaReport(l[2], c.ns-1, load)
-			c.ns += int64(DefaultUpdatePeriod)
+			c.ns += int64(defaultUpdatePeriod)
 			b.Select(l, lbtest.Call("Say"))
 			v := view(t, b, l)
 			require.False(t, v.Table.fallback.Load(), "%s", cost)
@@ -219,7 +219,7 @@ func TestParamsOverrideOptions(t *testing.T) {
 	c := &clock{ns: 1000 * sec}
 	b := New(Options{Now: c.now})
 	l := []base.Invoker{
-		lbtest.Provider(21200, map[string]string{BlackoutKey: "0", "methods.Say." + CostKey: "java", ErrorPenaltyKey: "x"}),
+		lbtest.Provider(21200, map[string]string{blackoutKey: "0", "methods.Say." + costKey: "java", errorPenaltyKey: "x"}),
 		lbtest.Provider(21201, nil),
 	}
 	restore := lbtest.CaptureLogs(t)
@@ -227,7 +227,7 @@ func TestParamsOverrideOptions(t *testing.T) {
 	v := view(t, b, l)
 	assert.Equal(t, CostJava, v.Table.cfg.cost)
 	assert.Zero(t, v.Table.cfg.blackout)
-	assert.Equal(t, DefaultErrorPenalty, v.Table.cfg.penalty)
+	assert.Equal(t, defaultErrorPenalty, v.Table.cfg.penalty)
 	logs := restore()
 	require.Len(t, logs, 1)
 	assert.Contains(t, logs[0], `loadaware.error-penalty "x" is not a number from 0 to 100; using 1`)
@@ -235,13 +235,13 @@ func TestParamsOverrideOptions(t *testing.T) {
 
 func TestParseParams(t *testing.T) {
 	base := New(Options{}).opts
-	o, problems := ParseParams(base, func(k string) string {
-		return map[string]string{CostKey: "WRR", BlackoutKey: "2500", ExpirationKey: "1m", UpdateKey: "-1s", ErrorPenaltyKey: "0.5"}[k]
+	o, problems := parseParams(base, func(k string) string {
+		return map[string]string{costKey: "WRR", blackoutKey: "2500", expirationKey: "1m", updateKey: "-1s", errorPenaltyKey: "0.5"}[k]
 	})
 	assert.Equal(t, CostWRR, o.Cost)
 	assert.Equal(t, 2500*time.Millisecond, o.Blackout)
 	assert.Equal(t, time.Minute, o.Expiration)
-	assert.Equal(t, DefaultUpdatePeriod, o.UpdatePeriod)
+	assert.Equal(t, defaultUpdatePeriod, o.UpdatePeriod)
 	assert.Equal(t, 0.5, o.ErrorPenalty)
 	assert.Equal(t, []string{`loadaware.update-period "-1s" is not a positive duration (10s, or milliseconds) of at most a year; using 1s`}, problems)
 }
@@ -252,8 +252,8 @@ func FuzzParseParams(f *testing.F) {
 	f.Add("x", "-1", "1e99s", "", "NaN")
 	base := New(Options{}).opts
 	f.Fuzz(func(t *testing.T, cost, blackout, expiration, update, penalty string) {
-		vals := map[string]string{CostKey: cost, BlackoutKey: blackout, ExpirationKey: expiration, UpdateKey: update, ErrorPenaltyKey: penalty}
-		o, _ := ParseParams(base, func(k string) string { return vals[k] })
+		vals := map[string]string{costKey: cost, blackoutKey: blackout, expirationKey: expiration, updateKey: update, errorPenaltyKey: penalty}
+		o, _ := parseParams(base, func(k string) string { return vals[k] })
 		if o.Cost != CostCapacity && o.Cost != CostWRR && o.Cost != CostJava {
 			t.Fatalf("cost %q", o.Cost)
 		}

@@ -46,7 +46,7 @@ func (b *Balancer) build(s *member.Set, prev *member.View[table]) *table {
 		t.alias = algo.NewAlias(s.Weights)
 	}
 	u := s.Invokers[0].GetURL()
-	o, problems := ParseParams(b.opts, func(key string) string { return urlparam.MethodParam(u, s.Method, key) })
+	o, problems := parseParams(b.opts, func(key string) string { return urlparam.MethodParam(u, s.Method, key) })
 	for _, p := range problems {
 		lblog.Warnf("%s, service %s, method %s: %s", Name, u.ServiceKey(), s.Method, p)
 	}

@@ -44,10 +44,10 @@ func Java() *Balancer { return New(Options{BalanceFactor: 0}) }
 // ("methods.<method>.hash.nodes", or Dubbo Java's "<method>.hash.nodes")
 // before service level, as Dubbo does; see urlparam.MethodParam.
 const (
-	// NodesKey is the number of virtual nodes per provider (default 160).
-	NodesKey = "hash.nodes"
-	// ArgumentsKey lists the argument indexes that form the key (default "0").
-	ArgumentsKey = "hash.arguments"
+	// nodesKey is the number of virtual nodes per provider (default 160).
+	nodesKey = "hash.nodes"
+	// argumentsKey lists the argument indexes that form the key (default "0").
+	argumentsKey = "hash.arguments"
 	// AttachmentKey names an invocation attachment whose value is the key,
 	// instead of the arguments (gRPC's request_hash_header, gRFC A76; asked
 	// of Dubbo in apache/dubbo#3468). A call without the attachment, or
@@ -189,8 +189,8 @@ func describeRing(v *member.View[table], _ int64, ps []describe.Provider) {
 func build(set *member.Set, prev *member.View[table]) *table {
 	u := set.Invokers[0].GetURL() // Dubbo reads the first provider's URL
 	method := set.Method
-	nodesRaw := urlparam.MethodParam(u, method, NodesKey)
-	argsRaw := urlparam.MethodParam(u, method, ArgumentsKey)
+	nodesRaw := urlparam.MethodParam(u, method, nodesKey)
+	argsRaw := urlparam.MethodParam(u, method, argumentsKey)
 
 	var old *table
 	if prev != nil {
@@ -285,13 +285,13 @@ func parseNodes(raw string) (nodes int, problem string) {
 	n, err := strconv.ParseInt(s, 10, 64)
 	switch {
 	case err != nil && !isRange(err):
-		return DefaultNodes, NodesKey + " " + strconv.Quote(raw) + " is not an integer; using " + strconv.Itoa(DefaultNodes)
+		return DefaultNodes, nodesKey + " " + strconv.Quote(raw) + " is not an integer; using " + strconv.Itoa(DefaultNodes)
 	case n <= 0:
-		return DefaultNodes, NodesKey + " " + strconv.Quote(raw) + " is not positive; using " + strconv.Itoa(DefaultNodes)
+		return DefaultNodes, nodesKey + " " + strconv.Quote(raw) + " is not positive; using " + strconv.Itoa(DefaultNodes)
 	case n < minNodes:
-		return minNodes, NodesKey + " " + strconv.Quote(raw) + " is below " + strconv.Itoa(minNodes) + " (Dubbo would build an empty ring); using " + strconv.Itoa(minNodes)
+		return minNodes, nodesKey + " " + strconv.Quote(raw) + " is below " + strconv.Itoa(minNodes) + " (Dubbo would build an empty ring); using " + strconv.Itoa(minNodes)
 	case n > maxNodes || err != nil:
-		return maxNodes, NodesKey + " " + strconv.Quote(raw) + " is above " + strconv.Itoa(maxNodes) + "; using " + strconv.Itoa(maxNodes)
+		return maxNodes, nodesKey + " " + strconv.Quote(raw) + " is above " + strconv.Itoa(maxNodes) + "; using " + strconv.Itoa(maxNodes)
 	}
 	return int(n), ""
 }
@@ -316,7 +316,7 @@ func newKeySpec(raw, where string) *keySpec {
 		k.single = k.indexes[0]
 	}
 	if p := argumentsProblem(spec, k); p != "" {
-		lblog.Warnf("%s %s: %s %q: %s", Name, where, ArgumentsKey, raw, p)
+		lblog.Warnf("%s %s: %s %q: %s", Name, where, argumentsKey, raw, p)
 	}
 	return k
 }
@@ -455,7 +455,7 @@ func (k *keySpec) warnMissing(n int) {
 		return
 	}
 	lblog.Warnf("%s %s: a call has %d argument(s) but %s %q selects index %d; missing arguments contribute nothing to the key (logged once)",
-		Name, k.where, n, ArgumentsKey, k.spec, k.maxIndex)
+		Name, k.where, n, argumentsKey, k.spec, k.maxIndex)
 }
 
 // pick returns the slot of v that owns the invocation's key on the ring

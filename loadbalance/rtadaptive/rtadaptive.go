@@ -190,11 +190,11 @@ func (b *Balancer) rtt(v *member.View[table], i int, now int64) (chargedRTT, pla
 }
 
 // estimate is what the statistics say about provider i of v at now, as an
-// Estimate (for tests and inspection; the hot path uses rtt).
-func (b *Balancer) estimate(v *member.View[table], i int, now int64) Estimate {
+// estimate (for tests and inspection; the hot path uses rtt).
+func (b *Balancer) estimate(v *member.View[table], i int, now int64) providerEstimate {
 	st := v.Stats[i]
 	rtt, known := st.EWMA().Value(now)
-	e := Estimate{RTT: rtt, Known: known, Inflight: st.Active(), ErrorCost: v.Table.errCost[i]}
+	e := providerEstimate{RTT: rtt, Known: known, Inflight: st.Active(), ErrorCost: v.Table.errCost[i]}
 	if known {
 		e.ErrorRatio = b.errorRatio(&v.Table.errs[i], st, now)
 	}

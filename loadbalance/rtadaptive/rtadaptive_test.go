@@ -21,8 +21,8 @@ import (
 var feed = lbtest.Feed
 
 func TestCosts(t *testing.T) {
-	known := func(rtt time.Duration, inflight int64) Estimate {
-		return Estimate{RTT: rtt, Known: true, Inflight: inflight, ErrorCost: sec}
+	known := func(rtt time.Duration, inflight int64) providerEstimate {
+		return providerEstimate{RTT: rtt, Known: true, Inflight: inflight, ErrorCost: sec}
 	}
 	// Peak-EWMA cost: RTT × (in flight + 1).
 	a, b := pairCosts(known(2*ms, 0), known(1*ms, 3), 0)
@@ -44,22 +44,22 @@ func TestCosts(t *testing.T) {
 	// A provider without samples borrows the plain RTT of its peer, not
 	// its error charge: against a failing peer it wins, against a healthy
 	// one the calls in flight decide.
-	unknown := Estimate{}
+	unknown := providerEstimate{}
 	a, b = pairCosts(unknown, failing, 0)
 	assert.Less(t, a, b)
 	a, b = pairCosts(unknown, known(5*ms, 0), 0)
 	assert.Equal(t, a, b)
-	a, b = pairCosts(Estimate{Inflight: 1}, known(5*ms, 0), 0)
+	a, b = pairCosts(providerEstimate{Inflight: 1}, known(5*ms, 0), 0)
 	assert.Greater(t, a, b)
 	// Neither has samples: the calls in flight decide.
-	a, b = pairCosts(Estimate{Inflight: 2}, Estimate{Inflight: 1}, 0)
+	a, b = pairCosts(providerEstimate{Inflight: 2}, providerEstimate{Inflight: 1}, 0)
 	assert.Greater(t, a, b)
 	// A configured default.
 	a, _ = pairCosts(unknown, known(5*ms, 0), 7*ms)
 	assert.Equal(t, float64(7*ms), a)
 
 	// Never 0, never NaN: no herding onto a zero estimate.
-	for _, e := range []Estimate{
+	for _, e := range []providerEstimate{
 		{Known: true},
 		{Known: true, RTT: -ms, Inflight: -4},
 		{Known: true, RTT: ms, ErrorRatio: math.NaN(), ErrorCost: sec},
@@ -67,7 +67,7 @@ func TestCosts(t *testing.T) {
 		{Known: true, RTT: ms, ErrorRatio: -1, ErrorCost: sec},
 		{},
 	} {
-		c, _ := pairCosts(e, Estimate{}, 0)
+		c, _ := pairCosts(e, providerEstimate{}, 0)
 		assert.True(t, c > 0 && !math.IsNaN(c) && !math.IsInf(c, 0), "%+v: %v", e, c)
 	}
 }

@@ -4,7 +4,7 @@
 // shortest estimated response, the mean elapsed time of its successful
 // calls in the current slide window times its calls in flight + 1; ties
 // are drawn in proportion to warm weight. The window is
-// SlidePeriodKey long (default 30 s, as Java's). The calls are counted by
+// shortestresponse.slidePeriod long (default 30 s, as Java's). The calls are counted by
 // the lbactive filter, as Java's by its RpcStatus.
 //
 // It departs from Java where Java misleads (reasons and figures in
@@ -42,18 +42,18 @@ import (
 // registers it.
 const Name = "shortestresponse"
 
-// SlidePeriodKey is the URL parameter (reference params, method level
+// slidePeriodKey is the URL parameter (reference params, method level
 // first, see urlparam.MethodParam) of the slide window's length: a
 // duration ("30s") or Java's milliseconds ("30000"). Java reads
 // dubbo.shortestresponse.slidePeriod from its application's environment.
-const SlidePeriodKey = "shortestresponse.slidePeriod"
+const slidePeriodKey = "shortestresponse.slidePeriod"
 
 // Defaults of Options.
 const (
-	// DefaultSlidePeriod is Java's window, 30 s.
-	DefaultSlidePeriod = 30 * time.Second
-	// DefaultRefresh is how often the means are read from the counters.
-	DefaultRefresh = 10 * time.Millisecond
+	// defaultSlidePeriod is Java's window, 30 s.
+	defaultSlidePeriod = 30 * time.Second
+	// defaultRefresh is how often the means are read from the counters.
+	defaultRefresh = 10 * time.Millisecond
 )
 
 // Options configure a Balancer. The zero value is Java's balancer.
@@ -61,11 +61,11 @@ type Options struct {
 	// Warmup configures the warmup of new providers (their weight in the
 	// draw among ties).
 	Warmup warmup.Options
-	// SlidePeriod is the window's length when SlidePeriodKey is unset or
-	// invalid; default DefaultSlidePeriod.
+	// SlidePeriod is the window's length when shortestresponse.slidePeriod
+	// is unset or invalid; default 30 s.
 	SlidePeriod time.Duration
 	// Refresh is how often a pick reads the providers' means anew; default
-	// DefaultRefresh.
+	// 10 ms.
 	Refresh time.Duration
 	// Now is the monotonic clock in ns, the lbactive filter's; default
 	// rpcstatus.Nanotime.
@@ -91,10 +91,10 @@ type hook = builds.Hook
 // New returns a Balancer.
 func New(opts Options) *Balancer {
 	if opts.SlidePeriod <= 0 {
-		opts.SlidePeriod = DefaultSlidePeriod
+		opts.SlidePeriod = defaultSlidePeriod
 	}
 	if opts.Refresh <= 0 {
-		opts.Refresh = DefaultRefresh
+		opts.Refresh = defaultRefresh
 	}
 	if opts.Now == nil {
 		opts.Now = rpcstatus.Nanotime
@@ -165,11 +165,11 @@ func (w *window) roll(c *rpcstatus.Counters) {
 func (b *Balancer) build(s *member.Set, prev *member.View[table]) *table {
 	u := s.Invokers[0].GetURL()
 	period := b.opts.SlidePeriod
-	if raw := urlparam.MethodParam(u, s.Method, SlidePeriodKey); raw != "" {
+	if raw := urlparam.MethodParam(u, s.Method, slidePeriodKey); raw != "" {
 		if d, ok := urlparam.ParseDuration(raw); ok {
 			period = d
 		} else {
-			lblog.Warnf("%s, service %s, method %s: %s=%q is not a duration; using %v", Name, u.ServiceKey(), s.Method, SlidePeriodKey, raw, period)
+			lblog.Warnf("%s, service %s, method %s: %s=%q is not a duration; using %v", Name, u.ServiceKey(), s.Method, slidePeriodKey, raw, period)
 		}
 	}
 	n := s.Len()
