@@ -33,7 +33,7 @@ import (
 	"github.com/dubbogo-lb/lb/loadbalance/internal/algo"
 	"github.com/dubbogo-lb/lb/loadbalance/internal/member"
 	"github.com/dubbogo-lb/lb/loadbalance/internal/skeleton"
-	"github.com/dubbogo-lb/lb/rpcstatus"
+	"github.com/dubbogo-lb/lb/loadbalance/lbenv"
 	"github.com/dubbogo-lb/lb/warmup"
 )
 
@@ -46,12 +46,9 @@ type Options struct {
 	// Warmup configures the warmup of new providers (the weight in the
 	// cost and in the draw among ties).
 	Warmup warmup.Options
-	// Now is the monotonic clock in ns, the lbactive filter's; default
-	// rpcstatus.Nanotime.
-	Now func() int64
-	// Rand is the random source, safe for concurrent use; default
-	// math/rand/v2's Uint64.
-	Rand func() uint64
+	// Env is the balancer's clocks and random source; the zero value is
+	// the real ones (see lbenv.Env).
+	Env lbenv.Env
 }
 
 // Balancer is the adaptive balancer. It is safe for concurrent use; one
@@ -69,12 +66,10 @@ type hook = builds.Hook
 
 // New returns a Balancer.
 func New(opts Options) *Balancer {
-	b := &Balancer{rand: algo.Source(opts.Rand), now: opts.Now}
-	if b.now == nil {
-		b.now = rpcstatus.Nanotime
-	}
+	opts.Env = opts.Env.WithDefaults()
+	b := &Balancer{rand: algo.Source(opts.Env.Rand), now: opts.Env.Now}
 	b.sk = skeleton.New(skeleton.Spec[table]{
-		Name: Name, Warmup: opts.Warmup, Rand: b.rand,
+		Name: Name, Warmup: opts.Warmup, Env: opts.Env,
 		Build: b.build, Pick: b.pick, Among: b.among, Describe: b.describe,
 		Uncounted: "no provider is asked for its load and response times are unknown, so adaptive picks at random",
 	})

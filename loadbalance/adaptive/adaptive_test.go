@@ -12,6 +12,7 @@ import (
 	"github.com/dubbogo-lb/lb/internal/urlparam"
 	"github.com/dubbogo-lb/lb/loadbalance/internal/algo"
 	"github.com/dubbogo-lb/lb/loadbalance/internal/lbtest"
+	"github.com/dubbogo-lb/lb/loadbalance/lbenv"
 	"github.com/dubbogo-lb/lb/rpcstatus"
 	"github.com/dubbogo-lb/lb/rpcstatus/loadreport"
 )
@@ -24,7 +25,7 @@ func (c *clock) now() int64 { return c.ns }
 // off) with params.
 func fixture(params map[string]string, weights ...string) (*Balancer, *clock, []base.Invoker) {
 	c := &clock{ns: int64(time.Minute)}
-	b := New(Options{Now: c.now, Rand: algo.Seeded(3).Uint64})
+	b := New(Options{Env: lbenv.Env{Now: c.now, Rand: algo.Seeded(3).Uint64}})
 	if len(weights) == 0 {
 		weights = []string{"100", "100"}
 	}

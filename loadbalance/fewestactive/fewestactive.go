@@ -10,7 +10,7 @@ import (
 	"github.com/dubbogo-lb/lb/loadbalance/internal/algo"
 	"github.com/dubbogo-lb/lb/loadbalance/internal/member"
 	"github.com/dubbogo-lb/lb/loadbalance/internal/skeleton"
-	"github.com/dubbogo-lb/lb/rpcstatus"
+	"github.com/dubbogo-lb/lb/loadbalance/lbenv"
 	"github.com/dubbogo-lb/lb/warmup"
 )
 
@@ -26,6 +26,9 @@ const MissingFilterPicks = member.MissingFilterPicks
 type Options struct {
 	// Warmup configures the warmup of new providers.
 	Warmup warmup.Options
+	// Env is the balancer's clocks and random source; the zero value is
+	// the real ones (see lbenv.Env).
+	Env lbenv.Env
 	// Choices selects the power-of-d-choices mode at every size: when it
 	// is 2 or more and smaller than the number of providers, each pick
 	// draws Choices providers in proportion to their warm weight and
@@ -38,9 +41,6 @@ type Options struct {
 	// least_request), as a scan would cost more than 2 µs (see DESIGN.md).
 	// Default DefaultScanUpTo; negative: scan at every size.
 	ScanUpTo int
-	// Rand is the random source, safe for concurrent use; default
-	// math/rand/v2's Uint64. Tests inject a seeded one.
-	Rand func() uint64
 	// FailureWindow is how long a provider's latest failure weighs: until
 	// then each failure of its current run counts as one more call in
 	// flight, so that a provider that fails fast never looks less busy
@@ -48,11 +48,6 @@ type Options struct {
 	// count for outlier ejection (urlparam.OutlierErrorsKey), whether
 	// ejection is on or not. Default 10 s; negative: never.
 	FailureWindow time.Duration
-	// Now is the monotonic clock, in nanoseconds, read only while a
-	// failure weighs: it must be the clock the lbactive filter records
-	// calls with (filter.Options.Now). Default rpcstatus.Nanotime, the
-	// filter's default.
-	Now func() int64
 }
 
 // DefaultScanUpTo is the default Options.ScanUpTo: a scan of 256
@@ -90,7 +85,8 @@ type table struct {
 
 // New returns a Balancer.
 func New(opts Options) *Balancer {
-	b := &Balancer{choices: opts.Choices, scanUpTo: opts.Choices, rand: algo.Source(opts.Rand), window: int64(opts.FailureWindow), now: opts.Now}
+	opts.Env = opts.Env.WithDefaults()
+	b := &Balancer{choices: opts.Choices, scanUpTo: opts.Choices, rand: algo.Source(opts.Env.Rand), window: int64(opts.FailureWindow), now: opts.Env.Now}
 	if b.choices < 2 {
 		b.choices, b.scanUpTo = 2, opts.ScanUpTo
 		switch {
@@ -106,11 +102,8 @@ func New(opts Options) *Balancer {
 	case opts.FailureWindow < 0:
 		b.window = 0
 	}
-	if b.now == nil {
-		b.now = rpcstatus.Nanotime
-	}
 	b.sk = skeleton.New(skeleton.Spec[table]{
-		Name: Name, Warmup: opts.Warmup, Rand: b.rand,
+		Name: Name, Warmup: opts.Warmup, Env: opts.Env,
 		Build: func(s *member.Set, _ *member.View[table]) *table {
 			t := &table{}
 			if !s.Uniform && !b.scans(s.Len()) {

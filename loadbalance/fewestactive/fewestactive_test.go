@@ -18,8 +18,8 @@ import (
 	"github.com/dubbogo-lb/lb/internal/lblog"
 	"github.com/dubbogo-lb/lb/loadbalance/internal/algo"
 	"github.com/dubbogo-lb/lb/loadbalance/internal/lbtest"
+	"github.com/dubbogo-lb/lb/loadbalance/lbenv"
 	"github.com/dubbogo-lb/lb/rpcstatus"
-	"github.com/dubbogo-lb/lb/warmup"
 )
 
 // logs collects what a Balancer logs.
@@ -49,7 +49,7 @@ func quiet(opts Options) (*Balancer, *logs) {
 
 // seeded returns opts with a deterministic random source.
 func seeded(opts Options, seed uint64) Options {
-	opts.Rand = algo.Seeded(seed).Uint64
+	opts.Env.Rand = algo.Seeded(seed).Uint64
 	return opts
 }
 
@@ -255,8 +255,8 @@ func TestNoReportWhenTheFilterCounts(t *testing.T) {
 // brought outlier ejection measured.
 func TestFastFailureIsChargedAsInFlight(t *testing.T) {
 	share := func(window time.Duration) float64 {
-		return lbtest.FastFailureShare(t, func(now func() int64, wall func() time.Time, rnd func() uint64) loadbalance.LoadBalance {
-			return New(Options{Now: now, Warmup: warmup.Options{Now: wall}, Rand: rnd, FailureWindow: window})
+		return lbtest.FastFailureShare(t, func(env lbenv.Env) loadbalance.LoadBalance {
+			return New(Options{FailureWindow: window, Env: env})
 		})
 	}
 	charged, blind := share(0), share(-1)

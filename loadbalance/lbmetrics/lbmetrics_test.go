@@ -25,6 +25,7 @@ import (
 	"github.com/dubbogo-lb/lb/loadbalance/describe"
 	"github.com/dubbogo-lb/lb/loadbalance/internal/algo"
 	"github.com/dubbogo-lb/lb/loadbalance/internal/lbtest"
+	"github.com/dubbogo-lb/lb/loadbalance/lbenv"
 	"github.com/dubbogo-lb/lb/loadbalance/warmrandom"
 	"github.com/dubbogo-lb/lb/rpcstatus"
 	"github.com/dubbogo-lb/lb/rpcstatus/loadreport"
@@ -70,7 +71,7 @@ func provider(port int) base.Invoker {
 }
 
 func TestCollectorValues(t *testing.T) {
-	lb := warmrandom.New(warmrandom.Options{Rand: algo.Seeded(1).Uint64})
+	lb := warmrandom.New(warmrandom.Options{Env: lbenv.Env{Rand: algo.Seeded(1).Uint64}})
 	list := []base.Invoker{provider(20000), provider(20001)}
 	counts := lbtest.Counts(lb, list, lbtest.Call("Say"), 100)
 	ms := time.Millisecond
@@ -143,7 +144,7 @@ func TestCollectorValues(t *testing.T) {
 // ejection; the others are at 0.
 func TestCollectorEjection(t *testing.T) {
 	defer lblog.Capture(func(string) {})()
-	lb := warmrandom.New(warmrandom.Options{Rand: algo.Seeded(1).Uint64})
+	lb := warmrandom.New(warmrandom.Options{Env: lbenv.Env{Rand: algo.Seeded(1).Uint64}})
 	list := []base.Invoker{provider(20100), provider(20101), provider(20102), provider(20103), provider(20104)}
 	lb.Select(list, lbtest.Call("Say"))
 	lbtest.OutlierFail(list[1], int64(time.Hour), 5)
@@ -171,7 +172,7 @@ func TestCollectorEjection(t *testing.T) {
 // the method's panic gauge shows, and nobody is ejected.
 func TestCollectorPanicMode(t *testing.T) {
 	defer lblog.Capture(func(string) {})()
-	lb := warmrandom.New(warmrandom.Options{Rand: algo.Seeded(1).Uint64})
+	lb := warmrandom.New(warmrandom.Options{Env: lbenv.Env{Rand: algo.Seeded(1).Uint64}})
 	params := map[string]string{"weight": "100", "outlier.max-ejection-percent": "100"}
 	list := []base.Invoker{lbtest.Provider(20300, params), lbtest.Provider(20301, params), lbtest.Provider(20302, params)}
 	reg := describe.New(describe.Options{})
@@ -194,7 +195,7 @@ func TestCollectorPanicMode(t *testing.T) {
 // A provider listed twice (two invokers of one address) would make the
 // whole scrape fail: it is reported once.
 func TestCollectorTwoInvokersOfOneAddress(t *testing.T) {
-	lb := warmrandom.New(warmrandom.Options{Rand: algo.Seeded(1).Uint64})
+	lb := warmrandom.New(warmrandom.Options{Env: lbenv.Env{Rand: algo.Seeded(1).Uint64}})
 	list := []base.Invoker{provider(20000), provider(20000), provider(20001)}
 	lbtest.Counts(lb, list, lbtest.Call("Say"), 10)
 	reg := describe.New(describe.Options{})
@@ -213,7 +214,7 @@ func TestCollectorFuncOtherProtocol(t *testing.T) {
 // Through dubbo-go itself: with metrics enabled, the balancers' metrics
 // are on dubbo-go's Prometheus endpoint, beside dubbo-go's own.
 func TestOnDubboGoEndpoint(t *testing.T) {
-	lb := warmrandom.New(warmrandom.Options{Rand: algo.Seeded(1).Uint64})
+	lb := warmrandom.New(warmrandom.Options{Env: lbenv.Env{Rand: algo.Seeded(1).Uint64}})
 	lbtest.Counts(lb, []base.Invoker{provider(20000), provider(20001)}, lbtest.Call("Say"), 10)
 	describe.Register("test-"+warmrandom.Name, lb)
 	metrics.AddCollector(Name, CollectorFunc) // as package extension does
@@ -256,7 +257,7 @@ func TestOnDubboGoEndpoint(t *testing.T) {
 // A provider's load report shows beside the consumer's own figures, in the
 // metrics and in the snapshot; a provider without one has no such series.
 func TestCollectorReportedLoad(t *testing.T) {
-	lb := warmrandom.New(warmrandom.Options{Rand: algo.Seeded(1).Uint64})
+	lb := warmrandom.New(warmrandom.Options{Env: lbenv.Env{Rand: algo.Seeded(1).Uint64}})
 	list := []base.Invoker{provider(20200), provider(20201), provider(20202)}
 	lb.Select(list, lbtest.Call("Say"))
 	r := loadreport.Report{CPU: 0.25, Inflight: 12, Capacity: 16, QPS: 300, Has: loadreport.Own}
@@ -311,7 +312,7 @@ func TestNamesAreTheDescribedMetrics(t *testing.T) {
 // consumer names no zone.
 func TestCollectorZones(t *testing.T) {
 	defer lblog.Capture(func(string) {})()
-	lb := warmrandom.New(warmrandom.Options{Rand: algo.Seeded(1).Uint64})
+	lb := warmrandom.New(warmrandom.Options{Env: lbenv.Env{Rand: algo.Seeded(1).Uint64}})
 	cfg := map[string]string{"lb.zone.local": "a", "lb.zone.callers": "a:1,b:1"}
 	list := lbtest.Zoned(20400, []string{"a", "b"}, []int{2, 6}, cfg)
 	reg := describe.New(describe.Options{})

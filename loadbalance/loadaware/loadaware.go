@@ -40,6 +40,7 @@ import (
 	"github.com/dubbogo-lb/lb/loadbalance/internal/algo"
 	"github.com/dubbogo-lb/lb/loadbalance/internal/member"
 	"github.com/dubbogo-lb/lb/loadbalance/internal/skeleton"
+	"github.com/dubbogo-lb/lb/loadbalance/lbenv"
 	"github.com/dubbogo-lb/lb/rpcstatus"
 	"github.com/dubbogo-lb/lb/warmup"
 )
@@ -69,12 +70,9 @@ const (
 type Options struct {
 	// Warmup configures the warmup of new providers.
 	Warmup warmup.Options
-	// Now is the monotonic clock in ns, the lbactive filter's (which
-	// stamps the reports); default rpcstatus.Nanotime.
-	Now func() int64
-	// Rand is the random source, safe for concurrent use; default
-	// math/rand/v2's Uint64.
-	Rand func() uint64
+	// Env is the balancer's clocks and random source; the zero value is
+	// the real ones (see lbenv.Env).
+	Env lbenv.Env
 	// Cost is the cost function; default CostCapacity.
 	Cost Cost
 	// Blackout is how long after a provider's reports begin (or begin
@@ -107,6 +105,7 @@ type hook = builds.Hook
 
 // New returns a Balancer.
 func New(opts Options) *Balancer {
+	opts.Env = opts.Env.WithDefaults()
 	if opts.Cost == "" {
 		opts.Cost = CostCapacity
 	}
@@ -122,11 +121,8 @@ func New(opts Options) *Balancer {
 	if opts.ErrorPenalty <= 0 {
 		opts.ErrorPenalty = defaultErrorPenalty
 	}
-	if opts.Now == nil {
-		opts.Now = rpcstatus.Nanotime
-	}
-	b := &Balancer{opts: opts, rand: algo.Source(opts.Rand), now: opts.Now}
-	spec := skeleton.Spec[table]{Name: Name, Warmup: opts.Warmup, Rand: b.rand, Build: b.build, Pick: b.pick, Among: b.pickAmong, Describe: b.describe}
+	b := &Balancer{opts: opts, rand: algo.Source(opts.Env.Rand), now: opts.Env.Now}
+	spec := skeleton.Spec[table]{Name: Name, Warmup: opts.Warmup, Env: opts.Env, Build: b.build, Pick: b.pick, Among: b.pickAmong, Describe: b.describe}
 	spec.Uncounted = "no provider is asked for its load and response times are unknown, so the balancer picks at random"
 	b.sk = skeleton.New(spec)
 	b.hook = builds.NewHook(b.sk)

@@ -11,6 +11,7 @@ import (
 	"github.com/dubbogo-lb/lb/loadbalance/internal/algo"
 	"github.com/dubbogo-lb/lb/loadbalance/internal/lbtest"
 	"github.com/dubbogo-lb/lb/loadbalance/internal/member"
+	"github.com/dubbogo-lb/lb/loadbalance/lbenv"
 	"github.com/dubbogo-lb/lb/rpcstatus"
 	"github.com/dubbogo-lb/lb/rpcstatus/loadreport"
 )
@@ -61,7 +62,7 @@ func TestWeight(t *testing.T) {
 // when it has enough more calls in flight.
 func TestWeighsByReportedRatesWRR(t *testing.T) {
 	c := &clock{ns: 1000 * sec}
-	b := New(Options{Cost: CostWRR, Now: c.now, Rand: algo.Seeded(1).Uint64})
+	b := New(Options{Cost: CostWRR, Env: lbenv.Env{Now: c.now, Rand: algo.Seeded(1).Uint64}})
 	l := list(21000, 2)
 	report(l[0], c.ns, 100, 0.5)  // w = 200
 	report(l[1], c.ns, 100, 0.25) // w = 400
@@ -88,7 +89,7 @@ func TestWeighsByReportedRatesWRR(t *testing.T) {
 // flight before it costs as much.
 func TestCapacityCost(t *testing.T) {
 	c := &clock{ns: 1000 * sec}
-	b := New(Options{Blackout: time.Nanosecond, Now: c.now, Rand: algo.Seeded(3).Uint64})
+	b := New(Options{Blackout: time.Nanosecond, Env: lbenv.Env{Now: c.now, Rand: algo.Seeded(3).Uint64}})
 	l := list(21300, 2)
 	for i, capacity := range []float64{200, 600} {
 		lbtest.Feed(l[i], c.ns, 16, 10*time.Millisecond, false)
@@ -131,7 +132,7 @@ func TestCapacityCost(t *testing.T) {
 // back to response times.
 func TestBlackoutExpiryAndMean(t *testing.T) {
 	c := &clock{ns: 1000 * sec}
-	b := New(Options{Cost: CostWRR, Now: c.now, Rand: algo.Seeded(2).Uint64})
+	b := New(Options{Cost: CostWRR, Env: lbenv.Env{Now: c.now, Rand: algo.Seeded(2).Uint64}})
 	l := list(21100, 3)
 	report(l[0], c.ns, 100, 0.5)
 	b.Select(l, lbtest.Call("Say"))
@@ -182,7 +183,7 @@ func javaReport(p base.Invoker, now int64, load float64) {
 func TestJavaReportBorrowsTheMean(t *testing.T) {
 	for _, cost := range []Cost{CostCapacity, CostWRR} {
 		c := &clock{ns: 1000 * sec}
-		b := New(Options{Cost: cost, Blackout: time.Nanosecond, Now: c.now, Rand: algo.Seeded(4).Uint64})
+		b := New(Options{Cost: cost, Blackout: time.Nanosecond, Env: lbenv.Env{Now: c.now, Rand: algo.Seeded(4).Uint64}})
 		l := list(21400, 3)
 		for i := range l {
 			lbtest.Feed(l[i], c.ns, 16, 10*time.Millisecond, false)
@@ -201,7 +202,7 @@ func TestJavaReportBorrowsTheMean(t *testing.T) {
 	}
 
 	c := &clock{ns: 1000 * sec}
-	b := New(Options{Cost: CostJava, Blackout: time.Nanosecond, Now: c.now, Rand: algo.Seeded(5).Uint64})
+	b := New(Options{Cost: CostJava, Blackout: time.Nanosecond, Env: lbenv.Env{Now: c.now, Rand: algo.Seeded(5).Uint64}})
 	l := list(21500, 2)
 	// One of ours: CPU 0.1 of its own, the machine's load 530 %, as a
 	// Java provider on the same machine reports.
@@ -217,7 +218,7 @@ func TestJavaReportBorrowsTheMean(t *testing.T) {
 // URL parameters override the options per method.
 func TestParamsOverrideOptions(t *testing.T) {
 	c := &clock{ns: 1000 * sec}
-	b := New(Options{Now: c.now})
+	b := New(Options{Env: lbenv.Env{Now: c.now}})
 	l := []base.Invoker{
 		lbtest.Provider(21200, map[string]string{blackoutKey: "0", "methods.Say." + costKey: "java", errorPenaltyKey: "x"}),
 		lbtest.Provider(21201, nil),

@@ -21,6 +21,7 @@ import (
 	"github.com/dubbogo-lb/lb/loadbalance/internal/algo"
 	"github.com/dubbogo-lb/lb/loadbalance/internal/member"
 	"github.com/dubbogo-lb/lb/loadbalance/internal/skeleton"
+	"github.com/dubbogo-lb/lb/loadbalance/lbenv"
 	"github.com/dubbogo-lb/lb/warmup"
 )
 
@@ -73,14 +74,13 @@ type Options struct {
 	// the in-flight counts of all providers, an O(N) pass of atomic loads.
 	BalanceFactor float64
 
-	// Warmup configures the shared membership snapshots (their clock and
+	// Warmup configures the shared membership snapshots (their
 	// refresh step). The ring itself ignores weights and warmup, as Dubbo's
 	// does: a key's provider never depends on them.
 	Warmup warmup.Options
-
-	// Rand is the random source of the key of a call that lacks its
-	// hash.attachment; default math/rand/v2's Uint64.
-	Rand func() uint64
+	// Env is the balancer's clocks and random source; the zero value is
+	// the real ones (see lbenv.Env).
+	Env lbenv.Env
 }
 
 // Balancer is a consistent-hash balancer whose ring is compatible with
@@ -154,12 +154,13 @@ type keySpec struct {
 
 // New returns a Balancer.
 func New(opts Options) *Balancer {
+	opts.Env = opts.Env.WithDefaults()
 	b := &Balancer{}
 	if f := opts.BalanceFactor; f > 0 { // false for NaN
 		b.factor = max(f, 1)
 	}
 	b.sk = skeleton.New(skeleton.Spec[table]{
-		Name: Name, Warmup: opts.Warmup, Rand: algo.Source(opts.Rand),
+		Name: Name, Warmup: opts.Warmup, Env: opts.Env,
 		Build: build, Pick: b.pick, Among: b.among, Interim: b.interim,
 		// A key keeps its zone while the zone plan holds: the zone is
 		// drawn from the key's point, not at random.

@@ -19,8 +19,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/dubbogo-lb/lb/loadbalance/internal/lbtest"
+	"github.com/dubbogo-lb/lb/loadbalance/lbenv"
 	"github.com/dubbogo-lb/lb/rpcstatus"
-	"github.com/dubbogo-lb/lb/warmup"
 )
 
 var _ loadbalance.LoadBalance = (*Balancer)(nil)
@@ -494,7 +494,7 @@ func TestRetrySubsetKeepsClockwiseOrder(t *testing.T) {
 func TestRingRebuiltOnlyOnMembershipChange(t *testing.T) {
 	start := time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC)
 	clock := lbtest.NewClock(start.Add(10 * time.Second))
-	lb := New(Options{Warmup: warmup.Options{Now: clock.Now}})
+	lb := New(Options{Env: lbenv.Env{Wall: clock.Now}})
 	list := []base.Invoker{
 		lbtest.Started(20000, start, 600*time.Second),
 		lbtest.Started(20001, start, 600*time.Second),

@@ -11,6 +11,7 @@ import (
 	"github.com/dubbogo-lb/lb/internal/lblog"
 	"github.com/dubbogo-lb/lb/loadbalance/internal/algo"
 	"github.com/dubbogo-lb/lb/loadbalance/internal/lbtest"
+	"github.com/dubbogo-lb/lb/loadbalance/lbenv"
 )
 
 // withAttachment is a call of Say with the attachment key=value (none when
@@ -55,7 +56,7 @@ func TestMissingHashAttachmentIsARandomKey(t *testing.T) {
 	const picks = 20000
 	defer lblog.Capture(func(string) {})() // no call is counted: the missing-filter WARN
 	list := attachmentProviders(map[string]string{AttachmentKey: "x-user"})
-	b := New(Options{Rand: algo.Seeded(5).Uint64})
+	b := New(Options{Env: lbenv.Env{Rand: algo.Seeded(5).Uint64}})
 	v, _ := b.sk.View(list, "Say")
 	shares := v.Table.ring.Shares()
 	counts := make([]int, len(list))

@@ -25,6 +25,7 @@ import (
 	"github.com/dubbogo-lb/lb/loadbalance/internal/algo"
 	"github.com/dubbogo-lb/lb/loadbalance/internal/member"
 	"github.com/dubbogo-lb/lb/loadbalance/internal/skeleton"
+	"github.com/dubbogo-lb/lb/loadbalance/lbenv"
 	"github.com/dubbogo-lb/lb/rpcstatus"
 	"github.com/dubbogo-lb/lb/warmup"
 )
@@ -40,13 +41,11 @@ const MissingFilterPicks = member.MissingFilterPicks
 // Options configure a Balancer. The zero value is ready to use; negative
 // durations count as 0, which means the default.
 type Options struct {
-	// Warmup configures the warmup of new providers; its Now is the wall
-	// clock of uptimes (default time.Now).
+	// Warmup configures the warmup of new providers.
 	Warmup warmup.Options
-	// Now is the monotonic clock of the statistics, in nanoseconds: it must
-	// be the clock the lbactive filter records calls with (filter.Options.Now).
-	// Default rpcstatus.Nanotime, the filter's default.
-	Now func() int64
+	// Env is the balancer's clocks and random source; the zero value is
+	// the real ones (see lbenv.Env).
+	Env lbenv.Env
 	// DefaultRTT is the response time charged to a provider without any
 	// sample. Default 0: such a provider borrows the estimate of the
 	// provider it is compared with (see Costs), which needs no tuning.
@@ -61,9 +60,6 @@ type Options struct {
 	// after a provider's last error; default rpcstatus.EWMADecay (10 s), the
 	// time constant of the RTT estimate.
 	ErrorDecay time.Duration
-	// Rand is the random source, safe for concurrent use; default
-	// math/rand/v2's Uint64. Tests inject a seeded one.
-	Rand func() uint64
 }
 
 // Balancer is the RT-adaptive balancer. It is safe for concurrent use; one
@@ -88,21 +84,19 @@ type hook = builds.Hook
 
 // New returns a Balancer.
 func New(opts Options) *Balancer {
+	opts.Env = opts.Env.WithDefaults()
 	b := &Balancer{
-		now:        opts.Now,
+		now:        opts.Env.Now,
 		defaultRTT: max(opts.DefaultRTT, 0),
 		errorCost:  max(opts.ErrorCost, 0),
 		errorDecay: float64(opts.ErrorDecay),
-		rand:       algo.Source(opts.Rand),
-	}
-	if b.now == nil {
-		b.now = rpcstatus.Nanotime
+		rand:       algo.Source(opts.Env.Rand),
 	}
 	if opts.ErrorDecay <= 0 {
 		b.errorDecay = float64(rpcstatus.EWMADecay)
 	}
 	b.errorHorizon = int64(min(20*b.errorDecay, math.MaxInt64/2))
-	spec := skeleton.Spec[table]{Name: Name, Warmup: opts.Warmup, Rand: b.rand, Build: b.build, Pick: b.pick, Among: b.pickAmong, Describe: b.describe}
+	spec := skeleton.Spec[table]{Name: Name, Warmup: opts.Warmup, Env: opts.Env, Build: b.build, Pick: b.pick, Among: b.pickAmong, Describe: b.describe}
 	spec.Uncounted = "response times are unknown, so the balancer picks at random"
 	b.sk = skeleton.New(spec)
 	b.hook = builds.NewHook(b.sk)

@@ -13,8 +13,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/dubbogo-lb/lb/loadbalance/internal/lbtest"
+	"github.com/dubbogo-lb/lb/loadbalance/lbenv"
 	"github.com/dubbogo-lb/lb/rpcstatus"
-	"github.com/dubbogo-lb/lb/warmup"
 )
 
 // feed is lbtest.Feed.
@@ -86,15 +86,15 @@ func TestNoHerdingOntoProviderWithoutSamples(t *testing.T) {
 		return float64(lbtest.Counts(b, list, inv, picks)[0]) / picks
 	}
 	fair := 1.0 / n
-	got := share(New(Options{Now: clock.Load}))
+	got := share(New(Options{Env: lbenv.Env{Now: clock.Load}}))
 	assert.InDelta(t, fair, got, fair/4, "new provider's share %.4f, fair %.4f; a score of 0 would give %.4f", got, fair, 2*fair)
 
 	// With a configured default RTT above the others' it waits for the
 	// others' calls in flight to make it cheaper (here none: no traffic).
-	assert.Zero(t, share(New(Options{Now: clock.Load, DefaultRTT: 100 * ms})))
+	assert.Zero(t, share(New(Options{DefaultRTT: 100 * ms, Env: lbenv.Env{Now: clock.Load}})))
 
 	// All unknown (a cold start): even.
-	cold := lbtest.Counts(New(Options{Now: clock.Load}), lbtest.N(4), inv, picks)
+	cold := lbtest.Counts(New(Options{Env: lbenv.Env{Now: clock.Load}}), lbtest.N(4), inv, picks)
 	for _, c := range cold {
 		assert.InDelta(t, picks/4, c, picks/40)
 	}
@@ -160,7 +160,7 @@ func TestErrorsAreCharged(t *testing.T) {
 func halfFailed() (*Balancer, []base.Invoker, *atomic.Int64) {
 	clock := new(atomic.Int64)
 	clock.Store(int64(20 * sec))
-	b := New(Options{Now: clock.Load, ErrorCost: sec})
+	b := New(Options{ErrorCost: sec, Env: lbenv.Env{Now: clock.Load}})
 	list := lbtest.N(2)
 	feed(list[0], int64(19*sec), 64, ms, false)
 	feed(list[0], int64(19*sec)+int64(64*ms), 64, ms, true)
@@ -213,7 +213,7 @@ func TestErrorChargeFades(t *testing.T) {
 // clock; it must decide as Costs on estimates as of now does.
 func TestCleanComparisonMatchesCosts(t *testing.T) {
 	var clock atomic.Int64
-	b := New(Options{Now: clock.Load})
+	b := New(Options{Env: lbenv.Env{Now: clock.Load}})
 	list := lbtest.N(16)
 	rng := rand.New(rand.NewPCG(1, 2))
 	for k, p := range list {
@@ -277,7 +277,7 @@ func TestWarmupFoldedIn(t *testing.T) {
 func TestFailoverSubset(t *testing.T) {
 	var clock atomic.Int64
 	clock.Store(int64(10 * sec))
-	b := New(Options{Now: clock.Load})
+	b := New(Options{Env: lbenv.Env{Now: clock.Load}})
 	list := lbtest.N(4)
 	feed(list[0], int64(9*sec), 128, 50*ms, false)
 	lbtest.FeedAll(list[1:], int64(9*sec), 128, ms)
@@ -302,8 +302,8 @@ func TestBadInput(t *testing.T) {
 // A provider that fails fast never looks better: each error is charged the
 // method's timeout at least.
 func TestFastFailureNeverLooksBetter(t *testing.T) {
-	share := lbtest.FastFailureShare(t, func(now func() int64, wall func() time.Time, rnd func() uint64) loadbalance.LoadBalance {
-		return New(Options{Now: now, Warmup: warmup.Options{Now: wall}, Rand: rnd})
+	share := lbtest.FastFailureShare(t, func(env lbenv.Env) loadbalance.LoadBalance {
+		return New(Options{Env: env})
 	})
 	t.Logf("fast-failing provider's share: %.4f", share)
 	assert.Less(t, share, 0.01)

@@ -34,6 +34,7 @@ import (
 	"github.com/dubbogo-lb/lb/loadbalance/internal/algo"
 	"github.com/dubbogo-lb/lb/loadbalance/internal/member"
 	"github.com/dubbogo-lb/lb/loadbalance/internal/skeleton"
+	"github.com/dubbogo-lb/lb/loadbalance/lbenv"
 	"github.com/dubbogo-lb/lb/rpcstatus"
 	"github.com/dubbogo-lb/lb/warmup"
 )
@@ -61,18 +62,15 @@ type Options struct {
 	// Warmup configures the warmup of new providers (their weight in the
 	// draw among ties).
 	Warmup warmup.Options
+	// Env is the balancer's clocks and random source; the zero value is
+	// the real ones (see lbenv.Env).
+	Env lbenv.Env
 	// SlidePeriod is the window's length when shortestresponse.slidePeriod
 	// is unset or invalid; default 30 s.
 	SlidePeriod time.Duration
 	// Refresh is how often a pick reads the providers' means anew; default
 	// 10 ms.
 	Refresh time.Duration
-	// Now is the monotonic clock in ns, the lbactive filter's; default
-	// rpcstatus.Nanotime.
-	Now func() int64
-	// Rand is the random source, safe for concurrent use; default
-	// math/rand/v2's Uint64.
-	Rand func() uint64
 }
 
 // Balancer is the shortest-response balancer. It is safe for concurrent
@@ -90,18 +88,16 @@ type hook = builds.Hook
 
 // New returns a Balancer.
 func New(opts Options) *Balancer {
+	opts.Env = opts.Env.WithDefaults()
 	if opts.SlidePeriod <= 0 {
 		opts.SlidePeriod = defaultSlidePeriod
 	}
 	if opts.Refresh <= 0 {
 		opts.Refresh = defaultRefresh
 	}
-	if opts.Now == nil {
-		opts.Now = rpcstatus.Nanotime
-	}
-	b := &Balancer{opts: opts, rand: algo.Source(opts.Rand)}
+	b := &Balancer{opts: opts, rand: algo.Source(opts.Env.Rand)}
 	b.sk = skeleton.New(skeleton.Spec[table]{
-		Name: Name, Warmup: opts.Warmup, Rand: b.rand,
+		Name: Name, Warmup: opts.Warmup, Env: opts.Env,
 		Build: b.build, Pick: b.pick, Among: b.among, Describe: b.describe,
 		ReadsAllUpTo: math.MaxInt, // the pick reads every provider
 		Uncounted:    "no response time nor call in flight is known, so shortestresponse picks at random",
@@ -235,7 +231,7 @@ func (b *Balancer) refresh(v *member.View[table], now int64) {
 
 // pick returns the slot of v with the shortest estimate.
 func (b *Balancer) pick(v *member.View[table], _ base.Invocation) int {
-	if now := b.opts.Now(); now >= v.Table.next.Load() {
+	if now := b.opts.Env.Now(); now >= v.Table.next.Load() {
 		b.refresh(v, now)
 	}
 	return Shortest(v.Table.mean, v.Stats, v.Weights, nil, v.Uniform, b.rand.Uint64())

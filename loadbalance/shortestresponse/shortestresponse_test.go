@@ -11,6 +11,7 @@ import (
 
 	"github.com/dubbogo-lb/lb/loadbalance/internal/algo"
 	"github.com/dubbogo-lb/lb/loadbalance/internal/lbtest"
+	"github.com/dubbogo-lb/lb/loadbalance/lbenv"
 	"github.com/dubbogo-lb/lb/rpcstatus"
 )
 
@@ -24,7 +25,7 @@ func (c *clock) now() int64 { return c.ns }
 // with ejection off and the given params.
 func fixture(n int, params map[string]string) (*Balancer, *clock, []base.Invoker) {
 	c := &clock{ns: int64(time.Second)}
-	b := New(Options{Now: c.now, Rand: algo.Seeded(7).Uint64})
+	b := New(Options{Env: lbenv.Env{Now: c.now, Rand: algo.Seeded(7).Uint64}})
 	list := make([]base.Invoker, n)
 	for i := range list {
 		p := map[string]string{"outlier.rules": "none"}

@@ -15,9 +15,9 @@ import (
 	"dubbo.apache.org/dubbo-go/v3/protocol/base"
 
 	"github.com/dubbogo-lb/lb/internal/builds"
-	"github.com/dubbogo-lb/lb/loadbalance/internal/algo"
 	"github.com/dubbogo-lb/lb/loadbalance/internal/member"
 	"github.com/dubbogo-lb/lb/loadbalance/internal/skeleton"
+	"github.com/dubbogo-lb/lb/loadbalance/lbenv"
 	"github.com/dubbogo-lb/lb/warmup"
 )
 
@@ -28,10 +28,9 @@ const Name = "swrr"
 type Options struct {
 	// Warmup configures the warmup of new providers.
 	Warmup warmup.Options
-	// Rand is the random source (the start of each first cycle and the
-	// picks among a retry's subset), safe for concurrent use; default
-	// math/rand/v2's Uint64.
-	Rand func() uint64
+	// Env is the balancer's clocks and random source; the zero value is
+	// the real ones (see lbenv.Env).
+	Env lbenv.Env
 }
 
 // Balancer is the smooth weighted round-robin balancer. It is safe for
@@ -48,9 +47,10 @@ type hook = builds.Hook
 
 // New returns a Balancer.
 func New(opts Options) *Balancer {
+	opts.Env = opts.Env.WithDefaults()
 	b := &Balancer{}
 	b.sk = skeleton.New(skeleton.Spec[smoothCycle]{
-		Name: Name, Warmup: opts.Warmup, Rand: algo.Source(opts.Rand),
+		Name: Name, Warmup: opts.Warmup, Env: opts.Env,
 		Build: b.build,
 		Pick:  func(v *member.View[smoothCycle], _ base.Invocation) int { return v.Table.Next() },
 	})

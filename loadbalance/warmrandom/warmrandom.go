@@ -15,6 +15,7 @@ import (
 	"github.com/dubbogo-lb/lb/loadbalance/internal/algo"
 	"github.com/dubbogo-lb/lb/loadbalance/internal/member"
 	"github.com/dubbogo-lb/lb/loadbalance/internal/skeleton"
+	"github.com/dubbogo-lb/lb/loadbalance/lbenv"
 	"github.com/dubbogo-lb/lb/warmup"
 )
 
@@ -23,8 +24,10 @@ const Name = "warmrandom"
 
 // Options of New; the zero value gives Dubbo's warmup and math/rand/v2.
 type Options struct {
-	Warmup warmup.Options // warmup of new providers (its clock, curve, refresh step)
-	Rand   func() uint64  // random words, safe for concurrent use; nil: math/rand/v2
+	Warmup warmup.Options // warmup of new providers (curve, refresh step)
+	// Env is the balancer's clocks and random source; the zero value is
+	// the real ones (see lbenv.Env).
+	Env lbenv.Env
 }
 
 // Balancer picks at random in proportion to warm weight, for every service
@@ -41,9 +44,10 @@ type hook = builds.Hook
 
 // New returns a Balancer.
 func New(opts Options) *Balancer {
-	b := &Balancer{rand: algo.Source(opts.Rand)}
+	opts.Env = opts.Env.WithDefaults()
+	b := &Balancer{rand: algo.Source(opts.Env.Rand)}
 	b.sk = skeleton.New(skeleton.Spec[algo.Alias]{
-		Name: Name, Warmup: opts.Warmup, Rand: b.rand,
+		Name: Name, Warmup: opts.Warmup, Env: opts.Env,
 		Build: table,
 		Pick:  b.pick,
 	})
