@@ -95,12 +95,8 @@ func (b *Balancer) build(s *member.Set, prev *member.View[table]) *table {
 		d, _ := urlparam.MethodTimeout(inv.GetURL(), s.Method)
 		t.probe[i] = 2 * int64(d)
 		t.picked[i].Store(now)
-		if prev != nil {
-			if j, ok := prev.Index(inv); ok {
-				t.picked[i].Store(prev.Table.picked[j].Load())
-			}
-		}
 	}
+	member.Carry(s, prev, func(i, j int) { t.picked[i].Store(prev.Table.picked[j].Load()) })
 	return t
 }
 

@@ -96,6 +96,7 @@ type Balancer struct {
 	sk   *skeleton.Balancer[table]
 	opts Options
 	rand algo.Rand
+	two  skeleton.TwoChoices[table] // the pick: the cheaper of two candidates
 	now  func() int64
 }
 
@@ -122,54 +123,29 @@ func New(opts Options) *Balancer {
 		opts.ErrorPenalty = defaultErrorPenalty
 	}
 	b := &Balancer{opts: opts, rand: algo.Source(opts.Env.Rand), now: opts.Env.Now}
-	spec := skeleton.Spec[table]{Name: Name, Warmup: opts.Warmup, Env: opts.Env, Build: b.build, Pick: b.pick, Among: b.pickAmong, Describe: b.describe}
+	spec := skeleton.Spec[table]{Name: Name, Warmup: opts.Warmup, Env: opts.Env, Build: b.build, Pick: b.pick, Describe: b.describe}
+	b.two = skeleton.TwoChoices[table]{Rand: b.rand, Alias: func(v *member.View[table]) *algo.Alias { return v.Table.alias }, Better: b.better}
+	spec.Among = b.two.Among
 	spec.Uncounted = "no provider is asked for its load and response times are unknown, so the balancer picks at random"
 	b.sk = skeleton.New(spec)
 	b.hook = builds.NewHook(b.sk)
 	return b
 }
 
-// pick returns the cheaper of two candidates drawn from v.
-func (b *Balancer) pick(v *member.View[table], _ base.Invocation) int {
-	t := v.Table
-	now := b.now()
-	if now >= t.next.Load() {
+// pick returns the cheaper of two candidates drawn from v, the values
+// being updated first when their period is over.
+func (b *Balancer) pick(v *member.View[table], inv base.Invocation) int {
+	if now := b.now(); now >= v.Table.next.Load() {
 		b.update(v, now)
 	}
-	var i, j int
-	if a := t.alias; a != nil {
-		i, j = a.Pick(b.rand.Uint64()), a.Pick(b.rand.Uint64())
-	} else {
-		i, j = algo.Pair(b.rand.Uint64(), v.Len())
-	}
-	if i == j || b.better(v, i, j, now) {
-		return i
-	}
-	return j
-}
-
-// pickAmong applies the same rule to a failover retry's subset.
-func (b *Balancer) pickAmong(v *member.View[table], list []base.Invoker, _ base.Invocation) base.Invoker {
-	var a, c base.Invoker
-	if v.Uniform {
-		k, l := algo.Pair(b.rand.Uint64(), len(list))
-		a, c = list[k], list[l]
-	} else {
-		a, c = v.PickAmong(list, b.rand.Uint64()), v.PickAmong(list, b.rand.Uint64())
-	}
-	i, okA := v.Index(a)
-	j, okC := v.Index(c)
-	if a == c || !okA || !okC || b.better(v, i, j, b.now()) {
-		return a
-	}
-	return c
+	return b.two.Pick(v, inv)
 }
 
 // better reports whether provider i of v is the better choice against j.
 // The RTTs of the two are compared as of the later of their last samples
 // (rpcstatus.Pair), which orders them as their values now would, without
 // reading the clock or fading both.
-func (b *Balancer) better(v *member.View[table], i, j int, _ int64) bool {
+func (b *Balancer) better(v *member.View[table], i, j int) bool {
 	ri, rj, ki, kj := rpcstatus.Pair(v.Stats[i].EWMA(), v.Stats[j].EWMA())
 	ci, cj := b.cost(v, i, ri, ki), b.cost(v, j, rj, kj)
 	if ci == cj {

@@ -52,13 +52,7 @@ func (b *Balancer) build(s *member.Set, prev *member.View[table]) *table {
 	}
 	t.cfg = o.config()
 	t.fallback.Store(true)
-	for i, inv := range s.Invokers {
-		if prev != nil {
-			if j, ok := prev.Index(inv); ok {
-				t.since[i].Store(prev.Table.since[j].Load())
-			}
-		}
-	}
+	member.Carry(s, prev, func(i, j int) { t.since[i].Store(prev.Table.since[j].Load()) })
 	return t
 }
 

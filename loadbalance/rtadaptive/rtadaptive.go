@@ -18,8 +18,6 @@ import (
 	"math"
 	"time"
 
-	"dubbo.apache.org/dubbo-go/v3/protocol/base"
-
 	"github.com/dubbogo-lb/lb/internal/builds"
 	"github.com/dubbogo-lb/lb/loadbalance/describe"
 	"github.com/dubbogo-lb/lb/loadbalance/internal/algo"
@@ -69,6 +67,7 @@ type Balancer struct {
 	hook       // the module's tests and simulator reach sk's builds through it
 	sk         *skeleton.Balancer[table]
 	rand       algo.Rand
+	two        skeleton.TwoChoices[table] // the pick: the cheaper of two candidates
 	now        func() int64
 	defaultRTT time.Duration
 	errorCost  time.Duration
@@ -96,54 +95,13 @@ func New(opts Options) *Balancer {
 		b.errorDecay = float64(rpcstatus.EWMADecay)
 	}
 	b.errorHorizon = int64(min(20*b.errorDecay, math.MaxInt64/2))
-	spec := skeleton.Spec[table]{Name: Name, Warmup: opts.Warmup, Env: opts.Env, Build: b.build, Pick: b.pick, Among: b.pickAmong, Describe: b.describe}
+	spec := skeleton.Spec[table]{Name: Name, Warmup: opts.Warmup, Env: opts.Env, Build: b.build, Describe: b.describe}
+	b.two = skeleton.TwoChoices[table]{Rand: b.rand, Alias: func(v *member.View[table]) *algo.Alias { return v.Table.alias }, Better: b.better}
+	spec.Pick, spec.Among = b.two.Pick, b.two.Among
 	spec.Uncounted = "response times are unknown, so the balancer picks at random"
 	b.sk = skeleton.New(spec)
 	b.hook = builds.NewHook(b.sk)
 	return b
-}
-
-// pick returns the better of two candidates drawn from v.
-func (b *Balancer) pick(v *member.View[table], _ base.Invocation) int {
-	i, j := b.candidates(v)
-	if i == j || b.better(v, i, j) {
-		return i
-	}
-	return j
-}
-
-// candidates draws the two candidates of a pick from v: two distinct slots
-// uniformly when all weights are equal, else two independent draws in
-// proportion to warm weight (possibly the same slot).
-func (b *Balancer) candidates(v *member.View[table]) (i, j int) {
-	r := b.rand.Uint64()
-	if a := v.Table.alias; a != nil {
-		return a.Pick(r), a.Pick(b.rand.Uint64())
-	}
-	return algo.Pair(r, v.Len())
-}
-
-// pickAmong applies the same rule to list, a failover retry's subset of the
-// snapshot: two distinct candidates when the weights are equal, else two
-// draws in proportion to warm weight; the cheaper wins. O(len(list)) when
-// weights differ; retries are rare.
-func (b *Balancer) pickAmong(v *member.View[table], list []base.Invoker, _ base.Invocation) base.Invoker {
-	var a, c base.Invoker
-	if v.Uniform {
-		k, l := algo.Pair(b.rand.Uint64(), len(list))
-		a, c = list[k], list[l]
-	} else {
-		a, c = v.PickAmong(list, b.rand.Uint64()), v.PickAmong(list, b.rand.Uint64())
-	}
-	i, okA := v.Index(a)
-	j, okC := v.Index(c)
-	if a == c || !okA || !okC {
-		return a
-	}
-	if b.better(v, i, j) {
-		return a
-	}
-	return c
 }
 
 // better reports whether provider i of v is the better choice against j:

@@ -66,12 +66,9 @@ func (b *Balancer) build(s *member.Set, prev *member.View[smoothCycle]) *smoothC
 		return newSmoothCycle(q, b.sk.Rand())
 	}
 	from := make([]int, s.Len())
-	for i, inv := range s.Invokers {
-		if j, ok := prev.Index(inv); ok {
-			from[i] = j
-		} else {
-			from[i] = -1
-		}
+	for i := range from {
+		from[i] = -1
 	}
+	member.Carry(s, prev, func(i, j int) { from[i] = j })
 	return followCycle(prev.Table, q, from)
 }
