@@ -16,7 +16,7 @@
 // nothing.
 //
 // Every call's outcome also goes to outlier detection (rpcstatus.Stats.Judge)
-// with the triple status code of its error (StatusCode), so that the
+// with the triple status code of its error, so that the
 // balancers can eject a provider that fails (package
 // loadbalance/internal/outlier); without this filter no provider is ever
 // ejected.
@@ -127,19 +127,19 @@ func (f *Filter) Invoke(ctx context.Context, invoker base.Invoker, inv base.Invo
 	switch {
 	case res == nil:
 	case res.Error() != nil:
-		code = StatusCode(res.Error())
+		code = statusCode(res.Error())
 	default:
 		failed = false
 	}
 	return res
 }
 
-// StatusCode returns the status code of a failed call's error as outlier
+// statusCode returns the status code of a failed call's error as outlier
 // detection judges it: the code of the triple status it carries (wrapped
 // or not), the codes of deadline_exceeded and canceled for the context's
 // errors, else rpcstatus.NoCode (a transport error, a closed client). It
 // allocates nothing.
-func StatusCode(err error) int {
+func statusCode(err error) int {
 	for e := err; e != nil; e = errors.Unwrap(e) {
 		if te, ok := e.(*triple_protocol.Error); ok {
 			return int(te.Code())

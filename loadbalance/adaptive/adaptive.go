@@ -151,7 +151,7 @@ func (b *Balancer) better(v *member.View[table], i, j int, now int64) int {
 	return j
 }
 
-// Cost is the cost of provider i of v at now: 0 when it was not picked
+// cost is the cost of provider i of v at now: 0 when it was not picked
 // for twice its timeout, else Java's load with this consumer's RTT.
 func (b *Balancer) cost(v *member.View[table], i int, now int64) float64 {
 	t := v.Table
@@ -161,12 +161,12 @@ func (b *Balancer) cost(v *member.View[table], i int, now int64) float64 {
 	load, _ := v.Providers[i].Load().JavaLoad()
 	st := v.Stats[i]
 	rtt, _ := st.EWMA().Value(now)
-	return Cost(load, float64(rtt)/1e6, st.Active(), algo.JavaSuccess(st.Total(), st.Failed(), st.Active()), v.Weights[i])
+	return javaCost(load, float64(rtt)/1e6, st.Active(), algo.JavaSuccess(st.Total(), st.Failed(), st.Active()), v.Weights[i])
 }
 
-// Cost is Java's load of a provider (algo.JavaCost), NaN and infinities
+// javaCost is Java's load of a provider (algo.JavaCost), NaN and infinities
 // of a report counted as the largest cost.
-func Cost(load, rttMs float64, inflight int64, success, weight float64) float64 {
+func javaCost(load, rttMs float64, inflight int64, success, weight float64) float64 {
 	c := algo.JavaCost(load, rttMs, inflight, success, weight)
 	if !algo.Finite(c) {
 		return math.MaxFloat64

@@ -52,10 +52,10 @@ func counts(b *Balancer, list []base.Invoker, picks int) []int {
 
 func TestCost(t *testing.T) {
 	// Java's formula: 50 × (√4 + 1) × (1 + 1) / (0.5 × 100 + 1).
-	assert.InDelta(t, 50*3*2/51.0, Cost(50, 4, 1, 0.5, 100), 1e-12)
-	assert.Equal(t, math.MaxFloat64, Cost(math.Inf(1), 1, 0, 1, 100))
-	assert.Equal(t, math.MaxFloat64, Cost(math.NaN(), 1, 0, 1, 100))
-	assert.Less(t, Cost(0, 1, 0, 1, 100), Cost(0, 1, 1, 1, 100), "without a report the calls in flight still count")
+	assert.InDelta(t, 50*3*2/51.0, javaCost(50, 4, 1, 0.5, 100), 1e-12)
+	assert.Equal(t, math.MaxFloat64, javaCost(math.Inf(1), 1, 0, 1, 100))
+	assert.Equal(t, math.MaxFloat64, javaCost(math.NaN(), 1, 0, 1, 100))
+	assert.Less(t, javaCost(0, 1, 0, 1, 100), javaCost(0, 1, 1, 1, 100), "without a report the calls in flight still count")
 }
 
 // TestLowerLoadWins: the reported load decides between equal providers.

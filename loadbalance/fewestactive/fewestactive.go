@@ -17,11 +17,6 @@ import (
 // Name is the name the balancer is registered under with dubbo-go.
 const Name = "fewestactive"
 
-// MissingFilterPicks is how many picks of one (service, method) that find
-// no call ever counted on any of its providers make the balancer conclude
-// that the lbactive filter is not configured.
-const MissingFilterPicks = member.MissingFilterPicks
-
 // Options configure a Balancer. The zero value is ready to use.
 type Options struct {
 	// Warmup configures the warmup of new providers.
@@ -44,8 +39,8 @@ type Options struct {
 	// FailureWindow is how long a provider's latest failure weighs: until
 	// then each failure of its current run counts as one more call in
 	// flight, so that a provider that fails fast never looks less busy
-	// than while its calls ran (see Charge). Failures are those that
-	// count for outlier ejection (urlparam.OutlierErrorsKey), whether
+	// than while its calls ran. Failures are those that
+	// count for outlier ejection (the outlier.errors parameter), whether
 	// ejection is on or not. Default 10 s; negative: never.
 	FailureWindow time.Duration
 }

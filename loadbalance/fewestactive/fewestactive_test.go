@@ -18,6 +18,7 @@ import (
 	"github.com/dubbogo-lb/lb/internal/lblog"
 	"github.com/dubbogo-lb/lb/loadbalance/internal/algo"
 	"github.com/dubbogo-lb/lb/loadbalance/internal/lbtest"
+	"github.com/dubbogo-lb/lb/loadbalance/internal/member"
 	"github.com/dubbogo-lb/lb/loadbalance/lbenv"
 	"github.com/dubbogo-lb/lb/rpcstatus"
 )
@@ -235,13 +236,13 @@ func TestNoReportWhenTheFilterCounts(t *testing.T) {
 	list := lbtest.N(3)
 	inv := lbtest.Call("Say")
 	f := filter.New(filter.Options{})
-	for range 5 * MissingFilterPicks {
+	for range 5 * member.MissingFilterPicks {
 		got := b.Select(list, inv)
 		f.Invoke(context.Background(), got, inv)
 	}
 	// A provider joining later, never called yet, changes nothing.
 	grown := append(append([]base.Invoker(nil), list...), lbtest.Provider(20009, nil))
-	lbtest.Counts(b, grown, inv, 5*MissingFilterPicks)
+	lbtest.Counts(b, grown, inv, 5*member.MissingFilterPicks)
 	assert.False(t, b.sk.FilterMissing())
 	assert.Empty(t, l.lines())
 	// The watch survives rebuilds; a state that saw calls once stays settled.

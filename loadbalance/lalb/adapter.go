@@ -44,7 +44,7 @@ type Options struct {
 	// the real ones (see lbenv.Env).
 	Env lbenv.Env
 	// ChargeTimeout charges every error at least the method's timeout
-	// (urlparam.MethodTimeout: methods.<m>.timeout, Java's <m>.timeout, then
+	// (methods.<m>.timeout, Java's <m>.timeout, then
 	// timeout, else 3 s), brpc's rule for a call
 	// with no retry left. By default (false) an error costs
 	// PunishErrorRatio × its latency, brpc's rule while retries remain (the

@@ -170,7 +170,7 @@ func (b *Balancer) cost(v *member.View[table], i int, rtt float64, known bool) f
 	val := t.value(i)
 	switch t.cfg.cost {
 	case CostJava:
-		return JavaCost(val, rtt/1e6, active, success(v.Stats[i]), v.Weights[i])
+		return javaCost(val, rtt/1e6, active, success(v.Stats[i]), v.Weights[i])
 	case CostWRR:
 		return wrrCost(active, val)
 	}

@@ -44,17 +44,17 @@ func view(t *testing.T, b *Balancer, l []base.Invoker) *member.View[table] {
 }
 
 func TestWeight(t *testing.T) {
-	w, ok := Weight(100, 0, 0.5, 1)
+	w, ok := wrrWeight(100, 0, 0.5, 1)
 	assert.True(t, ok)
 	assert.Equal(t, 200.0, w)
-	w, _ = Weight(100, 10, 0.5, 1) // 100 / (0.5 + 1 × 10/100)
+	w, _ = wrrWeight(100, 10, 0.5, 1) // 100 / (0.5 + 1 × 10/100)
 	assert.InDelta(t, 100/0.6, w, 1e-9)
 	for _, c := range [][4]float64{{0, 0, 0.5, 1}, {100, 0, 0, 1}, {-1, 0, 0.5, 1}} {
-		_, ok := Weight(c[0], c[1], c[2], c[3])
+		_, ok := wrrWeight(c[0], c[1], c[2], c[3])
 		assert.False(t, ok, "%v", c)
 	}
-	assert.Equal(t, 0.01*1*1/1.0, JavaCost(0, 0, 0, 0, 100), "an unknown load counts as minLoad")
-	assert.InDelta(t, 50*(2+1)*3/(0.5*100+1), JavaCost(50, 4, 2, 0.5, 100), 1e-9)
+	assert.Equal(t, 0.01*1*1/1.0, javaCost(0, 0, 0, 0, 100), "an unknown load counts as minLoad")
+	assert.InDelta(t, 50*(2+1)*3/(0.5*100+1), javaCost(50, 4, 2, 0.5, 100), 1e-9)
 }
 
 // A provider that reports twice the capacity (half the utilization at the
@@ -116,13 +116,13 @@ func TestCapacityCost(t *testing.T) {
 	assert.InDelta(t, 300, a1, 2, "%d:%d", a0, a1)
 
 	// With an error rate, gRPC's penalty shrinks the capacity.
-	cap, ok := Capacity(600, 100, 50, 0.5, 1, 0)
+	cap, ok := concurrencyCapacity(600, 100, 50, 0.5, 1, 0)
 	assert.True(t, ok)
 	assert.InDelta(t, 300, cap, 1e-9)
 	// Without a reported capacity: gRPC's weight × RTT (Little's law).
-	cap, _ = Capacity(0, 100, 0, 0.5, 1, float64(10*time.Millisecond))
+	cap, _ = concurrencyCapacity(0, 100, 0, 0.5, 1, float64(10*time.Millisecond))
 	assert.InDelta(t, 2, cap, 1e-9)
-	_, ok = Capacity(0, 0, 0, 0.5, 1, 1e6)
+	_, ok = concurrencyCapacity(0, 0, 0, 0.5, 1, 1e6)
 	assert.False(t, ok)
 }
 

@@ -131,7 +131,7 @@ func (b *Balancer) reported(v *member.View[table], i int, now int64) (float64, b
 			break
 		}
 		if t.cfg.cost == CostWRR {
-			val, ok = Weight(qps, eps, util, t.cfg.penalty)
+			val, ok = wrrWeight(qps, eps, util, t.cfg.penalty)
 			ok = ok && rates
 			break
 		}
@@ -139,7 +139,7 @@ func (b *Balancer) reported(v *member.View[table], i int, now int64) (float64, b
 		if !known {
 			rtt = time.Duration(math.Float64frombits(t.meanRTT.Load()))
 		}
-		val, ok = Capacity(l.Report().Capacity, qps, eps, util, t.cfg.penalty, float64(rtt))
+		val, ok = concurrencyCapacity(l.Report().Capacity, qps, eps, util, t.cfg.penalty, float64(rtt))
 	}
 	if !ok || val < 0 {
 		t.since[i].Store(0)

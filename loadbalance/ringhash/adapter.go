@@ -49,13 +49,13 @@ const (
 	nodesKey = "hash.nodes"
 	// argumentsKey lists the argument indexes that form the key (default "0").
 	argumentsKey = "hash.arguments"
-	// AttachmentKey names an invocation attachment whose value is the key,
+	// attachmentKey names an invocation attachment whose value is the key,
 	// instead of the arguments (gRPC's request_hash_header, gRFC A76; asked
 	// of Dubbo in apache/dubbo#3468). A call without the attachment, or
 	// with an empty one, gets a random key, as in A76: it goes to a
 	// provider at random rather than all such calls to one. Java consumers
 	// do not read it: set it only where every consumer of the key is Go.
-	AttachmentKey = "hash.attachment"
+	attachmentKey = "hash.attachment"
 )
 
 // Options configure a Balancer. The zero value is Dubbo's consistent hash.
@@ -198,7 +198,7 @@ func build(set *member.Set, prev *member.View[table]) *table {
 		old = prev.Table
 	}
 	t := &table{nodesRaw: nodesRaw, addrs: make([]string, len(set.Invokers))}
-	t.attachment = strings.TrimSpace(urlparam.MethodParam(u, method, AttachmentKey))
+	t.attachment = strings.TrimSpace(urlparam.MethodParam(u, method, attachmentKey))
 	for i, inv := range set.Invokers {
 		t.addrs[i] = javaAddress(inv.GetURL())
 	}

@@ -38,7 +38,7 @@ func TestHashAttachmentIsTheKey(t *testing.T) {
 	b := New(Options{})
 	byArg := New(Options{})
 	plain := attachmentProviders(nil) // the same addresses: the same ring
-	for _, params := range []map[string]string{{AttachmentKey: "x-user"}, {"methods.Say." + AttachmentKey: "x-user"}} {
+	for _, params := range []map[string]string{{attachmentKey: "x-user"}, {"methods.Say." + attachmentKey: "x-user"}} {
 		list := attachmentProviders(params)
 		for _, user := range []string{"alice", "bob", "carol", "dave", "erin"} {
 			want := byArg.Select(plain, lbtest.Call("Say", user)).GetURL().Location
@@ -55,7 +55,7 @@ func TestHashAttachmentIsTheKey(t *testing.T) {
 func TestMissingHashAttachmentIsARandomKey(t *testing.T) {
 	const picks = 20000
 	defer lblog.Capture(func(string) {})() // no call is counted: the missing-filter WARN
-	list := attachmentProviders(map[string]string{AttachmentKey: "x-user"})
+	list := attachmentProviders(map[string]string{attachmentKey: "x-user"})
 	b := New(Options{Env: lbenv.Env{Rand: algo.Seeded(5).Uint64}})
 	v, _ := b.sk.View(list, "Say")
 	shares := v.Table.ring.Shares()

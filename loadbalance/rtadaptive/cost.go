@@ -17,7 +17,7 @@ type providerEstimate struct {
 	// its latencies, faded by the time since its last sample.
 	RTT time.Duration
 	// Known is false when the provider has no sample at all; RTT is then
-	// meaningless and a default takes its place (see Costs).
+	// meaningless and a default takes its place (see pairCosts).
 	Known bool
 	// Inflight is the number of calls to the provider in flight.
 	Inflight int64

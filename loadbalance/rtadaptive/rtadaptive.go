@@ -7,7 +7,7 @@
 //
 // The RTT is the peak EWMA of package rpcstatus; errors are charged at
 // least the method's timeout and fade; a provider without samples is
-// neither preferred nor starved (Costs). The pick is O(1) with no lock and
+// neither preferred nor starved (DESIGN.md). The pick is O(1) with no lock and
 // no allocation. It needs the lbactive filter and says so in one WARN line
 // per service and method when it is missing. Reasoning, comparison with
 // Dubbo's ShortestResponse and Adaptive, and figures: DESIGN.md beside this
@@ -31,11 +31,6 @@ import (
 // Name is the name the balancer is registered under with dubbo-go.
 const Name = "rtadaptive"
 
-// MissingFilterPicks is how many picks of one (service, method) that find
-// no call counted on any of its providers make the balancer conclude that
-// the lbactive filter is not configured.
-const MissingFilterPicks = member.MissingFilterPicks
-
 // Options configure a Balancer. The zero value is ready to use; negative
 // durations count as 0, which means the default.
 type Options struct {
@@ -46,11 +41,11 @@ type Options struct {
 	Env lbenv.Env
 	// DefaultRTT is the response time charged to a provider without any
 	// sample. Default 0: such a provider borrows the estimate of the
-	// provider it is compared with (see Costs), which needs no tuning.
+	// provider it is compared with, which needs no tuning.
 	DefaultRTT time.Duration
 	// ErrorCost is the response time an error is charged at least. Default
 	// 0: the method's timeout from the provider URL (methods.<m>.timeout,
-	// Java's <m>.timeout, then timeout; see urlparam.MethodTimeout), read when the snapshot is built, else 3 s, dubbo-go's
+	// Java's <m>.timeout, then timeout), read when the snapshot is built, else 3 s, dubbo-go's
 	// default. Lower it when providers return business errors that are
 	// not the provider's fault.
 	ErrorCost time.Duration
@@ -105,7 +100,7 @@ func New(opts Options) *Balancer {
 }
 
 // better reports whether provider i of v is the better choice against j:
-// the cheaper (see Costs), or on a tie a coin flip.
+// the cheaper (see pairCosts), or on a tie a coin flip.
 func (b *Balancer) better(v *member.View[table], i, j int) bool {
 	var ci, pi, cj, pj float64
 	var ki, kj bool
@@ -155,7 +150,7 @@ func (b *Balancer) estimate(v *member.View[table], i int, now int64) providerEst
 
 // describe gives each provider of v its cost as a pick would weigh it,
 // charged RTT × (calls in flight + 1), or 0 while it has no sample and no
-// DefaultRTT (a pick then lets the calls in flight decide; see Costs).
+// DefaultRTT (a pick then lets the calls in flight decide; see pairCosts).
 func (b *Balancer) describe(v *member.View[table], _ int64, ps []describe.Provider) {
 	now := b.now() // the clock of the error charges
 	for i := range ps {
