@@ -5,10 +5,9 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/dubbogo-lb/lb/internal/lblog"
-	"github.com/dubbogo-lb/lb/internal/urlparam"
 	"github.com/dubbogo-lb/lb/loadbalance/internal/algo"
 	"github.com/dubbogo-lb/lb/loadbalance/internal/member"
+	"github.com/dubbogo-lb/lb/loadbalance/internal/skeleton"
 )
 
 // table is the balancer's state for one snapshot of providers.
@@ -45,11 +44,8 @@ func (b *Balancer) build(s *member.Set, prev *member.View[table]) *table {
 	if !s.Uniform {
 		t.alias = algo.NewAlias(s.Weights)
 	}
-	u := s.Invokers[0].GetURL()
-	o, problems := parseParams(b.opts, func(key string) string { return urlparam.MethodParam(u, s.Method, key) })
-	for _, p := range problems {
-		lblog.Warnf("%s, service %s, method %s: %s", Name, u.ServiceKey(), s.Method, p)
-	}
+	o, problems := parseParams(b.opts, skeleton.Params(s))
+	skeleton.Report(Name, s, problems)
 	t.cfg = o.config()
 	t.fallback.Store(true)
 	member.Carry(s, prev, func(i, j int) { t.since[i].Store(prev.Table.since[j].Load()) })

@@ -28,8 +28,6 @@ import (
 	"dubbo.apache.org/dubbo-go/v3/protocol/base"
 
 	"github.com/dubbogo-lb/lb/internal/builds"
-	"github.com/dubbogo-lb/lb/internal/lblog"
-	"github.com/dubbogo-lb/lb/internal/urlparam"
 	"github.com/dubbogo-lb/lb/loadbalance/describe"
 	"github.com/dubbogo-lb/lb/loadbalance/internal/algo"
 	"github.com/dubbogo-lb/lb/loadbalance/internal/member"
@@ -42,12 +40,6 @@ import (
 // Name is Dubbo Java's name of the balancer, under which package extension
 // registers it.
 const Name = "shortestresponse"
-
-// slidePeriodKey is the URL parameter (reference params, method level
-// first, see urlparam.MethodParam) of the slide window's length: a
-// duration ("30s") or Java's milliseconds ("30000"). Java reads
-// dubbo.shortestresponse.slidePeriod from its application's environment.
-const slidePeriodKey = "shortestresponse.slidePeriod"
 
 // Defaults of Options.
 const (
@@ -159,17 +151,10 @@ func (w *window) roll(c *rpcstatus.Counters) {
 }
 
 func (b *Balancer) build(s *member.Set, prev *member.View[table]) *table {
-	u := s.Invokers[0].GetURL()
-	period := b.opts.SlidePeriod
-	if raw := urlparam.MethodParam(u, s.Method, slidePeriodKey); raw != "" {
-		if d, ok := urlparam.ParseDuration(raw); ok {
-			period = d
-		} else {
-			lblog.Warnf("%s, service %s, method %s: %s=%q is not a duration; using %v", Name, u.ServiceKey(), s.Method, slidePeriodKey, raw, period)
-		}
-	}
+	cfg, problems := parseConfig(b.opts, skeleton.Params(s))
+	skeleton.Report(Name, s, problems)
 	n := s.Len()
-	t := &table{period: int64(period), mean: make([]atomic.Int64, n), win: make([]*window, n)}
+	t := &table{period: int64(cfg.period), mean: make([]atomic.Int64, n), win: make([]*window, n)}
 	for i, inv := range s.Invokers {
 		if prev != nil {
 			if j, ok := prev.Index(inv); ok {

@@ -180,7 +180,7 @@ func TestBadSlidePeriodWarnsAndDefaults(t *testing.T) {
 	v, _ := b.sk.View(list, "Say")
 	assert.Equal(t, int64(defaultSlidePeriod), v.Table.period)
 	require.Len(t, logs(), 1)
-	assert.Contains(t, logs()[0], `shortestresponse.slidePeriod="soon" is not a duration; using 30s`)
+	assert.Contains(t, logs()[0], `shortestresponse.slidePeriod "soon" is not a duration (30s, or Java's milliseconds); using 30s`)
 }
 
 // TestAmongSubset: a failover retry's subset gets the same rule.

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/dubbogo-lb/lb/internal/urlparam"
+	"github.com/dubbogo-lb/lb/loadbalance/internal/skeleton"
 )
 
 // URL parameters (reference params, method level first as every
@@ -44,9 +45,7 @@ func (o *Options) config() config {
 func parseParams(base Options, param func(key string) string) (Options, []string) {
 	o := base
 	var problems []string
-	bad := func(key, v, why, kept string) {
-		problems = append(problems, key+" "+strconv.Quote(v)+" "+why+"; using "+kept)
-	}
+	bad := func(key, v, why, kept string) { problems = append(problems, skeleton.Problem(key, v, why, kept)) }
 	if v := strings.TrimSpace(param(costKey)); v != "" {
 		switch c := Cost(strings.ToLower(v)); c {
 		case CostCapacity, CostWRR, CostJava:
