@@ -101,8 +101,8 @@ func New(opts Options) *Balancer {
 		Name: Name, Warmup: opts.Warmup, Env: opts.Env,
 		Build: func(s *member.Set, _ *member.View[table]) *table {
 			t := &table{}
-			if !s.Uniform && !b.scans(s.Len()) {
-				t.alias = algo.NewAlias(s.Weights)
+			if !b.scans(s.Len()) {
+				t.alias = s.WarmAlias()
 			}
 			return t
 		},

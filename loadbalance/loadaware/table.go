@@ -41,9 +41,7 @@ func (t *table) value(i int) float64 { return math.Float64frombits(t.vals[i].Loa
 func (b *Balancer) build(s *member.Set, prev *member.View[table]) *table {
 	n := s.Len()
 	t := &table{vals: make([]atomic.Uint64, n), own: make([]atomic.Bool, n), since: make([]atomic.Int64, n)}
-	if !s.Uniform {
-		t.alias = algo.NewAlias(s.Weights)
-	}
+	t.alias = s.WarmAlias()
 	o, problems := parseParams(b.opts, skeleton.Params(s))
 	skeleton.Report(Name, s, problems)
 	t.cfg = o.config()

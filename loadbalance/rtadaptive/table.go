@@ -34,9 +34,7 @@ type errState struct {
 func (b *Balancer) build(s *member.Set, prev *member.View[table]) *table {
 	n := s.Len()
 	t := &table{errCost: make([]time.Duration, n), errs: make([]errState, n)}
-	if !s.Uniform {
-		t.alias = algo.NewAlias(s.Weights)
-	}
+	t.alias = s.WarmAlias()
 	kept := make([]bool, n)
 	member.Carry(s, prev, func(i, j int) {
 		es, old := &t.errs[i], &prev.Table.errs[j]

@@ -57,17 +57,9 @@ func New(opts Options) *Balancer {
 
 // table is the alias table of a snapshot's warm weights; nil when they are
 // all equal, as a uniform pick needs none.
-func table(s *member.Set, _ *member.View[algo.Alias]) *algo.Alias {
-	if s.Uniform {
-		return nil
-	}
-	return algo.NewAlias(s.Weights)
-}
+func table(s *member.Set, _ *member.View[algo.Alias]) *algo.Alias { return s.WarmAlias() }
 
 // pick draws a slot of v in proportion to its warm weight.
 func (b *Balancer) pick(v *member.View[algo.Alias], _ base.Invocation) int {
-	if v.Table == nil {
-		return algo.IntN(b.rand.Uint64(), v.Len())
-	}
-	return v.Table.Pick(b.rand.Uint64())
+	return v.Table.Draw(b.rand.Uint64(), v.Len())
 }
