@@ -16,7 +16,7 @@
 // nothing.
 //
 // Every call's outcome also goes to outlier detection (rpcstatus.Stats.Judge)
-// with the triple status code of its error (StatusCode), so that the
+// with the triple status code of its error, so that the
 // balancers can eject a provider that fails (package
 // loadbalance/internal/outlier); without this filter no provider is ever
 // ejected.
@@ -51,9 +51,6 @@ import (
 // Name is the name the filter is registered under with dubbo-go.
 const Name = "lbactive"
 
-// ActivesKey is the URL parameter that limits calls in flight per method.
-const ActivesKey = urlparam.ActivesKey
-
 // ErrActiveLimit is returned, wrapped with details, when a call waited for
 // a free slot under the actives limit for its whole timeout.
 var ErrActiveLimit = errors.New("active limit exceeded")
@@ -66,7 +63,8 @@ type Options struct {
 	After func(time.Duration) <-chan time.Time
 	// AskLoad says whether the calls of method to the provider at u ask
 	// for a load report (see LoadReportKey); read once per (provider,
-	// method). Default AsksLoad.
+	// method). Default: LoadReportKey when set, else whether the method's
+	// balancer is one that asks for reports (loadaware, adaptive).
 	AskLoad func(u *common.URL, method string) bool
 }
 
@@ -87,7 +85,7 @@ func New(opts Options) *Filter {
 		f.after = time.After
 	}
 	if f.askLoad == nil {
-		f.askLoad = AsksLoad
+		f.askLoad = asksLoad
 	}
 	return f
 }
@@ -129,19 +127,19 @@ func (f *Filter) Invoke(ctx context.Context, invoker base.Invoker, inv base.Invo
 	switch {
 	case res == nil:
 	case res.Error() != nil:
-		code = StatusCode(res.Error())
+		code = statusCode(res.Error())
 	default:
 		failed = false
 	}
 	return res
 }
 
-// StatusCode returns the status code of a failed call's error as outlier
+// statusCode returns the status code of a failed call's error as outlier
 // detection judges it: the code of the triple status it carries (wrapped
 // or not), the codes of deadline_exceeded and canceled for the context's
 // errors, else rpcstatus.NoCode (a transport error, a closed client). It
 // allocates nothing.
-func StatusCode(err error) int {
+func statusCode(err error) int {
 	for e := err; e != nil; e = errors.Unwrap(e) {
 		if te, ok := e.(*triple_protocol.Error); ok {
 			return int(te.Code())

@@ -259,7 +259,7 @@ func TestActiveLimitIsPerMethod(t *testing.T) {
 	assert.EqualValues(t, 1, s.Method("Bye").Total())
 }
 
-// StatusCode finds the triple status of an error however it is wrapped;
+// statusCode finds the triple status of an error however it is wrapped;
 // the context's errors are timeouts and cancellations; anything else has
 // no code.
 func TestStatusCode(t *testing.T) {
@@ -279,7 +279,7 @@ func TestStatusCode(t *testing.T) {
 		{errors.New("EOF"), rpcstatus.NoCode},
 		{base.ErrClientClosed, rpcstatus.NoCode},
 	} {
-		assert.Equal(t, c.want, StatusCode(c.err), "%v", c.err)
+		assert.Equal(t, c.want, statusCode(c.err), "%v", c.err)
 	}
 }
 

@@ -33,16 +33,16 @@ import (
 // or off ("false") for the calls of a method, whatever the balancer.
 const LoadReportKey = "lb.load-report"
 
-// LoadBalancers are the balancers whose calls ask for load reports when
+// loadBalancers are the balancers whose calls ask for load reports when
 // LoadReportKey is not set: this module's loadaware, and adaptive (Dubbo
 // Java's AdaptiveLoadBalance, which asks on every call).
-var LoadBalancers = []string{"loadaware", "adaptive"}
+var loadBalancers = []string{"loadaware", "adaptive"}
 
-// AsksLoad is the default Options.AskLoad: LoadReportKey if set, else
+// asksLoad is the default Options.AskLoad: LoadReportKey if set, else
 // whether the method's balancer (the loadbalance parameter, method level
-// first, as dubbo-go's cluster reads it) is one of LoadBalancers. Read
+// first, as dubbo-go's cluster reads it) is one of loadBalancers. Read
 // once per (provider, method).
-func AsksLoad(u *common.URL, method string) bool {
+func asksLoad(u *common.URL, method string) bool {
 	switch strings.ToLower(urlparam.MethodParam(u, method, LoadReportKey)) {
 	case "true":
 		return true
@@ -50,7 +50,7 @@ func AsksLoad(u *common.URL, method string) bool {
 		return false
 	}
 	lb := urlparam.MethodParam(u, method, constant.LoadbalanceKey)
-	for _, name := range LoadBalancers {
+	for _, name := range loadBalancers {
 		if lb == name {
 			return true
 		}

@@ -103,7 +103,7 @@ func TestAsksOnlyWhenConfigured(t *testing.T) {
 		for _, kv := range splitParams(params) {
 			u.SetParam(kv[0], kv[1])
 		}
-		assert.Equal(t, want, AsksLoad(u, "Say"), params)
+		assert.Equal(t, want, asksLoad(u, "Say"), params)
 	}
 	// Not asked: nothing is attached.
 	ivk := &trailerInvoker{fakeInvoker: newInvoker(t, map[string]string{"loadbalance": "random", "at": "none"}, nil)}
@@ -151,6 +151,6 @@ func TestAskingAllocatesNothingOfItsOwn(t *testing.T) {
 }
 
 func lookupAsk(ivk base.Invoker) bool {
-	_, m := lookup(ivk.GetURL(), "Say", AsksLoad)
+	_, m := lookup(ivk.GetURL(), "Say", asksLoad)
 	return m.ask
 }

@@ -17,7 +17,7 @@ const EWMADecay = 10 * time.Second
 // Reading decays the value by the time since the last sample, so a provider
 // that stopped receiving traffic drifts back towards zero and gets probed
 // again instead of staying punished forever. Samples are compared with and
-// blended into that decayed value (see Observe), as the references do
+// blended into that decayed value (see observe), as the references do
 // when they decay the value on every read.
 //
 // State is one 64-bit word (a float32 of nanoseconds and a 32-bit stamp in
@@ -41,14 +41,14 @@ func unpack(s uint64, now int64) (v, dt float64) {
 	return v, float64(int64(ds) << stampShift)
 }
 
-// Observe blends a latency sample (ns) taken at now (ns) into the average.
+// observe blends a latency sample (ns) taken at now (ns) into the average.
 // Both rules start from the average as Value reads it at now, faded since
 // the last sample: a sample above it replaces it; a sample below it moves
 // it towards the sample by 1-w, w the fade (e^(-dt/EWMADecay)). So a
 // sample never moves the average away from itself, and the first sample
 // after a long silence, when the old value has faded, counts for nearly
 // everything.
-func (e *PeakEWMA) Observe(now, latency int64) {
+func (e *PeakEWMA) observe(now, latency int64) {
 	x := float64(max(latency, 0))
 	for {
 		old := e.state.Load()

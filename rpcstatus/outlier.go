@@ -55,8 +55,8 @@ func (b *Board) Counts(code int) bool {
 	return b.counted.Load()>>uint(code)&1 != 0
 }
 
-// Raise raises the alarm at now (ns).
-func (b *Board) Raise(now int64) {
+// raise raises the alarm at now (ns).
+func (b *Board) raise(now int64) {
 	for {
 		at := b.alarmAt.Load()
 		if now <= at || b.alarmAt.CompareAndSwap(at, now) {
@@ -91,7 +91,7 @@ func (b *Board) ForgetFailures(last int64) { b.lastFailure.CompareAndSwap(last, 
 // wake raises the alarm once when now has reached the time asked for.
 func (b *Board) wake(now int64) {
 	if at := b.wakeAt.Load(); at != 0 && now >= at && b.wakeAt.CompareAndSwap(at, 0) {
-		b.Raise(now)
+		b.raise(now)
 	}
 }
 
@@ -156,7 +156,7 @@ func (s *Stats) Judge(now int64, failed bool, code int) {
 		}
 		b.failed(now)
 		if n := s.streak.Add(1); n == b.threshold.Load() {
-			b.Raise(now)
+			b.raise(now)
 		}
 	} else if s.streak.Load() != 0 {
 		s.streak.Store(0)

@@ -124,12 +124,12 @@ func TestPeakEWMA(t *testing.T) {
 	_, ok := e.Value(0)
 	assert.False(t, ok)
 	ms := int64(time.Millisecond)
-	e.Observe(0, 10*ms)
+	e.observe(0, 10*ms)
 	v, ok := e.Value(0)
 	assert.True(t, ok)
 	assert.InDelta(t, 10*ms, int64(v), float64(ms)/100)
 	// A peak replaces the average at once.
-	e.Observe(ms, 100*ms)
+	e.observe(ms, 100*ms)
 	v, _ = e.Value(ms)
 	assert.InDelta(t, 100*ms, int64(v), float64(ms))
 	// A decay time later it reads 100/e ms; a lower sample then moves it
@@ -137,7 +137,7 @@ func TestPeakEWMA(t *testing.T) {
 	at := ms + int64(EWMADecay)
 	before, _ := e.Value(at)
 	assert.InDelta(t, 100/math.E, float64(before)/float64(ms), 0.1)
-	e.Observe(at, 10*ms)
+	e.observe(at, 10*ms)
 	v, _ = e.Value(at)
 	assert.InDelta(t, 100/math.E/math.E+10*(1-1/math.E), float64(v)/float64(ms), 0.1)
 	assert.Less(t, v, before, "a sample below the average never raises it")
@@ -148,9 +148,9 @@ func TestPeakEWMA(t *testing.T) {
 	// A sample above the decayed average replaces it, even below the old
 	// peak it decayed from.
 	var p PeakEWMA
-	p.Observe(0, 100*ms)
+	p.observe(0, 100*ms)
 	at = 2 * int64(EWMADecay) // reads 100/e² ≈ 13.5 ms
-	p.Observe(at, 20*ms)
+	p.observe(at, 20*ms)
 	v, _ = p.Value(at)
 	assert.InDelta(t, 20, float64(v)/float64(ms), 0.01)
 }
@@ -170,8 +170,8 @@ func TestDecayMatchesExp(t *testing.T) {
 func TestPairOrdersLikeValue(t *testing.T) {
 	ms := int64(time.Millisecond)
 	var a, b, empty PeakEWMA
-	a.Observe(1000*ms, 4*ms)
-	b.Observe(9000*ms, 3*ms)
+	a.observe(1000*ms, 4*ms)
+	b.observe(9000*ms, 3*ms)
 	va, vb, oka, okb := Pair(&a, &b)
 	require.True(t, oka && okb)
 	for _, now := range []int64{9000 * ms, 12000 * ms, 60000 * ms} {

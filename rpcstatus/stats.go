@@ -84,7 +84,7 @@ func (s *Stats) End(start, now int64, failed bool) {
 	elapsed := s.Counters.End(start, now, failed)
 	s.inflightStartSum.Add(-(start / 1e3))
 	s.window.Add(now, elapsed, failed)
-	s.ewma.Observe(now, elapsed)
+	s.ewma.observe(now, elapsed)
 	if !detailOff.Load() {
 		s.hist[bucketOf(elapsed)].Add(1)
 	}

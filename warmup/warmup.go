@@ -44,8 +44,9 @@ type Meta struct {
 	Problem string
 }
 
-// Options configure warmup. The zero value is Dubbo's linear ramp on the
-// wall clock, refreshed every 100 ms.
+// Options configure warmup. The zero value is Dubbo's linear ramp,
+// refreshed every 100 ms. Uptimes are read on the balancer's wall clock
+// (lbenv.Env.Wall).
 type Options struct {
 	// Aggression bends the ramp as in Envoy's slow start: the weight
 	// fraction is (uptime/period)^(1/Aggression). 1 (the default, used for
@@ -55,9 +56,6 @@ type Options struct {
 	// a warming provider gets. Default 0: only Dubbo's floor of one weight
 	// unit applies. Values outside [0, 100] are clamped.
 	MinPercent float64
-	// Now is the wall clock uptime is measured with; default time.Now.
-	// Tests inject their own.
-	Now func() time.Time
 	// RefreshStep is how often balancers recompute warm weights while some
 	// provider warms up; default 100 ms. Between steps they
 	// reuse the weights they computed, so a pick never parses a URL.
@@ -68,11 +66,8 @@ type Options struct {
 // provider is warming up.
 const defaultRefreshStep = 100 * time.Millisecond
 
-// WithDefaults returns o with Now and RefreshStep set when they were not.
+// WithDefaults returns o with RefreshStep set when it was not.
 func (o Options) WithDefaults() Options {
-	if o.Now == nil {
-		o.Now = time.Now
-	}
 	if o.RefreshStep <= 0 {
 		o.RefreshStep = defaultRefreshStep
 	}

@@ -24,7 +24,7 @@ type Clock struct {
 // real time: the clock for filter.Options.Now and the balancers.
 func (c *Clock) Now() int64 { return c.ns.Load() }
 
-// Wall returns the virtual wall-clock time, for warmup.Options.Now.
+// Wall returns the virtual wall-clock time, for lbenv.Env.Wall.
 func (c *Clock) Wall() time.Time { return c.wall.Add(c.Elapsed()) }
 
 // Elapsed returns the virtual time since Origin.

@@ -15,6 +15,7 @@ import (
 	"dubbo.apache.org/dubbo-go/v3/protocol/result"
 
 	"github.com/dubbogo-lb/lb/filter"
+	"github.com/dubbogo-lb/lb/internal/builds"
 )
 
 // Server says when a call that reaches a provider at now (virtual ns) ends
@@ -258,11 +259,11 @@ func (s *Sim) Run(until int64) {
 
 // inline makes lb build its snapshots on the calls that see a new
 // membership, as a balancer of this module does for short lists only
-// (skeleton.Balancer.SetInlineUpTo): a build on a goroutine of its own
+// (package builds): a build on a goroutine of its own
 // would race the virtual clock and make a run depend on the machine.
 func inline(lb loadbalance.LoadBalance) {
-	if b, ok := lb.(interface{ SetInlineUpTo(int) }); ok {
-		b.SetInlineUpTo(math.MaxInt)
+	if c, ok := builds.Of(lb); ok {
+		c.SetInlineUpTo(math.MaxInt)
 	}
 }
 

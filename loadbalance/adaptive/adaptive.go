@@ -1,24 +1,3 @@
-// Package adaptive is Dubbo Java's AdaptiveLoadBalance (3.3.6) under its
-// name, "adaptive", so that a Java provider that names it works in a Go
-// consumer: each pick draws two distinct providers uniformly and sends the
-// call to the one with the lower Java load (algo.JavaCost),
-//
-//	load × (√RTT in ms + 1) × (calls in flight + 1) / (success ratio × weight + 1)
-//
-// ties drawn in proportion to warm weight; a provider not picked for twice
-// its timeout costs 0, so that it is tried again (Java's "mandatory
-// selection"). load is what the provider reports in Dubbo's lb_adaptive
-// exchange (Java providers answer it; Go providers with the lbload filter
-// too): the lbactive filter asks for it on every call of a method whose
-// balancer is adaptive, and stores it (rpcstatus.Load).
-//
-// RTT is not Java's: Java folds the RT the provider reports into an
-// average that a penalty overwrites after every response and that decays
-// to 0 by shifts (apache/dubbo#15810), so a slow provider looks fastest.
-// Here RTT is this consumer's own peak EWMA of the provider's latency
-// (rpcstatus.PeakEWMA, fed by the lbactive filter: an upward sample counts
-// at once, and it decays over 10 s without samples). DESIGN.md beside this
-// file lists every departure. Select allocates nothing and takes no lock.
 package adaptive
 
 import (
@@ -27,12 +6,13 @@ import (
 
 	"dubbo.apache.org/dubbo-go/v3/protocol/base"
 
+	"github.com/dubbogo-lb/lb/internal/builds"
 	"github.com/dubbogo-lb/lb/internal/urlparam"
 	"github.com/dubbogo-lb/lb/loadbalance/describe"
 	"github.com/dubbogo-lb/lb/loadbalance/internal/algo"
 	"github.com/dubbogo-lb/lb/loadbalance/internal/member"
 	"github.com/dubbogo-lb/lb/loadbalance/internal/skeleton"
-	"github.com/dubbogo-lb/lb/rpcstatus"
+	"github.com/dubbogo-lb/lb/loadbalance/lbenv"
 	"github.com/dubbogo-lb/lb/warmup"
 )
 
@@ -45,33 +25,34 @@ type Options struct {
 	// Warmup configures the warmup of new providers (the weight in the
 	// cost and in the draw among ties).
 	Warmup warmup.Options
-	// Now is the monotonic clock in ns, the lbactive filter's; default
-	// rpcstatus.Nanotime.
-	Now func() int64
-	// Rand is the random source, safe for concurrent use; default
-	// math/rand/v2's Uint64.
-	Rand func() uint64
+	// Env is the balancer's clocks and random source; the zero value is
+	// the real ones (see lbenv.Env).
+	Env lbenv.Env
 }
 
 // Balancer is the adaptive balancer. It is safe for concurrent use; one
 // Balancer serves every service and method.
 type Balancer struct {
-	*skeleton.Balancer[table]
+	hook // the module's tests and simulator reach sk's builds through it
+	sk   *skeleton.Balancer[table]
 	rand algo.Rand
 	now  func() int64
 }
 
+// hook lets the module's tests and simulator reach the skeleton's builds
+// (package internal/builds) without a method of Balancer.
+type hook = builds.Hook
+
 // New returns a Balancer.
 func New(opts Options) *Balancer {
-	b := &Balancer{rand: algo.Source(opts.Rand), now: opts.Now}
-	if b.now == nil {
-		b.now = rpcstatus.Nanotime
-	}
-	b.Balancer = skeleton.New(skeleton.Spec[table]{
-		Name: Name, Warmup: opts.Warmup, Rand: b.rand,
+	opts.Env = opts.Env.WithDefaults()
+	b := &Balancer{rand: algo.Source(opts.Env.Rand), now: opts.Env.Now}
+	b.sk = skeleton.New(skeleton.Spec[table]{
+		Name: Name, Warmup: opts.Warmup, Env: opts.Env,
 		Build: b.build, Pick: b.pick, Among: b.among, Describe: b.describe,
 		Uncounted: "no provider is asked for its load and response times are unknown, so adaptive picks at random",
 	})
+	b.hook = builds.NewHook(b.sk)
 	return b
 }
 
@@ -93,12 +74,8 @@ func (b *Balancer) build(s *member.Set, prev *member.View[table]) *table {
 		d, _ := urlparam.MethodTimeout(inv.GetURL(), s.Method)
 		t.probe[i] = 2 * int64(d)
 		t.picked[i].Store(now)
-		if prev != nil {
-			if j, ok := prev.Index(inv); ok {
-				t.picked[i].Store(prev.Table.picked[j].Load())
-			}
-		}
 	}
+	member.Carry(s, prev, func(i, j int) { t.picked[i].Store(prev.Table.picked[j].Load()) })
 	return t
 }
 
@@ -153,7 +130,7 @@ func (b *Balancer) better(v *member.View[table], i, j int, now int64) int {
 	return j
 }
 
-// Cost is the cost of provider i of v at now: 0 when it was not picked
+// cost is the cost of provider i of v at now: 0 when it was not picked
 // for twice its timeout, else Java's load with this consumer's RTT.
 func (b *Balancer) cost(v *member.View[table], i int, now int64) float64 {
 	t := v.Table
@@ -163,12 +140,12 @@ func (b *Balancer) cost(v *member.View[table], i int, now int64) float64 {
 	load, _ := v.Providers[i].Load().JavaLoad()
 	st := v.Stats[i]
 	rtt, _ := st.EWMA().Value(now)
-	return Cost(load, float64(rtt)/1e6, st.Active(), algo.JavaSuccess(st.Total(), st.Failed(), st.Active()), v.Weights[i])
+	return javaCost(load, float64(rtt)/1e6, st.Active(), algo.JavaSuccess(st.Total(), st.Failed(), st.Active()), v.Weights[i])
 }
 
-// Cost is Java's load of a provider (algo.JavaCost), NaN and infinities
+// javaCost is Java's load of a provider (algo.JavaCost), NaN and infinities
 // of a report counted as the largest cost.
-func Cost(load, rttMs float64, inflight int64, success, weight float64) float64 {
+func javaCost(load, rttMs float64, inflight int64, success, weight float64) float64 {
 	c := algo.JavaCost(load, rttMs, inflight, success, weight)
 	if !algo.Finite(c) {
 		return math.MaxFloat64

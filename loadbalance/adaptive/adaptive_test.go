@@ -12,6 +12,7 @@ import (
 	"github.com/dubbogo-lb/lb/internal/urlparam"
 	"github.com/dubbogo-lb/lb/loadbalance/internal/algo"
 	"github.com/dubbogo-lb/lb/loadbalance/internal/lbtest"
+	"github.com/dubbogo-lb/lb/loadbalance/lbenv"
 	"github.com/dubbogo-lb/lb/rpcstatus"
 	"github.com/dubbogo-lb/lb/rpcstatus/loadreport"
 )
@@ -24,7 +25,7 @@ func (c *clock) now() int64 { return c.ns }
 // off) with params.
 func fixture(params map[string]string, weights ...string) (*Balancer, *clock, []base.Invoker) {
 	c := &clock{ns: int64(time.Minute)}
-	b := New(Options{Now: c.now, Rand: algo.Seeded(3).Uint64})
+	b := New(Options{Env: lbenv.Env{Now: c.now, Rand: algo.Seeded(3).Uint64}})
 	if len(weights) == 0 {
 		weights = []string{"100", "100"}
 	}
@@ -51,10 +52,10 @@ func counts(b *Balancer, list []base.Invoker, picks int) []int {
 
 func TestCost(t *testing.T) {
 	// Java's formula: 50 × (√4 + 1) × (1 + 1) / (0.5 × 100 + 1).
-	assert.InDelta(t, 50*3*2/51.0, Cost(50, 4, 1, 0.5, 100), 1e-12)
-	assert.Equal(t, math.MaxFloat64, Cost(math.Inf(1), 1, 0, 1, 100))
-	assert.Equal(t, math.MaxFloat64, Cost(math.NaN(), 1, 0, 1, 100))
-	assert.Less(t, Cost(0, 1, 0, 1, 100), Cost(0, 1, 1, 1, 100), "without a report the calls in flight still count")
+	assert.InDelta(t, 50*3*2/51.0, javaCost(50, 4, 1, 0.5, 100), 1e-12)
+	assert.Equal(t, math.MaxFloat64, javaCost(math.Inf(1), 1, 0, 1, 100))
+	assert.Equal(t, math.MaxFloat64, javaCost(math.NaN(), 1, 0, 1, 100))
+	assert.Less(t, javaCost(0, 1, 0, 1, 100), javaCost(0, 1, 1, 1, 100), "without a report the calls in flight still count")
 }
 
 // TestLowerLoadWins: the reported load decides between equal providers.

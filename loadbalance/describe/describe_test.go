@@ -15,9 +15,9 @@ import (
 	"github.com/dubbogo-lb/lb/loadbalance/describe"
 	"github.com/dubbogo-lb/lb/loadbalance/internal/algo"
 	"github.com/dubbogo-lb/lb/loadbalance/internal/lbtest"
+	"github.com/dubbogo-lb/lb/loadbalance/lbenv"
 	"github.com/dubbogo-lb/lb/loadbalance/warmrandom"
 	"github.com/dubbogo-lb/lb/rpcstatus"
-	"github.com/dubbogo-lb/lb/warmup"
 )
 
 // fakeClock is a settable monotonic clock in nanoseconds.
@@ -43,7 +43,7 @@ func threeProviders(wall time.Time) []base.Invoker {
 // balancer's snapshot and the providers' statistics.
 func TestSnapshotOfABalancer(t *testing.T) {
 	wall := lbtest.NewClock(time.Unix(1_700_000_000, 0))
-	lb := warmrandom.New(warmrandom.Options{Warmup: warmup.Options{Now: wall.Now}, Rand: algo.Seeded(1).Uint64})
+	lb := warmrandom.New(warmrandom.Options{Env: lbenv.Env{Wall: wall.Now, Rand: algo.Seeded(1).Uint64}})
 	list := threeProviders(wall.Now())
 	counts := lbtest.Counts(lb, list, lbtest.Call("Say"), 1000)
 	require.Zero(t, counts[2], "a drained provider gets no picks")
@@ -111,7 +111,7 @@ func TestSnapshotOfABalancer(t *testing.T) {
 // snapshot at once, before any Select sees the new list; a (service,
 // method) whose providers all left is not described.
 func TestDepartedProvidersLeave(t *testing.T) {
-	lb := warmrandom.New(warmrandom.Options{Rand: algo.Seeded(1).Uint64})
+	lb := warmrandom.New(warmrandom.Options{Env: lbenv.Env{Rand: algo.Seeded(1).Uint64}})
 	list := lbtest.N(3)
 	lbtest.Counts(lb, list, lbtest.Call("Say"), 10)
 	reg := describe.New(describe.Options{})

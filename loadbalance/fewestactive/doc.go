@@ -16,7 +16,7 @@
 //
 // The calls in flight are counted by the lbactive filter (package filter):
 // without it the balancer degrades to weighted random, and says so in one
-// WARN line per service and method (Balancer.FilterMissing tells code).
+// WARN line per service and method.
 //
 // The name stays apart from dubbo-go's own "leastactive". Reasoning and
 // figures: DESIGN.md beside this file.

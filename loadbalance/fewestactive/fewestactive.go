@@ -6,25 +6,24 @@ import (
 
 	"dubbo.apache.org/dubbo-go/v3/protocol/base"
 
+	"github.com/dubbogo-lb/lb/internal/builds"
 	"github.com/dubbogo-lb/lb/loadbalance/internal/algo"
 	"github.com/dubbogo-lb/lb/loadbalance/internal/member"
 	"github.com/dubbogo-lb/lb/loadbalance/internal/skeleton"
-	"github.com/dubbogo-lb/lb/rpcstatus"
+	"github.com/dubbogo-lb/lb/loadbalance/lbenv"
 	"github.com/dubbogo-lb/lb/warmup"
 )
 
 // Name is the name the balancer is registered under with dubbo-go.
 const Name = "fewestactive"
 
-// MissingFilterPicks is how many picks of one (service, method) that find
-// no call ever counted on any of its providers make the balancer conclude
-// that the lbactive filter is not configured.
-const MissingFilterPicks = member.MissingFilterPicks
-
 // Options configure a Balancer. The zero value is ready to use.
 type Options struct {
 	// Warmup configures the warmup of new providers.
 	Warmup warmup.Options
+	// Env is the balancer's clocks and random source; the zero value is
+	// the real ones (see lbenv.Env).
+	Env lbenv.Env
 	// Choices selects the power-of-d-choices mode at every size: when it
 	// is 2 or more and smaller than the number of providers, each pick
 	// draws Choices providers in proportion to their warm weight and
@@ -37,42 +36,39 @@ type Options struct {
 	// least_request), as a scan would cost more than 2 µs (see DESIGN.md).
 	// Default DefaultScanUpTo; negative: scan at every size.
 	ScanUpTo int
-	// Rand is the random source, safe for concurrent use; default
-	// math/rand/v2's Uint64. Tests inject a seeded one.
-	Rand func() uint64
 	// FailureWindow is how long a provider's latest failure weighs: until
 	// then each failure of its current run counts as one more call in
 	// flight, so that a provider that fails fast never looks less busy
-	// than while its calls ran (see Charge). Failures are those that
-	// count for outlier ejection (urlparam.OutlierErrorsKey), whether
+	// than while its calls ran. Failures are those that
+	// count for outlier ejection (the outlier.errors parameter), whether
 	// ejection is on or not. Default 10 s; negative: never.
 	FailureWindow time.Duration
-	// Now is the monotonic clock, in nanoseconds, read only while a
-	// failure weighs: it must be the clock the lbactive filter records
-	// calls with (filter.Options.Now). Default rpcstatus.Nanotime, the
-	// filter's default.
-	Now func() int64
 }
 
 // DefaultScanUpTo is the default Options.ScanUpTo: a scan of 256
 // providers costs about 1.5 µs.
 const DefaultScanUpTo = 256
 
-// DefaultFailureWindow is the default Options.FailureWindow.
-const DefaultFailureWindow = 10 * time.Second
+// defaultFailureWindow is the default Options.FailureWindow.
+const defaultFailureWindow = 10 * time.Second
 
 // Balancer is the least-active balancer. It is safe for concurrent use; one
 // Balancer serves every service and method. Select returns the provider
 // with the fewest calls in flight for the invocation's method, ties broken
 // in proportion to warm weight.
 type Balancer struct {
-	*skeleton.Balancer[table]
+	hook     // the module's tests and simulator reach sk's builds through it
+	sk       *skeleton.Balancer[table]
 	choices  int // candidates of a pick that does not scan
 	scanUpTo int // the largest list a pick scans
 	rand     algo.Rand
 	window   int64 // ns; 0: failures never weigh
 	now      func() int64
 }
+
+// hook lets the module's tests and simulator reach the skeleton's builds
+// (package internal/builds) without a method of Balancer.
+type hook = builds.Hook
 
 // table is the balancer's state for one snapshot of providers.
 type table struct {
@@ -84,7 +80,8 @@ type table struct {
 
 // New returns a Balancer.
 func New(opts Options) *Balancer {
-	b := &Balancer{choices: opts.Choices, scanUpTo: opts.Choices, rand: algo.Source(opts.Rand), window: int64(opts.FailureWindow), now: opts.Now}
+	opts.Env = opts.Env.WithDefaults()
+	b := &Balancer{choices: opts.Choices, scanUpTo: opts.Choices, rand: algo.Source(opts.Env.Rand), window: int64(opts.FailureWindow), now: opts.Env.Now}
 	if b.choices < 2 {
 		b.choices, b.scanUpTo = 2, opts.ScanUpTo
 		switch {
@@ -96,19 +93,16 @@ func New(opts Options) *Balancer {
 	}
 	switch {
 	case opts.FailureWindow == 0:
-		b.window = int64(DefaultFailureWindow)
+		b.window = int64(defaultFailureWindow)
 	case opts.FailureWindow < 0:
 		b.window = 0
 	}
-	if b.now == nil {
-		b.now = rpcstatus.Nanotime
-	}
-	b.Balancer = skeleton.New(skeleton.Spec[table]{
-		Name: Name, Warmup: opts.Warmup, Rand: b.rand,
+	b.sk = skeleton.New(skeleton.Spec[table]{
+		Name: Name, Warmup: opts.Warmup, Env: opts.Env,
 		Build: func(s *member.Set, _ *member.View[table]) *table {
 			t := &table{}
-			if !s.Uniform && !b.scans(s.Len()) {
-				t.alias = algo.NewAlias(s.Weights)
+			if !b.scans(s.Len()) {
+				t.alias = s.WarmAlias()
 			}
 			return t
 		},
@@ -119,6 +113,7 @@ func New(opts Options) *Balancer {
 		ReadsAllUpTo: b.scanUpTo,
 		Uncounted:    "least-active works as weighted random",
 	})
+	b.hook = builds.NewHook(b.sk)
 	return b
 }
 

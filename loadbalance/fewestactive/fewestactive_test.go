@@ -18,8 +18,9 @@ import (
 	"github.com/dubbogo-lb/lb/internal/lblog"
 	"github.com/dubbogo-lb/lb/loadbalance/internal/algo"
 	"github.com/dubbogo-lb/lb/loadbalance/internal/lbtest"
+	"github.com/dubbogo-lb/lb/loadbalance/internal/member"
+	"github.com/dubbogo-lb/lb/loadbalance/lbenv"
 	"github.com/dubbogo-lb/lb/rpcstatus"
-	"github.com/dubbogo-lb/lb/warmup"
 )
 
 // logs collects what a Balancer logs.
@@ -49,7 +50,7 @@ func quiet(opts Options) (*Balancer, *logs) {
 
 // seeded returns opts with a deterministic random source.
 func seeded(opts Options, seed uint64) Options {
-	opts.Rand = algo.Seeded(seed).Uint64
+	opts.Env.Rand = algo.Seeded(seed).Uint64
 	return opts
 }
 
@@ -148,7 +149,7 @@ func TestSlowProviderGetsLessThroughTheFilter(t *testing.T) {
 	t.Logf("counts %v ratio %.3f", counts, ratio)
 	// In flight counts even out: 20 ticks × its rate ≈ 2 ticks × theirs.
 	assert.InDelta(t, 0.1, ratio, 0.03, "counts %v", counts)
-	assert.False(t, b.FilterMissing())
+	assert.False(t, b.sk.FilterMissing())
 	assert.Empty(t, l.lines())
 }
 
@@ -235,17 +236,17 @@ func TestNoReportWhenTheFilterCounts(t *testing.T) {
 	list := lbtest.N(3)
 	inv := lbtest.Call("Say")
 	f := filter.New(filter.Options{})
-	for range 5 * MissingFilterPicks {
+	for range 5 * member.MissingFilterPicks {
 		got := b.Select(list, inv)
 		f.Invoke(context.Background(), got, inv)
 	}
 	// A provider joining later, never called yet, changes nothing.
 	grown := append(append([]base.Invoker(nil), list...), lbtest.Provider(20009, nil))
-	lbtest.Counts(b, grown, inv, 5*MissingFilterPicks)
-	assert.False(t, b.FilterMissing())
+	lbtest.Counts(b, grown, inv, 5*member.MissingFilterPicks)
+	assert.False(t, b.sk.FilterMissing())
 	assert.Empty(t, l.lines())
 	// The watch survives rebuilds; a state that saw calls once stays settled.
-	v, _ := b.View(grown, "Say")
+	v, _ := b.sk.View(grown, "Say")
 	assert.False(t, v.CheckFilter())
 }
 
@@ -255,8 +256,8 @@ func TestNoReportWhenTheFilterCounts(t *testing.T) {
 // brought outlier ejection measured.
 func TestFastFailureIsChargedAsInFlight(t *testing.T) {
 	share := func(window time.Duration) float64 {
-		return lbtest.FastFailureShare(t, func(now func() int64, wall func() time.Time, rnd func() uint64) loadbalance.LoadBalance {
-			return New(Options{Now: now, Warmup: warmup.Options{Now: wall}, Rand: rnd, FailureWindow: window})
+		return lbtest.FastFailureShare(t, func(env lbenv.Env) loadbalance.LoadBalance {
+			return New(Options{FailureWindow: window, Env: env})
 		})
 	}
 	charged, blind := share(0), share(-1)
@@ -278,7 +279,7 @@ func TestScanUpToThenTwoChoices(t *testing.T) {
 			defer inflight(p, "Say", 1)()
 		}
 		b, _ := quiet(seeded(Options{ScanUpTo: c.scanUpTo}, 5))
-		b.SetInlineUpTo(math.MaxInt) // seeded: every pick from the built snapshot
+		b.sk.SetInlineUpTo(math.MaxInt) // seeded: every pick from the built snapshot
 		const picks = 2000
 		idle := 0
 		for range picks {

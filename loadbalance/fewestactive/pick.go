@@ -152,12 +152,7 @@ func scanCharged(stats []*rpcstatus.Stats, weights []float64, uniform bool, u ui
 func choosePair(stats []*rpcstatus.Stats, alias *algo.Alias, d int, next func() uint64, c failureCharge) int {
 	best, bestActive := -1, int64(0)
 	for k := 0; k < d || best < 0; k++ {
-		var i int
-		if alias != nil {
-			i = alias.Pick(next())
-		} else {
-			i = algo.IntN(next(), len(stats))
-		}
+		i := alias.Draw(next(), len(stats))
 		if a := c.load(stats[i]); best < 0 || a < bestActive {
 			best, bestActive = i, a
 		}

@@ -5,11 +5,12 @@ import (
 
 	"dubbo.apache.org/dubbo-go/v3/protocol/base"
 
+	"github.com/dubbogo-lb/lb/internal/builds"
 	"github.com/dubbogo-lb/lb/loadbalance/describe"
 	"github.com/dubbogo-lb/lb/loadbalance/internal/algo"
 	"github.com/dubbogo-lb/lb/loadbalance/internal/member"
 	"github.com/dubbogo-lb/lb/loadbalance/internal/skeleton"
-	"github.com/dubbogo-lb/lb/rpcstatus"
+	"github.com/dubbogo-lb/lb/loadbalance/lbenv"
 	"github.com/dubbogo-lb/lb/warmup"
 )
 
@@ -37,15 +38,13 @@ type Options struct {
 	// up (package warmup: uptime below its warmup period) starts at the
 	// average weight times its warm fraction and then follows the ramp,
 	// about its warm fraction of a warm provider's traffic (see
-	// table.warming). Its Now is the wall clock of uptimes; default
-	// time.Now.
+	// table.warming). Uptimes are read on Env.Wall.
 	Warmup warmup.Options
-	// Now is the monotonic clock of the statistics, in nanoseconds: it must
-	// be the clock the lbactive filter records calls with (filter.Options.Now).
-	// Default rpcstatus.Nanotime, the filter's default.
-	Now func() int64
+	// Env is the balancer's clocks and random source; the zero value is
+	// the real ones (see lbenv.Env).
+	Env lbenv.Env
 	// ChargeTimeout charges every error at least the method's timeout
-	// (urlparam.MethodTimeout: methods.<m>.timeout, Java's <m>.timeout, then
+	// (methods.<m>.timeout, Java's <m>.timeout, then
 	// timeout, else 3 s), brpc's rule for a call
 	// with no retry left. By default (false) an error costs
 	// PunishErrorRatio × its latency, brpc's rule while retries remain (the
@@ -53,16 +52,14 @@ type Options struct {
 	// for every error would let one business exception in a window of 128
 	// divide a 1 ms provider's weight by 25.
 	ChargeTimeout bool
-	// Rand is the random source, safe for concurrent use; default
-	// math/rand/v2's Uint64. Tests inject a seeded one.
-	Rand func() uint64
 }
 
 // Balancer is the locality-aware balancer. It is safe for concurrent use;
 // one Balancer serves every service and method. Select picks a provider
 // with probability proportional to its LALB weight.
 type Balancer struct {
-	*skeleton.Balancer[table]
+	hook          // the module's tests and simulator reach sk's builds through it
+	sk            *skeleton.Balancer[table]
 	rand          algo.Rand
 	opts          Tuning
 	now           func() int64
@@ -72,15 +69,17 @@ type Balancer struct {
 	pickMask, otherMask uint64
 }
 
+// hook lets the module's tests and simulator reach the skeleton's builds
+// (package internal/builds) without a method of Balancer.
+type hook = builds.Hook
+
 // New returns a Balancer.
 func New(opts Options) *Balancer {
-	b := &Balancer{opts: opts.Tuning.withDefaults(), now: opts.Now, chargeTimeout: opts.ChargeTimeout,
-		pickMask: pickRefreshMask, otherMask: otherRefreshMask, rand: algo.Source(opts.Rand)}
-	if b.now == nil {
-		b.now = rpcstatus.Nanotime
-	}
-	b.Balancer = skeleton.New(skeleton.Spec[table]{
-		Name: Name, Warmup: opts.Warmup, Rand: b.rand,
+	opts.Env = opts.Env.WithDefaults()
+	b := &Balancer{opts: opts.Tuning.withDefaults(), now: opts.Env.Now, chargeTimeout: opts.ChargeTimeout,
+		pickMask: pickRefreshMask, otherMask: otherRefreshMask, rand: algo.Source(opts.Env.Rand)}
+	b.sk = skeleton.New(skeleton.Spec[table]{
+		Name: Name, Warmup: opts.Warmup, Env: opts.Env,
 		Build: b.build, Pick: b.pick, Among: b.pickAmong,
 		Uncounted: "every provider keeps the weight of a new one: LALB picks at random",
 		Describe: func(v *member.View[table], _ int64, ps []describe.Provider) {
@@ -89,6 +88,7 @@ func New(opts Options) *Balancer {
 			}
 		},
 	})
+	b.hook = builds.NewHook(b.sk)
 	return b
 }
 
@@ -157,7 +157,7 @@ func (b *Balancer) Weights(invokers []base.Invoker, method string) []int64 {
 	if len(invokers) == 0 {
 		return out
 	}
-	v, _ := b.View(invokers, method)
+	v, _ := b.sk.View(invokers, method)
 	for k, inv := range invokers {
 		if i, ok := v.Index(inv); ok {
 			out[k] = v.Table.tree.Weight(i)

@@ -43,7 +43,7 @@ func BenchmarkSelect(b *testing.B) {
 func BenchmarkAdapterFeedback(b *testing.B) {
 	bl := New(Options{})
 	list := benchList(1024)
-	v, _ := bl.View(list, "Say")
+	v, _ := bl.sk.View(list, "Say")
 	b.Run("seq", func(b *testing.B) {
 		b.ReportAllocs()
 		for b.Loop() {
@@ -74,7 +74,7 @@ func BenchmarkSelectParts(b *testing.B) {
 	b.Run("lookup-only", func(b *testing.B) {
 		b.ReportAllocs()
 		for i := 0; b.Loop(); i++ {
-			v, _ := bl.View(copies[i&1], "Say")
+			v, _ := bl.sk.View(copies[i&1], "Say")
 			_ = v
 		}
 	})

@@ -15,8 +15,8 @@ import (
 	"github.com/dubbogo-lb/lb/loadbalance/internal/algo"
 	"github.com/dubbogo-lb/lb/loadbalance/internal/lbtest"
 	"github.com/dubbogo-lb/lb/loadbalance/internal/member"
+	"github.com/dubbogo-lb/lb/loadbalance/lbenv"
 	"github.com/dubbogo-lb/lb/rpcstatus"
-	"github.com/dubbogo-lb/lb/warmup"
 )
 
 var _ loadbalance.LoadBalance = (*Balancer)(nil)
@@ -108,7 +108,7 @@ func TestInflightPenaltyWhenCallsHang(t *testing.T) {
 func TestInflightPenaltyOnNewcomer(t *testing.T) {
 	var clock atomic.Int64
 	clock.Store(int64(10 * sec))
-	b := New(Options{Now: clock.Load, Rand: algo.Seeded(3).Uint64})
+	b := New(Options{Env: lbenv.Env{Now: clock.Load, Rand: algo.Seeded(3).Uint64}})
 	list := lbtest.N(3)
 	for _, p := range list[:2] {
 		feed(p, int64(9*sec), 128, ms, false)
@@ -209,7 +209,7 @@ func TestRemoveHalfAtOnce(t *testing.T) {
 	exact := false
 	for k := 0; k < 100 && !exact; k++ {
 		require.Contains(t, kept, d.b.Select(kept, lbtest.Call("Say")))
-		v, exact = d.b.View(kept, "Say")
+		v, exact = d.b.sk.View(kept, "Say")
 	}
 	require.True(t, exact, "the subset became the membership")
 	tr := v.Table.tree
@@ -244,13 +244,13 @@ func checkTree(t *testing.T, tr *weightTree) {
 func TestFailoverSubset(t *testing.T) {
 	var clock atomic.Int64
 	clock.Store(int64(10 * sec))
-	b := New(Options{Now: clock.Load, Rand: algo.Seeded(2).Uint64})
+	b := New(Options{Env: lbenv.Env{Now: clock.Load, Rand: algo.Seeded(2).Uint64}})
 	list := lbtest.N(4)
 	feed(list[0], int64(9*sec), 128, ms, true)
 	lbtest.FeedAll(list[1:], int64(9*sec), 128, ms)
 	share := lbtest.RetryShare(t, b, list, []base.Invoker{list[0], list[1]})
 	assert.Less(t, share, 0.1, "the bad provider's share of the retries")
-	v, exact := b.View(list, "Say")
+	v, exact := b.sk.View(list, "Say")
 	assert.True(t, exact)
 	assert.Equal(t, 4, v.Table.tree.Len(), "the retries did not replace the membership")
 }
@@ -271,13 +271,13 @@ func TestConcurrentSelectFeedbackAndMembership(t *testing.T) {
 	for range 20 { // past the failover-subset allowance
 		b.Select(last, lbtest.Call("Say"))
 	}
-	v, exact := b.View(last, "Say")
+	v, exact := b.sk.View(last, "Say")
 	require.True(t, exact)
 	checkTree(t, v.Table.tree)
 }
 
 func TestBadInput(t *testing.T) {
-	b := New(Options{Tuning: Tuning{P: math.NaN(), Scale: -1, MinShare: 5, PunishErrorRatio: math.Inf(1), MinSamples: -3}, Rand: algo.Seeded(1).Uint64})
+	b := New(Options{Tuning: Tuning{P: math.NaN(), Scale: -1, MinShare: 5, PunishErrorRatio: math.Inf(1), MinSamples: -3}, Env: lbenv.Env{Rand: algo.Seeded(1).Uint64}})
 	assert.Equal(t, Tuning{}.withDefaults(), b.opts, "invalid options fall back to the defaults")
 	inv := lbtest.Call("Say")
 	assert.Empty(t, b.Weights(nil, "Say"))
@@ -360,7 +360,7 @@ func TestChargeTimeout(t *testing.T) {
 	for _, charge := range []bool{false, true} {
 		var clock atomic.Int64
 		clock.Store(int64(10 * sec))
-		b := New(Options{Now: clock.Load, ChargeTimeout: charge})
+		b := New(Options{ChargeTimeout: charge, Env: lbenv.Env{Now: clock.Load}})
 		list := []base.Invoker{
 			lbtest.Provider(20000, map[string]string{"timeout": "3s", "methods.Say.timeout": "1s"}),
 			lbtest.Provider(20001, nil),
@@ -384,8 +384,8 @@ func TestChargeTimeout(t *testing.T) {
 // A provider that fails fast never looks better: its errors cut its weight
 // to the floor, so it gets no more than its probe share.
 func TestFastFailureNeverLooksBetter(t *testing.T) {
-	share := lbtest.FastFailureShare(t, func(now func() int64, wall func() time.Time, rnd func() uint64) loadbalance.LoadBalance {
-		return New(Options{Now: now, Warmup: warmup.Options{Now: wall}, Rand: rnd})
+	share := lbtest.FastFailureShare(t, func(env lbenv.Env) loadbalance.LoadBalance {
+		return New(Options{Env: env})
 	})
 	t.Logf("fast-failing provider's share: %.4f", share)
 	assert.Less(t, share, 2*defaultMinShare)

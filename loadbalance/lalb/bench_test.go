@@ -97,14 +97,14 @@ func BenchmarkFeedbackParallel(b *testing.B) {
 // feeder makes the completions of the feedback benchmarks.
 type feeder struct {
 	r   xorshift
-	s   Stats
+	s   callStats
 	o   Tuning
 	now int64
 }
 
 func newFeeder(seed uint64) *feeder {
 	return &feeder{r: xorshift(seed), o: Tuning{}.withDefaults(), now: int64(time.Second + time.Millisecond),
-		s: Stats{Samples: 128, Errors: 2, Span: 127 * time.Millisecond,
+		s: callStats{Samples: 128, Errors: 2, Span: 127 * time.Millisecond,
 			SuccessLatency: time.Millisecond, ErrorLatency: 3 * time.Millisecond,
 			Inflight: 3, InflightStartSum: 3 * int64(time.Second)}}
 }
@@ -113,7 +113,7 @@ func newFeeder(seed uint64) *feeder {
 func (f *feeder) feed(t *weightTree) {
 	v := f.r.next()
 	f.s.SuccessLatency = time.Duration(v>>44) + time.Millisecond
-	w, _ := Weight(f.s, f.now, f.o)
+	w, _ := providerWeight(f.s, f.now, f.o)
 	t.Set(int(v%benchN), treeWeight(w, t.Total(), benchN, f.o))
 }
 

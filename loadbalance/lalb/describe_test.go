@@ -9,12 +9,13 @@ import (
 
 	"github.com/dubbogo-lb/lb/loadbalance/internal/algo"
 	"github.com/dubbogo-lb/lb/loadbalance/internal/lbtest"
+	"github.com/dubbogo-lb/lb/loadbalance/lbenv"
 	"github.com/dubbogo-lb/lb/rpcstatus"
 )
 
 // Described, each provider's weight is its weight in the LALB tree.
 func TestDescribeWeights(t *testing.T) {
-	b := New(Options{Rand: algo.Seeded(1).Uint64})
+	b := New(Options{Env: lbenv.Env{Rand: algo.Seeded(1).Uint64}})
 	list := lbtest.N(3)
 	lbtest.Feed(list[0], 0, 200, time.Millisecond, false)
 	lbtest.Feed(list[1], 0, 200, 4*time.Millisecond, false)

@@ -1,6 +1,6 @@
 // Package lalb is the locality-aware balancer of brpc ("la"): each provider
-// is picked in proportion to a weight, its throughput over its latency
-// (Weight), computed from the window of recent completions the lbactive
+// is picked in proportion to a weight, its throughput over its latency,
+// computed from the window of recent completions the lbactive
 // filter records, lowered while its calls in flight age (a hanging
 // provider loses its traffic before the first timeout), with errors
 // charged and a minimum share so that every provider is still probed.

@@ -8,6 +8,7 @@ import (
 	"dubbo.apache.org/dubbo-go/v3/protocol/base"
 
 	"github.com/dubbogo-lb/lb/loadbalance/internal/lbtest"
+	"github.com/dubbogo-lb/lb/loadbalance/lbenv"
 )
 
 // driver is the simulator engine (lbtest.Driver over package simulate)
@@ -25,8 +26,8 @@ type driver struct {
 // t ends.
 func newDriver(t testing.TB, opts Options, seed uint64, bucket time.Duration, servers ...*simServer) *driver {
 	d := &driver{}
-	d.Driver = lbtest.NewDriver(t, seed, bucket, func(now func() int64, wall func() time.Time, rnd func() uint64) loadbalance.LoadBalance {
-		opts.Now, opts.Warmup.Now, opts.Rand = now, wall, rnd
+	d.Driver = lbtest.NewDriver(t, seed, bucket, func(env lbenv.Env) loadbalance.LoadBalance {
+		opts.Env = env
 		d.b = New(opts)
 		return d.b
 	})
@@ -49,7 +50,7 @@ func (d *driver) startedAt(at, warm time.Duration, s *simServer) base.Invoker {
 
 // feedback refreshes p's weight, as a completion hook would.
 func (d *driver) feedback(p base.Invoker) {
-	v, _ := d.b.View(d.List, "Say")
+	v, _ := d.b.sk.View(d.List, "Say")
 	if i, ok := v.Index(p); ok {
 		d.b.refresh(v, i)
 	}

@@ -73,11 +73,11 @@ func (b *Balancer) refresh(v *member.View[table], i int) {
 
 // weight returns the provider's own LALB weight from its window and calls
 // in flight (delay is their mean age), whether it has enough samples for
-// one, its mean success latency and its throughput (calls/s, as Weight
+// one, its mean success latency and its throughput (calls/s, as providerWeight
 // counts it before discounting errors).
 func (b *Balancer) weight(st *rpcstatus.Stats, timeout, delay time.Duration, now int64) (float64, bool, time.Duration, float64) {
 	sum := st.Window().Summary()
-	in := Stats{
+	in := callStats{
 		Samples:        sum.Samples,
 		Errors:         sum.Errors,
 		Span:           sum.Span,
@@ -86,10 +86,10 @@ func (b *Balancer) weight(st *rpcstatus.Stats, timeout, delay time.Duration, now
 		Timeout:        timeout,
 	}
 	if delay > 0 {
-		// Weight needs only the mean age: one call started delay ago.
+		// providerWeight needs only the mean age: one call started delay ago.
 		in.Inflight, in.InflightStartSum = 1, now-int64(delay)
 	}
-	w, ok := Weight(in, now, b.opts)
+	w, ok := providerWeight(in, now, b.opts)
 	qps := minQPS
 	if sum.Samples >= 2 && sum.Span > 0 {
 		qps = max(float64(sum.Samples-1)/sum.Span.Seconds(), minQPS)

@@ -153,7 +153,7 @@ func TestTreeMatchesReference(t *testing.T) {
 		} else {
 			for i := range got {
 				if got[i] != w[i] || tr.Weight(i) != w[i] {
-					t.Fatalf("n=%d item %d: Weights %d, Weight %d, want %d", n, i, got[i], tr.Weight(i), w[i])
+					t.Fatalf("n=%d item %d: Weights %d, providerWeight %d, want %d", n, i, got[i], tr.Weight(i), w[i])
 				}
 			}
 		}
@@ -234,7 +234,7 @@ func TestTreeEdges(t *testing.T) {
 		t.Errorf("Set(-7) stored %d, want 0", tr.Weight(1))
 	}
 	if old := tr.Set(3, 10); old != 0 || tr.Set(-1, 10) != 0 || tr.Weight(3) != 0 || tr.Weight(-1) != 0 {
-		t.Errorf("out-of-range Set or Weight not ignored")
+		t.Errorf("out-of-range Set or providerWeight not ignored")
 	}
 	checkSums(t, tr)
 	// r beyond the total is reduced modulo the total, never out of range.

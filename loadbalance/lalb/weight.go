@@ -71,7 +71,7 @@ type Tuning struct {
 	// floors alone would exceed 100%).
 	MinShare float64
 	// MinSamples (>= 1) is the number of completions a provider needs before
-	// its own weight is computed; before that it counts as new (Weight
+	// its own weight is computed; before that it counts as new (providerWeight
 	// returns ok == false) unless most of its calls failed.
 	MinSamples int64
 }
@@ -102,10 +102,10 @@ func (o Tuning) withDefaults() Tuning {
 func finite(f float64) bool   { return !math.IsNaN(f) && !math.IsInf(f, 0) }
 func positive(f float64) bool { return finite(f) && f > 0 }
 
-// Stats is what Weight needs to know about one provider: a summary of its
+// callStats is what providerWeight needs to know about one provider: a summary of its
 // window of recent completions and its calls in flight. Times are in
 // nanoseconds on one clock chosen by the caller (monotonic is best).
-type Stats struct {
+type callStats struct {
 	// Samples is the number of completions in the window, successes and
 	// errors.
 	Samples int64
@@ -132,8 +132,8 @@ type Stats struct {
 	InflightStartSum int64
 }
 
-// Weight returns the LALB weight of one provider at now (ns, the clock of
-// Stats), or ok == false when the provider has too few completions to judge
+// providerWeight returns the LALB weight of one provider at now (ns, the clock of
+// callStats), or ok == false when the provider has too few completions to judge
 // (fewer than MinSamples, most of them successes): the caller then gives it
 // newProviderWeight, scaled by its warmup factor.
 //
@@ -154,7 +154,7 @@ type Stats struct {
 // are, without waiting for timeouts.
 //
 // The result is finite and >= 0; it is not floored: see treeWeight.
-func Weight(s Stats, now int64, o Tuning) (w float64, ok bool) {
+func providerWeight(s callStats, now int64, o Tuning) (w float64, ok bool) {
 	o = o.withDefaults()
 	n := s.Samples
 	if n <= 0 {
@@ -197,7 +197,7 @@ func Weight(s Stats, now int64, o Tuning) (w float64, ok bool) {
 }
 
 // meanAge returns the mean age at now of count calls whose start times sum
-// to sum, in wrapping arithmetic (see Stats.InflightStartSum); a negative
+// to sum, in wrapping arithmetic (see callStats.InflightStartSum); a negative
 // age (clock skew between callers) counts as 0.
 func meanAge(now, count, sum int64) int64 {
 	total := int64(uint64(now)*uint64(count) - uint64(sum))
@@ -249,7 +249,7 @@ func floorWeight(total int64, n int, o Tuning) int64 {
 	return max(int64(share*float64(total)), 1)
 }
 
-// treeWeight turns a weight from Weight (or newProviderWeight × warmup) into
+// treeWeight turns a weight from providerWeight (or newProviderWeight × warmup) into
 // the integer to Set in the Tree: rounded, raised to floorWeight(total, n) and
 // capped at maxLeafWeight. Every provider thus keeps a positive weight;
 // only the caller removes one, by building a tree without it or setting 0.

@@ -10,15 +10,15 @@ import (
 const ms = time.Millisecond
 
 // steady is a full window: 128 successes over 128 ms (1000 calls/s).
-func steady(lat time.Duration) Stats {
-	return Stats{Samples: 128, Span: 127 * ms, SuccessLatency: lat}
+func steady(lat time.Duration) callStats {
+	return callStats{Samples: 128, Span: 127 * ms, SuccessLatency: lat}
 }
 
-func mustWeight(t *testing.T, s Stats, now int64, o Tuning) float64 {
+func mustWeight(t *testing.T, s callStats, now int64, o Tuning) float64 {
 	t.Helper()
-	w, ok := Weight(s, now, o)
+	w, ok := providerWeight(s, now, o)
 	if !ok {
-		t.Fatalf("Weight(%+v): not enough samples", s)
+		t.Fatalf("providerWeight(%+v): not enough samples", s)
 	}
 	return w
 }
@@ -48,7 +48,7 @@ func TestWeightFormula(t *testing.T) {
 		t.Errorf("double QPS: ratio %g, want 2", r)
 	}
 	// A window too short to tell assumes 1 call/s, never less.
-	slow := Stats{Samples: 20, Span: 100 * time.Second, SuccessLatency: ms}
+	slow := callStats{Samples: 20, Span: 100 * time.Second, SuccessLatency: ms}
 	if w := mustWeight(t, slow, 0, Tuning{}); !near(w, 1e6) {
 		t.Errorf("0.19 calls/s: %g, want the 1/s minimum 1e6", w)
 	}
@@ -84,7 +84,7 @@ func TestWeightErrors(t *testing.T) {
 		t.Errorf("errors with timeout: %g, want %g", w, want)
 	}
 	// Only errors: weight 0 (known, not new).
-	w, ok := Weight(Stats{Samples: 128, Errors: 128, Span: time.Second, ErrorLatency: ms}, 0, Tuning{})
+	w, ok := providerWeight(callStats{Samples: 128, Errors: 128, Span: time.Second, ErrorLatency: ms}, 0, Tuning{})
 	if !ok || w != 0 {
 		t.Errorf("all errors: %g, %v; want 0, true", w, ok)
 	}
@@ -141,26 +141,26 @@ func TestMeanAgeWraps(t *testing.T) {
 func TestNewProvider(t *testing.T) {
 	o := Tuning{}
 	// Too few samples: new, unless most of them failed.
-	for _, s := range []Stats{
+	for _, s := range []callStats{
 		{},
 		{Samples: 1, SuccessLatency: ms},
 		{Samples: defaultMinSamples - 1, Span: ms, SuccessLatency: ms},
 		{Samples: 4, Errors: 2, Span: ms, SuccessLatency: ms, ErrorLatency: ms},
 	} {
-		if _, ok := Weight(s, 0, o); ok {
+		if _, ok := providerWeight(s, 0, o); ok {
 			t.Errorf("%+v: computed, want new", s)
 		}
 	}
-	for _, s := range []Stats{
+	for _, s := range []callStats{
 		{Samples: 1, Errors: 1, ErrorLatency: ms},
 		{Samples: 4, Errors: 3, Span: ms, SuccessLatency: ms, ErrorLatency: ms},
 		{Samples: defaultMinSamples, Span: ms, SuccessLatency: ms},
 	} {
-		if _, ok := Weight(s, 0, o); !ok {
+		if _, ok := providerWeight(s, 0, o); !ok {
 			t.Errorf("%+v: new, want computed", s)
 		}
 	}
-	if _, ok := Weight(Stats{Samples: 1, SuccessLatency: ms}, 0, Tuning{MinSamples: 1}); !ok {
+	if _, ok := providerWeight(callStats{Samples: 1, SuccessLatency: ms}, 0, Tuning{MinSamples: 1}); !ok {
 		t.Errorf("MinSamples 1: one success should be enough")
 	}
 
@@ -249,7 +249,7 @@ func TestWeightAlwaysFinite(t *testing.T) {
 	rng := rand.New(rand.NewPCG(4, 2))
 	pick := func(xs ...int64) int64 { return xs[rng.IntN(len(xs))] }
 	for range 20_000 {
-		s := Stats{
+		s := callStats{
 			Samples:          pick(-1, 0, 1, 2, 16, 128, math.MaxInt64),
 			Errors:           pick(-5, 0, 1, 64, 128, math.MaxInt64),
 			Span:             time.Duration(pick(-1, 0, 1, int64(time.Second), math.MaxInt64)),
@@ -260,9 +260,9 @@ func TestWeightAlwaysFinite(t *testing.T) {
 			InflightStartSum: pick(math.MinInt64, -1, 0, rng.Int64(), math.MaxInt64),
 		}
 		o := Tuning{P: float64(rng.IntN(6)) * 0.5, MinShare: rng.Float64()}
-		w, _ := Weight(s, pick(0, rng.Int64(), math.MaxInt64), o)
+		w, _ := providerWeight(s, pick(0, rng.Int64(), math.MaxInt64), o)
 		if !finite(w) || w < 0 {
-			t.Fatalf("Weight(%+v) = %g", s, w)
+			t.Fatalf("providerWeight(%+v) = %g", s, w)
 		}
 		tw := treeWeight(w, pick(0, 1, rng.Int64(), math.MaxInt64), int(pick(0, 1, 3, 1000)), o)
 		if tw < 1 || tw > maxLeafWeight {
@@ -275,7 +275,7 @@ func TestWeightNoAllocs(t *testing.T) {
 	s := steady(ms)
 	s.Errors, s.ErrorLatency, s.Inflight, s.InflightStartSum = 3, ms, 2, 10
 	if a := testing.AllocsPerRun(1000, func() {
-		w, _ := Weight(s, int64(time.Second), Tuning{P: 1.5})
+		w, _ := providerWeight(s, int64(time.Second), Tuning{P: 1.5})
 		_ = treeWeight(w, 1e12, 10, Tuning{})
 	}); a != 0 {
 		t.Errorf("%v allocs", a)

@@ -37,32 +37,32 @@ const Name = "loadbalance"
 // _total for counters), dubbo-go's dubbo_consumer_ prefix. DESIGN.md lists
 // the names they replaced.
 const (
-	PicksTotal     = "dubbo_consumer_lb_picks_total"
-	InFlight       = "dubbo_consumer_lb_requests_in_flight"
-	FailedTotal    = "dubbo_consumer_lb_requests_failed_total"
-	LatencyEWMA    = "dubbo_consumer_lb_latency_ewma_seconds"
-	Latency        = "dubbo_consumer_lb_latency_seconds"
-	Weight         = "dubbo_consumer_lb_weight"
-	Cost           = "dubbo_consumer_lb_cost_seconds"
-	RebuildsTotal  = "dubbo_consumer_lb_snapshot_rebuilds_total"
-	Ejected        = "dubbo_consumer_lb_ejected"
-	EjectionsTotal = "dubbo_consumer_lb_ejections_total"
-	Panic          = "dubbo_consumer_lb_outlier_panic"
-	ReportedUtil   = "dubbo_consumer_lb_reported_utilization_ratio"
-	ReportedQPS    = "dubbo_consumer_lb_reported_requests_per_second"
-	ReportedFlight = "dubbo_consumer_lb_reported_requests_in_flight"
-	ReportedAge    = "dubbo_consumer_lb_reported_age_seconds"
-	ReportedJava   = "dubbo_consumer_lb_reported_java_load_ratio"
-	ZoneLocal      = "dubbo_consumer_lb_zone_local_ratio"
-	ZonePicks      = "dubbo_consumer_lb_zone_picks_total"
+	metricPicksTotal     = "dubbo_consumer_lb_picks_total"
+	metricInFlight       = "dubbo_consumer_lb_requests_in_flight"
+	metricFailedTotal    = "dubbo_consumer_lb_requests_failed_total"
+	metricLatencyEWMA    = "dubbo_consumer_lb_latency_ewma_seconds"
+	metricLatency        = "dubbo_consumer_lb_latency_seconds"
+	metricWeight         = "dubbo_consumer_lb_weight"
+	metricCost           = "dubbo_consumer_lb_cost_seconds"
+	metricRebuildsTotal  = "dubbo_consumer_lb_snapshot_rebuilds_total"
+	metricEjected        = "dubbo_consumer_lb_ejected"
+	metricEjectionsTotal = "dubbo_consumer_lb_ejections_total"
+	metricPanic          = "dubbo_consumer_lb_outlier_panic"
+	metricReportedUtil   = "dubbo_consumer_lb_reported_utilization_ratio"
+	metricReportedQPS    = "dubbo_consumer_lb_reported_requests_per_second"
+	metricReportedFlight = "dubbo_consumer_lb_reported_requests_in_flight"
+	metricReportedAge    = "dubbo_consumer_lb_reported_age_seconds"
+	metricReportedJava   = "dubbo_consumer_lb_reported_java_load_ratio"
+	metricZoneLocal      = "dubbo_consumer_lb_zone_local_ratio"
+	metricZonePicks      = "dubbo_consumer_lb_zone_picks_total"
 )
 
 // Names returns every metric name the Collector exports, for dashboards
 // and alert rules to be checked against.
 func Names() []string {
-	return []string{PicksTotal, InFlight, FailedTotal, LatencyEWMA, Latency, Weight, Cost, RebuildsTotal,
-		Ejected, EjectionsTotal, Panic, ReportedUtil, ReportedQPS, ReportedFlight, ReportedAge, ReportedJava,
-		ZoneLocal, ZonePicks}
+	return []string{metricPicksTotal, metricInFlight, metricFailedTotal, metricLatencyEWMA, metricLatency, metricWeight, metricCost, metricRebuildsTotal,
+		metricEjected, metricEjectionsTotal, metricPanic, metricReportedUtil, metricReportedQPS, metricReportedFlight, metricReportedAge, metricReportedJava,
+		metricZoneLocal, metricZonePicks}
 }
 
 const (
@@ -134,27 +134,27 @@ func New(opts Options) *Collector {
 	per := func(name, help string) *prom.Desc { return prom.NewDesc(name, help, providerLabels, nil) }
 	c := &Collector{
 		opts:      opts,
-		picks:     per(PicksTotal, "Times the balancer picked the provider for the method, failover retries included."),
-		inFlight:  per(InFlight, "Calls to the provider for the method in flight, as the lbactive filter counts them."),
-		failed:    per(FailedTotal, "Calls to the provider for the method that failed."),
-		ewma:      per(LatencyEWMA, "Peak EWMA of the provider's latency for the method (10 s decay), in seconds."),
-		latency:   per(Latency, "Latency of the calls to the provider for the method, in seconds."),
-		weight:    per(Weight, "The balancer's effective weight of the provider: warm weight, LALB's weight, or for ringhash the percentage of the ring it owns."),
-		cost:      per(Cost, "The cost the balancer compares, lower picked: rtadaptive's charged RTT × (calls in flight + 1), loadaware's the same ÷ capacity, in seconds."),
-		ejected:   per(Ejected, "1 while outlier ejection keeps the provider out of the method's picks, else 0."),
-		ejections: per(EjectionsTotal, "Times outlier ejection ejected the provider for the method."),
-		panic: prom.NewDesc(Panic, "1 while outlier ejection of the method is in panic mode (it would leave fewer providers than its panic threshold, so every provider serves), else 0.",
+		picks:     per(metricPicksTotal, "Times the balancer picked the provider for the method, failover retries included."),
+		inFlight:  per(metricInFlight, "Calls to the provider for the method in flight, as the lbactive filter counts them."),
+		failed:    per(metricFailedTotal, "Calls to the provider for the method that failed."),
+		ewma:      per(metricLatencyEWMA, "Peak EWMA of the provider's latency for the method (10 s decay), in seconds."),
+		latency:   per(metricLatency, "metricLatency of the calls to the provider for the method, in seconds."),
+		weight:    per(metricWeight, "The balancer's effective weight of the provider: warm weight, LALB's weight, or for ringhash the percentage of the ring it owns."),
+		cost:      per(metricCost, "The cost the balancer compares, lower picked: rtadaptive's charged RTT × (calls in flight + 1), loadaware's the same ÷ capacity, in seconds."),
+		ejected:   per(metricEjected, "1 while outlier ejection keeps the provider out of the method's picks, else 0."),
+		ejections: per(metricEjectionsTotal, "Times outlier ejection ejected the provider for the method."),
+		panic: prom.NewDesc(metricPanic, "1 while outlier ejection of the method is in panic mode (it would leave fewer providers than its panic threshold, so every provider serves), else 0.",
 			methodLabels, nil),
-		repUtil:   per(ReportedUtil, "Utilization the provider last reported (CPU, or calls in flight over capacity if higher), in [0, 1]; absent for a Dubbo Java provider."),
-		repQPS:    per(ReportedQPS, "Calls per second the provider last reported serving, for every consumer."),
-		repFlight: per(ReportedFlight, "Calls in flight the provider last reported, for every consumer."),
-		repAge:    per(ReportedAge, "Seconds since the provider's last load report reached this consumer."),
-		repJava:   per(ReportedJava, "Dubbo Java's load the provider last reported: its machine's 1-minute load average / CPUs (Java's percentage ÷ 100)."),
-		zoneLocal: prom.NewDesc(ZoneLocal, "Share of the method's calls that zone-aware routing keeps in the consumer's zone (label zone), in [0, 1]: 1 while every call stays local; 1 minus it spills. Absent while zones are off.",
+		repUtil:   per(metricReportedUtil, "Utilization the provider last reported (CPU, or calls in flight over capacity if higher), in [0, 1]; absent for a Dubbo Java provider."),
+		repQPS:    per(metricReportedQPS, "Calls per second the provider last reported serving, for every consumer."),
+		repFlight: per(metricReportedFlight, "Calls in flight the provider last reported, for every consumer."),
+		repAge:    per(metricReportedAge, "Seconds since the provider's last load report reached this consumer."),
+		repJava:   per(metricReportedJava, "Dubbo Java's load the provider last reported: its machine's 1-minute load average / CPUs (Java's percentage ÷ 100)."),
+		zoneLocal: prom.NewDesc(metricZoneLocal, "Share of the method's calls that zone-aware routing keeps in the consumer's zone (label zone), in [0, 1]: 1 while every call stays local; 1 minus it spills. Absent while zones are off.",
 			append(append([]string(nil), methodLabels...), labelZone), nil),
-		zonePicks: prom.NewDesc(ZonePicks, "Picks of the method's providers in a zone (the sum over its current providers; local is true for the consumer's zone): the measured split between zones.",
+		zonePicks: prom.NewDesc(metricZonePicks, "Picks of the method's providers in a zone (the sum over its current providers; local is true for the consumer's zone): the measured split between zones.",
 			append(append([]string(nil), methodLabels...), labelZone, labelLocal), nil),
-		built: prom.NewDesc(RebuildsTotal, "Snapshots the balancer built, for a change of membership or a warmup refresh.",
+		built: prom.NewDesc(metricRebuildsTotal, "Snapshots the balancer built, for a change of membership or a warmup refresh.",
 			balancerLabels, nil),
 	}
 	for i := range rpcstatus.HistogramBuckets {

@@ -25,6 +25,7 @@ import (
 	"github.com/dubbogo-lb/lb/loadbalance/describe"
 	"github.com/dubbogo-lb/lb/loadbalance/internal/algo"
 	"github.com/dubbogo-lb/lb/loadbalance/internal/lbtest"
+	"github.com/dubbogo-lb/lb/loadbalance/lbenv"
 	"github.com/dubbogo-lb/lb/loadbalance/warmrandom"
 	"github.com/dubbogo-lb/lb/rpcstatus"
 	"github.com/dubbogo-lb/lb/rpcstatus/loadreport"
@@ -70,7 +71,7 @@ func provider(port int) base.Invoker {
 }
 
 func TestCollectorValues(t *testing.T) {
-	lb := warmrandom.New(warmrandom.Options{Rand: algo.Seeded(1).Uint64})
+	lb := warmrandom.New(warmrandom.Options{Env: lbenv.Env{Rand: algo.Seeded(1).Uint64}})
 	list := []base.Invoker{provider(20000), provider(20001)}
 	counts := lbtest.Counts(lb, list, lbtest.Call("Say"), 100)
 	ms := time.Millisecond
@@ -84,7 +85,7 @@ func TestCollectorValues(t *testing.T) {
 	c := New(Options{Registry: reg, Application: "me", AppVersion: "v1", Hostname: "host", IP: "10.1.2.3"})
 	mfs := gather(t, c)
 
-	picks := series(mfs[PicksTotal])
+	picks := series(mfs[metricPicksTotal])
 	require.Len(t, picks, 2)
 	a := picks["127.0.0.1:20000"]
 	assert.Equal(t, float64(counts[0]), a.GetCounter().GetValue())
@@ -99,19 +100,19 @@ func TestCollectorValues(t *testing.T) {
 		assert.Equal(t, v, label(a, k), k)
 	}
 
-	assert.Equal(t, 1.0, series(mfs[InFlight])["127.0.0.1:20001"].GetGauge().GetValue())
-	assert.Equal(t, 1.0, series(mfs[FailedTotal])["127.0.0.1:20000"].GetCounter().GetValue())
-	assert.Equal(t, 100.0, series(mfs[Weight])["127.0.0.1:20000"].GetGauge().GetValue())
-	ewma := series(mfs[LatencyEWMA])["127.0.0.1:20000"].GetGauge().GetValue()
+	assert.Equal(t, 1.0, series(mfs[metricInFlight])["127.0.0.1:20001"].GetGauge().GetValue())
+	assert.Equal(t, 1.0, series(mfs[metricFailedTotal])["127.0.0.1:20000"].GetCounter().GetValue())
+	assert.Equal(t, 100.0, series(mfs[metricWeight])["127.0.0.1:20000"].GetGauge().GetValue())
+	ewma := series(mfs[metricLatencyEWMA])["127.0.0.1:20000"].GetGauge().GetValue()
 	assert.True(t, ewma > 0.003 && ewma <= 0.1, "peak EWMA %v s: between the latencies fed", ewma)
-	p := series(mfs[Panic])
+	p := series(mfs[metricPanic])
 	require.Len(t, p, 1, "one per method")
 	assert.Equal(t, 0.0, p[""].GetGauge().GetValue(), "no panic mode")
 	assert.Equal(t, "Say", label(p[""], "method"))
 	assert.Equal(t, "shop", label(p[""], "application_name"))
-	assert.Nil(t, mfs[Cost], "no cost outside rtadaptive")
+	assert.Nil(t, mfs[metricCost], "no cost outside rtadaptive")
 
-	h := series(mfs[Latency])["127.0.0.1:20000"].GetHistogram()
+	h := series(mfs[metricLatency])["127.0.0.1:20000"].GetHistogram()
 	assert.EqualValues(t, 4, h.GetSampleCount())
 	assert.InDelta(t, 0.109, h.GetSampleSum(), 1e-12, "seconds")
 	bucket := map[float64]uint64{}
@@ -125,7 +126,7 @@ func TestCollectorValues(t *testing.T) {
 	assert.EqualValues(t, 4, bucket[0.131072])
 	assert.EqualValues(t, 4, bucket[8.388608])
 
-	rebuilds := series(mfs[RebuildsTotal])
+	rebuilds := series(mfs[metricRebuildsTotal])
 	require.Len(t, rebuilds, 2)
 	m := rebuilds[reasonMember]
 	assert.Equal(t, 1.0, m.GetCounter().GetValue())
@@ -136,14 +137,14 @@ func TestCollectorValues(t *testing.T) {
 
 	// A provider that leaves leaves the metrics.
 	list[0].Destroy()
-	assert.Len(t, series(gather(t, c)[PicksTotal]), 1)
+	assert.Len(t, series(gather(t, c)[metricPicksTotal]), 1)
 }
 
 // A provider that outlier ejection took out is ejected (1) with one
 // ejection; the others are at 0.
 func TestCollectorEjection(t *testing.T) {
 	defer lblog.Capture(func(string) {})()
-	lb := warmrandom.New(warmrandom.Options{Rand: algo.Seeded(1).Uint64})
+	lb := warmrandom.New(warmrandom.Options{Env: lbenv.Env{Rand: algo.Seeded(1).Uint64}})
 	list := []base.Invoker{provider(20100), provider(20101), provider(20102), provider(20103), provider(20104)}
 	lb.Select(list, lbtest.Call("Say"))
 	lbtest.OutlierFail(list[1], int64(time.Hour), 5)
@@ -152,7 +153,7 @@ func TestCollectorEjection(t *testing.T) {
 	reg := describe.New(describe.Options{})
 	reg.Register(warmrandom.Name, lb)
 	mfs := gather(t, New(Options{Registry: reg}))
-	ejected, ejections := series(mfs[Ejected]), series(mfs[EjectionsTotal])
+	ejected, ejections := series(mfs[metricEjected]), series(mfs[metricEjectionsTotal])
 	require.Len(t, ejected, 5)
 	for i, p := range list {
 		want := 0.0
@@ -171,7 +172,7 @@ func TestCollectorEjection(t *testing.T) {
 // the method's panic gauge shows, and nobody is ejected.
 func TestCollectorPanicMode(t *testing.T) {
 	defer lblog.Capture(func(string) {})()
-	lb := warmrandom.New(warmrandom.Options{Rand: algo.Seeded(1).Uint64})
+	lb := warmrandom.New(warmrandom.Options{Env: lbenv.Env{Rand: algo.Seeded(1).Uint64}})
 	params := map[string]string{"weight": "100", "outlier.max-ejection-percent": "100"}
 	list := []base.Invoker{lbtest.Provider(20300, params), lbtest.Provider(20301, params), lbtest.Provider(20302, params)}
 	reg := describe.New(describe.Options{})
@@ -179,7 +180,7 @@ func TestCollectorPanicMode(t *testing.T) {
 	c := New(Options{Registry: reg})
 	panicked := func() float64 {
 		lb.Select(list, lbtest.Call("Say"))
-		p := series(gather(t, c)[Panic])
+		p := series(gather(t, c)[metricPanic])
 		require.Len(t, p, 1)
 		return p[""].GetGauge().GetValue()
 	}
@@ -188,18 +189,18 @@ func TestCollectorPanicMode(t *testing.T) {
 	assert.Equal(t, 0.0, panicked(), "one of three ejected: two left")
 	lbtest.OutlierFail(list[1], int64(time.Hour), 5)
 	assert.Equal(t, 1.0, panicked(), "two of three: panic mode")
-	assert.Equal(t, 0.0, series(gather(t, c)[Ejected])["127.0.0.1:20300"].GetGauge().GetValue(), "every provider serves")
+	assert.Equal(t, 0.0, series(gather(t, c)[metricEjected])["127.0.0.1:20300"].GetGauge().GetValue(), "every provider serves")
 }
 
 // A provider listed twice (two invokers of one address) would make the
 // whole scrape fail: it is reported once.
 func TestCollectorTwoInvokersOfOneAddress(t *testing.T) {
-	lb := warmrandom.New(warmrandom.Options{Rand: algo.Seeded(1).Uint64})
+	lb := warmrandom.New(warmrandom.Options{Env: lbenv.Env{Rand: algo.Seeded(1).Uint64}})
 	list := []base.Invoker{provider(20000), provider(20000), provider(20001)}
 	lbtest.Counts(lb, list, lbtest.Call("Say"), 10)
 	reg := describe.New(describe.Options{})
 	reg.Register(warmrandom.Name, lb)
-	assert.Len(t, series(gather(t, New(Options{Registry: reg}))[PicksTotal]), 2)
+	assert.Len(t, series(gather(t, New(Options{Registry: reg}))[metricPicksTotal]), 2)
 }
 
 func TestCollectorFuncOtherProtocol(t *testing.T) {
@@ -213,7 +214,7 @@ func TestCollectorFuncOtherProtocol(t *testing.T) {
 // Through dubbo-go itself: with metrics enabled, the balancers' metrics
 // are on dubbo-go's Prometheus endpoint, beside dubbo-go's own.
 func TestOnDubboGoEndpoint(t *testing.T) {
-	lb := warmrandom.New(warmrandom.Options{Rand: algo.Seeded(1).Uint64})
+	lb := warmrandom.New(warmrandom.Options{Env: lbenv.Env{Rand: algo.Seeded(1).Uint64}})
 	lbtest.Counts(lb, []base.Invoker{provider(20000), provider(20001)}, lbtest.Call("Say"), 10)
 	describe.Register("test-"+warmrandom.Name, lb)
 	metrics.AddCollector(Name, CollectorFunc) // as package extension does
@@ -256,7 +257,7 @@ func TestOnDubboGoEndpoint(t *testing.T) {
 // A provider's load report shows beside the consumer's own figures, in the
 // metrics and in the snapshot; a provider without one has no such series.
 func TestCollectorReportedLoad(t *testing.T) {
-	lb := warmrandom.New(warmrandom.Options{Rand: algo.Seeded(1).Uint64})
+	lb := warmrandom.New(warmrandom.Options{Env: lbenv.Env{Rand: algo.Seeded(1).Uint64}})
 	list := []base.Invoker{provider(20200), provider(20201), provider(20202)}
 	lb.Select(list, lbtest.Call("Say"))
 	r := loadreport.Report{CPU: 0.25, Inflight: 12, Capacity: 16, QPS: 300, Has: loadreport.Own}
@@ -268,15 +269,15 @@ func TestCollectorReportedLoad(t *testing.T) {
 	reg := describe.New(describe.Options{})
 	reg.Register(warmrandom.Name, lb)
 	mfs := gather(t, New(Options{Registry: reg}))
-	util := series(mfs[ReportedUtil])
+	util := series(mfs[metricReportedUtil])
 	require.Len(t, util, 1)
 	assert.Equal(t, 0.75, util["127.0.0.1:20200"].GetGauge().GetValue(), "in flight over capacity, above the CPU")
-	jl := series(mfs[ReportedJava])
+	jl := series(mfs[metricReportedJava])
 	require.Len(t, jl, 1, "only the Java provider reported Java's load")
 	assert.Equal(t, 5.3, jl["127.0.0.1:20202"].GetGauge().GetValue(), "the machine's load (530 %) as a ratio, not capped")
-	assert.Equal(t, 300.0, series(mfs[ReportedQPS])["127.0.0.1:20200"].GetGauge().GetValue())
-	assert.Equal(t, 12.0, series(mfs[ReportedFlight])["127.0.0.1:20200"].GetGauge().GetValue())
-	assert.Less(t, series(mfs[ReportedAge])["127.0.0.1:20200"].GetGauge().GetValue(), 3600.0)
+	assert.Equal(t, 300.0, series(mfs[metricReportedQPS])["127.0.0.1:20200"].GetGauge().GetValue())
+	assert.Equal(t, 12.0, series(mfs[metricReportedFlight])["127.0.0.1:20200"].GetGauge().GetValue())
+	assert.Less(t, series(mfs[metricReportedAge])["127.0.0.1:20200"].GetGauge().GetValue(), 3600.0)
 
 	ps := reg.Snapshot().Balancers[0].Methods[0].Providers
 	require.NotNil(t, ps[0].Reported)
@@ -311,7 +312,7 @@ func TestNamesAreTheDescribedMetrics(t *testing.T) {
 // consumer names no zone.
 func TestCollectorZones(t *testing.T) {
 	defer lblog.Capture(func(string) {})()
-	lb := warmrandom.New(warmrandom.Options{Rand: algo.Seeded(1).Uint64})
+	lb := warmrandom.New(warmrandom.Options{Env: lbenv.Env{Rand: algo.Seeded(1).Uint64}})
 	cfg := map[string]string{"lb.zone.local": "a", "lb.zone.callers": "a:1,b:1"}
 	list := lbtest.Zoned(20400, []string{"a", "b"}, []int{2, 6}, cfg)
 	reg := describe.New(describe.Options{})
@@ -319,12 +320,12 @@ func TestCollectorZones(t *testing.T) {
 	c := New(Options{Registry: reg})
 	lbtest.Counts(lb, list, lbtest.Call("Say"), 1000)
 	mfs := gather(t, c)
-	local := mfs[ZoneLocal].GetMetric()
+	local := mfs[metricZoneLocal].GetMetric()
 	require.Len(t, local, 1)
 	assert.Equal(t, "a", label(local[0], labelZone))
 	assert.InDelta(t, 0.5, local[0].GetGauge().GetValue(), 1e-12, "a holds 25 % of the capacity for 50 % of the calls")
 	picks := map[string]float64{}
-	for _, m := range mfs[ZonePicks].GetMetric() {
+	for _, m := range mfs[metricZonePicks].GetMetric() {
 		picks[label(m, labelZone)+"/"+label(m, labelLocal)] = m.GetCounter().GetValue()
 	}
 	require.Len(t, picks, 2)
@@ -336,6 +337,6 @@ func TestCollectorZones(t *testing.T) {
 	reg2.Register(warmrandom.Name, off)
 	lbtest.Counts(off, lbtest.Zoned(20500, []string{"a", "b"}, []int{2, 6}, nil), lbtest.Call("Say"), 10)
 	mfs = gather(t, New(Options{Registry: reg2}))
-	assert.Nil(t, mfs[ZoneLocal])
-	assert.Nil(t, mfs[ZonePicks])
+	assert.Nil(t, mfs[metricZoneLocal])
+	assert.Nil(t, mfs[metricZonePicks])
 }

@@ -32,12 +32,12 @@ const (
 	CostJava Cost = "java"
 )
 
-// Weight returns gRPC WRR's weight of a provider that serves qps calls and
+// wrrWeight returns gRPC WRR's weight of a provider that serves qps calls and
 // eps failures per second at utilization util in [0, 1], with the error
 // penalty penalty: qps / (util + penalty × eps / qps). ok is false when
 // the report cannot give a weight (no traffic, no utilization, or values
 // that are not finite), as gRPC ignores such reports.
-func Weight(qps, eps, util, penalty float64) (w float64, ok bool) {
+func wrrWeight(qps, eps, util, penalty float64) (w float64, ok bool) {
 	if !(qps > 0) || !(util > 0) || math.IsInf(qps, 0) || math.IsInf(util, 0) {
 		return 0, false
 	}
@@ -61,11 +61,11 @@ func capacityCost(rtt float64, inflight int64, c float64) float64 {
 	return max(rtt, minRTT) * float64(max(inflight, 0)+1) / c
 }
 
-// Capacity returns the concurrency capacity CostCapacity weighs: capacity,
+// concurrencyCapacity returns the concurrency capacity CostCapacity weighs: capacity,
 // when reported (> 0), times util / (util + penalty × eps / qps) when the
 // rates and utilization are known, else w × rtt (ns); ok is false when
 // neither gives a positive value.
-func Capacity(capacity, qps, eps, util, penalty, rtt float64) (c float64, ok bool) {
+func concurrencyCapacity(capacity, qps, eps, util, penalty, rtt float64) (c float64, ok bool) {
 	if capacity > 0 {
 		c = capacity
 		if qps > 0 && util > 0 && eps > 0 && penalty > 0 {
@@ -73,7 +73,7 @@ func Capacity(capacity, qps, eps, util, penalty, rtt float64) (c float64, ok boo
 		}
 		return c, c > 0
 	}
-	w, ok := Weight(qps, eps, util, penalty)
+	w, ok := wrrWeight(qps, eps, util, penalty)
 	if !ok || !(rtt > 0) {
 		return 0, false
 	}
@@ -81,9 +81,9 @@ func Capacity(capacity, qps, eps, util, penalty, rtt float64) (c float64, ok boo
 	return c, c > 0 && !math.IsInf(c, 0)
 }
 
-// JavaCost is Dubbo Java's adaptive cost of a provider with the reported
+// javaCost is Dubbo Java's adaptive cost of a provider with the reported
 // load (percent), RTT rttMs (ms), calls in flight, success ratio in [0, 1]
 // and weight: algo.JavaCost, which the adaptive balancer shares.
-func JavaCost(load, rttMs float64, inflight int64, success, weight float64) float64 {
+func javaCost(load, rttMs float64, inflight int64, success, weight float64) float64 {
 	return algo.JavaCost(load, rttMs, inflight, success, weight)
 }

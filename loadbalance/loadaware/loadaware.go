@@ -1,32 +1,3 @@
-// Package loadaware is a balancer that weighs providers by the load they
-// report (package loadreport: Go providers with the lbload filter, and
-// every Dubbo Java provider, which answers Dubbo's lb_adaptive request).
-// The lbactive filter asks each provider for its report on every call of a
-// method whose balancer is loadaware and stores it (rpcstatus.Load).
-//
-// Each pick draws two candidates (in proportion to warm weight, as
-// rtadaptive does) and sends the call to the cheaper. The default cost is
-// rtadaptive's divided by the provider's concurrency capacity C:
-//
-//	cost = RTT × (this consumer's calls in flight + 1) / C
-//
-// C is the capacity the provider reports (its lb.capacity), or else, by
-// Little's law, w × RTT with gRPC weighted_round_robin's weight
-//
-//	w = qps / (utilization + ErrorPenalty × eps / qps)
-//
-// from its report (utilization: the larger of its CPU utilization and its
-// calls in flight over its configured capacity). A Dubbo Java provider
-// reports only its machine's load, which is no utilization of its own: it
-// gets the mean of the others, as a provider without a report. Capacities
-// are computed every UpdatePeriod by one caller, off the other
-// callers' path; a provider whose reports began less than Blackout ago,
-// or whose last report is older than Expiration, gets the mean weight of
-// the others, as in gRPC; when no provider has a weight the balancer falls
-// back to rtadaptive's cost (peak-EWMA RTT × (calls in flight + 1)). Dubbo
-// Java's adaptive cost is available as Options.Cost = CostJava for
-// comparison. Select allocates nothing and takes no lock. Reasoning and
-// the simulations: DESIGN.md beside this file.
 package loadaware
 
 import (
@@ -35,10 +6,12 @@ import (
 
 	"dubbo.apache.org/dubbo-go/v3/protocol/base"
 
+	"github.com/dubbogo-lb/lb/internal/builds"
 	"github.com/dubbogo-lb/lb/loadbalance/describe"
 	"github.com/dubbogo-lb/lb/loadbalance/internal/algo"
 	"github.com/dubbogo-lb/lb/loadbalance/internal/member"
 	"github.com/dubbogo-lb/lb/loadbalance/internal/skeleton"
+	"github.com/dubbogo-lb/lb/loadbalance/lbenv"
 	"github.com/dubbogo-lb/lb/rpcstatus"
 	"github.com/dubbogo-lb/lb/warmup"
 )
@@ -48,124 +21,102 @@ const Name = "loadaware"
 
 // Defaults of Options.
 const (
-	// DefaultBlackout is gRPC WRR's 10 s scaled down: our providers smooth
+	// defaultBlackout is gRPC WRR's 10 s scaled down: our providers smooth
 	// their figures over 1 s and report every 100 ms, for every consumer
 	// together, so a report is trustworthy after a few seconds (DESIGN.md).
-	DefaultBlackout = 3 * time.Second
-	// DefaultExpiration is gRPC WRR's weight expiration.
-	DefaultExpiration = 3 * time.Minute
-	// DefaultUpdatePeriod is gRPC WRR's weight update period.
-	DefaultUpdatePeriod = time.Second
-	// DefaultErrorPenalty is gRPC WRR's error_utilization_penalty.
-	DefaultErrorPenalty = 1.0
+	defaultBlackout = 3 * time.Second
+	// defaultExpiration is gRPC WRR's weight expiration.
+	defaultExpiration = 3 * time.Minute
+	// defaultUpdatePeriod is gRPC WRR's weight update period.
+	defaultUpdatePeriod = time.Second
+	// defaultErrorPenalty is gRPC WRR's error_utilization_penalty.
+	defaultErrorPenalty = 1.0
 )
 
 // Options configure a Balancer. The zero value is ready to use; zero or
 // negative durations and penalty mean the default (a zero Blackout is
-// none when set through BlackoutKey). URL parameters override them per
-// (service, method) (see ParseParams).
+// none when set through loadaware.blackout). The URL parameters
+// loadaware.cost, .blackout, .expiration, .update-period and
+// .error-penalty override them per (service, method).
 type Options struct {
 	// Warmup configures the warmup of new providers.
 	Warmup warmup.Options
-	// Now is the monotonic clock in ns, the lbactive filter's (which
-	// stamps the reports); default rpcstatus.Nanotime.
-	Now func() int64
-	// Rand is the random source, safe for concurrent use; default
-	// math/rand/v2's Uint64.
-	Rand func() uint64
+	// Env is the balancer's clocks and random source; the zero value is
+	// the real ones (see lbenv.Env).
+	Env lbenv.Env
 	// Cost is the cost function; default CostCapacity.
 	Cost Cost
 	// Blackout is how long after a provider's reports begin (or begin
-	// again after expiring) they are not used; default DefaultBlackout.
+	// again after expiring) they are not used; default 3 s.
 	Blackout time.Duration
 	// Expiration is the age past which a provider's last report is no
-	// longer used; default DefaultExpiration.
+	// longer used; default 3 min.
 	Expiration time.Duration
 	// UpdatePeriod is how often weights are computed from the reports;
-	// default DefaultUpdatePeriod.
+	// default 1 s.
 	UpdatePeriod time.Duration
 	// ErrorPenalty weighs the failures a provider reports against its
-	// utilization; default DefaultErrorPenalty.
+	// utilization; default 1.
 	ErrorPenalty float64
 }
 
 // Balancer is the load-aware balancer. It is safe for concurrent use; one
 // Balancer serves every service and method.
 type Balancer struct {
-	*skeleton.Balancer[table]
+	hook // the module's tests and simulator reach sk's builds through it
+	sk   *skeleton.Balancer[table]
 	opts Options
 	rand algo.Rand
+	two  skeleton.TwoChoices[table] // the pick: the cheaper of two candidates
 	now  func() int64
 }
 
+// hook lets the module's tests and simulator reach the skeleton's builds
+// (package internal/builds) without a method of Balancer.
+type hook = builds.Hook
+
 // New returns a Balancer.
 func New(opts Options) *Balancer {
+	opts.Env = opts.Env.WithDefaults()
 	if opts.Cost == "" {
 		opts.Cost = CostCapacity
 	}
 	if opts.Blackout <= 0 {
-		opts.Blackout = DefaultBlackout
+		opts.Blackout = defaultBlackout
 	}
 	if opts.Expiration <= 0 {
-		opts.Expiration = DefaultExpiration
+		opts.Expiration = defaultExpiration
 	}
 	if opts.UpdatePeriod <= 0 {
-		opts.UpdatePeriod = DefaultUpdatePeriod
+		opts.UpdatePeriod = defaultUpdatePeriod
 	}
 	if opts.ErrorPenalty <= 0 {
-		opts.ErrorPenalty = DefaultErrorPenalty
+		opts.ErrorPenalty = defaultErrorPenalty
 	}
-	if opts.Now == nil {
-		opts.Now = rpcstatus.Nanotime
-	}
-	b := &Balancer{opts: opts, rand: algo.Source(opts.Rand), now: opts.Now}
-	spec := skeleton.Spec[table]{Name: Name, Warmup: opts.Warmup, Rand: b.rand, Build: b.build, Pick: b.pick, Among: b.pickAmong, Describe: b.describe}
+	b := &Balancer{opts: opts, rand: algo.Source(opts.Env.Rand), now: opts.Env.Now}
+	spec := skeleton.Spec[table]{Name: Name, Warmup: opts.Warmup, Env: opts.Env, Build: b.build, Pick: b.pick, Describe: b.describe}
+	b.two = skeleton.TwoChoices[table]{Rand: b.rand, Alias: func(v *member.View[table]) *algo.Alias { return v.Table.alias }, Better: b.better}
+	spec.Among = b.two.Among
 	spec.Uncounted = "no provider is asked for its load and response times are unknown, so the balancer picks at random"
-	b.Balancer = skeleton.New(spec)
+	b.sk = skeleton.New(spec)
+	b.hook = builds.NewHook(b.sk)
 	return b
 }
 
-// pick returns the cheaper of two candidates drawn from v.
-func (b *Balancer) pick(v *member.View[table], _ base.Invocation) int {
-	t := v.Table
-	now := b.now()
-	if now >= t.next.Load() {
+// pick returns the cheaper of two candidates drawn from v, the values
+// being updated first when their period is over.
+func (b *Balancer) pick(v *member.View[table], inv base.Invocation) int {
+	if now := b.now(); now >= v.Table.next.Load() {
 		b.update(v, now)
 	}
-	var i, j int
-	if a := t.alias; a != nil {
-		i, j = a.Pick(b.rand.Uint64()), a.Pick(b.rand.Uint64())
-	} else {
-		i, j = algo.Pair(b.rand.Uint64(), v.Len())
-	}
-	if i == j || b.better(v, i, j, now) {
-		return i
-	}
-	return j
-}
-
-// pickAmong applies the same rule to a failover retry's subset.
-func (b *Balancer) pickAmong(v *member.View[table], list []base.Invoker, _ base.Invocation) base.Invoker {
-	var a, c base.Invoker
-	if v.Uniform {
-		k, l := algo.Pair(b.rand.Uint64(), len(list))
-		a, c = list[k], list[l]
-	} else {
-		a, c = v.PickAmong(list, b.rand.Uint64()), v.PickAmong(list, b.rand.Uint64())
-	}
-	i, okA := v.Index(a)
-	j, okC := v.Index(c)
-	if a == c || !okA || !okC || b.better(v, i, j, b.now()) {
-		return a
-	}
-	return c
+	return b.two.Pick(v, inv)
 }
 
 // better reports whether provider i of v is the better choice against j.
 // The RTTs of the two are compared as of the later of their last samples
 // (rpcstatus.Pair), which orders them as their values now would, without
 // reading the clock or fading both.
-func (b *Balancer) better(v *member.View[table], i, j int, _ int64) bool {
+func (b *Balancer) better(v *member.View[table], i, j int) bool {
 	ri, rj, ki, kj := rpcstatus.Pair(v.Stats[i].EWMA(), v.Stats[j].EWMA())
 	ci, cj := b.cost(v, i, ri, ki), b.cost(v, j, rj, kj)
 	if ci == cj {
@@ -190,7 +141,7 @@ func (b *Balancer) cost(v *member.View[table], i int, rtt float64, known bool) f
 	val := t.value(i)
 	switch t.cfg.cost {
 	case CostJava:
-		return JavaCost(val, rtt/1e6, active, success(v.Stats[i]), v.Weights[i])
+		return javaCost(val, rtt/1e6, active, success(v.Stats[i]), v.Weights[i])
 	case CostWRR:
 		return wrrCost(active, val)
 	}

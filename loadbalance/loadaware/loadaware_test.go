@@ -11,6 +11,7 @@ import (
 	"github.com/dubbogo-lb/lb/loadbalance/internal/algo"
 	"github.com/dubbogo-lb/lb/loadbalance/internal/lbtest"
 	"github.com/dubbogo-lb/lb/loadbalance/internal/member"
+	"github.com/dubbogo-lb/lb/loadbalance/lbenv"
 	"github.com/dubbogo-lb/lb/rpcstatus"
 	"github.com/dubbogo-lb/lb/rpcstatus/loadreport"
 )
@@ -37,23 +38,23 @@ func list(port, n int) []base.Invoker {
 }
 
 func view(t *testing.T, b *Balancer, l []base.Invoker) *member.View[table] {
-	v, exact := b.View(l, "Say")
+	v, exact := b.sk.View(l, "Say")
 	require.True(t, exact)
 	return v
 }
 
 func TestWeight(t *testing.T) {
-	w, ok := Weight(100, 0, 0.5, 1)
+	w, ok := wrrWeight(100, 0, 0.5, 1)
 	assert.True(t, ok)
 	assert.Equal(t, 200.0, w)
-	w, _ = Weight(100, 10, 0.5, 1) // 100 / (0.5 + 1 × 10/100)
+	w, _ = wrrWeight(100, 10, 0.5, 1) // 100 / (0.5 + 1 × 10/100)
 	assert.InDelta(t, 100/0.6, w, 1e-9)
 	for _, c := range [][4]float64{{0, 0, 0.5, 1}, {100, 0, 0, 1}, {-1, 0, 0.5, 1}} {
-		_, ok := Weight(c[0], c[1], c[2], c[3])
+		_, ok := wrrWeight(c[0], c[1], c[2], c[3])
 		assert.False(t, ok, "%v", c)
 	}
-	assert.Equal(t, 0.01*1*1/1.0, JavaCost(0, 0, 0, 0, 100), "an unknown load counts as minLoad")
-	assert.InDelta(t, 50*(2+1)*3/(0.5*100+1), JavaCost(50, 4, 2, 0.5, 100), 1e-9)
+	assert.Equal(t, 0.01*1*1/1.0, javaCost(0, 0, 0, 0, 100), "an unknown load counts as minLoad")
+	assert.InDelta(t, 50*(2+1)*3/(0.5*100+1), javaCost(50, 4, 2, 0.5, 100), 1e-9)
 }
 
 // A provider that reports twice the capacity (half the utilization at the
@@ -61,12 +62,12 @@ func TestWeight(t *testing.T) {
 // when it has enough more calls in flight.
 func TestWeighsByReportedRatesWRR(t *testing.T) {
 	c := &clock{ns: 1000 * sec}
-	b := New(Options{Cost: CostWRR, Now: c.now, Rand: algo.Seeded(1).Uint64})
+	b := New(Options{Cost: CostWRR, Env: lbenv.Env{Now: c.now, Rand: algo.Seeded(1).Uint64}})
 	l := list(21000, 2)
 	report(l[0], c.ns, 100, 0.5)  // w = 200
 	report(l[1], c.ns, 100, 0.25) // w = 400
 	b.Select(l, lbtest.Call("Say"))
-	c.ns += int64(DefaultBlackout) + sec // past the blackout, reports fresh
+	c.ns += int64(defaultBlackout) + sec // past the blackout, reports fresh
 	report(l[0], c.ns, 100, 0.5)
 	report(l[1], c.ns, 100, 0.25)
 	for range 100 {
@@ -88,7 +89,7 @@ func TestWeighsByReportedRatesWRR(t *testing.T) {
 // flight before it costs as much.
 func TestCapacityCost(t *testing.T) {
 	c := &clock{ns: 1000 * sec}
-	b := New(Options{Blackout: time.Nanosecond, Now: c.now, Rand: algo.Seeded(3).Uint64})
+	b := New(Options{Blackout: time.Nanosecond, Env: lbenv.Env{Now: c.now, Rand: algo.Seeded(3).Uint64}})
 	l := list(21300, 2)
 	for i, capacity := range []float64{200, 600} {
 		lbtest.Feed(l[i], c.ns, 16, 10*time.Millisecond, false)
@@ -115,13 +116,13 @@ func TestCapacityCost(t *testing.T) {
 	assert.InDelta(t, 300, a1, 2, "%d:%d", a0, a1)
 
 	// With an error rate, gRPC's penalty shrinks the capacity.
-	cap, ok := Capacity(600, 100, 50, 0.5, 1, 0)
+	cap, ok := concurrencyCapacity(600, 100, 50, 0.5, 1, 0)
 	assert.True(t, ok)
 	assert.InDelta(t, 300, cap, 1e-9)
 	// Without a reported capacity: gRPC's weight × RTT (Little's law).
-	cap, _ = Capacity(0, 100, 0, 0.5, 1, float64(10*time.Millisecond))
+	cap, _ = concurrencyCapacity(0, 100, 0, 0.5, 1, float64(10*time.Millisecond))
 	assert.InDelta(t, 2, cap, 1e-9)
-	_, ok = Capacity(0, 0, 0, 0.5, 1, 1e6)
+	_, ok = concurrencyCapacity(0, 0, 0, 0.5, 1, 1e6)
 	assert.False(t, ok)
 }
 
@@ -131,14 +132,14 @@ func TestCapacityCost(t *testing.T) {
 // back to response times.
 func TestBlackoutExpiryAndMean(t *testing.T) {
 	c := &clock{ns: 1000 * sec}
-	b := New(Options{Cost: CostWRR, Now: c.now, Rand: algo.Seeded(2).Uint64})
+	b := New(Options{Cost: CostWRR, Env: lbenv.Env{Now: c.now, Rand: algo.Seeded(2).Uint64}})
 	l := list(21100, 3)
 	report(l[0], c.ns, 100, 0.5)
 	b.Select(l, lbtest.Call("Say"))
 	v := view(t, b, l)
 	assert.True(t, v.Table.fallback.Load(), "in the blackout")
 
-	c.ns += int64(DefaultBlackout) + sec
+	c.ns += int64(defaultBlackout) + sec
 	report(l[0], c.ns, 100, 0.5) // w 200
 	report(l[1], c.ns, 100, 0.1) // w 1000, first seen now: blackout
 	b.Select(l, lbtest.Call("Say"))
@@ -147,14 +148,14 @@ func TestBlackoutExpiryAndMean(t *testing.T) {
 	assert.Equal(t, 200.0, v.Table.value(1), "in its blackout: the mean")
 	assert.Equal(t, 200.0, v.Table.value(2), "no report: the mean")
 
-	c.ns += int64(DefaultBlackout) + sec
+	c.ns += int64(defaultBlackout) + sec
 	report(l[1], c.ns, 100, 0.1)
 	b.Select(l, lbtest.Call("Say"))
 	assert.Equal(t, 1000.0, v.Table.value(1))
 	assert.Equal(t, 600.0, v.Table.value(2), "the mean of 200 and 1000")
 
 	// Nothing new for the expiration: every report expired.
-	c.ns += int64(DefaultExpiration) + sec
+	c.ns += int64(defaultExpiration) + sec
 	b.Select(l, lbtest.Call("Say"))
 	assert.True(t, v.Table.fallback.Load())
 	assert.Zero(t, v.Table.since[1].Load(), "a new run of reports starts a new blackout")
@@ -182,7 +183,7 @@ func javaReport(p base.Invoker, now int64, load float64) {
 func TestJavaReportBorrowsTheMean(t *testing.T) {
 	for _, cost := range []Cost{CostCapacity, CostWRR} {
 		c := &clock{ns: 1000 * sec}
-		b := New(Options{Cost: cost, Blackout: time.Nanosecond, Now: c.now, Rand: algo.Seeded(4).Uint64})
+		b := New(Options{Cost: cost, Blackout: time.Nanosecond, Env: lbenv.Env{Now: c.now, Rand: algo.Seeded(4).Uint64}})
 		l := list(21400, 3)
 		for i := range l {
 			lbtest.Feed(l[i], c.ns, 16, 10*time.Millisecond, false)
@@ -191,7 +192,7 @@ func TestJavaReportBorrowsTheMean(t *testing.T) {
 		report(l[1], c.ns-1, 100, 0.25)
 		for _, load := range []float64{530, 0.5} {
 			javaReport(l[2], c.ns-1, load)
-			c.ns += int64(DefaultUpdatePeriod)
+			c.ns += int64(defaultUpdatePeriod)
 			b.Select(l, lbtest.Call("Say"))
 			v := view(t, b, l)
 			require.False(t, v.Table.fallback.Load(), "%s", cost)
@@ -201,7 +202,7 @@ func TestJavaReportBorrowsTheMean(t *testing.T) {
 	}
 
 	c := &clock{ns: 1000 * sec}
-	b := New(Options{Cost: CostJava, Blackout: time.Nanosecond, Now: c.now, Rand: algo.Seeded(5).Uint64})
+	b := New(Options{Cost: CostJava, Blackout: time.Nanosecond, Env: lbenv.Env{Now: c.now, Rand: algo.Seeded(5).Uint64}})
 	l := list(21500, 2)
 	// One of ours: CPU 0.1 of its own, the machine's load 530 %, as a
 	// Java provider on the same machine reports.
@@ -217,9 +218,9 @@ func TestJavaReportBorrowsTheMean(t *testing.T) {
 // URL parameters override the options per method.
 func TestParamsOverrideOptions(t *testing.T) {
 	c := &clock{ns: 1000 * sec}
-	b := New(Options{Now: c.now})
+	b := New(Options{Env: lbenv.Env{Now: c.now}})
 	l := []base.Invoker{
-		lbtest.Provider(21200, map[string]string{BlackoutKey: "0", "methods.Say." + CostKey: "java", ErrorPenaltyKey: "x"}),
+		lbtest.Provider(21200, map[string]string{blackoutKey: "0", "methods.Say." + costKey: "java", errorPenaltyKey: "x"}),
 		lbtest.Provider(21201, nil),
 	}
 	restore := lbtest.CaptureLogs(t)
@@ -227,7 +228,7 @@ func TestParamsOverrideOptions(t *testing.T) {
 	v := view(t, b, l)
 	assert.Equal(t, CostJava, v.Table.cfg.cost)
 	assert.Zero(t, v.Table.cfg.blackout)
-	assert.Equal(t, DefaultErrorPenalty, v.Table.cfg.penalty)
+	assert.Equal(t, defaultErrorPenalty, v.Table.cfg.penalty)
 	logs := restore()
 	require.Len(t, logs, 1)
 	assert.Contains(t, logs[0], `loadaware.error-penalty "x" is not a number from 0 to 100; using 1`)
@@ -235,13 +236,13 @@ func TestParamsOverrideOptions(t *testing.T) {
 
 func TestParseParams(t *testing.T) {
 	base := New(Options{}).opts
-	o, problems := ParseParams(base, func(k string) string {
-		return map[string]string{CostKey: "WRR", BlackoutKey: "2500", ExpirationKey: "1m", UpdateKey: "-1s", ErrorPenaltyKey: "0.5"}[k]
+	o, problems := parseParams(base, func(k string) string {
+		return map[string]string{costKey: "WRR", blackoutKey: "2500", expirationKey: "1m", updateKey: "-1s", errorPenaltyKey: "0.5"}[k]
 	})
 	assert.Equal(t, CostWRR, o.Cost)
 	assert.Equal(t, 2500*time.Millisecond, o.Blackout)
 	assert.Equal(t, time.Minute, o.Expiration)
-	assert.Equal(t, DefaultUpdatePeriod, o.UpdatePeriod)
+	assert.Equal(t, defaultUpdatePeriod, o.UpdatePeriod)
 	assert.Equal(t, 0.5, o.ErrorPenalty)
 	assert.Equal(t, []string{`loadaware.update-period "-1s" is not a positive duration (10s, or milliseconds) of at most a year; using 1s`}, problems)
 }
@@ -252,8 +253,8 @@ func FuzzParseParams(f *testing.F) {
 	f.Add("x", "-1", "1e99s", "", "NaN")
 	base := New(Options{}).opts
 	f.Fuzz(func(t *testing.T, cost, blackout, expiration, update, penalty string) {
-		vals := map[string]string{CostKey: cost, BlackoutKey: blackout, ExpirationKey: expiration, UpdateKey: update, ErrorPenaltyKey: penalty}
-		o, _ := ParseParams(base, func(k string) string { return vals[k] })
+		vals := map[string]string{costKey: cost, blackoutKey: blackout, expirationKey: expiration, updateKey: update, errorPenaltyKey: penalty}
+		o, _ := parseParams(base, func(k string) string { return vals[k] })
 		if o.Cost != CostCapacity && o.Cost != CostWRR && o.Cost != CostJava {
 			t.Fatalf("cost %q", o.Cost)
 		}

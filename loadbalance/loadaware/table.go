@@ -5,10 +5,9 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/dubbogo-lb/lb/internal/lblog"
-	"github.com/dubbogo-lb/lb/internal/urlparam"
 	"github.com/dubbogo-lb/lb/loadbalance/internal/algo"
 	"github.com/dubbogo-lb/lb/loadbalance/internal/member"
+	"github.com/dubbogo-lb/lb/loadbalance/internal/skeleton"
 )
 
 // table is the balancer's state for one snapshot of providers.
@@ -42,23 +41,12 @@ func (t *table) value(i int) float64 { return math.Float64frombits(t.vals[i].Loa
 func (b *Balancer) build(s *member.Set, prev *member.View[table]) *table {
 	n := s.Len()
 	t := &table{vals: make([]atomic.Uint64, n), own: make([]atomic.Bool, n), since: make([]atomic.Int64, n)}
-	if !s.Uniform {
-		t.alias = algo.NewAlias(s.Weights)
-	}
-	u := s.Invokers[0].GetURL()
-	o, problems := ParseParams(b.opts, func(key string) string { return urlparam.MethodParam(u, s.Method, key) })
-	for _, p := range problems {
-		lblog.Warnf("%s, service %s, method %s: %s", Name, u.ServiceKey(), s.Method, p)
-	}
+	t.alias = s.WarmAlias()
+	o, problems := parseParams(b.opts, skeleton.Params(s))
+	skeleton.Report(Name, s, problems)
 	t.cfg = o.config()
 	t.fallback.Store(true)
-	for i, inv := range s.Invokers {
-		if prev != nil {
-			if j, ok := prev.Index(inv); ok {
-				t.since[i].Store(prev.Table.since[j].Load())
-			}
-		}
-	}
+	member.Carry(s, prev, func(i, j int) { t.since[i].Store(prev.Table.since[j].Load()) })
 	return t
 }
 
@@ -137,7 +125,7 @@ func (b *Balancer) reported(v *member.View[table], i int, now int64) (float64, b
 			break
 		}
 		if t.cfg.cost == CostWRR {
-			val, ok = Weight(qps, eps, util, t.cfg.penalty)
+			val, ok = wrrWeight(qps, eps, util, t.cfg.penalty)
 			ok = ok && rates
 			break
 		}
@@ -145,7 +133,7 @@ func (b *Balancer) reported(v *member.View[table], i int, now int64) (float64, b
 		if !known {
 			rtt = time.Duration(math.Float64frombits(t.meanRTT.Load()))
 		}
-		val, ok = Capacity(l.Report().Capacity, qps, eps, util, t.cfg.penalty, float64(rtt))
+		val, ok = concurrencyCapacity(l.Report().Capacity, qps, eps, util, t.cfg.penalty, float64(rtt))
 	}
 	if !ok || val < 0 {
 		t.since[i].Store(0)

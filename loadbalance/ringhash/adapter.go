@@ -13,12 +13,14 @@ import (
 	"dubbo.apache.org/dubbo-go/v3/common"
 	"dubbo.apache.org/dubbo-go/v3/protocol/base"
 
+	"github.com/dubbogo-lb/lb/internal/builds"
 	"github.com/dubbogo-lb/lb/internal/lblog"
 	"github.com/dubbogo-lb/lb/internal/urlparam"
 	"github.com/dubbogo-lb/lb/loadbalance/describe"
 	"github.com/dubbogo-lb/lb/loadbalance/internal/algo"
 	"github.com/dubbogo-lb/lb/loadbalance/internal/member"
 	"github.com/dubbogo-lb/lb/loadbalance/internal/skeleton"
+	"github.com/dubbogo-lb/lb/loadbalance/lbenv"
 	"github.com/dubbogo-lb/lb/warmup"
 )
 
@@ -42,17 +44,17 @@ func Java() *Balancer { return New(Options{BalanceFactor: 0}) }
 // ("methods.<method>.hash.nodes", or Dubbo Java's "<method>.hash.nodes")
 // before service level, as Dubbo does; see urlparam.MethodParam.
 const (
-	// NodesKey is the number of virtual nodes per provider (default 160).
-	NodesKey = "hash.nodes"
-	// ArgumentsKey lists the argument indexes that form the key (default "0").
-	ArgumentsKey = "hash.arguments"
-	// AttachmentKey names an invocation attachment whose value is the key,
+	// nodesKey is the number of virtual nodes per provider (default 160).
+	nodesKey = "hash.nodes"
+	// argumentsKey lists the argument indexes that form the key (default "0").
+	argumentsKey = "hash.arguments"
+	// attachmentKey names an invocation attachment whose value is the key,
 	// instead of the arguments (gRPC's request_hash_header, gRFC A76; asked
 	// of Dubbo in apache/dubbo#3468). A call without the attachment, or
 	// with an empty one, gets a random key, as in A76: it goes to a
 	// provider at random rather than all such calls to one. Java consumers
 	// do not read it: set it only where every consumer of the key is Go.
-	AttachmentKey = "hash.attachment"
+	attachmentKey = "hash.attachment"
 )
 
 // Options configure a Balancer. The zero value is Dubbo's consistent hash.
@@ -71,14 +73,13 @@ type Options struct {
 	// the in-flight counts of all providers, an O(N) pass of atomic loads.
 	BalanceFactor float64
 
-	// Warmup configures the shared membership snapshots (their clock and
+	// Warmup configures the shared membership snapshots (their
 	// refresh step). The ring itself ignores weights and warmup, as Dubbo's
 	// does: a key's provider never depends on them.
 	Warmup warmup.Options
-
-	// Rand is the random source of the key of a call that lacks its
-	// hash.attachment; default math/rand/v2's Uint64.
-	Rand func() uint64
+	// Env is the balancer's clocks and random source; the zero value is
+	// the real ones (see lbenv.Env).
+	Env lbenv.Env
 }
 
 // Balancer is a consistent-hash balancer whose ring is compatible with
@@ -112,7 +113,8 @@ type Options struct {
 // the lbactive filter does not feed for generic calls (it records them
 // under "$invoke"), so generic calls are not bounded.
 type Balancer struct {
-	*skeleton.Balancer[table]
+	hook   // the module's tests and simulator reach sk's builds through it
+	sk     *skeleton.Balancer[table]
 	factor float64 // 0: bounded load off
 	rings  rings
 }
@@ -158,6 +160,10 @@ func (rs *rings) put(k ringKey, addrs []string, ring *Ring) {
 	rs.last[k] = &sharedRing{addrs: addrs, ring: ring}
 }
 
+// hook lets the module's tests and simulator reach the skeleton's builds
+// (package internal/builds) without a method of Balancer.
+type hook = builds.Hook
+
 // table is what a snapshot holds for consistent hashing.
 type table struct {
 	ring     *Ring
@@ -189,12 +195,13 @@ type keySpec struct {
 
 // New returns a Balancer.
 func New(opts Options) *Balancer {
+	opts.Env = opts.Env.WithDefaults()
 	b := &Balancer{}
 	if f := opts.BalanceFactor; f > 0 { // false for NaN
 		b.factor = max(f, 1)
 	}
-	b.Balancer = skeleton.New(skeleton.Spec[table]{
-		Name: Name, Warmup: opts.Warmup, Rand: algo.Source(opts.Rand),
+	b.sk = skeleton.New(skeleton.Spec[table]{
+		Name: Name, Warmup: opts.Warmup, Env: opts.Env,
 		Build: b.build, Pick: b.pick, Among: b.among, Interim: b.interim,
 		// A key keeps its zone while the zone plan holds: the zone is
 		// drawn from the key's point, not at random, and the zone's ring
@@ -215,6 +222,7 @@ func New(opts Options) *Balancer {
 		Method:       func(inv base.Invocation) string { m, _ := callOf(inv); return m },
 		Describe:     describeRing,
 	})
+	b.hook = builds.NewHook(b.sk)
 	return b
 }
 
@@ -236,15 +244,15 @@ func describeRing(v *member.View[table], _ int64, ps []describe.Provider) {
 func (b *Balancer) build(set *member.Set, prev *member.View[table]) *table {
 	u := set.Invokers[0].GetURL() // Dubbo reads the first provider's URL
 	method := set.Method
-	nodesRaw := urlparam.MethodParam(u, method, NodesKey)
-	argsRaw := urlparam.MethodParam(u, method, ArgumentsKey)
+	nodesRaw := urlparam.MethodParam(u, method, nodesKey)
+	argsRaw := urlparam.MethodParam(u, method, argumentsKey)
 
 	var old *table
 	if prev != nil {
 		old = prev.Table
 	}
 	t := &table{nodesRaw: nodesRaw, addrs: make([]string, len(set.Invokers))}
-	t.attachment = strings.TrimSpace(urlparam.MethodParam(u, method, AttachmentKey))
+	t.attachment = strings.TrimSpace(urlparam.MethodParam(u, method, attachmentKey))
 	for i, inv := range set.Invokers {
 		t.addrs[i] = javaAddress(inv.GetURL())
 	}
@@ -345,13 +353,13 @@ func parseNodes(raw string) (nodes int, problem string) {
 	n, err := strconv.ParseInt(s, 10, 64)
 	switch {
 	case err != nil && !isRange(err):
-		return DefaultNodes, NodesKey + " " + strconv.Quote(raw) + " is not an integer; using " + strconv.Itoa(DefaultNodes)
+		return DefaultNodes, nodesKey + " " + strconv.Quote(raw) + " is not an integer; using " + strconv.Itoa(DefaultNodes)
 	case n <= 0:
-		return DefaultNodes, NodesKey + " " + strconv.Quote(raw) + " is not positive; using " + strconv.Itoa(DefaultNodes)
+		return DefaultNodes, nodesKey + " " + strconv.Quote(raw) + " is not positive; using " + strconv.Itoa(DefaultNodes)
 	case n < minNodes:
-		return minNodes, NodesKey + " " + strconv.Quote(raw) + " is below " + strconv.Itoa(minNodes) + " (Dubbo would build an empty ring); using " + strconv.Itoa(minNodes)
+		return minNodes, nodesKey + " " + strconv.Quote(raw) + " is below " + strconv.Itoa(minNodes) + " (Dubbo would build an empty ring); using " + strconv.Itoa(minNodes)
 	case n > maxNodes || err != nil:
-		return maxNodes, NodesKey + " " + strconv.Quote(raw) + " is above " + strconv.Itoa(maxNodes) + "; using " + strconv.Itoa(maxNodes)
+		return maxNodes, nodesKey + " " + strconv.Quote(raw) + " is above " + strconv.Itoa(maxNodes) + "; using " + strconv.Itoa(maxNodes)
 	}
 	return int(n), ""
 }
@@ -376,7 +384,7 @@ func newKeySpec(raw, where string) *keySpec {
 		k.single = k.indexes[0]
 	}
 	if p := argumentsProblem(spec, k); p != "" {
-		lblog.Warnf("%s %s: %s %q: %s", Name, where, ArgumentsKey, raw, p)
+		lblog.Warnf("%s %s: %s %q: %s", Name, where, argumentsKey, raw, p)
 	}
 	return k
 }
@@ -515,7 +523,7 @@ func (k *keySpec) warnMissing(n int) {
 		return
 	}
 	lblog.Warnf("%s %s: a call has %d argument(s) but %s %q selects index %d; missing arguments contribute nothing to the key (logged once)",
-		Name, k.where, n, ArgumentsKey, k.spec, k.maxIndex)
+		Name, k.where, n, argumentsKey, k.spec, k.maxIndex)
 }
 
 // pick returns the slot of v that owns the invocation's key on the ring
@@ -558,7 +566,7 @@ func (b *Balancer) interim(old *member.View[table], list []base.Invoker, inv bas
 			return old.Invokers[i]
 		}
 	}
-	return list[algo.IntN(b.Rand(), len(list))]
+	return list[algo.IntN(b.sk.Rand(), len(list))]
 }
 
 // point returns the ring point of inv's key: its hash.attachment's value
@@ -569,7 +577,7 @@ func (b *Balancer) point(t *table, inv base.Invocation) uint32 {
 		if v, ok := inv.GetAttachment(t.attachment); ok && v != "" {
 			return hashString(v)
 		}
-		return uint32(b.Rand())
+		return uint32(b.sk.Rand())
 	}
 	_, args := callOf(inv)
 	return t.key.point(args)

@@ -19,8 +19,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/dubbogo-lb/lb/loadbalance/internal/lbtest"
+	"github.com/dubbogo-lb/lb/loadbalance/lbenv"
 	"github.com/dubbogo-lb/lb/rpcstatus"
-	"github.com/dubbogo-lb/lb/warmup"
 )
 
 var _ loadbalance.LoadBalance = (*Balancer)(nil)
@@ -212,7 +212,7 @@ func TestMethodsShareTheRing(t *testing.T) {
 	list := ports(20880, 10, map[string]string{"methods.few.hash.nodes": "40"})
 	b := New(Options{})
 	ringOfMethod := func(l []base.Invoker, m string) *Ring {
-		v, _ := b.View(l, m)
+		v, _ := b.sk.View(l, m)
 		return v.Table.ring
 	}
 	first := ringOfMethod(list, "a")
@@ -253,9 +253,9 @@ func TestMethodLevelParametersWin(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			list := ports(20880, 10, params)
 			b := New(Options{})
-			v, _ := b.View(list, "byUser")
+			v, _ := b.sk.View(list, "byUser")
 			assert.Equal(t, 40, v.Table.ring.Nodes())
-			v, _ = b.View(list, "other")
+			v, _ = b.sk.View(list, "other")
 			assert.Equal(t, DefaultNodes, v.Table.ring.Nodes())
 
 			r40, r160 := ringOf(list, 40), ringOf(list, 160)
@@ -423,7 +423,7 @@ func TestBadHashNodes(t *testing.T) {
 		for i := range 50 {
 			lb.Select(list, lbtest.Call("Say", key(i)))
 		}
-		v, _ := lb.View(list, "Say")
+		v, _ := lb.sk.View(list, "Say")
 		assert.Equal(t, c.nodes, v.Table.ring.Nodes(), "hash.nodes %q", c.spec)
 		if c.warn {
 			assert.Len(t, warnings(), 1, "hash.nodes %q", c.spec)
@@ -521,7 +521,7 @@ func TestRetrySubsetKeepsClockwiseOrder(t *testing.T) {
 func TestRingRebuiltOnlyOnMembershipChange(t *testing.T) {
 	start := time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC)
 	clock := lbtest.NewClock(start.Add(10 * time.Second))
-	lb := New(Options{Warmup: warmup.Options{Now: clock.Now}})
+	lb := New(Options{Env: lbenv.Env{Wall: clock.Now}})
 	list := []base.Invoker{
 		lbtest.Started(20000, start, 600*time.Second),
 		lbtest.Started(20001, start, 600*time.Second),
@@ -529,7 +529,7 @@ func TestRingRebuiltOnlyOnMembershipChange(t *testing.T) {
 	}
 	view := func(l []base.Invoker) (*Ring, any) {
 		lb.Select(l, lbtest.Call("Say", "k"))
-		v, exact := lb.View(l, "Say")
+		v, exact := lb.sk.View(l, "Say")
 		require.True(t, exact)
 		return v.Table.ring, v
 	}
@@ -710,7 +710,7 @@ func TestGenericCallRoutesLikeTheRealMethod(t *testing.T) {
 func TestInterimKeepsTheKeysOfProvidersThatStay(t *testing.T) {
 	b := New(Options{})
 	list := ports(20880, 10, nil)
-	old, _ := b.View(list, "Say")
+	old, _ := b.sk.View(list, "Say")
 	r := ringOf(list, DefaultNodes)
 	changed := slices.Clone(list)
 	changed[4] = providerAt("127.0.0.1:30000", nil) // list[4] leaves

@@ -11,6 +11,7 @@ import (
 	"github.com/dubbogo-lb/lb/internal/lblog"
 	"github.com/dubbogo-lb/lb/loadbalance/internal/algo"
 	"github.com/dubbogo-lb/lb/loadbalance/internal/lbtest"
+	"github.com/dubbogo-lb/lb/loadbalance/lbenv"
 )
 
 // withAttachment is a call of Say with the attachment key=value (none when
@@ -37,7 +38,7 @@ func TestHashAttachmentIsTheKey(t *testing.T) {
 	b := New(Options{})
 	byArg := New(Options{})
 	plain := attachmentProviders(nil) // the same addresses: the same ring
-	for _, params := range []map[string]string{{AttachmentKey: "x-user"}, {"methods.Say." + AttachmentKey: "x-user"}} {
+	for _, params := range []map[string]string{{attachmentKey: "x-user"}, {"methods.Say." + attachmentKey: "x-user"}} {
 		list := attachmentProviders(params)
 		for _, user := range []string{"alice", "bob", "carol", "dave", "erin"} {
 			want := byArg.Select(plain, lbtest.Call("Say", user)).GetURL().Location
@@ -54,9 +55,9 @@ func TestHashAttachmentIsTheKey(t *testing.T) {
 func TestMissingHashAttachmentIsARandomKey(t *testing.T) {
 	const picks = 20000
 	defer lblog.Capture(func(string) {})() // no call is counted: the missing-filter WARN
-	list := attachmentProviders(map[string]string{AttachmentKey: "x-user"})
-	b := New(Options{Rand: algo.Seeded(5).Uint64})
-	v, _ := b.View(list, "Say")
+	list := attachmentProviders(map[string]string{attachmentKey: "x-user"})
+	b := New(Options{Env: lbenv.Env{Rand: algo.Seeded(5).Uint64}})
+	v, _ := b.sk.View(list, "Say")
 	shares := v.Table.ring.Shares()
 	counts := make([]int, len(list))
 	for range picks {

@@ -10,14 +10,14 @@ import (
 // which is how Dubbo's ShortestResponse herds onto a provider.
 const minRTT = float64(time.Microsecond)
 
-// Estimate is what the balancer knows about one provider when it compares
+// providerEstimate is what the balancer knows about one provider when it compares
 // it with another. It knows nothing of dubbo-go.
-type Estimate struct {
+type providerEstimate struct {
 	// RTT is the provider's response-time estimate now: the peak EWMA of
 	// its latencies, faded by the time since its last sample.
 	RTT time.Duration
 	// Known is false when the provider has no sample at all; RTT is then
-	// meaningless and a default takes its place (see Costs).
+	// meaningless and a default takes its place (see pairCosts).
 	Known bool
 	// Inflight is the number of calls to the provider in flight.
 	Inflight int64
@@ -36,7 +36,7 @@ type Estimate struct {
 // provider that fails fast is thus not cheaper than a healthy one (it
 // would attract all the traffic, and fail it). Invalid inputs count as 0.
 // The result is at least 1 µs.
-func (e Estimate) charged() float64 {
+func (e providerEstimate) charged() float64 {
 	return charged(float64(e.RTT), e.ErrorRatio, float64(e.ErrorCost))
 }
 
@@ -57,7 +57,7 @@ func charged(rtt, ratio, cost float64) float64 {
 // makes it known): the calls in flight decide, and it gets about its fair
 // share until its first call returns. When neither has samples, only the
 // calls in flight count.
-func pairCosts(a, b Estimate, defaultRTT time.Duration) (ca, cb float64) {
+func pairCosts(a, b providerEstimate, defaultRTT time.Duration) (ca, cb float64) {
 	ra, rb := rtts(a.charged(), float64(a.RTT), a.Known, b.charged(), float64(b.RTT), b.Known, defaultRTT)
 	return ra * inflightFactor(a.Inflight), rb * inflightFactor(b.Inflight)
 }
@@ -65,7 +65,7 @@ func pairCosts(a, b Estimate, defaultRTT time.Duration) (ca, cb float64) {
 // rtts applies the rule of Costs to two providers, each given by its
 // charged RTT, its plain RTT and whether it has samples, and returns the
 // response times to charge them. The balancer calls it directly, sparing
-// the Estimate values on its hot path.
+// the providerEstimate values on its hot path.
 func rtts(chargedA, plainA float64, knownA bool, chargedB, plainB float64, knownB bool, defaultRTT time.Duration) (float64, float64) {
 	if knownA && knownB {
 		return chargedA, chargedB

@@ -8,6 +8,7 @@ import (
 	"github.com/stretchr/testify/assert"
 
 	"github.com/dubbogo-lb/lb/loadbalance/internal/lbtest"
+	"github.com/dubbogo-lb/lb/loadbalance/lbenv"
 	"github.com/dubbogo-lb/lb/rpcstatus"
 )
 
@@ -25,7 +26,7 @@ func TestDescribeCosts(t *testing.T) {
 		defaultRTT time.Duration
 		unknown    float64
 	}{{0, 0}, {3 * ms, 3}} {
-		b := New(Options{Now: clock.Load, DefaultRTT: c.defaultRTT})
+		b := New(Options{DefaultRTT: c.defaultRTT, Env: lbenv.Env{Now: clock.Load}})
 		b.Select(list, lbtest.Call("Say"))
 		methods := b.Describe(clock.Load())
 		assert.Len(t, methods, 1)

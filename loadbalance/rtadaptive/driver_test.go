@@ -9,6 +9,7 @@ import (
 	"dubbo.apache.org/dubbo-go/v3/protocol/base"
 
 	"github.com/dubbogo-lb/lb/loadbalance/internal/lbtest"
+	"github.com/dubbogo-lb/lb/loadbalance/lbenv"
 )
 
 // The servers of the simulator engine (lbtest.Driver over package
@@ -60,8 +61,8 @@ type driver struct {
 // with opts on the driver's clocks. It stops when t ends.
 func newDriver(t testing.TB, opts Options, bucket time.Duration, list []base.Invoker, servers ...server) *driver {
 	d := &driver{}
-	d.Driver = lbtest.NewDriver(t, 1, bucket, func(now func() int64, wall func() time.Time, rnd func() uint64) loadbalance.LoadBalance {
-		opts.Now, opts.Warmup.Now, opts.Rand = now, wall, rnd
+	d.Driver = lbtest.NewDriver(t, 1, bucket, func(env lbenv.Env) loadbalance.LoadBalance {
+		opts.Env = env
 		d.b = New(opts)
 		return d.b
 	})

@@ -1,29 +1,15 @@
-// Package rtadaptive is a response-time adaptive balancer: power of two
-// choices over a peak-EWMA cost, as in Finagle and Linkerd. Each pick draws
-// two candidates, in proportion to warm weight, and sends the call to the
-// cheaper, whose cost is
-//
-//	charged RTT × (calls in flight + 1)
-//
-// The RTT is the peak EWMA of package rpcstatus; errors are charged at
-// least the method's timeout and fade; a provider without samples is
-// neither preferred nor starved (Costs). The pick is O(1) with no lock and
-// no allocation. It needs the lbactive filter and says so in one WARN line
-// per service and method when it is missing. Reasoning, comparison with
-// Dubbo's ShortestResponse and Adaptive, and figures: DESIGN.md beside this
-// file.
 package rtadaptive
 
 import (
 	"math"
 	"time"
 
-	"dubbo.apache.org/dubbo-go/v3/protocol/base"
-
+	"github.com/dubbogo-lb/lb/internal/builds"
 	"github.com/dubbogo-lb/lb/loadbalance/describe"
 	"github.com/dubbogo-lb/lb/loadbalance/internal/algo"
 	"github.com/dubbogo-lb/lb/loadbalance/internal/member"
 	"github.com/dubbogo-lb/lb/loadbalance/internal/skeleton"
+	"github.com/dubbogo-lb/lb/loadbalance/lbenv"
 	"github.com/dubbogo-lb/lb/rpcstatus"
 	"github.com/dubbogo-lb/lb/warmup"
 )
@@ -31,28 +17,21 @@ import (
 // Name is the name the balancer is registered under with dubbo-go.
 const Name = "rtadaptive"
 
-// MissingFilterPicks is how many picks of one (service, method) that find
-// no call counted on any of its providers make the balancer conclude that
-// the lbactive filter is not configured.
-const MissingFilterPicks = member.MissingFilterPicks
-
 // Options configure a Balancer. The zero value is ready to use; negative
 // durations count as 0, which means the default.
 type Options struct {
-	// Warmup configures the warmup of new providers; its Now is the wall
-	// clock of uptimes (default time.Now).
+	// Warmup configures the warmup of new providers.
 	Warmup warmup.Options
-	// Now is the monotonic clock of the statistics, in nanoseconds: it must
-	// be the clock the lbactive filter records calls with (filter.Options.Now).
-	// Default rpcstatus.Nanotime, the filter's default.
-	Now func() int64
+	// Env is the balancer's clocks and random source; the zero value is
+	// the real ones (see lbenv.Env).
+	Env lbenv.Env
 	// DefaultRTT is the response time charged to a provider without any
 	// sample. Default 0: such a provider borrows the estimate of the
-	// provider it is compared with (see Costs), which needs no tuning.
+	// provider it is compared with, which needs no tuning.
 	DefaultRTT time.Duration
 	// ErrorCost is the response time an error is charged at least. Default
 	// 0: the method's timeout from the provider URL (methods.<m>.timeout,
-	// Java's <m>.timeout, then timeout; see urlparam.MethodTimeout), read when the snapshot is built, else 3 s, dubbo-go's
+	// Java's <m>.timeout, then timeout), read when the snapshot is built, else 3 s, dubbo-go's
 	// default. Lower it when providers return business errors that are
 	// not the provider's fault.
 	ErrorCost time.Duration
@@ -60,17 +39,16 @@ type Options struct {
 	// after a provider's last error; default rpcstatus.EWMADecay (10 s), the
 	// time constant of the RTT estimate.
 	ErrorDecay time.Duration
-	// Rand is the random source, safe for concurrent use; default
-	// math/rand/v2's Uint64. Tests inject a seeded one.
-	Rand func() uint64
 }
 
 // Balancer is the RT-adaptive balancer. It is safe for concurrent use; one
 // Balancer serves every service and method. Select picks the cheaper of two
 // candidates (see the package documentation).
 type Balancer struct {
-	*skeleton.Balancer[table]
+	hook       // the module's tests and simulator reach sk's builds through it
+	sk         *skeleton.Balancer[table]
 	rand       algo.Rand
+	two        skeleton.TwoChoices[table] // the pick: the cheaper of two candidates
 	now        func() int64
 	defaultRTT time.Duration
 	errorCost  time.Duration
@@ -80,73 +58,35 @@ type Balancer struct {
 	errorHorizon int64
 }
 
+// hook lets the module's tests and simulator reach the skeleton's builds
+// (package internal/builds) without a method of Balancer.
+type hook = builds.Hook
+
 // New returns a Balancer.
 func New(opts Options) *Balancer {
+	opts.Env = opts.Env.WithDefaults()
 	b := &Balancer{
-		now:        opts.Now,
+		now:        opts.Env.Now,
 		defaultRTT: max(opts.DefaultRTT, 0),
 		errorCost:  max(opts.ErrorCost, 0),
 		errorDecay: float64(opts.ErrorDecay),
-		rand:       algo.Source(opts.Rand),
-	}
-	if b.now == nil {
-		b.now = rpcstatus.Nanotime
+		rand:       algo.Source(opts.Env.Rand),
 	}
 	if opts.ErrorDecay <= 0 {
 		b.errorDecay = float64(rpcstatus.EWMADecay)
 	}
 	b.errorHorizon = int64(min(20*b.errorDecay, math.MaxInt64/2))
-	spec := skeleton.Spec[table]{Name: Name, Warmup: opts.Warmup, Rand: b.rand, Build: b.build, Pick: b.pick, Among: b.pickAmong, Describe: b.describe}
+	spec := skeleton.Spec[table]{Name: Name, Warmup: opts.Warmup, Env: opts.Env, Build: b.build, Describe: b.describe}
+	b.two = skeleton.TwoChoices[table]{Rand: b.rand, Alias: func(v *member.View[table]) *algo.Alias { return v.Table.alias }, Better: b.better}
+	spec.Pick, spec.Among = b.two.Pick, b.two.Among
 	spec.Uncounted = "response times are unknown, so the balancer picks at random"
-	b.Balancer = skeleton.New(spec)
+	b.sk = skeleton.New(spec)
+	b.hook = builds.NewHook(b.sk)
 	return b
 }
 
-// pick returns the better of two candidates drawn from v.
-func (b *Balancer) pick(v *member.View[table], _ base.Invocation) int {
-	i, j := b.candidates(v)
-	if i == j || b.better(v, i, j) {
-		return i
-	}
-	return j
-}
-
-// candidates draws the two candidates of a pick from v: two distinct slots
-// uniformly when all weights are equal, else two independent draws in
-// proportion to warm weight (possibly the same slot).
-func (b *Balancer) candidates(v *member.View[table]) (i, j int) {
-	r := b.rand.Uint64()
-	if a := v.Table.alias; a != nil {
-		return a.Pick(r), a.Pick(b.rand.Uint64())
-	}
-	return algo.Pair(r, v.Len())
-}
-
-// pickAmong applies the same rule to list, a failover retry's subset of the
-// snapshot: two distinct candidates when the weights are equal, else two
-// draws in proportion to warm weight; the cheaper wins. O(len(list)) when
-// weights differ; retries are rare.
-func (b *Balancer) pickAmong(v *member.View[table], list []base.Invoker, _ base.Invocation) base.Invoker {
-	var a, c base.Invoker
-	if v.Uniform {
-		k, l := algo.Pair(b.rand.Uint64(), len(list))
-		a, c = list[k], list[l]
-	} else {
-		a, c = v.PickAmong(list, b.rand.Uint64()), v.PickAmong(list, b.rand.Uint64())
-	}
-	i, okA := v.Index(a)
-	j, okC := v.Index(c)
-	if a == c || !okA || !okC {
-		return a
-	}
-	if b.better(v, i, j) {
-		return a
-	}
-	return c
-}
-
 // better reports whether provider i of v is the better choice against j:
-// the cheaper (see Costs), or on a tie a coin flip.
+// the cheaper (see pairCosts), or on a tie a coin flip.
 func (b *Balancer) better(v *member.View[table], i, j int) bool {
 	var ci, pi, cj, pj float64
 	var ki, kj bool
@@ -183,11 +123,11 @@ func (b *Balancer) rtt(v *member.View[table], i int, now int64) (chargedRTT, pla
 }
 
 // estimate is what the statistics say about provider i of v at now, as an
-// Estimate (for tests and inspection; the hot path uses rtt).
-func (b *Balancer) estimate(v *member.View[table], i int, now int64) Estimate {
+// estimate (for tests and inspection; the hot path uses rtt).
+func (b *Balancer) estimate(v *member.View[table], i int, now int64) providerEstimate {
 	st := v.Stats[i]
 	rtt, known := st.EWMA().Value(now)
-	e := Estimate{RTT: rtt, Known: known, Inflight: st.Active(), ErrorCost: v.Table.errCost[i]}
+	e := providerEstimate{RTT: rtt, Known: known, Inflight: st.Active(), ErrorCost: v.Table.errCost[i]}
 	if known {
 		e.ErrorRatio = b.errorRatio(&v.Table.errs[i], st, now)
 	}
@@ -196,7 +136,7 @@ func (b *Balancer) estimate(v *member.View[table], i int, now int64) Estimate {
 
 // describe gives each provider of v its cost as a pick would weigh it,
 // charged RTT × (calls in flight + 1), or 0 while it has no sample and no
-// DefaultRTT (a pick then lets the calls in flight decide; see Costs).
+// DefaultRTT (a pick then lets the calls in flight decide; see pairCosts).
 func (b *Balancer) describe(v *member.View[table], _ int64, ps []describe.Provider) {
 	now := b.now() // the clock of the error charges
 	for i := range ps {

@@ -13,16 +13,16 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/dubbogo-lb/lb/loadbalance/internal/lbtest"
+	"github.com/dubbogo-lb/lb/loadbalance/lbenv"
 	"github.com/dubbogo-lb/lb/rpcstatus"
-	"github.com/dubbogo-lb/lb/warmup"
 )
 
 // feed is lbtest.Feed.
 var feed = lbtest.Feed
 
 func TestCosts(t *testing.T) {
-	known := func(rtt time.Duration, inflight int64) Estimate {
-		return Estimate{RTT: rtt, Known: true, Inflight: inflight, ErrorCost: sec}
+	known := func(rtt time.Duration, inflight int64) providerEstimate {
+		return providerEstimate{RTT: rtt, Known: true, Inflight: inflight, ErrorCost: sec}
 	}
 	// Peak-EWMA cost: RTT × (in flight + 1).
 	a, b := pairCosts(known(2*ms, 0), known(1*ms, 3), 0)
@@ -44,22 +44,22 @@ func TestCosts(t *testing.T) {
 	// A provider without samples borrows the plain RTT of its peer, not
 	// its error charge: against a failing peer it wins, against a healthy
 	// one the calls in flight decide.
-	unknown := Estimate{}
+	unknown := providerEstimate{}
 	a, b = pairCosts(unknown, failing, 0)
 	assert.Less(t, a, b)
 	a, b = pairCosts(unknown, known(5*ms, 0), 0)
 	assert.Equal(t, a, b)
-	a, b = pairCosts(Estimate{Inflight: 1}, known(5*ms, 0), 0)
+	a, b = pairCosts(providerEstimate{Inflight: 1}, known(5*ms, 0), 0)
 	assert.Greater(t, a, b)
 	// Neither has samples: the calls in flight decide.
-	a, b = pairCosts(Estimate{Inflight: 2}, Estimate{Inflight: 1}, 0)
+	a, b = pairCosts(providerEstimate{Inflight: 2}, providerEstimate{Inflight: 1}, 0)
 	assert.Greater(t, a, b)
 	// A configured default.
 	a, _ = pairCosts(unknown, known(5*ms, 0), 7*ms)
 	assert.Equal(t, float64(7*ms), a)
 
 	// Never 0, never NaN: no herding onto a zero estimate.
-	for _, e := range []Estimate{
+	for _, e := range []providerEstimate{
 		{Known: true},
 		{Known: true, RTT: -ms, Inflight: -4},
 		{Known: true, RTT: ms, ErrorRatio: math.NaN(), ErrorCost: sec},
@@ -67,7 +67,7 @@ func TestCosts(t *testing.T) {
 		{Known: true, RTT: ms, ErrorRatio: -1, ErrorCost: sec},
 		{},
 	} {
-		c, _ := pairCosts(e, Estimate{}, 0)
+		c, _ := pairCosts(e, providerEstimate{}, 0)
 		assert.True(t, c > 0 && !math.IsNaN(c) && !math.IsInf(c, 0), "%+v: %v", e, c)
 	}
 }
@@ -86,15 +86,15 @@ func TestNoHerdingOntoProviderWithoutSamples(t *testing.T) {
 		return float64(lbtest.Counts(b, list, inv, picks)[0]) / picks
 	}
 	fair := 1.0 / n
-	got := share(New(Options{Now: clock.Load}))
+	got := share(New(Options{Env: lbenv.Env{Now: clock.Load}}))
 	assert.InDelta(t, fair, got, fair/4, "new provider's share %.4f, fair %.4f; a score of 0 would give %.4f", got, fair, 2*fair)
 
 	// With a configured default RTT above the others' it waits for the
 	// others' calls in flight to make it cheaper (here none: no traffic).
-	assert.Zero(t, share(New(Options{Now: clock.Load, DefaultRTT: 100 * ms})))
+	assert.Zero(t, share(New(Options{DefaultRTT: 100 * ms, Env: lbenv.Env{Now: clock.Load}})))
 
 	// All unknown (a cold start): even.
-	cold := lbtest.Counts(New(Options{Now: clock.Load}), lbtest.N(4), inv, picks)
+	cold := lbtest.Counts(New(Options{Env: lbenv.Env{Now: clock.Load}}), lbtest.N(4), inv, picks)
 	for _, c := range cold {
 		assert.InDelta(t, picks/4, c, picks/40)
 	}
@@ -160,7 +160,7 @@ func TestErrorsAreCharged(t *testing.T) {
 func halfFailed() (*Balancer, []base.Invoker, *atomic.Int64) {
 	clock := new(atomic.Int64)
 	clock.Store(int64(20 * sec))
-	b := New(Options{Now: clock.Load, ErrorCost: sec})
+	b := New(Options{ErrorCost: sec, Env: lbenv.Env{Now: clock.Load}})
 	list := lbtest.N(2)
 	feed(list[0], int64(19*sec), 64, ms, false)
 	feed(list[0], int64(19*sec)+int64(64*ms), 64, ms, true)
@@ -175,7 +175,7 @@ func halfFailed() (*Balancer, []base.Invoker, *atomic.Int64) {
 func TestErrorChargeFades(t *testing.T) {
 	b, list, clock := halfFailed()
 	ratio := func(l []base.Invoker) float64 {
-		v, exact := b.View(l, "Say")
+		v, exact := b.sk.View(l, "Say")
 		if !exact {
 			t.Fatal("the view does not hold the list")
 		}
@@ -199,7 +199,7 @@ func TestErrorChargeFades(t *testing.T) {
 
 	// Long after, nothing is left and the cost is the RTT; the provider is
 	// clean again, compared without reading the clock.
-	v, _ := b.View(bigger, "Say")
+	v, _ := b.sk.View(bigger, "Say")
 	assert.False(t, clean(v, 0))
 	clock.Add(int64(30 * rpcstatus.EWMADecay))
 	assert.Zero(t, ratio(bigger))
@@ -213,7 +213,7 @@ func TestErrorChargeFades(t *testing.T) {
 // clock; it must decide as Costs on estimates as of now does.
 func TestCleanComparisonMatchesCosts(t *testing.T) {
 	var clock atomic.Int64
-	b := New(Options{Now: clock.Load})
+	b := New(Options{Env: lbenv.Env{Now: clock.Load}})
 	list := lbtest.N(16)
 	rng := rand.New(rand.NewPCG(1, 2))
 	for k, p := range list {
@@ -225,7 +225,7 @@ func TestCleanComparisonMatchesCosts(t *testing.T) {
 		}
 	}
 	clock.Store(int64(45 * sec))
-	v, exact := b.View(list, "Say")
+	v, exact := b.sk.View(list, "Say")
 	if !exact {
 		t.Fatal("the view does not hold the list")
 	}
@@ -277,13 +277,13 @@ func TestWarmupFoldedIn(t *testing.T) {
 func TestFailoverSubset(t *testing.T) {
 	var clock atomic.Int64
 	clock.Store(int64(10 * sec))
-	b := New(Options{Now: clock.Load})
+	b := New(Options{Env: lbenv.Env{Now: clock.Load}})
 	list := lbtest.N(4)
 	feed(list[0], int64(9*sec), 128, 50*ms, false)
 	lbtest.FeedAll(list[1:], int64(9*sec), 128, ms)
 	share := lbtest.RetryShare(t, b, list, []base.Invoker{list[0], list[1]})
 	assert.Less(t, share, 0.05, "the bad provider's share of the retries")
-	v, exact := b.View(list, "Say")
+	v, exact := b.sk.View(list, "Say")
 	assert.True(t, exact)
 	assert.Equal(t, 4, v.Len(), "the retries did not replace the membership")
 }
@@ -302,8 +302,8 @@ func TestBadInput(t *testing.T) {
 // A provider that fails fast never looks better: each error is charged the
 // method's timeout at least.
 func TestFastFailureNeverLooksBetter(t *testing.T) {
-	share := lbtest.FastFailureShare(t, func(now func() int64, wall func() time.Time, rnd func() uint64) loadbalance.LoadBalance {
-		return New(Options{Now: now, Warmup: warmup.Options{Now: wall}, Rand: rnd})
+	share := lbtest.FastFailureShare(t, func(env lbenv.Env) loadbalance.LoadBalance {
+		return New(Options{Env: env})
 	})
 	t.Logf("fast-failing provider's share: %.4f", share)
 	assert.Less(t, share, 0.01)
@@ -314,7 +314,7 @@ func TestFastFailureNeverLooksBetter(t *testing.T) {
 func TestNoChargeForErrorsAnEjectionPunished(t *testing.T) {
 	b, list, clock := halfFailed()
 	ratio := func() float64 {
-		v, _ := b.View(list, "Say")
+		v, _ := b.sk.View(list, "Say")
 		return b.estimate(v, 0, clock.Load()).ErrorRatio
 	}
 	require.Greater(t, ratio(), 0.4)

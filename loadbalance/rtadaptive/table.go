@@ -34,26 +34,25 @@ type errState struct {
 func (b *Balancer) build(s *member.Set, prev *member.View[table]) *table {
 	n := s.Len()
 	t := &table{errCost: make([]time.Duration, n), errs: make([]errState, n)}
-	if !s.Uniform {
-		t.alias = algo.NewAlias(s.Weights)
-	}
+	t.alias = s.WarmAlias()
+	kept := make([]bool, n)
+	member.Carry(s, prev, func(i, j int) {
+		es, old := &t.errs[i], &prev.Table.errs[j]
+		es.failed.Store(old.failed.Load())
+		es.at.Store(old.at.Load())
+		kept[i] = true
+	})
 	for i, inv := range s.Invokers {
 		t.errCost[i] = b.errorCost
 		if t.errCost[i] == 0 {
 			t.errCost[i], _ = urlparam.MethodTimeout(inv.GetURL(), s.Method)
 		}
-		es := &t.errs[i]
-		if prev != nil {
-			if j, ok := prev.Index(inv); ok {
-				old := &prev.Table.errs[j]
-				es.failed.Store(old.failed.Load())
-				es.at.Store(old.at.Load())
-				continue
-			}
+		if kept[i] {
+			continue
 		}
 		// First seen: errors already in its window date from its last
 		// completion at the latest.
-		st := s.Stats[i]
+		es, st := &t.errs[i], s.Stats[i]
 		es.failed.Store(st.Failed())
 		if sum := st.Window().Summary(); sum.Errors > 0 {
 			es.at.Store(max(sum.Last, 1))

@@ -4,7 +4,7 @@
 // shortest estimated response, the mean elapsed time of its successful
 // calls in the current slide window times its calls in flight + 1; ties
 // are drawn in proportion to warm weight. The window is
-// SlidePeriodKey long (default 30 s, as Java's). The calls are counted by
+// shortestresponse.slidePeriod long (default 30 s, as Java's). The calls are counted by
 // the lbactive filter, as Java's by its RpcStatus.
 //
 // It departs from Java where Java misleads (reasons and figures in
@@ -27,12 +27,12 @@ import (
 
 	"dubbo.apache.org/dubbo-go/v3/protocol/base"
 
-	"github.com/dubbogo-lb/lb/internal/lblog"
-	"github.com/dubbogo-lb/lb/internal/urlparam"
+	"github.com/dubbogo-lb/lb/internal/builds"
 	"github.com/dubbogo-lb/lb/loadbalance/describe"
 	"github.com/dubbogo-lb/lb/loadbalance/internal/algo"
 	"github.com/dubbogo-lb/lb/loadbalance/internal/member"
 	"github.com/dubbogo-lb/lb/loadbalance/internal/skeleton"
+	"github.com/dubbogo-lb/lb/loadbalance/lbenv"
 	"github.com/dubbogo-lb/lb/rpcstatus"
 	"github.com/dubbogo-lb/lb/warmup"
 )
@@ -41,18 +41,12 @@ import (
 // registers it.
 const Name = "shortestresponse"
 
-// SlidePeriodKey is the URL parameter (reference params, method level
-// first, see urlparam.MethodParam) of the slide window's length: a
-// duration ("30s") or Java's milliseconds ("30000"). Java reads
-// dubbo.shortestresponse.slidePeriod from its application's environment.
-const SlidePeriodKey = "shortestresponse.slidePeriod"
-
 // Defaults of Options.
 const (
-	// DefaultSlidePeriod is Java's window, 30 s.
-	DefaultSlidePeriod = 30 * time.Second
-	// DefaultRefresh is how often the means are read from the counters.
-	DefaultRefresh = 10 * time.Millisecond
+	// defaultSlidePeriod is Java's window, 30 s.
+	defaultSlidePeriod = 30 * time.Second
+	// defaultRefresh is how often the means are read from the counters.
+	defaultRefresh = 10 * time.Millisecond
 )
 
 // Options configure a Balancer. The zero value is Java's balancer.
@@ -60,46 +54,47 @@ type Options struct {
 	// Warmup configures the warmup of new providers (their weight in the
 	// draw among ties).
 	Warmup warmup.Options
-	// SlidePeriod is the window's length when SlidePeriodKey is unset or
-	// invalid; default DefaultSlidePeriod.
+	// Env is the balancer's clocks and random source; the zero value is
+	// the real ones (see lbenv.Env).
+	Env lbenv.Env
+	// SlidePeriod is the window's length when shortestresponse.slidePeriod
+	// is unset or invalid; default 30 s.
 	SlidePeriod time.Duration
 	// Refresh is how often a pick reads the providers' means anew; default
-	// DefaultRefresh.
+	// 10 ms.
 	Refresh time.Duration
-	// Now is the monotonic clock in ns, the lbactive filter's; default
-	// rpcstatus.Nanotime.
-	Now func() int64
-	// Rand is the random source, safe for concurrent use; default
-	// math/rand/v2's Uint64.
-	Rand func() uint64
 }
 
 // Balancer is the shortest-response balancer. It is safe for concurrent
 // use; one Balancer serves every service and method.
 type Balancer struct {
-	*skeleton.Balancer[table]
+	hook // the module's tests and simulator reach sk's builds through it
+	sk   *skeleton.Balancer[table]
 	opts Options
 	rand algo.Rand
 }
 
+// hook lets the module's tests and simulator reach the skeleton's builds
+// (package internal/builds) without a method of Balancer.
+type hook = builds.Hook
+
 // New returns a Balancer.
 func New(opts Options) *Balancer {
+	opts.Env = opts.Env.WithDefaults()
 	if opts.SlidePeriod <= 0 {
-		opts.SlidePeriod = DefaultSlidePeriod
+		opts.SlidePeriod = defaultSlidePeriod
 	}
 	if opts.Refresh <= 0 {
-		opts.Refresh = DefaultRefresh
+		opts.Refresh = defaultRefresh
 	}
-	if opts.Now == nil {
-		opts.Now = rpcstatus.Nanotime
-	}
-	b := &Balancer{opts: opts, rand: algo.Source(opts.Rand)}
-	b.Balancer = skeleton.New(skeleton.Spec[table]{
-		Name: Name, Warmup: opts.Warmup, Rand: b.rand,
+	b := &Balancer{opts: opts, rand: algo.Source(opts.Env.Rand)}
+	b.sk = skeleton.New(skeleton.Spec[table]{
+		Name: Name, Warmup: opts.Warmup, Env: opts.Env,
 		Build: b.build, Pick: b.pick, Among: b.among, Describe: b.describe,
 		ReadsAllUpTo: math.MaxInt, // the pick reads every provider
 		Uncounted:    "no response time nor call in flight is known, so shortestresponse picks at random",
 	})
+	b.hook = builds.NewHook(b.sk)
 	return b
 }
 
@@ -156,17 +151,10 @@ func (w *window) roll(c *rpcstatus.Counters) {
 }
 
 func (b *Balancer) build(s *member.Set, prev *member.View[table]) *table {
-	u := s.Invokers[0].GetURL()
-	period := b.opts.SlidePeriod
-	if raw := urlparam.MethodParam(u, s.Method, SlidePeriodKey); raw != "" {
-		if d, ok := urlparam.ParseDuration(raw); ok {
-			period = d
-		} else {
-			lblog.Warnf("%s, service %s, method %s: %s=%q is not a duration; using %v", Name, u.ServiceKey(), s.Method, SlidePeriodKey, raw, period)
-		}
-	}
+	cfg, problems := parseConfig(b.opts, skeleton.Params(s))
+	skeleton.Report(Name, s, problems)
 	n := s.Len()
-	t := &table{period: int64(period), mean: make([]atomic.Int64, n), win: make([]*window, n)}
+	t := &table{period: int64(cfg.period), mean: make([]atomic.Int64, n), win: make([]*window, n)}
 	for i, inv := range s.Invokers {
 		if prev != nil {
 			if j, ok := prev.Index(inv); ok {
@@ -228,7 +216,7 @@ func (b *Balancer) refresh(v *member.View[table], now int64) {
 
 // pick returns the slot of v with the shortest estimate.
 func (b *Balancer) pick(v *member.View[table], _ base.Invocation) int {
-	if now := b.opts.Now(); now >= v.Table.next.Load() {
+	if now := b.opts.Env.Now(); now >= v.Table.next.Load() {
 		b.refresh(v, now)
 	}
 	return Shortest(v.Table.mean, v.Stats, v.Weights, nil, v.Uniform, b.rand.Uint64())

@@ -11,6 +11,7 @@ import (
 
 	"github.com/dubbogo-lb/lb/loadbalance/internal/algo"
 	"github.com/dubbogo-lb/lb/loadbalance/internal/lbtest"
+	"github.com/dubbogo-lb/lb/loadbalance/lbenv"
 	"github.com/dubbogo-lb/lb/rpcstatus"
 )
 
@@ -24,7 +25,7 @@ func (c *clock) now() int64 { return c.ns }
 // with ejection off and the given params.
 func fixture(n int, params map[string]string) (*Balancer, *clock, []base.Invoker) {
 	c := &clock{ns: int64(time.Second)}
-	b := New(Options{Now: c.now, Rand: algo.Seeded(7).Uint64})
+	b := New(Options{Env: lbenv.Env{Now: c.now, Rand: algo.Seeded(7).Uint64}})
 	list := make([]base.Invoker, n)
 	for i := range list {
 		p := map[string]string{"outlier.rules": "none"}
@@ -65,7 +66,7 @@ func TestShortestMeanTimesCallsInFlight(t *testing.T) {
 	b.Select(list, lbtest.Call("Say"))                        // the window starts here
 	lbtest.Feed(list[0], c.ns, 10, time.Millisecond, false)
 	lbtest.Feed(list[1], c.ns, 10, 5*time.Millisecond, false)
-	c.ns += int64(DefaultRefresh)
+	c.ns += int64(defaultRefresh)
 	assert.Equal(t, []int{100, 0}, count(b, list, 100), "A: 1 ms × 1 < B: 5 ms × 1")
 
 	inFlight(list[0], 5) // A: 1 ms × 6 > B: 5 ms × 1
@@ -82,7 +83,7 @@ func TestFailuresDoNotCount(t *testing.T) {
 	lbtest.Feed(list[0], c.ns, 10, 2*time.Millisecond, false)
 	lbtest.Feed(list[0], c.ns, 100, 100*time.Millisecond, true) // slow failures: ignored
 	lbtest.Feed(list[1], c.ns, 10, 3*time.Millisecond, false)
-	c.ns += int64(DefaultRefresh)
+	c.ns += int64(defaultRefresh)
 	assert.Equal(t, []int{50, 0}, count(b, list, 50))
 }
 
@@ -107,7 +108,7 @@ func TestUnknownProviderIsProbedNotFlooded(t *testing.T) {
 	b.Select(list, lbtest.Call("Say"))
 	lbtest.Feed(list[0], c.ns, 10, 2*time.Millisecond, false)
 	lbtest.Feed(list[1], c.ns, 10, 8*time.Millisecond, false)
-	c.ns += int64(DefaultRefresh)
+	c.ns += int64(defaultRefresh)
 	inFlight(list[2], 3) // the new one: 2 ms × 4 = 8 ms; A: 2 ms
 	assert.Equal(t, []int{100, 0, 0}, count(b, list, 100))
 	inFlight(list[0], 3) // A: 8 ms, new: 8 ms, B: 8 ms: a three-way tie
@@ -122,19 +123,19 @@ func TestUnknownProviderIsProbedNotFlooded(t *testing.T) {
 // gets the smallest known mean, or its last window's mean when smaller, so
 // that it is probed once per window (Java's falls to 0 and floods it).
 func TestWindowSlides(t *testing.T) {
-	b, c, list := fixture(3, map[string]string{SlidePeriodKey: "2000"}) // Java's ms
+	b, c, list := fixture(3, map[string]string{slidePeriodKey: "2000"}) // Java's ms
 	b.Select(list, lbtest.Call("Say"))
 	lbtest.Feed(list[0], c.ns, 100, time.Millisecond, false)   // A: fast
 	lbtest.Feed(list[1], c.ns, 100, 4*time.Millisecond, false) // B
 	lbtest.Feed(list[2], c.ns, 100, 6*time.Millisecond, false) // C: idle after
-	c.ns += int64(DefaultRefresh)
+	c.ns += int64(defaultRefresh)
 	require.Equal(t, []int{10, 0, 0}, count(b, list, 10))
 
 	c.ns += 2 * int64(time.Second) // the window slides
 	b.Select(list, lbtest.Call("Say"))
 	lbtest.Feed(list[0], c.ns, 10, 20*time.Millisecond, false) // A turns slow
 	lbtest.Feed(list[1], c.ns, 10, 4*time.Millisecond, false)
-	c.ns += int64(DefaultRefresh)
+	c.ns += int64(defaultRefresh)
 	// A's old fast calls are out of the window (20 ms now); C, without a
 	// call, is probed at B's 4 ms (its own 6 ms is larger): B and C tie.
 	got := count(b, list, 100)
@@ -151,8 +152,8 @@ func TestWindowSlides(t *testing.T) {
 	b.Select(list, lbtest.Call("Say"))
 	lbtest.Feed(list[0], c.ns, 10, 20*time.Millisecond, false)
 	lbtest.Feed(list[1], c.ns, 10, 4*time.Millisecond, false)
-	c.ns += int64(DefaultRefresh)
-	v, _ := b.View(list, "Say")
+	c.ns += int64(defaultRefresh)
+	v, _ := b.sk.View(list, "Say")
 	b.Select(list, lbtest.Call("Say"))
 	assert.Equal(t, int64(4*ms), v.Table.mean[2].Load(), "C: the smallest known mean")
 	assert.Equal(t, []int{0, 0, 10}, count(b, list, 10))
@@ -165,21 +166,21 @@ func TestMeansRefreshOnThePeriod(t *testing.T) {
 	b.Select(list, lbtest.Call("Say"))
 	lbtest.Feed(list[0], c.ns, 10, time.Millisecond, false)
 	lbtest.Feed(list[1], c.ns, 10, 3*time.Millisecond, false)
-	c.ns += int64(DefaultRefresh)
+	c.ns += int64(defaultRefresh)
 	require.Equal(t, []int{10, 0}, count(b, list, 10))
 	lbtest.Feed(list[0], c.ns, 100, 50*time.Millisecond, false) // A's mean: 45.5 ms
 	assert.Equal(t, []int{10, 0}, count(b, list, 10), "not yet read")
-	c.ns += int64(DefaultRefresh)
+	c.ns += int64(defaultRefresh)
 	assert.Equal(t, []int{0, 10}, count(b, list, 10))
 }
 
 func TestBadSlidePeriodWarnsAndDefaults(t *testing.T) {
 	logs := lbtest.CaptureLogs(t)
-	b, _, list := fixture(2, map[string]string{SlidePeriodKey: "soon"})
-	v, _ := b.View(list, "Say")
-	assert.Equal(t, int64(DefaultSlidePeriod), v.Table.period)
+	b, _, list := fixture(2, map[string]string{slidePeriodKey: "soon"})
+	v, _ := b.sk.View(list, "Say")
+	assert.Equal(t, int64(defaultSlidePeriod), v.Table.period)
 	require.Len(t, logs(), 1)
-	assert.Contains(t, logs()[0], `shortestresponse.slidePeriod="soon" is not a duration; using 30s`)
+	assert.Contains(t, logs()[0], `shortestresponse.slidePeriod "soon" is not a duration (30s, or Java's milliseconds); using 30s`)
 }
 
 // TestAmongSubset: a failover retry's subset gets the same rule.
@@ -189,7 +190,7 @@ func TestAmongSubset(t *testing.T) {
 	for i, lat := range []time.Duration{time.Millisecond, 3 * time.Millisecond, 2 * time.Millisecond} {
 		lbtest.Feed(list[i], c.ns, 10, lat, false)
 	}
-	c.ns += int64(DefaultRefresh)
+	c.ns += int64(defaultRefresh)
 	b.Select(list, lbtest.Call("Say"))
 	sub := []base.Invoker{list[1], list[2]}
 	for range 20 {

@@ -1,22 +1,12 @@
-// Package swrr is nginx's smooth weighted round robin over warm weights:
-// providers are picked in a fixed, evenly interleaved order in which each
-// appears in proportion to its weight (weights 5, 1, 1 give the cycle
-// A A B A C A A). The cycle is built when the providers or their warm
-// weights change; a pick is one atomic increment. A weight change keeps
-// the order smooth (followCycle), each consumer starts at a random position,
-// and state is kept per (service key, method). A provider of weight 0 is
-// never picked unless every provider has weight 0; a failover retry is
-// answered by a weighted random pick within its subset.
-//
-// How and why, with measured figures: DESIGN.md beside this file.
 package swrr
 
 import (
 	"dubbo.apache.org/dubbo-go/v3/protocol/base"
 
-	"github.com/dubbogo-lb/lb/loadbalance/internal/algo"
+	"github.com/dubbogo-lb/lb/internal/builds"
 	"github.com/dubbogo-lb/lb/loadbalance/internal/member"
 	"github.com/dubbogo-lb/lb/loadbalance/internal/skeleton"
+	"github.com/dubbogo-lb/lb/loadbalance/lbenv"
 	"github.com/dubbogo-lb/lb/warmup"
 )
 
@@ -27,27 +17,33 @@ const Name = "swrr"
 type Options struct {
 	// Warmup configures the warmup of new providers.
 	Warmup warmup.Options
-	// Rand is the random source (the start of each first cycle and the
-	// picks among a retry's subset), safe for concurrent use; default
-	// math/rand/v2's Uint64.
-	Rand func() uint64
+	// Env is the balancer's clocks and random source; the zero value is
+	// the real ones (see lbenv.Env).
+	Env lbenv.Env
 }
 
 // Balancer is the smooth weighted round-robin balancer. It is safe for
 // concurrent use; one Balancer serves every service and method. Select
 // returns the next provider of the cycle of the invocation's method.
 type Balancer struct {
-	*skeleton.Balancer[smoothCycle]
+	hook // the module's tests and simulator reach sk's builds through it
+	sk   *skeleton.Balancer[smoothCycle]
 }
+
+// hook lets the module's tests and simulator reach the skeleton's builds
+// (package internal/builds) without a method of Balancer.
+type hook = builds.Hook
 
 // New returns a Balancer.
 func New(opts Options) *Balancer {
+	opts.Env = opts.Env.WithDefaults()
 	b := &Balancer{}
-	b.Balancer = skeleton.New(skeleton.Spec[smoothCycle]{
-		Name: Name, Warmup: opts.Warmup, Rand: algo.Source(opts.Rand),
+	b.sk = skeleton.New(skeleton.Spec[smoothCycle]{
+		Name: Name, Warmup: opts.Warmup, Env: opts.Env,
 		Build: b.build,
 		Pick:  func(v *member.View[smoothCycle], _ base.Invocation) int { return v.Table.Next() },
 	})
+	b.hook = builds.NewHook(b.sk)
 	return b
 }
 
@@ -56,15 +52,12 @@ func New(opts Options) *Balancer {
 func (b *Balancer) build(s *member.Set, prev *member.View[smoothCycle]) *smoothCycle {
 	q := quantizeWeights(s.Weights)
 	if prev == nil {
-		return newSmoothCycle(q, b.Rand())
+		return newSmoothCycle(q, b.sk.Rand())
 	}
 	from := make([]int, s.Len())
-	for i, inv := range s.Invokers {
-		if j, ok := prev.Index(inv); ok {
-			from[i] = j
-		} else {
-			from[i] = -1
-		}
+	for i := range from {
+		from[i] = -1
 	}
+	member.Carry(s, prev, func(i, j int) { from[i] = j })
 	return followCycle(prev.Table, q, from)
 }

@@ -11,7 +11,7 @@ import (
 
 	"github.com/dubbogo-lb/lb/loadbalance/internal/algo"
 	"github.com/dubbogo-lb/lb/loadbalance/internal/lbtest"
-	"github.com/dubbogo-lb/lb/warmup"
+	"github.com/dubbogo-lb/lb/loadbalance/lbenv"
 )
 
 // picks returns the positions in list of n successive picks.
@@ -48,7 +48,7 @@ func rotation(seq, cycle []int) int {
 var aabacaa = []int{0, 0, 1, 0, 2, 0, 0}
 
 // seeded returns Options with a deterministic random source.
-func seeded(seed uint64) Options { return Options{Rand: algo.Seeded(seed).Uint64} }
+func seeded(seed uint64) Options { return Options{Env: lbenv.Env{Rand: algo.Seeded(seed).Uint64}} }
 
 func TestNginxCycle(t *testing.T) {
 	b := New(seeded(5))
@@ -100,7 +100,7 @@ func TestRandomStartPerConsumer(t *testing.T) {
 func TestWarmupChangesStaySmooth(t *testing.T) {
 	start := time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC)
 	clock := lbtest.NewClock(start.Add(30 * time.Second))
-	b := New(Options{Warmup: warmup.Options{Now: clock.Now}, Rand: algo.Seeded(2).Uint64})
+	b := New(Options{Env: lbenv.Env{Wall: clock.Now, Rand: algo.Seeded(2).Uint64}})
 	list := startedAt(start.Add(-time.Hour), start.Add(-time.Hour), start, start.Add(-100*time.Second))
 	inv := lbtest.Call("Say")
 	var got []int
@@ -108,7 +108,7 @@ func TestWarmupChangesStaySmooth(t *testing.T) {
 	for range 6000 {
 		clock.Advance(100 * time.Millisecond) // a refresh before every pick
 		got = append(got, picks(b, list, inv, 1)[0])
-		v, exact := b.View(list, "Say")
+		v, exact := b.sk.View(list, "Say")
 		require.True(t, exact)
 		due = append(due, shares(v.Table.Weights()))
 	}
@@ -128,7 +128,7 @@ func TestWarmupChangesStaySmooth(t *testing.T) {
 func TestWarmupThroughMergedNacosURL(t *testing.T) {
 	start := time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC)
 	clock := lbtest.NewClock(start.Add(60 * time.Second))
-	b := New(Options{Warmup: warmup.Options{Now: clock.Now}, Rand: algo.Seeded(1).Uint64})
+	b := New(Options{Env: lbenv.Env{Wall: clock.Now, Rand: algo.Seeded(1).Uint64}})
 	list := startedAt(start.Add(-time.Hour), start) // the second is up 60 s of 600 s
 	inv := lbtest.Call("Say")
 	c := lbtest.Counts(b, list, inv, 11*100)
@@ -159,14 +159,14 @@ func TestMembershipChanges(t *testing.T) {
 	assert.InDeltaSlice(t, []float64{5000, 1000, 1000}, floats(counts(got, 3)), 16)
 	got = picks(b, gone, inv, 7000)
 	assert.InDeltaSlice(t, []float64{5000, 1000, 1000}, floats(counts(got, 3)), 4, "the debts carried over, no more")
-	v, _ := b.View(gone, "Say")
+	v, _ := b.sk.View(gone, "Say")
 	assert.Equal(t, []int64{5, 1, 1}, v.Table.Weights())
 
 	// E joins with weight 2: its share from the next pick on.
 	joined := append(append([]base.Invoker(nil), gone...), lbtest.Provider(20009, map[string]string{"weight": "2"}))
 	got = picks(b, joined, inv, 9000)
 	assert.InDeltaSlice(t, []float64{5000, 1000, 1000, 2000}, floats(counts(got, 4)), 4)
-	v, _ = b.View(joined, "Say")
+	v, _ = b.sk.View(joined, "Say")
 	assert.Equal(t, []int64{5, 1, 1, 2}, v.Table.Weights())
 }
 

@@ -1,19 +1,13 @@
-// Package warmrandom is the warmrandom balancer: weighted random selection
-// over warm weights, each provider picked with a probability proportional
-// to its weight, reduced while it warms up (package warmup). The pick is
-// O(1) from an alias table rebuilt only when the providers or their warm
-// weights change.
-//
-// The name stays apart from dubbo-go's own "random". Design notes:
-// DESIGN.md beside this file.
 package warmrandom
 
 import (
 	"dubbo.apache.org/dubbo-go/v3/protocol/base"
 
+	"github.com/dubbogo-lb/lb/internal/builds"
 	"github.com/dubbogo-lb/lb/loadbalance/internal/algo"
 	"github.com/dubbogo-lb/lb/loadbalance/internal/member"
 	"github.com/dubbogo-lb/lb/loadbalance/internal/skeleton"
+	"github.com/dubbogo-lb/lb/loadbalance/lbenv"
 	"github.com/dubbogo-lb/lb/warmup"
 )
 
@@ -22,41 +16,42 @@ const Name = "warmrandom"
 
 // Options of New; the zero value gives Dubbo's warmup and math/rand/v2.
 type Options struct {
-	Warmup warmup.Options // warmup of new providers (its clock, curve, refresh step)
-	Rand   func() uint64  // random words, safe for concurrent use; nil: math/rand/v2
+	Warmup warmup.Options // warmup of new providers (curve, refresh step)
+	// Env is the balancer's clocks and random source; the zero value is
+	// the real ones (see lbenv.Env).
+	Env lbenv.Env
 }
 
 // Balancer picks at random in proportion to warm weight, for every service
 // and method, safely from concurrent callers.
 type Balancer struct {
-	*skeleton.Balancer[algo.Alias]
+	hook // the module's tests and simulator reach sk's builds through it
+	sk   *skeleton.Balancer[algo.Alias]
 	rand algo.Rand
 }
 
+// hook lets the module's tests and simulator reach the skeleton's builds
+// (package internal/builds) without a method of Balancer.
+type hook = builds.Hook
+
 // New returns a Balancer.
 func New(opts Options) *Balancer {
-	b := &Balancer{rand: algo.Source(opts.Rand)}
-	b.Balancer = skeleton.New(skeleton.Spec[algo.Alias]{
-		Name: Name, Warmup: opts.Warmup, Rand: b.rand,
+	opts.Env = opts.Env.WithDefaults()
+	b := &Balancer{rand: algo.Source(opts.Env.Rand)}
+	b.sk = skeleton.New(skeleton.Spec[algo.Alias]{
+		Name: Name, Warmup: opts.Warmup, Env: opts.Env,
 		Build: table,
 		Pick:  b.pick,
 	})
+	b.hook = builds.NewHook(b.sk)
 	return b
 }
 
 // table is the alias table of a snapshot's warm weights; nil when they are
 // all equal, as a uniform pick needs none.
-func table(s *member.Set, _ *member.View[algo.Alias]) *algo.Alias {
-	if s.Uniform {
-		return nil
-	}
-	return algo.NewAlias(s.Weights)
-}
+func table(s *member.Set, _ *member.View[algo.Alias]) *algo.Alias { return s.WarmAlias() }
 
 // pick draws a slot of v in proportion to its warm weight.
 func (b *Balancer) pick(v *member.View[algo.Alias], _ base.Invocation) int {
-	if v.Table == nil {
-		return algo.IntN(b.rand.Uint64(), v.Len())
-	}
-	return v.Table.Pick(b.rand.Uint64())
+	return v.Table.Draw(b.rand.Uint64(), v.Len())
 }

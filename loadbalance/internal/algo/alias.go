@@ -11,6 +11,16 @@ type Alias struct {
 	alias     []int32
 }
 
+// Draw returns an index of [0, n) drawn with the random word r: through
+// a, in proportion to its weights, or uniformly when a is nil (the
+// weights are all equal). n is the number of weights of a.
+func (a *Alias) Draw(r uint64, n int) int {
+	if a == nil {
+		return IntN(r, n)
+	}
+	return a.Pick(r)
+}
+
 // NewAlias builds the table for weights. Negative, NaN and infinite weights
 // count as 0; when no weight is positive every item is equally likely.
 func NewAlias(weights []float64) *Alias {

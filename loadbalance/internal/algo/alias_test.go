@@ -83,3 +83,19 @@ func TestWeighted(t *testing.T) {
 	assert.Equal(t, 1, Weighted(3, func(int) float64 { return 0 }, 1<<63), "uniform when no weight is usable")
 	assert.Equal(t, 3, Weighted(len(w), at, math.MaxUint64), "the top of the range")
 }
+
+func TestDrawIsUniformWithoutATable(t *testing.T) {
+	var a *Alias
+	seen := make([]int, 4)
+	for r := uint64(0); r < 1<<16; r++ {
+		seen[a.Draw(r<<48, 4)]++
+	}
+	for i, n := range seen {
+		if n != 1<<14 {
+			t.Errorf("index %d drawn %d times of %d, want %d", i, n, 1<<16, 1<<14)
+		}
+	}
+	if got := NewAlias([]float64{0, 1}).Draw(12345, 2); got != 1 {
+		t.Errorf("a table with one positive weight drew %d, want 1", got)
+	}
+}

@@ -20,6 +20,7 @@ import (
 	dgext "dubbo.apache.org/dubbo-go/v3/common/extension"
 	"dubbo.apache.org/dubbo-go/v3/protocol/base"
 
+	"github.com/dubbogo-lb/lb/internal/builds"
 	"github.com/dubbogo-lb/lb/rpcstatus"
 )
 
@@ -45,9 +46,7 @@ func BenchSelectSizes(b *testing.B, sizes []int, lbs []Named, list func(n int) [
 			// The snapshot is built before the clock starts (in the
 			// background above member.DefaultInlineUpTo providers).
 			lb.LB.Select(copies[0], inv)
-			if w, ok := lb.LB.(interface{ WaitBuilds() }); ok {
-				w.WaitBuilds()
-			}
+			WaitBuilds(lb.LB)
 			b.Run(fmt.Sprintf("%s/N=%d/seq", lb.Name, n), func(b *testing.B) {
 				b.ReportAllocs()
 				for i := 0; b.Loop(); i++ {
@@ -120,10 +119,7 @@ func BenchChange(b *testing.B, sizes []int, lbs []Named, list func(n int) []base
 		lists := changing(list(n))
 		Feed(lists[0][0], rpcstatus.Nanotime(), 1, time.Millisecond, false) // settles the missing-filter watch
 		for _, lb := range lbs {
-			wait := func() {}
-			if w, ok := lb.LB.(interface{ WaitBuilds() }); ok {
-				wait = w.WaitBuilds
-			}
+			wait := func() { WaitBuilds(lb.LB) }
 			for _, mode := range []string{"seen", "built"} {
 				b.Run(fmt.Sprintf("%s/N=%d/%s", lb.Name, n, mode), func(b *testing.B) {
 					if mode == "seen" {
@@ -268,9 +264,7 @@ func BenchChangeLatency(b *testing.B, sizes []int, lbs []Named, list func(n int)
 				}
 				elapsed := b.Elapsed()
 				b.StopTimer()
-				if w, ok := lb.LB.(interface{ WaitBuilds() }); ok {
-					w.WaitBuilds()
-				}
+				WaitBuilds(lb.LB)
 				all := slices.Concat(lat...)
 				slices.Sort(all)
 				b.ReportMetric(float64(all[len(all)/2]), "p50-ns")
@@ -283,3 +277,11 @@ func BenchChangeLatency(b *testing.B, sizes []int, lbs []Named, list func(n int)
 }
 
 var sinkInvokers [8]base.Invoker
+
+// WaitBuilds waits until lb, a balancer of the module, builds no snapshot
+// off a call's path; it returns at once for any other balancer.
+func WaitBuilds(lb any) {
+	if c, ok := builds.Of(lb); ok {
+		c.WaitBuilds()
+	}
+}

@@ -10,18 +10,18 @@ import (
 	"dubbo.apache.org/dubbo-go/v3/cluster/loadbalance"
 	"dubbo.apache.org/dubbo-go/v3/protocol/base"
 
+	"github.com/dubbogo-lb/lb/internal/builds"
 	"github.com/dubbogo-lb/lb/internal/lblog"
 	"github.com/dubbogo-lb/lb/internal/urlparam"
 	"github.com/dubbogo-lb/lb/loadbalance/internal/algo"
+	"github.com/dubbogo-lb/lb/loadbalance/lbenv"
 	"github.com/dubbogo-lb/lb/rpcstatus"
-	"github.com/dubbogo-lb/lb/warmup"
 )
 
 // Subject describes a balancer to Conformance.
 type Subject struct {
-	// New returns a fresh balancer with the given warmup options and
-	// random source (its Options.Rand; nil for the default).
-	New func(w warmup.Options, rand func() uint64) loadbalance.LoadBalance
+	// New returns a fresh balancer on env (its Options.Env).
+	New func(env lbenv.Env) loadbalance.LoadBalance
 	// Keyed is true for a balancer that routes by the invocation's
 	// arguments (consistent hashing): the suite then varies them.
 	Keyed bool
@@ -41,7 +41,7 @@ type Subject struct {
 // new returns a fresh balancer with the default options on a seeded
 // random source, so that a subtest that picks from one goroutine is a
 // function of the seed.
-func (s Subject) new() loadbalance.LoadBalance { return s.New(warmup.Options{}, algo.Seeded(1).Uint64) }
+func (s Subject) new() loadbalance.LoadBalance { return s.New(lbenv.Env{Rand: algo.Seeded(1).Uint64}) }
 
 // call returns the i-th invocation the suite makes.
 func (s Subject) call(i int) base.Invocation {
@@ -99,7 +99,7 @@ func Conformance(t *testing.T, s Subject) {
 		}
 	})
 	t.Run("Churn", func(t *testing.T) {
-		lb := s.New(warmup.Options{}, nil) // picks race: the default source
+		lb := s.New(lbenv.Env{}) // picks race: the default source
 		pool := append(Weighted("100", "100", "50", "100", "100", "100", "100", "100"), Ports(20100, 8)...)
 		ChurnPaced(t, pool, func(g, i int, l []base.Invoker) base.Invoker {
 			got := lb.Select(l, s.call(i))
@@ -115,13 +115,10 @@ func Conformance(t *testing.T, s Subject) {
 	t.Run("ChurnBackground", func(t *testing.T) {
 		// Every snapshot built off the call's path: the calls that see a
 		// change pick with the balancer's interim pick meanwhile.
-		lb := s.New(warmup.Options{}, nil)
-		bg, ok := lb.(interface {
-			SetInlineUpTo(int)
-			WaitBuilds()
-		})
+		lb := s.New(lbenv.Env{})
+		bg, ok := builds.Of(lb)
 		if !ok {
-			t.Fatalf("%T has no SetInlineUpTo: it must be built on the skeleton", lb)
+			t.Fatalf("%T has no builds.Hook: it must be built on the skeleton", lb)
 		}
 		bg.SetInlineUpTo(0)
 		defer bg.WaitBuilds()
@@ -149,9 +146,7 @@ func Conformance(t *testing.T, s Subject) {
 			for i := range 100 {
 				lb.Select(copies[i&1], inv)
 			}
-			if w, ok := lb.(interface{ WaitBuilds() }); ok {
-				w.WaitBuilds() // steady: the snapshot of a list above 64 providers is published
-			}
+			WaitBuilds(lb) // steady: the snapshot of a list above 64 providers is published
 			i := 0
 			if a := testing.AllocsPerRun(1000, func() { lb.Select(copies[i&1], inv); i++ }); a != 0 {
 				t.Errorf("N=%d: %v allocations per Select, want 0", n, a)
@@ -290,7 +285,7 @@ func badInput(t *testing.T, s Subject) {
 func warmupRamp(t *testing.T, s Subject) {
 	start := time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC)
 	clock := NewClock(start.Add(60 * time.Second))
-	lb := s.New(warmup.Options{Now: clock.Now}, algo.Seeded(2).Uint64)
+	lb := s.New(lbenv.Env{Wall: clock.Now, Rand: algo.Seeded(2).Uint64})
 	list := []base.Invoker{
 		Started(20000, start.Add(-time.Hour), 600*time.Second),
 		Started(20001, start, 600*time.Second),

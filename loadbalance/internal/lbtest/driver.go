@@ -9,6 +9,7 @@ import (
 	"dubbo.apache.org/dubbo-go/v3/protocol/base"
 
 	"github.com/dubbogo-lb/lb/internal/simulate"
+	"github.com/dubbogo-lb/lb/loadbalance/lbenv"
 )
 
 // WallBase is the wall time at a Driver's virtual time 0, a whole second so
@@ -41,11 +42,10 @@ type Driver struct {
 }
 
 // NewDriver returns a Driver whose statistics are bucketed by bucket and
-// whose balancer build makes on the driver's clocks and random source: now,
-// the monotonic clock of the statistics, wall, the clock of warmup, and
-// rnd, seeded from seed apart from the servers' source. The driver is
+// whose balancer build makes on the driver's environment: its virtual
+// clocks, and a random source seeded from seed apart from the servers'. The driver is
 // stopped when t ends.
-func NewDriver(t testing.TB, seed uint64, bucket time.Duration, build func(now func() int64, wall func() time.Time, rnd func() uint64) loadbalance.LoadBalance) *Driver {
+func NewDriver(t testing.TB, seed uint64, bucket time.Duration, build func(env lbenv.Env) loadbalance.LoadBalance) *Driver {
 	d := &Driver{bucket: int64(bucket)}
 	d.Sim = simulate.New(simulate.Options{
 		Rand:   rand.New(rand.NewPCG(seed, 7)),
@@ -65,7 +65,7 @@ func NewDriver(t testing.TB, seed uint64, bucket time.Duration, build func(now f
 		},
 	})
 	// Only one simulated caller runs at a time, so one source serves them.
-	d.LB = build(d.Clock().Now, d.Clock().Wall, rand.New(rand.NewPCG(seed, 8)).Uint64)
+	d.LB = build(lbenv.Env{Now: d.Clock().Now, Wall: d.Clock().Wall, Rand: rand.New(rand.NewPCG(seed, 8)).Uint64})
 	t.Cleanup(d.Stop)
 	return d
 }

@@ -12,6 +12,7 @@ import (
 	"dubbo.apache.org/dubbo-go/v3/protocol/base"
 
 	"github.com/dubbogo-lb/lb/internal/urlparam"
+	"github.com/dubbogo-lb/lb/loadbalance/lbenv"
 	"github.com/dubbogo-lb/lb/rpcstatus"
 )
 
@@ -170,7 +171,7 @@ func tally(owners []int, n int) string {
 // what the balancer's own response to failures makes of a provider that
 // fails fast. A balancer that a fast failure makes look better gives it
 // more than the fair 20 %. build makes the balancer on the driver's clocks.
-func FastFailureShare(t testing.TB, build func(now func() int64, wall func() time.Time, rnd func() uint64) loadbalance.LoadBalance) float64 {
+func FastFailureShare(t testing.TB, build func(env lbenv.Env) loadbalance.LoadBalance) float64 {
 	const ms = int64(time.Millisecond)
 	d := NewDriver(t, 3, 100*time.Millisecond, build)
 	healthy := func(now int64, _ *rand.Rand) (int64, bool) { return now + 2*ms, false }

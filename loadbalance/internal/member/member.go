@@ -300,6 +300,7 @@ const (
 // Registry keeps one snapshot per (service, method) for one balancer.
 type Registry[T any] struct {
 	opts  warmup.Options
+	wall  func() time.Time // the wall clock of uptimes
 	build BuildFunc[T]
 	// routes finds the service of a provider URL without building its
 	// service key on every call; it forgets URLs that are gone.
@@ -329,9 +330,13 @@ type state[T any] struct {
 	zoneLogged string
 }
 
-// NewRegistry returns a Registry that builds tables with build.
-func NewRegistry[T any](opts warmup.Options, build BuildFunc[T]) *Registry[T] {
-	r := &Registry[T]{opts: opts.WithDefaults(), build: build, services: map[string]*urlmap.Index[state[T]]{}}
+// NewRegistry returns a Registry that builds tables with build, reading
+// uptimes on wall (default time.Now).
+func NewRegistry[T any](opts warmup.Options, wall func() time.Time, build BuildFunc[T]) *Registry[T] {
+	if wall == nil {
+		wall = time.Now
+	}
+	r := &Registry[T]{opts: opts.WithDefaults(), wall: wall, build: build, services: map[string]*urlmap.Index[state[T]]{}}
 	r.inline.Store(DefaultInlineUpTo)
 	return r
 }
@@ -422,7 +427,7 @@ func (r *Registry[T]) find(list []base.Invoker, method string, quick bool, inv b
 		if st.misses.Load() != 0 {
 			st.misses.Store(0)
 		}
-		if v.stale() || v.refreshAt != 0 && r.opts.Now().UnixNano() >= v.refreshAt {
+		if v.stale() || v.refreshAt != 0 && r.wall().UnixNano() >= v.refreshAt {
 			if nv := r.rebuild(st, list, method, v, false); nv != nil {
 				return nv, st, Exact
 			}
@@ -486,7 +491,7 @@ func (r *Registry[T]) rebuild(st *state[T], list []base.Invoker, method string, 
 // snapshot now published is not this caller's.
 func (r *Registry[T]) update(st *state[T], list []base.Invoker, method string, stale *View[T]) *View[T] {
 	prev := st.view.Load()
-	now := r.opts.Now()
+	now := r.wall()
 	if prev != nil && prev.matches(list) && !prev.stale() && (prev.refreshAt == 0 || now.UnixNano() < prev.refreshAt) {
 		return prev // another caller rebuilt it meanwhile
 	}

@@ -28,7 +28,7 @@ func BenchmarkWarmWeight(b *testing.B) {
 		copies := [2][]base.Invoker{append([]base.Invoker(nil), list...), append([]base.Invoker(nil), list...)}
 		inv := lbtest.Call("Say")
 		b.Run(fmt.Sprintf("lb/N=%d", n), func(b *testing.B) {
-			r := NewRegistry(warmup.Options{}, func(*Set, *View[table]) *table { return &table{} })
+			r := NewRegistry(warmup.Options{}, nil, func(*Set, *View[table]) *table { return &table{} })
 			b.ReportAllocs()
 			for i := 0; b.Loop(); i++ {
 				v, _ := r.Lookup(copies[i&1], "Say")

@@ -25,7 +25,7 @@ type table struct{ builds int }
 
 func newCounting() (*Registry[table], *int) {
 	builds := 0
-	r := NewRegistry(warmup.Options{}, func(*Set, *View[table]) *table { builds++; return &table{builds} })
+	r := NewRegistry(warmup.Options{}, nil, func(*Set, *View[table]) *table { builds++; return &table{builds} })
 	return r, &builds
 }
 
@@ -211,7 +211,7 @@ func TestWarmWeightsRefreshOnACoarseStep(t *testing.T) {
 	start := time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC)
 	clock := lbtest.NewClock(start.Add(60 * time.Second))
 	builds := 0
-	r := NewRegistry(warmup.Options{Now: clock.Now}, func(*Set, *View[table]) *table { builds++; return &table{} })
+	r := NewRegistry(warmup.Options{}, clock.Now, func(*Set, *View[table]) *table { builds++; return &table{} })
 	list := []base.Invoker{lbtest.Started(20000, start.Add(-time.Hour), 600*time.Second), lbtest.Started(20001, start, 600*time.Second)}
 
 	v, _ := r.Lookup(list, "Say")
@@ -292,7 +292,7 @@ func TestLookupExactMatchesListUnderRacingRebuilds(t *testing.T) {
 func racingRebuilds(t *testing.T, inline int) {
 	start := time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC)
 	clock := lbtest.NewClock(start)
-	r := NewRegistry(warmup.Options{Now: clock.Now, RefreshStep: time.Nanosecond},
+	r := NewRegistry(warmup.Options{RefreshStep: time.Nanosecond}, clock.Now,
 		func(*Set, *View[table]) *table { return &table{} })
 	r.SetInlineUpTo(inline)
 	defer r.Wait()
@@ -397,7 +397,7 @@ func TestEjectedStaysOutWhenTheRestIsDrained(t *testing.T) {
 func TestChangeBuildsOnceOffTheCallPath(t *testing.T) {
 	release := make(chan struct{})
 	var builds atomic.Int64
-	r := NewRegistry(warmup.Options{}, func(*Set, *View[table]) *table {
+	r := NewRegistry(warmup.Options{}, nil, func(*Set, *View[table]) *table {
 		if builds.Add(1) > 1 {
 			<-release // the second build blocks until the test lets it go
 		}

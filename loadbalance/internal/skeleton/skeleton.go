@@ -19,6 +19,7 @@ import (
 	"github.com/dubbogo-lb/lb/loadbalance/internal/algo"
 	"github.com/dubbogo-lb/lb/loadbalance/internal/member"
 	"github.com/dubbogo-lb/lb/loadbalance/internal/zone"
+	"github.com/dubbogo-lb/lb/loadbalance/lbenv"
 	"github.com/dubbogo-lb/lb/rpcstatus"
 	"github.com/dubbogo-lb/lb/warmup"
 )
@@ -29,8 +30,8 @@ type Spec[T any] struct {
 	Name string
 	// Warmup configures the warm weights of the snapshots.
 	Warmup warmup.Options
-	// Rand is the random source of the balancer; nil: math/rand/v2.
-	Rand algo.Rand
+	// Env is the balancer's clocks and random source.
+	Env lbenv.Env
 	// Build makes the balancer's table for a snapshot (required).
 	Build member.BuildFunc[T]
 	// Pick returns a slot of the snapshot for an invocation (required).
@@ -85,8 +86,8 @@ type Balancer[T any] struct {
 
 // New returns the Balancer of spec.
 func New[T any](spec Spec[T]) *Balancer[T] {
-	b := &Balancer[T]{spec: spec, rand: algo.Source(spec.Rand.Func())}
-	b.views = member.NewRegistry(spec.Warmup, spec.Build)
+	b := &Balancer[T]{spec: spec, rand: algo.Source(spec.Env.Rand)}
+	b.views = member.NewRegistry(spec.Warmup, spec.Env.Wall, spec.Build)
 	b.pick = b.pickIn
 	return b
 }

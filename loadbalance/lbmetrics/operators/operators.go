@@ -81,16 +81,19 @@ func Queries(dashboard []byte) ([]Query, error) {
 // metricName matches the names of the module's metrics in PromQL.
 var metricName = regexp.MustCompile(`dubbo_consumer_lb_[a-z_]+`)
 
-// UnknownMetrics returns the dubbo_consumer_lb_* names in text (PromQL, a
+// latencyHistogram is the one histogram of lbmetrics.Names().
+const latencyHistogram = "dubbo_consumer_lb_latency_seconds"
+
+// unknownMetrics returns the dubbo_consumer_lb_* names in text (PromQL, a
 // rule file, a dashboard) that package lbmetrics does not export; a
 // histogram's _bucket, _sum and _count series count as its own.
-func UnknownMetrics(text string) []string {
+func unknownMetrics(text string) []string {
 	var out []string
 	for _, name := range metricName.FindAllString(text, -1) {
 		base := name
 		for _, suffix := range []string{"_bucket", "_sum", "_count"} {
-			if strings.HasSuffix(name, suffix) && strings.TrimSuffix(name, suffix) == lbmetrics.Latency {
-				base = lbmetrics.Latency
+			if strings.HasSuffix(name, suffix) && strings.TrimSuffix(name, suffix) == latencyHistogram {
+				base = latencyHistogram
 			}
 		}
 		if !slices.Contains(lbmetrics.Names(), base) && !slices.Contains(out, name) {

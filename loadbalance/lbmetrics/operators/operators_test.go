@@ -33,7 +33,7 @@ func TestDashboard(t *testing.T) {
 	panels := map[string]bool{}
 	for _, q := range qs {
 		panels[q.Panel] = true
-		assert.Empty(t, UnknownMetrics(q.Expr), "panel %q: %s", q.Panel, q.Expr)
+		assert.Empty(t, unknownMetrics(q.Expr), "panel %q: %s", q.Panel, q.Expr)
 		assert.NotEmpty(t, metricName.FindAllString(q.Expr, -1), "panel %q reads none of the module's metrics", q.Panel)
 		assert.NotContains(t, Expand(q.Expr, "1m"), "$", "panel %q: a variable Expand does not know", q.Panel)
 	}
@@ -42,13 +42,13 @@ func TestDashboard(t *testing.T) {
 		"Ejected providers and panic mode", "Reported utilization and machine load", "Snapshot rebuilds per minute"} {
 		assert.True(t, panels[want], "no panel %q", want)
 	}
-	assert.Empty(t, UnknownMetrics(string(Dashboard)))
+	assert.Empty(t, unknownMetrics(string(Dashboard)))
 }
 
 // The alert rules name only exported metrics, and the five alerts exist.
 func TestAlertsNameExportedMetrics(t *testing.T) {
 	text := string(Alerts)
-	assert.Empty(t, UnknownMetrics(text))
+	assert.Empty(t, unknownMetrics(text))
 	for _, name := range []string{"DubboLBEjections", "DubboLBOutlierPanic", "DubboLBProviderGetsNoPicks",
 		"DubboLBLoadReportsMissing", "DubboLBRebuildStorm"} {
 		assert.Contains(t, text, "- alert: "+name+"\n")
@@ -59,10 +59,10 @@ func TestAlertsNameExportedMetrics(t *testing.T) {
 // renames, a misspelling, a panel without a query, bad JSON.
 func TestChecksCatchMistakes(t *testing.T) {
 	assert.Equal(t, []string{"dubbo_consumer_lb_latency_milliseconds"},
-		UnknownMetrics(`rate(dubbo_consumer_lb_latency_milliseconds[1m]) + dubbo_consumer_lb_weight`))
-	assert.Equal(t, []string{"dubbo_consumer_lb_picks_totl"}, UnknownMetrics(`dubbo_consumer_lb_picks_totl`))
-	assert.Empty(t, UnknownMetrics(`dubbo_consumer_lb_latency_seconds_bucket dubbo_consumer_lb_latency_seconds_count`))
-	assert.Equal(t, []string{"dubbo_consumer_lb_weight_bucket"}, UnknownMetrics(`dubbo_consumer_lb_weight_bucket`), "only a histogram has buckets")
+		unknownMetrics(`rate(dubbo_consumer_lb_latency_milliseconds[1m]) + dubbo_consumer_lb_weight`))
+	assert.Equal(t, []string{"dubbo_consumer_lb_picks_totl"}, unknownMetrics(`dubbo_consumer_lb_picks_totl`))
+	assert.Empty(t, unknownMetrics(`dubbo_consumer_lb_latency_seconds_bucket dubbo_consumer_lb_latency_seconds_count`))
+	assert.Equal(t, []string{"dubbo_consumer_lb_weight_bucket"}, unknownMetrics(`dubbo_consumer_lb_weight_bucket`), "only a histogram has buckets")
 
 	_, err := Queries([]byte(`{"panels": [{"type": "row", "panels": [{"title": "x", "type": "timeseries"}]}]}`))
 	assert.ErrorContains(t, err, `panel "x" has no query`)

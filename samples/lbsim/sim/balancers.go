@@ -2,7 +2,6 @@ package sim
 
 import (
 	"fmt"
-	"time"
 
 	"dubbo.apache.org/dubbo-go/v3/cluster/loadbalance"
 	// dubbo-go's built-in balancers, for comparison.
@@ -17,76 +16,66 @@ import (
 	"github.com/dubbogo-lb/lb/loadbalance/adaptive"
 	"github.com/dubbogo-lb/lb/loadbalance/fewestactive"
 	"github.com/dubbogo-lb/lb/loadbalance/lalb"
+	"github.com/dubbogo-lb/lb/loadbalance/lbenv"
 	"github.com/dubbogo-lb/lb/loadbalance/loadaware"
 	"github.com/dubbogo-lb/lb/loadbalance/ringhash"
 	"github.com/dubbogo-lb/lb/loadbalance/rtadaptive"
 	"github.com/dubbogo-lb/lb/loadbalance/shortestresponse"
 	"github.com/dubbogo-lb/lb/loadbalance/swrr"
 	"github.com/dubbogo-lb/lb/loadbalance/warmrandom"
-	"github.com/dubbogo-lb/lb/warmup"
 )
 
-// Clocks are the clocks a balancer reads, set to the simulation's virtual
-// time, and its random source, seeded for the run.
-type Clocks struct {
-	// Now is monotonic nanoseconds, the meaning of rpcstatus.Nanotime.
-	Now func() int64
-	// Wall is the wall clock, for warmup.Options.Now.
-	Wall func() time.Time
-	// Rand returns random words, for the balancers' Options.Rand.
-	Rand func() uint64
-}
-
-// Factory builds a fresh balancer that reads the given clocks and source.
-type Factory func(Clocks) loadbalance.LoadBalance
+// Factory builds a fresh balancer on env: the simulation's virtual clocks
+// and a source seeded for the run.
+type Factory func(env lbenv.Env) loadbalance.LoadBalance
 
 // factories build this module's balancers on the virtual clocks and the
 // run's seeded source, by the name they are registered under. A balancer registered with dubbo-go but
 // missing here still runs (the registered singleton), on its own clock.
 var factories = map[string]Factory{
-	warmrandom.Name: func(c Clocks) loadbalance.LoadBalance {
-		return warmrandom.New(warmrandom.Options{Warmup: warmup.Options{Now: c.Wall}, Rand: c.Rand})
+	warmrandom.Name: func(env lbenv.Env) loadbalance.LoadBalance {
+		return warmrandom.New(warmrandom.Options{Env: env})
 	},
-	fewestactive.Name: func(c Clocks) loadbalance.LoadBalance {
-		return fewestactive.New(fewestactive.Options{Now: c.Now, Warmup: warmup.Options{Now: c.Wall}, Rand: c.Rand})
+	fewestactive.Name: func(env lbenv.Env) loadbalance.LoadBalance {
+		return fewestactive.New(fewestactive.Options{Env: env})
 	},
 	// fewestactive scanning every provider at every size: the exact pick
 	// that fewestactive gives up above ScanUpTo providers.
-	FewestactiveScan: func(c Clocks) loadbalance.LoadBalance {
-		return fewestactive.New(fewestactive.Options{ScanUpTo: -1, Now: c.Now, Warmup: warmup.Options{Now: c.Wall}, Rand: c.Rand})
+	FewestactiveScan: func(env lbenv.Env) loadbalance.LoadBalance {
+		return fewestactive.New(fewestactive.Options{ScanUpTo: -1, Env: env})
 	},
-	swrr.Name: func(c Clocks) loadbalance.LoadBalance {
-		return swrr.New(swrr.Options{Warmup: warmup.Options{Now: c.Wall}, Rand: c.Rand})
+	swrr.Name: func(env lbenv.Env) loadbalance.LoadBalance {
+		return swrr.New(swrr.Options{Env: env})
 	},
 	// ringhash reads no clock; a fresh one keeps runs apart. It hashes the
 	// key each call carries (Scenario.Keys).
-	ringhash.Name: func(Clocks) loadbalance.LoadBalance { return ringhash.New(ringhash.Options{}) },
+	ringhash.Name: func(lbenv.Env) loadbalance.LoadBalance { return ringhash.New(ringhash.Options{}) },
 	// The filter, fewestactive, lalb and rtadaptive must share the
 	// monotonic clock: they read call ages, windows, averages and failures
 	// that the filter stamped.
-	lalb.Name: func(c Clocks) loadbalance.LoadBalance {
-		return lalb.New(lalb.Options{Now: c.Now, Warmup: warmup.Options{Now: c.Wall}, Rand: c.Rand})
+	lalb.Name: func(env lbenv.Env) loadbalance.LoadBalance {
+		return lalb.New(lalb.Options{Env: env})
 	},
-	rtadaptive.Name: func(c Clocks) loadbalance.LoadBalance {
-		return rtadaptive.New(rtadaptive.Options{Now: c.Now, Warmup: warmup.Options{Now: c.Wall}, Rand: c.Rand})
+	rtadaptive.Name: func(env lbenv.Env) loadbalance.LoadBalance {
+		return rtadaptive.New(rtadaptive.Options{Env: env})
 	},
-	loadaware.Name: func(c Clocks) loadbalance.LoadBalance {
-		return loadaware.New(loadaware.Options{Now: c.Now, Warmup: warmup.Options{Now: c.Wall}, Rand: c.Rand})
+	loadaware.Name: func(env lbenv.Env) loadbalance.LoadBalance {
+		return loadaware.New(loadaware.Options{Env: env})
 	},
 	// Dubbo Java's names: its shortest response and its adaptive.
-	shortestresponse.Name: func(c Clocks) loadbalance.LoadBalance {
-		return shortestresponse.New(shortestresponse.Options{Now: c.Now, Warmup: warmup.Options{Now: c.Wall}, Rand: c.Rand})
+	shortestresponse.Name: func(env lbenv.Env) loadbalance.LoadBalance {
+		return shortestresponse.New(shortestresponse.Options{Env: env})
 	},
-	adaptive.Name: func(c Clocks) loadbalance.LoadBalance {
-		return adaptive.New(adaptive.Options{Now: c.Now, Warmup: warmup.Options{Now: c.Wall}, Rand: c.Rand})
+	adaptive.Name: func(env lbenv.Env) loadbalance.LoadBalance {
+		return adaptive.New(adaptive.Options{Env: env})
 	},
 	// gRPC WRR's and Dubbo Java's adaptive cost on the same reports, for
 	// comparison.
-	LoadawareWRR: func(c Clocks) loadbalance.LoadBalance {
-		return loadaware.New(loadaware.Options{Cost: loadaware.CostWRR, Now: c.Now, Warmup: warmup.Options{Now: c.Wall}, Rand: c.Rand})
+	LoadawareWRR: func(env lbenv.Env) loadbalance.LoadBalance {
+		return loadaware.New(loadaware.Options{Cost: loadaware.CostWRR, Env: env})
 	},
-	LoadawareJava: func(c Clocks) loadbalance.LoadBalance {
-		return loadaware.New(loadaware.Options{Cost: loadaware.CostJava, Now: c.Now, Warmup: warmup.Options{Now: c.Wall}, Rand: c.Rand})
+	LoadawareJava: func(env lbenv.Env) loadbalance.LoadBalance {
+		return loadaware.New(loadaware.Options{Cost: loadaware.CostJava, Env: env})
 	},
 }
 
@@ -147,9 +136,9 @@ type balancer struct {
 }
 
 // newBalancer builds the balancer called name for one run.
-func newBalancer(name string, c Clocks) (balancer, error) {
+func newBalancer(name string, env lbenv.Env) (balancer, error) {
 	if f, ok := factories[name]; ok {
-		return balancer{lb: f(c)}, nil
+		return balancer{lb: f(env)}, nil
 	}
 	if name == "" {
 		return balancer{}, fmt.Errorf("no balancer name")

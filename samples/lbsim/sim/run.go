@@ -18,6 +18,7 @@ import (
 	"github.com/dubbogo-lb/lb/filter"
 	"github.com/dubbogo-lb/lb/internal/simulate"
 	"github.com/dubbogo-lb/lb/internal/urlparam"
+	"github.com/dubbogo-lb/lb/loadbalance/lbenv"
 	"github.com/dubbogo-lb/lb/rpcstatus/loadreport"
 )
 
@@ -167,7 +168,7 @@ func newRun(sc Scenario, name string, opts Options) (*run, error) {
 	})
 	// Only one simulated caller runs at a time, so one source serves them.
 	rnd := rand.New(rand.NewPCG(opts.Seed, 0xba1)).Uint64
-	lb, err := newBalancer(name, Clocks{Now: s.Clock().Now, Wall: s.Clock().Wall, Rand: rnd})
+	lb, err := newBalancer(name, lbenv.Env{Now: s.Clock().Now, Wall: s.Clock().Wall, Rand: rnd})
 	if err != nil {
 		return nil, err
 	}
@@ -190,7 +191,7 @@ func newRun(sc Scenario, name string, opts Options) (*run, error) {
 	// The other consumers: their own balancer and their own invokers of
 	// the same providers (distinct URLs, so distinct statistics).
 	for k := 1; k < sc.Consumers; k++ {
-		lb, err := newBalancer(name, Clocks{Now: s.Clock().Now, Wall: s.Clock().Wall, Rand: rnd})
+		lb, err := newBalancer(name, lbenv.Env{Now: s.Clock().Now, Wall: s.Clock().Wall, Rand: rnd})
 		if err != nil {
 			return nil, err
 		}

@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/dubbogo-lb/lb/loadbalance/lbenv"
 	"github.com/dubbogo-lb/lb/rpcstatus"
 )
 
@@ -243,8 +244,8 @@ func (b badLB) Select([]base.Invoker, base.Invocation) base.Invoker {
 // A balancer that panics or returns nothing is reported, and the run
 // still ends.
 func TestMisbehavingBalancer(t *testing.T) {
-	factories["test-panics"] = func(Clocks) loadbalance.LoadBalance { return badLB{panics: true} }
-	factories["test-nil"] = func(Clocks) loadbalance.LoadBalance { return badLB{} }
+	factories["test-panics"] = func(lbenv.Env) loadbalance.LoadBalance { return badLB{panics: true} }
+	factories["test-nil"] = func(lbenv.Env) loadbalance.LoadBalance { return badLB{} }
 	defer delete(factories, "test-panics")
 	defer delete(factories, "test-nil")
 	sc := Scenario{Name: "bad", Duration: 100 * ms, Callers: 2, Providers: []Provider{{Latency: ms}, {Latency: ms}}}

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/dubbogo-lb/lb/internal/urlparam"
+	"github.com/dubbogo-lb/lb/loadbalance/internal/skeleton"
 )
 
 // URL parameters (reference params, method level first as every
@@ -13,17 +14,17 @@ import (
 // the Options of a Balancer for a (service, method). A malformed or
 // out-of-range value keeps the option's value, with one WARN line.
 const (
-	// CostKey chooses the cost function: "capacity", "wrr" or "java"
+	// costKey chooses the cost function: "capacity", "wrr" or "java"
 	// (see Cost).
-	CostKey = "loadaware.cost"
-	// BlackoutKey is Options.Blackout ("10s", or milliseconds; "0" none).
-	BlackoutKey = "loadaware.blackout"
-	// ExpirationKey is Options.Expiration.
-	ExpirationKey = "loadaware.expiration"
-	// UpdateKey is Options.UpdatePeriod.
-	UpdateKey = "loadaware.update-period"
-	// ErrorPenaltyKey is Options.ErrorPenalty, a number in [0, 100].
-	ErrorPenaltyKey = "loadaware.error-penalty"
+	costKey = "loadaware.cost"
+	// blackoutKey is Options.Blackout ("10s", or milliseconds; "0" none).
+	blackoutKey = "loadaware.blackout"
+	// expirationKey is Options.Expiration.
+	expirationKey = "loadaware.expiration"
+	// updateKey is Options.UpdatePeriod.
+	updateKey = "loadaware.update-period"
+	// errorPenaltyKey is Options.ErrorPenalty, a number in [0, 100].
+	errorPenaltyKey = "loadaware.error-penalty"
 )
 
 // config is what one (service, method) runs with.
@@ -38,21 +39,19 @@ func (o *Options) config() config {
 		update: int64(o.UpdatePeriod), penalty: o.ErrorPenalty}
 }
 
-// ParseParams applies the parameters that param returns (by key, "" when
+// parseParams applies the parameters that param returns (by key, "" when
 // absent) over base and returns the result, with one message per value it
 // could not use (kept at base's value).
-func ParseParams(base Options, param func(key string) string) (Options, []string) {
+func parseParams(base Options, param func(key string) string) (Options, []string) {
 	o := base
 	var problems []string
-	bad := func(key, v, why, kept string) {
-		problems = append(problems, key+" "+strconv.Quote(v)+" "+why+"; using "+kept)
-	}
-	if v := strings.TrimSpace(param(CostKey)); v != "" {
+	bad := func(key, v, why, kept string) { problems = append(problems, skeleton.Problem(key, v, why, kept)) }
+	if v := strings.TrimSpace(param(costKey)); v != "" {
 		switch c := Cost(strings.ToLower(v)); c {
 		case CostCapacity, CostWRR, CostJava:
 			o.Cost = c
 		default:
-			bad(CostKey, v, "is not capacity, wrr or java", string(o.Cost))
+			bad(costKey, v, "is not capacity, wrr or java", string(o.Cost))
 		}
 	}
 	dur := func(key string, dst *time.Duration, zeroOK bool) {
@@ -69,15 +68,15 @@ func ParseParams(base Options, param func(key string) string) (Options, []string
 			}
 		}
 	}
-	dur(BlackoutKey, &o.Blackout, true)
-	dur(ExpirationKey, &o.Expiration, false)
-	dur(UpdateKey, &o.UpdatePeriod, false)
-	if v := strings.TrimSpace(param(ErrorPenaltyKey)); v != "" {
+	dur(blackoutKey, &o.Blackout, true)
+	dur(expirationKey, &o.Expiration, false)
+	dur(updateKey, &o.UpdatePeriod, false)
+	if v := strings.TrimSpace(param(errorPenaltyKey)); v != "" {
 		f, err := strconv.ParseFloat(v, 64)
 		if err == nil && f >= 0 && f <= 100 {
 			o.ErrorPenalty = f
 		} else {
-			bad(ErrorPenaltyKey, v, "is not a number from 0 to 100", strconv.FormatFloat(o.ErrorPenalty, 'g', -1, 64))
+			bad(errorPenaltyKey, v, "is not a number from 0 to 100", strconv.FormatFloat(o.ErrorPenalty, 'g', -1, 64))
 		}
 	}
 	return o, problems

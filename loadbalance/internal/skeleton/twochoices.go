@@ -1,0 +1,57 @@
+package skeleton
+
+import (
+	"dubbo.apache.org/dubbo-go/v3/protocol/base"
+
+	"github.com/dubbogo-lb/lb/loadbalance/internal/algo"
+	"github.com/dubbogo-lb/lb/loadbalance/internal/member"
+)
+
+// TwoChoices is the power-of-two-choices pick: two candidates drawn from a
+// snapshot, the better of the two wins. The candidates are two distinct
+// slots drawn uniformly when the snapshot's warm weights are equal, else
+// two independent draws in proportion to warm weight (possibly the same
+// slot, which then wins). It allocates nothing.
+type TwoChoices[T any] struct {
+	// Rand is the random source of the draws.
+	Rand algo.Rand
+	// Alias returns the alias table of v's warm weights, nil when they are
+	// equal (required).
+	Alias func(v *member.View[T]) *algo.Alias
+	// Better reports whether slot i of v is the better choice against
+	// slot j (required).
+	Better func(v *member.View[T], i, j int) bool
+}
+
+// Pick returns the slot of v that the rule picks (a Spec.Pick).
+func (c *TwoChoices[T]) Pick(v *member.View[T], _ base.Invocation) int {
+	var i, j int
+	if a := c.Alias(v); a != nil {
+		i, j = a.Pick(c.Rand.Uint64()), a.Pick(c.Rand.Uint64())
+	} else {
+		i, j = algo.Pair(c.Rand.Uint64(), v.Len())
+	}
+	if i == j || c.Better(v, i, j) {
+		return i
+	}
+	return j
+}
+
+// Among applies the same rule to list, a failover retry's subset of the
+// snapshot v (Spec.Among). O(len(list)) when weights differ; retries are
+// rare.
+func (c *TwoChoices[T]) Among(v *member.View[T], list []base.Invoker, _ base.Invocation) base.Invoker {
+	var a, b base.Invoker
+	if v.Uniform {
+		k, l := algo.Pair(c.Rand.Uint64(), len(list))
+		a, b = list[k], list[l]
+	} else {
+		a, b = v.PickAmong(list, c.Rand.Uint64()), v.PickAmong(list, c.Rand.Uint64())
+	}
+	i, okA := v.Index(a)
+	j, okB := v.Index(b)
+	if a == b || !okA || !okB || c.Better(v, i, j) {
+		return a
+	}
+	return b
+}
