@@ -254,12 +254,29 @@ func (f *fallback) Select(invokers []base.Invoker, inv base.Invocation) base.Inv
 
 // Protocol wraps p, a dubbo-go protocol through which consumers refer
 // providers, so that every provider URL it refers is checked by g first.
-func Protocol(g *Guard, p base.Protocol) base.Protocol { return &protocol{Protocol: p, g: g} }
+// The wrapper keeps the optional capability dubbo-go looks for on a
+// protocol, base.HTTPHandlerHost (triple's), when p has it.
+func Protocol(g *Guard, p base.Protocol) base.Protocol {
+	w := &protocol{Protocol: p, g: g}
+	if h, ok := p.(base.HTTPHandlerHost); ok {
+		return &hostProtocol{protocol: w, HTTPHandlerHost: h}
+	}
+	return w
+}
 
 type protocol struct {
 	base.Protocol
 	g *Guard
 }
+
+// hostProtocol is a wrapped protocol that hosts HTTP handlers.
+type hostProtocol struct {
+	*protocol
+	base.HTTPHandlerHost
+}
+
+// guarded marks the protocols Protocol returns.
+func (*protocol) guarded() {}
 
 // Refer implements base.Protocol.
 func (p *protocol) Refer(u *common.URL) base.Invoker {
@@ -279,7 +296,8 @@ var wrapMu sync.Mutex
 // tri://host:port?...) with the URL's own protocol, not through "filter",
 // and its cluster then looks the URL's balancer up as for any provider.
 // A wrapped protocol is the instance its factory returned, which every
-// dubbo-go protocol keeps as a singleton (its exporters live in it).
+// dubbo-go protocol keeps as a singleton (its exporters live in it), with
+// the optional capability dubbo-go asserts on a protocol kept (Protocol).
 // Idempotent; call it before references are referred (PostProcessor does,
 // before each).
 func WrapProtocols(g *Guard) {
@@ -290,7 +308,7 @@ func WrapProtocols(g *Guard) {
 			continue
 		}
 		p := dgext.GetProtocol(name)
-		if _, done := p.(*protocol); done || p == nil {
+		if _, done := p.(interface{ guarded() }); done || p == nil {
 			continue
 		}
 		w := Protocol(g, p)

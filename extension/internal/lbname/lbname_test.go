@@ -1,6 +1,8 @@
 package lbname
 
 import (
+	"errors"
+	"net/http"
 	"strings"
 	"testing"
 
@@ -150,14 +152,26 @@ type referProtocol struct{ pbase.Protocol }
 
 func (referProtocol) Refer(u *common.URL) pbase.Invoker { return pbase.NewBaseInvoker(u) }
 
+// hostingProtocol hosts HTTP handlers, as triple does.
+type hostingProtocol struct{ referProtocol }
+
+var errHosted = errors.New("hosted")
+
+func (hostingProtocol) HostHTTPHandler(*common.URL, http.Handler) error { return errHosted }
+
 // TestWrapProtocolsGuardsDirectURLs: every protocol, as a direct URL uses
 // it, checks the URLs it refers once wrapped; wrapping again adds no
-// layer, and the registry protocols are left alone.
+// layer, a protocol that hosts HTTP handlers (triple) still does, and the
+// registry protocols are left alone.
 func TestWrapProtocolsGuardsDirectURLs(t *testing.T) {
 	g, reg, lines := guard(t, "random")
-	for _, name := range []string{"lbname-direct", constant.RegistryProtocol} {
+	for _, name := range []string{"lbname-direct", "lbname-host", constant.RegistryProtocol} {
 		require.NotContains(t, dgext.GetAllProtocolNames(), name)
-		dgext.SetProtocol(name, func() pbase.Protocol { return referProtocol{} })
+		var p pbase.Protocol = referProtocol{}
+		if name == "lbname-host" {
+			p = hostingProtocol{}
+		}
+		dgext.SetProtocol(name, func() pbase.Protocol { return p })
 		t.Cleanup(func() { dgext.UnregisterProtocol(name) })
 	}
 	pp := PostProcessor(g)
@@ -170,6 +184,10 @@ func TestWrapProtocolsGuardsDirectURLs(t *testing.T) {
 	require.True(t, ok, "wrapped: %T", p)
 	assert.IsType(t, referProtocol{}, w.Protocol, "one layer, however often it is wrapped")
 	assert.IsType(t, referProtocol{}, dgext.GetProtocol(constant.RegistryProtocol))
+	h, ok := dgext.GetProtocol("lbname-host").(pbase.HTTPHandlerHost)
+	require.True(t, ok, "triple's capability kept")
+	assert.Equal(t, errHosted, h.HostHTTPHandler(nil, nil))
+	assert.IsType(t, hostingProtocol{}, dgext.GetProtocol("lbname-host").(*hostProtocol).Protocol, "one layer")
 
 	u := providerURL(t, "lbname-direct://10.0.0.3:20000/org.Greeter?loadbalance=direct-typo")
 	inv := p.Refer(u)

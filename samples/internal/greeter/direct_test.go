@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"dubbo.apache.org/dubbo-go/v3/client"
+	dgext "dubbo.apache.org/dubbo-go/v3/common/extension"
+	"dubbo.apache.org/dubbo-go/v3/protocol/base"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"google.golang.org/protobuf/types/known/wrapperspb"
@@ -23,7 +25,7 @@ import (
 // succeed on the fallback and one WARN names the provider, the service and
 // the name, for the service and the method level.
 func TestDirectURLNamingAnUnknownBalancerFallsBack(t *testing.T) {
-	var mu = make(chan struct{}, 1)
+	mu := make(chan struct{}, 1) // guards lines
 	var lines []string
 	defer lblog.Capture(func(l string) {
 		mu <- struct{}{}
@@ -56,6 +58,9 @@ func TestDirectURLNamingAnUnknownBalancerFallsBack(t *testing.T) {
 			ok++
 		}
 	}
+	_, hosts := dgext.GetProtocol("tri").(base.HTTPHandlerHost)
+	assert.True(t, hosts, "triple, wrapped, still hosts HTTP handlers")
+
 	mu <- struct{}{}
 	defer func() { <-mu }()
 	var warned []string
