@@ -99,7 +99,8 @@ func randomCase(r algo.Rand, n int, weighted bool) scanCase {
 
 // TestShortestIsTheFullScan: the scan that stops at the first mean above
 // the shortest estimate, unsorted or sorted, with the alias for the
-// all-tied draw, and past the ties its stack keeps (n = 300), never picks
+// all-tied draw, and past the ties its stack keeps (n = 300, uniform and
+// weighted), never picks
 // a provider that the plain full scan does not, and draws the tied ones
 // in proportion to weight.
 func TestShortestIsTheFullScan(t *testing.T) {
@@ -112,6 +113,13 @@ func TestShortestIsTheFullScan(t *testing.T) {
 			for i := range c.mean {
 				c.mean[i], c.active[i] = 3*ms, 1
 			}
+		}
+		if round == 29 { // weighted, past the stack, not all tied: the second reading by weight
+			c = randomCase(r, n, true)
+			for i := range c.mean {
+				c.mean[i], c.active[i] = 3*ms, 1
+			}
+			c.mean[0] = 4 * ms
 		}
 		want := c.want()
 		for _, sorted := range []bool{true, false} {
