@@ -99,6 +99,10 @@ func init() {
 	dgext.SetProtocol(protocolwrapper.FILTER, func() base.Protocol {
 		return lbname.Protocol(lbname.Default, protocolwrapper.GetProtocol())
 	})
+	// A reference's direct URLs (url: tri://host:port?loadbalance=...) are
+	// referred with their own protocol, not "filter": the guard wraps
+	// every protocol before each reference is referred.
+	dgext.SetConfigPostProcessor("lbname", lbname.PostProcessor(lbname.Default))
 
 	active := filter.New(filter.Options{})
 	dgext.SetFilter(FilterName, func() dgfilter.Filter { return active })

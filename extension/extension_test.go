@@ -9,6 +9,7 @@ import (
 	cluster "dubbo.apache.org/dubbo-go/v3/cluster/cluster/base"
 	"dubbo.apache.org/dubbo-go/v3/common"
 	dgext "dubbo.apache.org/dubbo-go/v3/common/extension"
+	_ "dubbo.apache.org/dubbo-go/v3/config_center/configurator" // dubbo-go's override rules
 	"dubbo.apache.org/dubbo-go/v3/global"
 	"dubbo.apache.org/dubbo-go/v3/protocol/base"
 	"dubbo.apache.org/dubbo-go/v3/protocol/protocolwrapper"
@@ -161,15 +162,23 @@ type fakeProtocol struct{ base.Protocol }
 
 func (fakeProtocol) Refer(u *common.URL) base.Invoker { return base.NewBaseInvoker(u) }
 
+// fakeProvider returns the provider URL raw of the protocol "lbfake",
+// whose Refer makes a plain invoker, and the lines logged until the test
+// ends.
+func fakeProvider(t *testing.T, raw string) (*common.URL, func() []string) {
+	var lines []string
+	t.Cleanup(lblog.Capture(func(l string) { lines = append(lines, l) }))
+	dgext.SetProtocol("lbfake", func() base.Protocol { return fakeProtocol{} })
+	u, err := common.NewURL(raw)
+	require.NoError(t, err)
+	return u, func() []string { return lines }
+}
+
 // TestProviderNamingAnUnknownBalancerNeverPanics refers a provider URL as
 // dubbo-go's registry directory does (through the "filter" protocol) and
 // looks its balancers up as dubbo-go's cluster does: no panic, one WARN.
 func TestProviderNamingAnUnknownBalancerNeverPanics(t *testing.T) {
-	var lines []string
-	defer lblog.Capture(func(l string) { lines = append(lines, l) })()
-	dgext.SetProtocol("lbfake", func() base.Protocol { return fakeProtocol{} })
-	u, err := common.NewURL("lbfake://10.0.0.7:20000/org.Greeter?loadbalance=java-team-lb&methods.Hi.loadbalance=ringhash")
-	require.NoError(t, err)
+	u, logs := fakeProvider(t, "lbfake://10.0.0.7:20000/org.Greeter?loadbalance=java-team-lb&methods.Hi.loadbalance=ringhash")
 	inv := dgext.GetProtocol(protocolwrapper.FILTER).Refer(u)
 	require.NotNil(t, inv)
 	for _, m := range []string{"Say", "Hi"} {
@@ -177,8 +186,27 @@ func TestProviderNamingAnUnknownBalancerNeverPanics(t *testing.T) {
 		assert.Same(t, inv, lb.Select([]base.Invoker{inv}, nil))
 	}
 	dgext.GetProtocol(protocolwrapper.FILTER).Refer(u.Clone()) // dubbo-go refers again on a change
-	require.Len(t, lines, 1, "%q", lines)
-	assert.Contains(t, lines[0], `provider 10.0.0.7:20000 names load balancer "java-team-lb" for service org.Greeter`)
+	require.Len(t, logs(), 1, "%q", logs())
+	assert.Contains(t, logs()[0], `provider 10.0.0.7:20000 names load balancer "java-team-lb" for service org.Greeter`)
 	assert.Error(t, CheckBalancer("java-team-lb"), "a fallback is no balancer to configure")
 	assert.NotContains(t, CheckBalancer("nosuch").Error(), "java-team-lb")
+}
+
+// TestOverrideFromTheConfigCenterIsChecked applies a rule of the
+// configuration center with dubbo-go's own override configurator, as its
+// registry directory does to each merged provider URL before it refers it
+// through the "filter" protocol: the name the rule sets is checked (one
+// WARN, no panic); the provider named a known balancer.
+func TestOverrideFromTheConfigCenterIsChecked(t *testing.T) {
+	u, logs := fakeProvider(t, "lbfake://10.0.0.8:20000/org.Greeter?loadbalance=random&side=consumer")
+	rule, err := common.NewURL("override://0.0.0.0:0/org.Greeter?loadbalance=config-center-typo&category=configurators")
+	require.NoError(t, err)
+	dgext.GetDefaultConfiguratorFunc()(rule).Configure(u)
+	require.Equal(t, "config-center-typo", u.GetParam("loadbalance", ""), "the rule applies")
+
+	inv := dgext.GetProtocol(protocolwrapper.FILTER).Refer(u)
+	require.NotNil(t, inv)
+	assert.Same(t, inv, cluster.GetLoadBalance(inv, "Say").Select([]base.Invoker{inv}, nil))
+	require.Len(t, logs(), 1, "%q", logs())
+	assert.Contains(t, logs()[0], `provider 10.0.0.8:20000 names load balancer "config-center-typo" for service org.Greeter`)
 }

@@ -2,7 +2,6 @@ package shortestresponse
 
 import (
 	"math"
-	"math/bits"
 	"sync/atomic"
 
 	"github.com/dubbogo-lb/lb/loadbalance/internal/algo"
@@ -10,93 +9,136 @@ import (
 )
 
 // estimate is Dubbo Java's estimated response of a provider: the mean
-// elapsed time of its successful calls in the window, mean (ns), times its
-// calls in flight + 1, saturating at math.MaxInt64.
+// elapsed time of its successful calls in the window, mean (ns, at most
+// maxMean), times its calls in flight + 1; math.MaxInt64 from maxActive
+// calls in flight on, so that the product never overflows.
 func estimate(mean, active int64) int64 {
-	hi, lo := bits.Mul64(uint64(max(mean, 0)), uint64(max(active, 0)+1))
-	if hi != 0 || lo > math.MaxInt64 {
+	if active >= maxActive {
 		return math.MaxInt64
 	}
-	return int64(lo)
+	return min(max(mean, 0), maxMean) * (max(active, 0) + 1)
 }
 
-// Shortest returns the slot with the smallest Estimate(mean[i],
-// stats[i].Active()) among the slots of usable weight (algo.Usable), ties
-// drawn in proportion to weight, or uniformly when uniform: Dubbo Java's
-// rule. The slots are those of slots, or all of mean when slots is nil;
-// mean, stats and weights have the same length. When no weight is usable,
-// every slot counts with weight 1. At least one slot.
+// maxActive is the count of calls in flight from which estimate saturates:
+// maxMean × maxActive < 2^63.
+const maxActive = 1 << (63 - (64 - slotBits))
+
+// An entry is a provider as the scan reads it, packed in one word so
+// that one atomic load reads it and entries sort by mean as integers: its
+// mean (ns) in the high 64 − slotBits bits, saturating at maxMean (18
+// minutes: a longer mean changes no pick), and its slot in the low
+// slotBits bits (slots wrap above 16.7 million providers, never out of
+// range).
+const (
+	slotBits = 24
+	slotMask = 1<<slotBits - 1
+	maxMean  = 1<<(64-slotBits) - 1
+)
+
+func pack(mean int64, slot int) uint64 {
+	return uint64(min(max(mean, 0), maxMean))<<slotBits | uint64(slot)&slotMask
+}
+
+// maxTies is how many tied providers the scan keeps on its stack; with
+// more ties (more than maxTies providers at exactly the same estimate) the
+// draw reads the estimates a second time.
+const maxTies = 128
+
+// shortest returns the slot with the smallest estimate(mean, active)
+// among ents (packed entries; the counts in flight are stats[slot]), ties
+// drawn in proportion to weights[slot], or uniformly when uniform, with
+// the random word u: Dubbo Java's rule; when every entry ties, the draw
+// is all's (the weights of the whole snapshot) if all is not nil. When
+// sorted, ents are in increasing order of mean and the scan stops at the
+// first mean above the smallest estimate found: estimate(m, a) ≥ m for
+// every count a, so no later entry can be shorter or tied, and the result
+// is that of the full scan. At least one entry.
 //
-// As fewestactive.Scan, it reads the estimates twice when there is a tie,
-// once to find the shortest and once to draw among the tied slots, so
-// that no list of them is kept; an estimate that changes in between can
-// only move the pick to a slot that is the shortest at the second
-// reading, or, if none is any more, to the last tied slot found.
-func Shortest(mean []atomic.Int64, stats []*rpcstatus.Stats, weights []float64, slots []int, uniform bool, u uint64) int {
-	if i, ok := shortest(mean, stats, weights, slots, uniform, u, false); ok {
-		return i
-	}
-	i, _ := shortest(mean, stats, weights, slots, true, u, true)
-	return i
-}
-
-func shortest(mean []atomic.Int64, stats []*rpcstatus.Stats, weights []float64, slots []int, uniform bool, u uint64, equal bool) (int, bool) {
-	n := len(mean)
-	if slots != nil {
-		n = len(slots)
-	}
-	first, last, count, best, total := -1, -1, 0, int64(math.MaxInt64), 0.0
-	ones := equal || uniform
-	for k := range n {
-		i := k
-		if slots != nil {
-			i = slots[k]
-		}
-		w := weights[i]
-		if !equal && !algo.Usable(w) {
+// Each estimate is read once, and the tied slots are kept in a stack
+// array (no list on the heap); their weights are summed only when the
+// draw needs them. With more than maxTies ties the draw reads
+// the estimates again; an estimate that changes in between can only move
+// the pick to a slot that is the shortest at the second reading or, if
+// none is any more, to the last tied one found.
+func shortest(ents []atomic.Uint64, sorted bool, stats []*rpcstatus.Stats, weights []float64, uniform bool, all *algo.Alias, u uint64) int {
+	var ties [maxTies]int32
+	best, n, end, total := int64(math.MaxInt64), 0, len(ents), 0.0
+	for k := range ents {
+		x := ents[k].Load()
+		m := int64(x >> slotBits)
+		if m > best {
+			if sorted {
+				end = k
+				break
+			}
 			continue
 		}
-		if ones {
-			w = 1
+		slot := int32(x & slotMask)
+		// estimate(m, active), m being in [0, maxMean] already.
+		est := int64(math.MaxInt64)
+		if a := stats[slot].Active(); a < maxActive {
+			est = m * (max(a, 0) + 1)
 		}
-		switch e := estimate(mean[i].Load(), stats[i].Active()); {
-		case e < best || first < 0:
-			best, first, last, count, total = e, k, k, 1, w
-		case e == best:
-			last, count, total = k, count+1, total+w
-		}
-	}
-	if count <= 1 {
-		if first < 0 {
-			return 0, false
-		}
-		return slotOf(slots, first), true
-	}
-	// Second pass: an unbiased draw in [0, total), each tied slot owning
-	// a part as wide as its weight.
-	r := algo.Float64(u) * total
-	found := first
-	for k := first; k <= last; k++ {
-		i := slotOf(slots, k)
-		w := weights[i]
-		if !equal && !algo.Usable(w) || estimate(mean[i].Load(), stats[i].Active()) != best {
+		if est > best {
 			continue
 		}
-		if ones {
-			w = 1
+		if est < best {
+			best, n = est, 0
 		}
-		found = k
+		ties[n&(maxTies-1)] = slot // past maxTies, unread: see below
+		n++
+	}
+	switch {
+	case n == 1:
+		return int(ties[0])
+	case uniform && n <= maxTies:
+		return int(ties[algo.IntN(u, n)])
+	case !uniform && n == len(ents) && all != nil:
+		return all.Pick(u)
+	case n <= maxTies:
+		// An unbiased draw in [0, total), each tie owning a part as wide
+		// as its weight.
+		for _, slot := range ties[:n] {
+			total += weights[slot]
+		}
+		r := algo.Float64(u) * total
+		for _, slot := range ties[:n-1] {
+			if r -= weights[slot]; r < 0 {
+				return int(slot)
+			}
+		}
+		return int(ties[n-1])
+	}
+	// More ties than the stack keeps: draw by a second reading, the j-th
+	// tie uniformly, or by weight over [0, total).
+	tied := func(k int) (int, bool) {
+		x := ents[k].Load()
+		slot := int(x & slotMask)
+		return slot, estimate(int64(x>>slotBits), stats[slot].Active()) == best
+	}
+	r := float64(algo.IntN(u, n))
+	if !uniform {
+		for k := range end {
+			if slot, ok := tied(k); ok {
+				total += weights[slot]
+			}
+		}
+		r = algo.Float64(u) * total
+	}
+	found := int(ties[0])
+	for k := range end {
+		slot, ok := tied(k)
+		if !ok {
+			continue
+		}
+		found = slot
+		w := 1.0
+		if !uniform {
+			w = weights[slot]
+		}
 		if r -= w; r < 0 {
 			break
 		}
 	}
-	return slotOf(slots, found), true
-}
-
-// slotOf is the k-th slot: slots[k], or k when slots is nil.
-func slotOf(slots []int, k int) int {
-	if slots != nil {
-		return slots[k]
-	}
-	return k
+	return found
 }

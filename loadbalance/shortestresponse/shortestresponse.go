@@ -13,15 +13,19 @@
 // own previous window's mean if that is smaller, or when no provider has
 // a mean yet (Java estimates it 0, so that one provider, or every provider
 // just after each window reset, draws all the calls until one of its calls
-// succeeds): it is probed once per window like Java's, never flooded; means are read from a table computed at most every
-// Options.Refresh (default 10 ms), not from the counters on every pick,
-// which keeps Select under 300 ns at 100 providers; means are in
-// nanoseconds, not whole milliseconds. Select allocates nothing and takes
-// no lock.
+// succeeds): it is probed once per window like Java's, never flooded;
+// means are read from a table computed at most every Options.Refresh
+// (default 10 ms), not from the counters on every pick, and kept sorted,
+// so that a pick stops reading at the first provider whose mean alone
+// exceeds the shortest estimate found (the same pick as Java's full
+// scan); means are in nanoseconds, not whole milliseconds. Select
+// allocates nothing and takes no lock.
 package shortestresponse
 
 import (
 	"math"
+	"slices"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -109,6 +113,23 @@ type table struct {
 	// win is each provider's window, carried over from the snapshot
 	// before for the providers that stay.
 	win []*window
+
+	// The scan's view of the means: the providers of usable weight (all
+	// of them, as equal, when none has one), packed by entries and
+	// sorted by mean, in the half of byMean that cur names; a refresh
+	// writes the other half, then flips cur. seq[h] is odd while half h
+	// is written: a pick that stalled long enough to see its half
+	// rewritten under it (seq changed) scans again.
+	eligible []int // the slots in byMean
+	equal    bool  // no provider has a usable weight: each counts as 1
+	// all draws among every provider by weight (nil when the weights are
+	// equal): the draw when every estimate ties, in O(1).
+	all     *algo.Alias
+	byMean  [2][]atomic.Uint64
+	seq     [2]atomic.Uint32
+	cur     atomic.Uint32
+	mu      sync.Mutex // held by the refresh (TryLock: nobody waits)
+	scratch []uint64   // the refresh's, under mu
 }
 
 // window is Java's SlideWindowData: the provider's counters when the
@@ -168,6 +189,28 @@ func (b *Balancer) build(s *member.Set, prev *member.View[table]) *table {
 	if prev != nil {
 		t.end.Store(prev.Table.end.Load())
 	}
+	for i, w := range s.Weights {
+		if algo.Usable(w) {
+			t.eligible = append(t.eligible, i)
+		}
+	}
+	if t.equal = len(t.eligible) == 0; t.equal {
+		for i := range n {
+			t.eligible = append(t.eligible, i)
+		}
+	}
+	if !s.Uniform && !t.equal {
+		t.all = algo.NewAlias(s.Weights)
+	}
+	t.scratch = make([]uint64, 0, len(t.eligible))
+	for h := range t.byMean {
+		t.byMean[h] = make([]atomic.Uint64, len(t.eligible))
+	}
+	// The means as they are now, so that the first picks do not take
+	// every provider for equal.
+	now := b.opts.Env.Now()
+	t.next.Store(now + int64(b.opts.Refresh))
+	t.read(s.Stats, now)
 	return t
 }
 
@@ -177,20 +220,28 @@ func (b *Balancer) build(s *member.Set, prev *member.View[table]) *table {
 func (b *Balancer) refresh(v *member.View[table], now int64) {
 	t := v.Table
 	next := t.next.Load()
-	if now < next || !t.next.CompareAndSwap(next, now+int64(b.opts.Refresh)) {
+	if now < next || !t.next.CompareAndSwap(next, now+int64(b.opts.Refresh)) || !t.mu.TryLock() {
 		return
 	}
+	defer t.mu.Unlock()
+	t.read(v.Stats, now)
+}
+
+// read reads the means from the counters at now (rolling the windows when
+// the slide period is over) into the half of byMean that cur does not
+// name, then flips cur; under mu, or before t is published.
+func (t *table) read(stats []*rpcstatus.Stats, now int64) {
 	if end := t.end.Load(); end == 0 {
 		t.end.Store(now + t.period)
 	} else if now >= end {
 		for i, w := range t.win {
-			w.roll(&v.Stats[i].Counters)
+			w.roll(&stats[i].Counters)
 		}
 		t.end.Store(now + t.period)
 	}
 	least := int64(0)
 	for i, w := range t.win {
-		m, ok := w.mean(&v.Stats[i].Counters)
+		m, ok := w.mean(&stats[i].Counters)
 		if !ok {
 			m = 0
 		} else if least == 0 || m < least {
@@ -212,26 +263,63 @@ func (b *Balancer) refresh(v *member.View[table], now int64) {
 			t.mean[i].Store(m)
 		}
 	}
+	sorted := t.scratch[:0]
+	for _, i := range t.eligible {
+		sorted = append(sorted, pack(t.mean[i].Load(), i))
+	}
+	slices.Sort(sorted) // nearly sorted already from one period to the next: pdqsort's linear case
+	h := 1 - t.cur.Load()
+	t.seq[h].Add(1) // odd: being written
+	for k, x := range sorted {
+		t.byMean[h][k].Store(x)
+	}
+	t.seq[h].Add(1)
+	t.cur.Store(h)
 }
 
 // pick returns the slot of v with the shortest estimate.
 func (b *Balancer) pick(v *member.View[table], _ base.Invocation) int {
-	if now := b.opts.Env.Now(); now >= v.Table.next.Load() {
+	t := v.Table
+	if now := b.opts.Env.Now(); now >= t.next.Load() {
 		b.refresh(v, now)
 	}
-	return Shortest(v.Table.mean, v.Stats, v.Weights, nil, v.Uniform, b.rand.Uint64())
+	u := b.rand.Uint64()
+	var i int
+	for range 4 { // a fourth rewrite under one pick: take what it read
+		h := t.cur.Load()
+		seq := t.seq[h].Load()
+		i = shortest(t.byMean[h], true, v.Stats, v.Weights, v.Uniform || t.equal, t.all, u)
+		if seq&1 == 0 && t.seq[h].Load() == seq {
+			break
+		}
+	}
+	return i
 }
 
-// among applies the same rule to a failover retry's subset.
+// among applies the same rule to a failover retry's subset, unsorted.
 func (b *Balancer) among(v *member.View[table], list []base.Invoker, _ base.Invocation) base.Invoker {
-	var buf [16]int
-	slots := buf[:0]
-	for _, inv := range list {
-		i, _ := v.Index(inv)
-		slots = append(slots, i)
+	t := v.Table
+	var buf [16]atomic.Uint64
+	ents := buf[:0:0]
+	if len(list) <= len(buf) {
+		ents = buf[:len(list)]
+	} else {
+		ents = make([]atomic.Uint64, len(list))
 	}
-	i := Shortest(v.Table.mean, v.Stats, v.Weights, slots, v.Uniform, b.rand.Uint64())
-	return v.Invokers[i]
+	n, equal := 0, false
+	for pass := 0; n == 0 && pass < 2; pass++ { // the second: none usable, all as equal
+		equal = pass == 1
+		for _, inv := range list {
+			if i, ok := v.Index(inv); ok && (equal || algo.Usable(v.Weights[i])) {
+				ents[n].Store(pack(t.mean[i].Load(), i))
+				n++
+			}
+		}
+	}
+	if n == 0 {
+		return list[0]
+	}
+	return v.Invokers[shortest(ents[:n], false, v.Stats, v.Weights, v.Uniform || equal, nil, b.rand.Uint64())]
 }
 
 // describe gives each provider its estimate as its cost.

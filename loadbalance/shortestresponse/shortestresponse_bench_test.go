@@ -31,3 +31,17 @@ func BenchmarkSelect(b *testing.B) {
 	lbtest.BenchSelect(b, lbtest.With(lbtest.Named{Name: Name, LB: New(Options{})}, lbtest.DubboGo("leastactive")...),
 		benchList, lbtest.Call("Say"))
 }
+
+// BenchmarkSelectTied is the most work a pick does: every provider has
+// the same mean and none has a call in flight, so the scan cannot stop
+// early and every provider is tied (as at the start, before any call
+// completes); dubbo-go's leastactive on the same lists, in the same run.
+func BenchmarkSelectTied(b *testing.B) {
+	defer lblog.Capture(func(string) {})()
+	lbtest.BenchSelect(b, lbtest.With(lbtest.Named{Name: Name, LB: New(Options{})}, lbtest.DubboGo("leastactive")...),
+		func(n int) []base.Invoker {
+			l := lbtest.Mixed(n)
+			lbtest.FeedAll(l, rpcstatus.Nanotime()-int64(time.Second), 16, 2*time.Millisecond)
+			return l
+		}, lbtest.Call("Say"))
+}

@@ -2,6 +2,8 @@ package shortestresponse
 
 import (
 	"math"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -52,7 +54,9 @@ func count(b *Balancer, list []base.Invoker, picks int) []int {
 func TestEstimate(t *testing.T) {
 	assert.Equal(t, int64(3*ms), estimate(ms, 2))
 	assert.Equal(t, int64(ms), estimate(ms, -1), "a negative count is 0")
-	assert.Equal(t, int64(math.MaxInt64), estimate(math.MaxInt64/2, 5), "saturates")
+	assert.Equal(t, int64(maxMean*6), estimate(math.MaxInt64/2, 5), "a mean past 18 minutes counts as 18 minutes")
+	assert.Equal(t, int64(math.MaxInt64), estimate(maxMean, maxActive), "saturates")
+	assert.Equal(t, int64(maxMean*maxActive), estimate(maxMean, maxActive-1), "the largest product, below 2^63")
 	assert.Zero(t, estimate(0, 9))
 }
 
@@ -196,4 +200,38 @@ func TestAmongSubset(t *testing.T) {
 	for range 20 {
 		assert.Same(t, list[2], b.Select(sub, lbtest.Call("Say")))
 	}
+}
+
+// TestConcurrentRefreshes: picks on four goroutines while the clock runs,
+// so that refreshes rewrite and flip the sorted list under them: with the
+// means steady, every pick is the fastest provider's (run with -race).
+func TestConcurrentRefreshes(t *testing.T) {
+	var now atomic.Int64
+	now.Store(int64(time.Second))
+	b := New(Options{Env: lbenv.Env{Now: now.Load}}) // the default source: safe for concurrent use
+	list := lbtest.EjectionOff(lbtest.Weighted("100", "100", "100")...)
+	for i, lat := range []time.Duration{3 * time.Millisecond, time.Millisecond, 2 * time.Millisecond} {
+		lbtest.Feed(list[i], now.Load(), 10, lat, false)
+	}
+	// The snapshot first (built on this call: 3 providers), so that no
+	// pick below is an interim one, made while it is built.
+	require.Same(t, list[1], b.Select(list, lbtest.Call("Say")))
+	var wg sync.WaitGroup
+	wrong := make([]int, 4)
+	for g := range wrong {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for k := range 2000 {
+				if g == 0 && k%10 == 0 {
+					now.Add(int64(defaultRefresh))
+				}
+				if b.Select(list, lbtest.Call("Say")) != list[1] {
+					wrong[g]++
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	assert.Equal(t, []int{0, 0, 0, 0}, wrong)
 }

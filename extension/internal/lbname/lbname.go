@@ -18,9 +18,12 @@
 // name), naming the provider it came from. Nothing is rewritten: dubbo-go compares each new provider URL
 // with its invoker's and refers the provider again when they differ, so a
 // URL changed after the fact would make a new connection on every
-// notification. JavaMethodSpelling, applied where the provider URL is
-// built (the Nacos discovery), gives Dubbo Java's method-level spelling
-// the name dubbo-go reads. DESIGN.md beside this file lists the paths.
+// notification. A reference's direct URLs are referred with their own
+// protocol, not "filter": WrapProtocols (run by PostProcessor before each
+// reference is referred) puts the same check on every protocol.
+// JavaMethodSpelling, applied where the provider URL is built (the Nacos
+// discovery), gives Dubbo Java's method-level spelling the name dubbo-go
+// reads. DESIGN.md beside this file lists the paths.
 package lbname
 
 import (
@@ -34,6 +37,7 @@ import (
 	// whether the application imports dubbo-go's balancers or not.
 	_ "dubbo.apache.org/dubbo-go/v3/cluster/loadbalance/random"
 	"dubbo.apache.org/dubbo-go/v3/common"
+	"dubbo.apache.org/dubbo-go/v3/common/config"
 	"dubbo.apache.org/dubbo-go/v3/common/constant"
 	dgext "dubbo.apache.org/dubbo-go/v3/common/extension"
 	"dubbo.apache.org/dubbo-go/v3/protocol/base"
@@ -250,12 +254,29 @@ func (f *fallback) Select(invokers []base.Invoker, inv base.Invocation) base.Inv
 
 // Protocol wraps p, a dubbo-go protocol through which consumers refer
 // providers, so that every provider URL it refers is checked by g first.
-func Protocol(g *Guard, p base.Protocol) base.Protocol { return &protocol{Protocol: p, g: g} }
+// The wrapper keeps the optional capability dubbo-go looks for on a
+// protocol, base.HTTPHandlerHost (triple's), when p has it.
+func Protocol(g *Guard, p base.Protocol) base.Protocol {
+	w := &protocol{Protocol: p, g: g}
+	if h, ok := p.(base.HTTPHandlerHost); ok {
+		return &hostProtocol{protocol: w, HTTPHandlerHost: h}
+	}
+	return w
+}
 
 type protocol struct {
 	base.Protocol
 	g *Guard
 }
+
+// hostProtocol is a wrapped protocol that hosts HTTP handlers.
+type hostProtocol struct {
+	*protocol
+	base.HTTPHandlerHost
+}
+
+// guarded marks the protocols Protocol returns.
+func (*protocol) guarded() {}
 
 // Refer implements base.Protocol.
 func (p *protocol) Refer(u *common.URL) base.Invoker {
@@ -264,3 +285,46 @@ func (p *protocol) Refer(u *common.URL) base.Invoker {
 	}
 	return p.Protocol.Refer(u)
 }
+
+// wrapMu serializes WrapProtocols.
+var wrapMu sync.Mutex
+
+// WrapProtocols wraps with Protocol(g, ·) every protocol registered with
+// dubbo-go that is not wrapped yet, but the registry protocols (they
+// refer a registry, whose directory refers each provider through the
+// "filter" protocol). dubbo-go refers a reference's direct URLs (url:
+// tri://host:port?...) with the URL's own protocol, not through "filter",
+// and its cluster then looks the URL's balancer up as for any provider.
+// A wrapped protocol is the instance its factory returned, which every
+// dubbo-go protocol keeps as a singleton (its exporters live in it), with
+// the optional capability dubbo-go asserts on a protocol kept (Protocol).
+// Idempotent; call it before references are referred (PostProcessor does,
+// before each).
+func WrapProtocols(g *Guard) {
+	wrapMu.Lock()
+	defer wrapMu.Unlock()
+	for _, name := range dgext.GetAllProtocolNames() {
+		if name == constant.RegistryProtocol || name == constant.ServiceRegistryProtocol {
+			continue
+		}
+		p := dgext.GetProtocol(name)
+		if _, done := p.(interface{ guarded() }); done || p == nil {
+			continue
+		}
+		w := Protocol(g, p)
+		dgext.SetProtocol(name, func() base.Protocol { return w })
+	}
+}
+
+// PostProcessor is a dubbo-go config post-processor that calls
+// WrapProtocols(g) before each reference is referred (dubbo-go calls it
+// with the reference's URL right before it refers the reference's URLs),
+// so that a protocol registered after this package's users ran their init
+// is wrapped too.
+func PostProcessor(g *Guard) config.ConfigPostProcessor { return postProcessor{g} }
+
+type postProcessor struct{ g *Guard }
+
+func (p postProcessor) PostProcessReferenceConfig(*common.URL) { WrapProtocols(p.g) }
+
+func (postProcessor) PostProcessServiceConfig(*common.URL) {}

@@ -1,6 +1,8 @@
 package lbname
 
 import (
+	"errors"
+	"net/http"
 	"strings"
 	"testing"
 
@@ -9,6 +11,7 @@ import (
 	_ "dubbo.apache.org/dubbo-go/v3/cluster/loadbalance/random"
 	_ "dubbo.apache.org/dubbo-go/v3/cluster/loadbalance/roundrobin"
 	"dubbo.apache.org/dubbo-go/v3/common"
+	"dubbo.apache.org/dubbo-go/v3/common/constant"
 	dgext "dubbo.apache.org/dubbo-go/v3/common/extension"
 	pbase "dubbo.apache.org/dubbo-go/v3/protocol/base"
 	"github.com/stretchr/testify/assert"
@@ -142,4 +145,53 @@ func TestDubboGoFindsTheFallback(t *testing.T) {
 	}
 	names := dgext.GetAllLoadbalanceNames()
 	assert.Contains(t, names, "lbname-test-typo")
+}
+
+// referProtocol makes a base invoker of each URL it refers.
+type referProtocol struct{ pbase.Protocol }
+
+func (referProtocol) Refer(u *common.URL) pbase.Invoker { return pbase.NewBaseInvoker(u) }
+
+// hostingProtocol hosts HTTP handlers, as triple does.
+type hostingProtocol struct{ referProtocol }
+
+var errHosted = errors.New("hosted")
+
+func (hostingProtocol) HostHTTPHandler(*common.URL, http.Handler) error { return errHosted }
+
+// TestWrapProtocolsGuardsDirectURLs: every protocol, as a direct URL uses
+// it, checks the URLs it refers once wrapped; wrapping again adds no
+// layer, a protocol that hosts HTTP handlers (triple) still does, and the
+// registry protocols are left alone.
+func TestWrapProtocolsGuardsDirectURLs(t *testing.T) {
+	g, reg, lines := guard(t, "random")
+	for _, name := range []string{"lbname-direct", "lbname-host", constant.RegistryProtocol} {
+		require.NotContains(t, dgext.GetAllProtocolNames(), name)
+		var p pbase.Protocol = referProtocol{}
+		if name == "lbname-host" {
+			p = hostingProtocol{}
+		}
+		dgext.SetProtocol(name, func() pbase.Protocol { return p })
+		t.Cleanup(func() { dgext.UnregisterProtocol(name) })
+	}
+	pp := PostProcessor(g)
+	pp.PostProcessServiceConfig(nil) // a provider's export: nothing to do
+	pp.PostProcessReferenceConfig(nil)
+	WrapProtocols(g)
+
+	p := dgext.GetProtocol("lbname-direct")
+	w, ok := p.(*protocol)
+	require.True(t, ok, "wrapped: %T", p)
+	assert.IsType(t, referProtocol{}, w.Protocol, "one layer, however often it is wrapped")
+	assert.IsType(t, referProtocol{}, dgext.GetProtocol(constant.RegistryProtocol))
+	h, ok := dgext.GetProtocol("lbname-host").(pbase.HTTPHandlerHost)
+	require.True(t, ok, "triple's capability kept")
+	assert.Equal(t, errHosted, h.HostHTTPHandler(nil, nil))
+	assert.IsType(t, hostingProtocol{}, dgext.GetProtocol("lbname-host").(*hostProtocol).Protocol, "one layer")
+
+	u := providerURL(t, "lbname-direct://10.0.0.3:20000/org.Greeter?loadbalance=direct-typo")
+	inv := p.Refer(u)
+	require.Len(t, *lines, 1)
+	assert.Contains(t, (*lines)[0], `provider 10.0.0.3:20000 names load balancer "direct-typo" for service org.Greeter`)
+	assert.Same(t, inv, reg["direct-typo"].Select([]pbase.Invoker{inv}, nil))
 }

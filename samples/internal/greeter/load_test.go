@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net"
 	"strconv"
+	"sync"
 	"testing"
 	"time"
 
@@ -31,26 +32,7 @@ import (
 // trailer header, and stores the report on the provider's statistics.
 // Real dubbo-go server and client over loopback TCP, in one process.
 func TestProviderLoadRoundTripOverTriple(t *testing.T) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	require.NoError(t, err)
-	port := ln.Addr().(*net.TCPAddr).Port
-	require.NoError(t, ln.Close())
-
-	app := global.DefaultApplicationConfig()
-	app.Name = "loadreport-roundtrip"
-	app.MetadataType = "remote"
-	srv, err := server.NewServer(server.SetServerApplication(app), server.WithServerProtocol(
-		protocol.WithTriple(), protocol.WithIp("127.0.0.1"), protocol.WithPort(port)),
-		server.WithServerFilter(extension.LoadFilterName))
-	require.NoError(t, err)
-	lat, err := ParseLatency("1ms")
-	require.NoError(t, err)
-	b, err := NewBackend("p", lat, 0)
-	require.NoError(t, err)
-	require.NoError(t, Register(srv, b, server.WithParam("lb.capacity", "64")))
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	go func() { _ = srv.ServeContext(ctx) }()
+	ctx, port := serve(t)
 
 	cli, err := client.NewClient()
 	require.NoError(t, err)
@@ -86,4 +68,39 @@ func TestProviderLoadRoundTripOverTriple(t *testing.T) {
 	require.Equal(t, 64.0, got.Capacity, "the provider URL's lb.capacity")
 	require.InDelta(t, time.Now().UnixMilli(), got.TimeMs, float64(time.Minute.Milliseconds()))
 	require.True(t, got.Has&loadreport.HasCPU != 0)
+}
+
+// serve returns the triple provider of the service that the tests of this
+// package share (dubbo-go's triple server defines a service once per
+// process), started on the first call on a free loopback port with the
+// lbload filter and the provider param lb.capacity=64: the context it
+// serves under (never cancelled) and its port.
+func serve(t *testing.T) (context.Context, int) {
+	shared.once.Do(func() {
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		require.NoError(t, err)
+		shared.port = ln.Addr().(*net.TCPAddr).Port
+		require.NoError(t, ln.Close())
+
+		app := global.DefaultApplicationConfig()
+		app.Name = "greeter-test"
+		app.MetadataType = "remote"
+		srv, err := server.NewServer(server.SetServerApplication(app), server.WithServerProtocol(
+			protocol.WithTriple(), protocol.WithIp("127.0.0.1"), protocol.WithPort(shared.port)),
+			server.WithServerFilter(extension.LoadFilterName))
+		require.NoError(t, err)
+		lat, err := ParseLatency("1ms")
+		require.NoError(t, err)
+		b, err := NewBackend("p", lat, 0)
+		require.NoError(t, err)
+		require.NoError(t, Register(srv, b, server.WithParam("lb.capacity", "64")))
+		go func() { _ = srv.ServeContext(context.Background()) }()
+	})
+	require.NotZero(t, shared.port, "the shared provider did not start")
+	return context.Background(), shared.port
+}
+
+var shared struct {
+	once sync.Once
+	port int
 }
