@@ -79,9 +79,12 @@ func TestJavaProviderNamesTheBalancerLatencyAware(t *testing.T) {
 			// The control names random where the providers name their
 			// balancer: a provider's method-level balancer wins over a
 			// consumer's service-level one, in Dubbo Java as in dubbo-go.
-			randomSpec := consumerSpec{balancer: "random", args: []string{"-concurrency", "4"}}
+			// Random spends a third of its calls on the slow provider
+			// whatever the calls in flight: blindConcurrency of them keep
+			// its 3 000 calls short (about 20 s instead of 80 at 4).
+			randomSpec := consumerSpec{balancer: "random", args: []string{"-concurrency", blindConcurrency}}
 			if java.flag == "-method-loadbalance" {
-				randomSpec = consumerSpec{name: "consumer random (Hello: random)", args: []string{"-conf", consumerYAML(t, "random", "random"), "-concurrency", "4"}}
+				randomSpec = consumerSpec{name: "consumer random (Hello: random)", args: []string{"-conf", consumerYAML(t, "random", "random"), "-concurrency", blindConcurrency}}
 			}
 			// A window of 3 s instead of Java's 30: a provider whose first
 			// calls were slow (a cold JVM) is probed again at the next

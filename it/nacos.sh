@@ -36,7 +36,7 @@
 #   NACOS_PORT           HTTP port (default 8848)
 #   NACOS_CACHE          build cache (default $HOME/.cache/dubbogo-lb/nacos); jars stay in ~/.m2
 #   NACOS_RUN_DIR        pid file, logs and data (default /tmp/dubbogo-lb-nacos); wiped on start
-#   NACOS_START_TIMEOUT  seconds to wait for readiness (default 180)
+#   NACOS_START_TIMEOUT  seconds to wait for readiness (default 180; 600 for `cluster`)
 #   NACOS_STOP_TIMEOUT   seconds between SIGTERM and SIGKILL (default 20)
 #   NACOS_JAVA_OPTS      extra JVM options
 #   JAVA_HOME            JDK 17+ to use (else `java` on PATH)
@@ -56,8 +56,10 @@
 # key/value on every node (Nacos 3 checks it on the calls between nodes even with auth
 # off; without it the nodes mark each other DOWN). Clients take every address
 # (`cluster addresses`); each gRPC client connects to one node and moves to another when
-# that one goes. A node that exits during start-up is started again until
-# NACOS_START_TIMEOUT (node_start_retried). Auth is not supported in cluster mode.
+# that one goes. A node that exits during start-up, or logs "Nacos failed to start", is
+# started again until NACOS_START_TIMEOUT (node_start_retried; each try's messages in
+# $NACOS_CLUSTER_RUN_DIR/nodeN-start.log, and their end printed when the node does not come
+# up in time). Auth is not supported in cluster mode.
 # Notes and figures: docs/nacos-cluster.md.
 #
 # With NACOS_AUTH=true the server runs with nacos.core.auth.enabled=true and
@@ -86,6 +88,12 @@ GRPC_PORT=$((HTTP_PORT + 1000))
 CLUSTER_GRPC_PORT=$((HTTP_PORT + 1001))
 RAFT_PORT=$((HTTP_PORT - 1000))
 START_TIMEOUT="${NACOS_START_TIMEOUT:-180}"
+if [ -z "${NACOS_START_TIMEOUT:-}" ] && [ "${1:-}" = cluster ]; then
+  # Three JVMs starting at once on two cores, with retries: 10 minutes, as
+  # it/test.sh gives the standalone servers (seen: 4 minutes for one server at
+  # a load average of 60).
+  START_TIMEOUT=600
+fi
 STOP_TIMEOUT="${NACOS_STOP_TIMEOUT:-20}"
 BASE_URL="http://$HOST:$HTTP_PORT/nacos"
 HEALTH_PATH="/v3/admin/core/state/readiness"
@@ -373,6 +381,21 @@ cmd_start() {
       rm -f "$PID_FILE"
       exit 1
     fi
+    # A start that failed does not always end the JVM: when the web context
+    # fails (e.g. its port taken, or the JRaft leader lost meanwhile), the core
+    # context's threads keep it alive, and it would only be seen at the
+    # deadline (seen: a cluster node idle for minutes after "Nacos failed to
+    # start"). The same for a heap too small for what it loaded.
+    if grep -q -e 'Nacos failed to start' -e 'java.lang.OutOfMemoryError' "$OUT_FILE" 2>/dev/null; then
+      if grep -q 'java.lang.OutOfMemoryError' "$OUT_FILE"; then
+        log "Nacos ran out of its ${HEAP} heap during start-up (NACOS_HEAP)"
+      else
+        log "Nacos failed to start (its process did not exit; stopping it)"
+      fi
+      show_logs 50
+      STOP_TIMEOUT=5 cmd_stop || true
+      exit 1
+    fi
     if [ "$http_ok" = 0 ] && healthy; then http_ok=1; fi
     if [ "$grpc_ok" = 0 ] && tcp_open "$GRPC_PORT"; then grpc_ok=1; fi
     if [ "$auth_ok" = 0 ] && [ "$http_ok" = 1 ]; then
@@ -518,7 +541,13 @@ cluster_wait_up() {
     done
     [ "$ok" = 0 ] || return 0
     if [ "$(date +%s)" -ge "$deadline" ]; then
-      log "cluster: the running nodes (${up[*]}) do not all see each other UP after ${START_TIMEOUT}s"
+      log "cluster: the running nodes (${up[*]}) do not all see each other UP after ${START_TIMEOUT}s; what each lists:"
+      for i in "${!CLUSTER_PORTS[@]}"; do
+        node_running $((i + 1)) || { log "node $((i + 1)): not running"; continue; }
+        log "node $((i + 1)): $(curl -s --max-time 5 "http://$HOST:${CLUSTER_PORTS[i]}/nacos/v3/admin/core/cluster/node/list" 2>/dev/null |
+          grep -o '"address":"[^"]*"\|"state":"[A-Z]*"' | tr '\n' ' ')"
+        node_cmd $((i + 1)) logs 2>&1 | tail -n 15 >&2
+      done
       return 1
     fi
     sleep 0.5
@@ -532,17 +561,40 @@ cluster_wait_up() {
 # leader changes meanwhile, and the node exits ("The Raft Group
 # [nacos_config] did not find the Leader node"). The next try usually
 # comes up, as a crashed pod does when its orchestrator restarts it.
+#
+# Each try's messages (with the log tail of a failed one) go to
+# $CLUSTER_RUN_DIR/nodeN-start.log, not to the terminal where three nodes'
+# would interleave; when the node does not come up in time, that file's tail
+# is printed with a one-line verdict.
 node_start_retried() {
-  local n="$1" try=1 left
+  local n="$1" try=0 left rc
   shift
-  local deadline=$(($(date +%s) + START_TIMEOUT))
+  local deadline=$(($(date +%s) + START_TIMEOUT)) out="$CLUSTER_RUN_DIR/node$n-start.log"
+  mkdir -p "$CLUSTER_RUN_DIR"
+  : >"$out"
   while :; do
     left=$((deadline - $(date +%s)))
-    [ "$left" -gt 0 ] || return 1
-    if node_cmd "$n" start NACOS_START_TIMEOUT="$left" "$@" >/dev/null; then return 0; fi
+    if [ "$left" -le 0 ]; then
+      node_failed "$n" "did not start within ${START_TIMEOUT}s ($try tries)"
+      return 1
+    fi
     try=$((try + 1))
-    log "cluster: node $n did not start; try $try"
+    printf -- '----- try %s (%ss left) -----\n' "$try" "$left" >>"$out"
+    rc=0
+    node_cmd "$n" start NACOS_START_TIMEOUT="$left" "$@" >>"$out" 2>&1 || rc=$?
+    [ "$rc" != 0 ] || return 0
+    log "cluster: node $n did not start (try $try): $(grep '^nacos.sh: ' "$out" | grep -v 'starting Nacos\|stopped\|not running' | tail -n 1 | cut -c11-)"
+    sleep 2 # not a spin when it fails at once (a port taken)
   done
+}
+
+# node_failed N WHY: a clear error for node N, with the tail of its tries.
+node_failed() {
+  local f="$CLUSTER_RUN_DIR/node$1-start.log"
+  log "cluster: node $1 (127.0.0.1:${CLUSTER_PORTS[$1 - 1]}) $2; all its tries in $f; the end of the last:"
+  grep -v '^[[:space:]]*$' "$f" | tail -n 25 >&2
+  log "cluster: node $1 $2; why each try ended:"
+  grep '^nacos.sh: ' "$f" | grep -v 'starting Nacos\|stopped\|not running' | tail -n 10 >&2
 }
 
 cluster_start() {

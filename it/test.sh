@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # Runs every test of the module with the race detector against real Nacos
-# servers: lint first, then start two Nacos at once, one with authentication
-# off and one with it on (both stopped again on exit, pass or fail), then
-# go test -race ./... . A Nacos that cannot start fails the run.
+# servers: starts two Nacos at once, one with authentication off and one
+# with it on (both stopped again on exit, pass or fail), and lints while
+# they start; then go test -race ./... with the fuzz targets beside it at
+# the lowest CPU priority (below). A Nacos that cannot start fails the run.
+# It prints when each phase ended ("it/test.sh: ... (at N s)").
 #
 # Environment (besides it/nacos.sh's, which apply to both servers):
 #   NACOS_PORT           HTTP port of the Nacos without authentication (8848)
@@ -16,19 +18,8 @@
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
-make lint
-
-# The alert rules (files with alert: entries) and their promtool unit tests
-# (files that start with rule_files:), with Debian's prometheus package's
-# promtool, which .ci/run installs; outside CI a missing promtool only warns.
-if command -v promtool >/dev/null; then
-  git ls-files '*.yml' '*.yaml' | xargs grep -l '^ *- alert:' | xargs -r promtool check rules
-  git ls-files '*.yml' '*.yaml' | xargs grep -l '^rule_files:' | xargs -r promtool test rules
-elif [ "${CI:-}" = true ]; then
-  echo "it/test.sh: no promtool but CI=true: .ci/run installs Debian's prometheus" >&2; exit 1
-else
-  echo "it/test.sh: no promtool (apt-get install prometheus): alert rules not checked" >&2
-fi
+t_start=$(date +%s)
+phase() { echo "it/test.sh: $* (at $(($(date +%s) - t_start)) s)" >&2; }
 
 # A busy machine starts Nacos slowly (seen: 4 minutes at a load average of
 # 60 on 2 cores); an idle one in 10 to 40 s.
@@ -44,32 +35,59 @@ authn() {
   NACOS_AUTH=true NACOS_AUTH_PASSWORD=$auth_password NACOS_PORT=$auth_port \
     NACOS_RUN_DIR=$auth_run_dir bash it/nacos.sh "$@"
 }
-trap 'plain stop; authn stop' EXIT
-# Both at once: the wait for one hides in the wait for the other.
+fuzz_pid=
+trap 'plain stop; authn stop; [ -z "$fuzz_pid" ] || kill -- -"$fuzz_pid" 2>/dev/null || true' EXIT
+trap 'exit 130' INT # a signal runs the EXIT trap too
+trap 'exit 143' TERM
+# Both at once, and beside the lint: the wait for one hides in the others.
 bash it/nacos.sh install # once, before two starts need it
 bash it/javaprovider.sh install # the Java provider of TestJava…, before any test waits for it
 plain start &
 plain_pid=$!
 authn start &
 auth_pid=$!
+
+make lint
+
+# The alert rules (files with alert: entries) and their promtool unit tests
+# (files that start with rule_files:), with Debian's prometheus package's
+# promtool, which .ci/run installs; outside CI a missing promtool only warns.
+if command -v promtool >/dev/null; then
+  git ls-files '*.yml' '*.yaml' | xargs grep -l '^ *- alert:' | xargs -r promtool check rules
+  git ls-files '*.yml' '*.yaml' | xargs grep -l '^rule_files:' | xargs -r promtool test rules
+elif [ "${CI:-}" = true ]; then
+  echo "it/test.sh: no promtool but CI=true: .ci/run installs Debian's prometheus" >&2; exit 1
+else
+  echo "it/test.sh: no promtool (apt-get install prometheus): alert rules not checked" >&2
+fi
+
 failed=0
 wait "$plain_pid" || failed=1
 wait "$auth_pid" || failed=1
 [ "$failed" = 0 ] || { echo "it/test.sh: a Nacos did not start" >&2; exit 1; }
+phase "lint, promtool and both Nacos done"
 
 export DUBBOGO_LB_NACOS=127.0.0.1:$port
 export DUBBOGO_LB_NACOS_AUTH=127.0.0.1:$auth_port
 export DUBBOGO_LB_NACOS_AUTH_USERNAME=nacos
 export DUBBOGO_LB_NACOS_AUTH_PASSWORD=$auth_password
 
-go test -race -count=1 -timeout 40m ./...
-
 # Every fuzz target of a parser of network or configuration input, for a
 # number of inputs rather than a time (a few seconds each on an idle
 # machine): with a time limit, a busy machine now and then ends the run with
 # "context deadline exceeded" while a worker is still busy, which is a
 # failure of the fuzzing driver, not of the target.
-for target in warmup:FuzzParseWeight warmup:FuzzParseAge warmup:FuzzParseFactor \
+#
+# The loop runs beside go test, at the lowest CPU priority (nice 19): the
+# integration tests spend most of their time waiting on timers and on the
+# consumers' report intervals, and the fuzzing (minutes of CPU, most of it
+# compiling the instrumented test binaries) takes the cores they leave idle;
+# a runnable test process preempts it at once. That is far less than the two
+# full-priority CPU hogs the suite is checked under
+# (../shared/tools/under-load.sh -n 2). Its output is printed once it is done.
+fuzz() {
+  local target
+  for target in warmup:FuzzParseWeight warmup:FuzzParseAge warmup:FuzzParseFactor \
 	internal/urlparam:FuzzParseTimeout internal/urlparam:FuzzParseActives internal/urlparam:FuzzParseOutlier \
 	loadbalance/ringhash:FuzzParseArguments loadbalance/ringhash:FuzzParseNodes \
 	loadbalance/ringhash:FuzzAppendJava extension/internal/nacosdiscovery:FuzzInstanceList \
@@ -77,5 +95,21 @@ for target in warmup:FuzzParseWeight warmup:FuzzParseAge warmup:FuzzParseFactor 
 	samples/internal/greeter:FuzzParseWhen samples/internal/greeter:FuzzParseCode \
 	rpcstatus/loadreport:FuzzParse loadbalance/loadaware:FuzzParseParams \
 	loadbalance/internal/zone:FuzzCompute extension/internal/lbname:FuzzBalancerNames; do
-	go test -run '^$' -fuzz "^${target#*:}\$" -fuzztime 100000x "./${target%%:*}"
-done
+	go test -run '^$' -fuzz "^${target#*:}\$" -fuzztime 100000x "./${target%%:*}" || return 1
+  done
+}
+fuzz_log=$(mktemp)
+# Its own process group (setsid), so that an early exit stops all of it.
+setsid nice -n 19 bash -c "$(declare -f fuzz); fuzz" >"$fuzz_log" 2>&1 &
+fuzz_pid=$!
+
+go_rc=0
+go test -race -count=1 -timeout 40m ./... || go_rc=$?
+phase "go test done (exit $go_rc)"
+fuzz_rc=0
+wait "$fuzz_pid" || fuzz_rc=$?
+fuzz_pid=
+cat "$fuzz_log"
+rm -f "$fuzz_log"
+phase "fuzzing done (exit $fuzz_rc)"
+[ "$go_rc" = 0 ] && [ "$fuzz_rc" = 0 ]
