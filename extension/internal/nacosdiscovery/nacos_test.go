@@ -134,6 +134,18 @@ func (s nacosServer) client(t tb) naming_client.INamingClient {
 		t.Fatal(err)
 	}
 	t.Cleanup(c.CloseClient)
+	// The client's first connection is checked within 3 s; on a busy
+	// machine (a Nacos just started, load 25) that check times out, the
+	// client goes on connecting in the background, and a registration
+	// made meanwhile fails with "client not connected". Wait for the
+	// connection as a provider process would, under a generous deadline.
+	deadline := time.Now().Add(2 * time.Minute)
+	for !c.ServerHealthy() {
+		if time.Now().After(deadline) {
+			t.Fatalf("Nacos client of %s:%d not connected after 2 minutes", s.host, s.port)
+		}
+		time.Sleep(50 * time.Millisecond) // polling the client's connection state
+	}
 	return c
 }
 
