@@ -13,8 +13,8 @@ import (
 // the loadaware balancer. It checks that each consumer receives the
 // providers' load reports (a round trip through dubbo-go's triple
 // trailers between real processes), that the starved provider reports the
-// highest utilization, that it gets less than a quarter of a blind
-// balancer's third (starvedBound), and that no call fails. dubbo-go's
+// highest utilization, that it gets less than half a blind balancer's
+// third (starvedBound), and that no call fails. dubbo-go's
 // random, the negative control, must fail that bound (subtest
 // negative_control_random).
 func TestProviderLoadMovesTrafficFromCPUStarvedProvider(t *testing.T) {
@@ -79,13 +79,16 @@ func TestProviderLoadMovesTrafficFromCPUStarvedProvider(t *testing.T) {
 
 // starvedBound, in percent, is the largest share of the calls that
 // loadaware may give the CPU-starved provider of
-// TestProviderLoadMovesTrafficFromCPUStarvedProvider: a quarter of a
-// blind balancer's third. Measured: 0.1 % of 3000 calls (loadaware's
-// power of two choices hands the starved provider, whose reported
-// utilization is the highest, only the draws it wins against nobody). A
-// blind balancer's 33.3 % would have to stray by 25 points to pass it,
-// more than 20 times its noise (noise) at 1000 calls.
-const starvedBound = 100.0 / 3 / 4
+// TestProviderLoadMovesTrafficFromCPUStarvedProvider: half a blind
+// balancer's third. loadaware does not starve it to zero: the latency
+// average of a provider it stops calling decays (rpcstatus.PeakEWMA), so
+// its cost falls until a call probes it again, and on a busy machine the
+// burners get less CPU, so its reported utilization stands out less.
+// Measured: 0.1-2.2 % in earlier runs, 4 % on an idle machine now, 8.6 % in
+// one CI run (utilization 0.15 against 0.10). A blind balancer's 33.3 %
+// would have to stray by 16.6 points to pass it: more than 10 times its
+// noise at the control's 1000 calls (sd 1.5 points).
+const starvedBound = 100.0 / 3 / 2
 
 // starvedShare reports whether the share of the provider starved in m is
 // within starvedBound, and says how it is.
