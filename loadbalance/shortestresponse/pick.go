@@ -61,6 +61,14 @@ const maxTies = 128
 // the pick to a slot that is the shortest at the second reading or, if
 // none is any more, to the last tied one found.
 func shortest(ents []atomic.Uint64, sorted bool, stats []*rpcstatus.Stats, weights []float64, uniform bool, all *algo.Alias, u uint64) int {
+	if sorted {
+		if x := ents[0].Load(); x>>slotBits == 0 || stats[x&slotMask].Active() <= 0 {
+			if slot, ok := drawLeast(ents, stats, uniform, all, u); ok {
+				return slot
+			}
+			u = algo.Mix(u + leastTries) // a word the missed draws did not use
+		}
+	}
 	var ties [maxTies]int32
 	best, n, end, total := int64(math.MaxInt64), 0, len(ents), 0.0
 	for k := range ents {
@@ -141,4 +149,59 @@ func shortest(ents []atomic.Uint64, sorted bool, stats []*rpcstatus.Stats, weigh
 		}
 	}
 	return found
+}
+
+// leastTries is how many candidates drawLeast draws before it gives up.
+const leastTries = 4
+
+// drawLeast is the sorted scan's shortcut when the entry of the smallest
+// mean, m, has no call in flight: its estimate is then m, the smallest any
+// entry can have, so the ties are exactly the entries of mean m without a
+// call in flight (all entries of mean m when m is 0). It draws among them
+// by rejection: a candidate drawn from the run of entries of mean m
+// (found by binary search), uniformly, or by all when the weights differ
+// and the run is every entry, is taken if it ties, so that a taken one is
+// drawn uniformly (or by weight) among the ties, as the scan draws. ok is
+// false when it cannot draw that way (weights differ and the run is not
+// every entry) or after leastTries candidates that do not tie; the caller
+// then scans. O(log n) instead of the scan's O(ties) when most of the
+// run is idle, as when every provider ties (the start, a quiet service).
+func drawLeast(ents []atomic.Uint64, stats []*rpcstatus.Stats, uniform bool, all *algo.Alias, u uint64) (int, bool) {
+	m := ents[0].Load() >> slotBits
+	// end: the first entry of a larger mean (ents are sorted).
+	end := len(ents)
+	if ents[end-1].Load()>>slotBits != m {
+		lo, hi := 1, end-1 // ents[lo-1] is of mean m, ents[hi] is not
+		for lo < hi {
+			if mid := int(uint(lo+hi) >> 1); ents[mid].Load()>>slotBits == m {
+				lo = mid + 1
+			} else {
+				hi = mid
+			}
+		}
+		end = lo
+	}
+	if !uniform && (end < len(ents) || all == nil) {
+		return 0, false
+	}
+	for k := range uint64(leastTries) {
+		w := u
+		if k > 0 {
+			w = algo.Mix(u + k)
+		}
+		var slot int
+		if uniform {
+			x := ents[algo.IntN(w, end)].Load()
+			if x>>slotBits != m { // rewritten under the pick: let the scan decide
+				return 0, false
+			}
+			slot = int(x & slotMask)
+		} else {
+			slot = all.Pick(w)
+		}
+		if m == 0 || stats[slot].Active() <= 0 {
+			return slot, true
+		}
+	}
+	return 0, false
 }

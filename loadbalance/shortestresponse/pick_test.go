@@ -99,19 +99,27 @@ func randomCase(r algo.Rand, n int, weighted bool) scanCase {
 
 // TestShortestIsTheFullScan: the scan that stops at the first mean above
 // the shortest estimate, unsorted or sorted, with the alias for the
-// all-tied draw, and past the ties its stack keeps (n = 300, uniform and
-// weighted), never picks
-// a provider that the plain full scan does not, and draws the tied ones
-// in proportion to weight.
+// all-tied draw, past the ties its stack keeps (n = 300, uniform and
+// weighted), and with drawLeast's shortcut (taken, and missed), never
+// picks a provider that the plain full scan does not, and draws the tied
+// ones in proportion to weight.
 func TestShortestIsTheFullScan(t *testing.T) {
 	r := algo.Seeded(21)
 	const picks = 4096
-	for round := range 30 {
+	for round := range 36 {
 		n := []int{2, 3, 10, 100, 300}[round%5]
 		c := randomCase(r, n, round%2 == 0)
-		if round%3 == 0 { // every provider tied
+		if round%3 == 0 { // every provider of one mean: all tied, or (idle ones) drawLeast's whole run
+			for i := range c.mean {
+				c.mean[i], c.active[i] = 3*ms, int64((round/6)%2)
+			}
+		}
+		if round >= 30 { // one mean, a tenth idle: drawLeast misses, then the scan
 			for i := range c.mean {
 				c.mean[i], c.active[i] = 3*ms, 1
+				if i%10 == 0 {
+					c.active[i] = 0
+				}
 			}
 		}
 		if round == 29 { // weighted, past the stack, not all tied: the second reading by weight
@@ -154,4 +162,59 @@ func TestPackSaturatesAndKeepsTheSlot(t *testing.T) {
 	assert.Equal(t, uint64(maxMean), x>>slotBits)
 	assert.Equal(t, uint64(0)<<slotBits|3, pack(-5, 3), "a negative mean is 0")
 	assert.Less(t, pack(ms, slotMask), pack(ms+1, 0), "entries sort by mean first")
+}
+
+// TestDrawLeast: the shortcut takes the run of the smallest mean when its
+// first entry is idle, draws only idle entries of that mean (all of them
+// when the mean is 0), and gives up where it cannot draw as the scan does.
+func TestDrawLeast(t *testing.T) {
+	r := algo.Seeded(5)
+	c := scanCase{mean: []int64{ms, ms, ms, ms, 2 * ms, 2 * ms}, active: []int64{0, 3, 0, 3, 0, 0}, weight: []float64{1, 1, 1, 1, 1, 1}}
+	ents, st := c.ents(true), c.stats()
+	seen := map[int]int{}
+	for range 1000 {
+		if slot, ok := drawLeast(ents, st, true, nil, r.Uint64()); ok {
+			seen[slot]++
+		}
+	}
+	assert.ElementsMatch(t, []int{0, 2}, keys(seen), "only the idle providers of the smallest mean")
+	assert.InDelta(t, 0.5, float64(seen[0])/float64(seen[0]+seen[2]), 0.1)
+
+	c.mean = []int64{0, 0, 0, 0, 2 * ms, 2 * ms} // mean 0: every estimate of it is 0
+	ents = c.ents(true)
+	seen = map[int]int{}
+	for range 1000 {
+		slot, ok := drawLeast(ents, st, true, nil, r.Uint64())
+		require.True(t, ok)
+		seen[slot]++
+	}
+	assert.ElementsMatch(t, []int{0, 1, 2, 3}, keys(seen))
+
+	// Weights differ and the run is not every entry: the scan's job.
+	_, ok := drawLeast(ents, st, false, algo.NewAlias(c.weight), 1)
+	assert.False(t, ok)
+	// Every entry busy but the first: four misses are likely, then false.
+	c = scanCase{mean: make([]int64, 100), active: make([]int64, 100), weight: make([]float64, 100)}
+	for i := range c.mean {
+		c.mean[i], c.active[i], c.weight[i] = ms, 1, 1
+	}
+	c.active[0] = 0
+	ents, st = c.ents(true), c.stats()
+	misses := 0
+	for range 1000 {
+		if slot, ok := drawLeast(ents, st, true, nil, r.Uint64()); !ok {
+			misses++
+		} else {
+			require.Equal(t, 0, slot)
+		}
+	}
+	assert.Greater(t, misses, 900, "(99/100)^4 of the draws miss")
+}
+
+func keys(m map[int]int) []int {
+	var ks []int
+	for k := range m {
+		ks = append(ks, k)
+	}
+	return ks
 }
