@@ -180,3 +180,17 @@ func FeedAll(list []base.Invoker, at int64, n int, lat time.Duration) {
 		Feed(p, at, n, lat, false)
 	}
 }
+
+// FeedCycle records, as Feed does, calls completions on every provider of
+// list, one per millisecond from ago before now: the i-th provider's take
+// 1+i%4 ms (latencies cycling from 1 to 4 ms) and, when failEvery > 0,
+// fail on every failEvery-th provider (i%failEvery == 0). It returns list
+// and now (rpcstatus.Nanotime), for what a caller records besides: the
+// statistics of the benchmarks' lists.
+func FeedCycle(list []base.Invoker, ago time.Duration, calls, failEvery int) ([]base.Invoker, int64) {
+	now := rpcstatus.Nanotime()
+	for i, p := range list {
+		Feed(p, now-int64(ago), calls, time.Duration(1+i%4)*time.Millisecond, failEvery > 0 && i%failEvery == 0)
+	}
+	return list, now
+}
