@@ -58,6 +58,18 @@ func EjectionOff(list ...base.Invoker) []base.Invoker {
 	return list
 }
 
+// NoEjection returns n providers on ports port, port+1, … with params and
+// outlier ejection off (see EjectionOff): the fixtures of tests of a
+// balancer's own response, each on ports of its own so that no other test
+// of the package shares their statistics.
+func NoEjection(port, n int, params map[string]string) []base.Invoker {
+	out := make([]base.Invoker, n)
+	for i := range out {
+		out[i] = Provider(port+i, params)
+	}
+	return EjectionOff(out...)
+}
+
 // Weighted returns providers on ports 20000, 20001, … with the given weights.
 func Weighted(weights ...string) []base.Invoker {
 	out := make([]base.Invoker, len(weights))
@@ -143,6 +155,13 @@ func (c *Clock) Now() time.Time { return time.Unix(0, c.ns.Load()) }
 
 // Advance moves the clock forward by d.
 func (c *Clock) Advance(d time.Duration) { c.ns.Add(int64(d)) }
+
+// Nanos is a monotonic clock (ns) that a test sets and advances by hand,
+// from one goroutine: its Now is an lbenv.Env.Now.
+type Nanos struct{ NS int64 }
+
+// Now returns the clock's time, NS.
+func (c *Nanos) Now() int64 { return c.NS }
 
 // CaptureLogs collects the lines the module logs (package lblog) until
 // the test ends, and returns what reads them.
