@@ -41,6 +41,19 @@ func newInvoker(t testing.TB, params map[string]string, do func() result.Result)
 	return &fakeInvoker{BaseInvoker: base.NewBaseInvoker(common.NewURLWithOptions(opts...)), do: do}
 }
 
+// heldInvoker returns an invoker with params whose calls each send on
+// entered when they start, then return a success once they receive from
+// release (or release is closed). entered holds two signals unread.
+func heldInvoker(t testing.TB, params map[string]string) (ivk *fakeInvoker, entered, release chan struct{}) {
+	entered, release = make(chan struct{}, 2), make(chan struct{})
+	ivk = newInvoker(t, params, func() result.Result {
+		entered <- struct{}{}
+		<-release
+		return &result.RPCResult{}
+	})
+	return ivk, entered, release
+}
+
 // okResult is shared so that benchmarks measure the filter, not the fake.
 var okResult result.Result = &result.RPCResult{}
 
@@ -138,13 +151,7 @@ func TestActiveLimitWaiterGetsFreedSlot(t *testing.T) {
 	ft := newFakeTimer()
 	f := New(Options{After: ft.after})
 	inv := invocation.NewRPCInvocation("Say", nil, nil)
-	release := make(chan struct{})
-	entered := make(chan struct{}, 2)
-	ivk := newInvoker(t, map[string]string{"methods.Say.actives": "1", "timeout": "2s"}, func() result.Result {
-		entered <- struct{}{}
-		<-release
-		return &result.RPCResult{}
-	})
+	ivk, entered, release := heldInvoker(t, map[string]string{"methods.Say.actives": "1", "timeout": "2s"})
 
 	first := make(chan result.Result)
 	go func() { first <- f.Invoke(context.Background(), ivk, inv) }()
@@ -168,13 +175,7 @@ func TestActiveLimitTimesOutWithClearError(t *testing.T) {
 	ft := newFakeTimer()
 	f := New(Options{After: ft.after})
 	inv := invocation.NewRPCInvocation("Say", nil, nil)
-	release := make(chan struct{})
-	entered := make(chan struct{})
-	ivk := newInvoker(t, map[string]string{"actives": "1", "timeout": "1500"}, func() result.Result {
-		entered <- struct{}{}
-		<-release
-		return &result.RPCResult{}
-	})
+	ivk, entered, release := heldInvoker(t, map[string]string{"actives": "1", "timeout": "1500"})
 	done := make(chan result.Result)
 	go func() { done <- f.Invoke(context.Background(), ivk, inv) }()
 	<-entered
@@ -235,13 +236,7 @@ func TestInvokeAllocatesNothing(t *testing.T) {
 func TestActiveLimitIsPerMethod(t *testing.T) {
 	ft := newFakeTimer()
 	f := New(Options{After: ft.after})
-	entered := make(chan struct{}, 2)
-	release := make(chan struct{})
-	ivk := newInvoker(t, map[string]string{"actives": "1"}, func() result.Result {
-		entered <- struct{}{}
-		<-release
-		return &result.RPCResult{}
-	})
+	ivk, entered, release := heldInvoker(t, map[string]string{"actives": "1"})
 	done := make(chan result.Result, 2)
 	go func() { done <- f.Invoke(context.Background(), ivk, invocation.NewRPCInvocation("Say", nil, nil)) }()
 	<-entered // Say holds its only slot
