@@ -114,14 +114,12 @@ func TestConcurrentCallsKeepCountsExact(t *testing.T) {
 	ivk := newInvoker(t, nil, func() result.Result { return &result.RPCResult{} })
 	var wg sync.WaitGroup
 	for g := range 16 {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
+		wg.Go(func() {
 			inv := invocation.NewRPCInvocation([]string{"A", "B"}[g%2], nil, nil)
 			for range 500 {
 				f.Invoke(context.Background(), ivk, inv)
 			}
-		}()
+		})
 	}
 	wg.Wait()
 	p := rpcstatus.Of(ivk.GetURL())

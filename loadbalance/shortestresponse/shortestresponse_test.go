@@ -207,9 +207,7 @@ func TestConcurrentRefreshes(t *testing.T) {
 	var wg sync.WaitGroup
 	wrong := make([]int, 4)
 	for g := range wrong {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
+		wg.Go(func() {
 			for k := range 2000 {
 				if g == 0 && k%10 == 0 {
 					now.Add(int64(defaultRefresh))
@@ -218,7 +216,7 @@ func TestConcurrentRefreshes(t *testing.T) {
 					wrong[g]++
 				}
 			}
-		}()
+		})
 	}
 	wg.Wait()
 	assert.Equal(t, []int{0, 0, 0, 0}, wrong)
