@@ -54,6 +54,14 @@ func heldInvoker(t testing.TB, params map[string]string) (ivk *fakeInvoker, ente
 	return ivk, entered, release
 }
 
+// goInvoke calls f.Invoke with ivk and inv on a goroutine of its own and
+// returns the channel its result comes on.
+func goInvoke(f *Filter, ivk base.Invoker, inv base.Invocation) <-chan result.Result {
+	c := make(chan result.Result, 1)
+	go func() { c <- f.Invoke(context.Background(), ivk, inv) }()
+	return c
+}
+
 // okResult is shared so that benchmarks measure the filter, not the fake.
 var okResult result.Result = &result.RPCResult{}
 
@@ -151,12 +159,10 @@ func TestActiveLimitWaiterGetsFreedSlot(t *testing.T) {
 	inv := invocation.NewRPCInvocation("Say", nil, nil)
 	ivk, entered, release := heldInvoker(t, map[string]string{"methods.Say.actives": "1", "timeout": "2s"})
 
-	first := make(chan result.Result)
-	go func() { first <- f.Invoke(context.Background(), ivk, inv) }()
+	first := goInvoke(f, ivk, inv)
 	<-entered // the first call holds the only slot
 
-	second := make(chan result.Result)
-	go func() { second <- f.Invoke(context.Background(), ivk, inv) }()
+	second := goInvoke(f, ivk, inv)
 	assert.Equal(t, 2*time.Second, <-ft.asked, "waits up to the method timeout")
 
 	release <- struct{}{} // the first call ends, its slot goes to the waiter
@@ -174,12 +180,10 @@ func TestActiveLimitTimesOutWithClearError(t *testing.T) {
 	f := New(Options{After: ft.after})
 	inv := invocation.NewRPCInvocation("Say", nil, nil)
 	ivk, entered, release := heldInvoker(t, map[string]string{"actives": "1", "timeout": "1500"})
-	done := make(chan result.Result)
-	go func() { done <- f.Invoke(context.Background(), ivk, inv) }()
+	done := goInvoke(f, ivk, inv)
 	<-entered
 
-	waited := make(chan result.Result)
-	go func() { waited <- f.Invoke(context.Background(), ivk, inv) }()
+	waited := goInvoke(f, ivk, inv)
 	assert.Equal(t, 1500*time.Millisecond, <-ft.asked, "a Java-style timeout in ms")
 	ft.fire <- time.Time{}
 	res := <-waited
@@ -235,18 +239,17 @@ func TestActiveLimitIsPerMethod(t *testing.T) {
 	ft := newFakeTimer()
 	f := New(Options{After: ft.after})
 	ivk, entered, release := heldInvoker(t, map[string]string{"actives": "1"})
-	done := make(chan result.Result, 2)
-	go func() { done <- f.Invoke(context.Background(), ivk, invocation.NewRPCInvocation("Say", nil, nil)) }()
+	say := goInvoke(f, ivk, invocation.NewRPCInvocation("Say", nil, nil))
 	<-entered // Say holds its only slot
-	go func() { done <- f.Invoke(context.Background(), ivk, invocation.NewRPCInvocation("Bye", nil, nil)) }()
+	bye := goInvoke(f, ivk, invocation.NewRPCInvocation("Bye", nil, nil))
 	select {
 	case <-entered:
 	case d := <-ft.asked:
 		t.Fatalf("Bye waited (up to %v) for Say's slot", d)
 	}
 	close(release)
-	require.NoError(t, (<-done).Error())
-	require.NoError(t, (<-done).Error())
+	require.NoError(t, (<-say).Error())
+	require.NoError(t, (<-bye).Error())
 	s := rpcstatus.Of(ivk.GetURL())
 	assert.EqualValues(t, 1, s.Method("Say").Total())
 	assert.EqualValues(t, 1, s.Method("Bye").Total())
