@@ -46,17 +46,11 @@ import (
 	"github.com/dubbogo-lb/lb/extension/internal/nacosdiscovery"
 	"github.com/dubbogo-lb/lb/filter"
 	"github.com/dubbogo-lb/lb/filter/providerload"
-	"github.com/dubbogo-lb/lb/loadbalance/adaptive"
+	"github.com/dubbogo-lb/lb/internal/balancers"
 	"github.com/dubbogo-lb/lb/loadbalance/describe"
-	"github.com/dubbogo-lb/lb/loadbalance/fewestactive"
-	"github.com/dubbogo-lb/lb/loadbalance/lalb"
+	"github.com/dubbogo-lb/lb/loadbalance/lbenv"
 	"github.com/dubbogo-lb/lb/loadbalance/lbmetrics"
-	"github.com/dubbogo-lb/lb/loadbalance/loadaware"
 	"github.com/dubbogo-lb/lb/loadbalance/ringhash"
-	"github.com/dubbogo-lb/lb/loadbalance/rtadaptive"
-	"github.com/dubbogo-lb/lb/loadbalance/shortestresponse"
-	"github.com/dubbogo-lb/lb/loadbalance/swrr"
-	"github.com/dubbogo-lb/lb/loadbalance/warmrandom"
 )
 
 // FilterName is the name of the active-count filter.
@@ -74,8 +68,8 @@ const FallbackKey = lbname.FallbackKey
 // DefaultFallback is the fallback balancer when FallbackKey is unset.
 const DefaultFallback = lbname.DefaultFallback
 
-// balancers lists the names this package registers.
-var balancers []string
+// registered lists the names this package registers.
+var registered []string
 
 func init() {
 	// Consumers of Nacos at interface level find every provider: dubbo-go
@@ -111,40 +105,27 @@ func init() {
 
 	// One singleton per balancer: dubbo-go calls the factory on every
 	// invocation, and each balancer keeps its state per (service, method).
-	register(warmrandom.Name, warmrandom.New(warmrandom.Options{}))
-	register(ringhash.Name, ringhash.New(ringhash.Options{}))
+	for _, b := range balancers.All {
+		register(b.Name, b.New(lbenv.Env{}))
+	}
 	// Dubbo Java's names, for providers that name their consumers'
 	// balancer (loadbalance: consistenthash, shortestresponse, adaptive).
 	register(ringhash.JavaName, ringhash.Java())
-	register(shortestresponse.Name, shortestresponse.New(shortestresponse.Options{}))
-	register(adaptive.Name, adaptive.New(adaptive.Options{}))
-	register(fewestactive.Name, fewestactive.New(fewestactive.Options{}))
-	register(swrr.Name, swrr.New(swrr.Options{}))
-	register(lalb.Name, lalb.New(lalb.Options{}))
-	register(rtadaptive.Name, rtadaptive.New(rtadaptive.Options{}))
-	register(loadaware.Name, loadaware.New(loadaware.Options{}))
 
 	// The balancers' figures on dubbo-go's metrics endpoint, when the
 	// configuration enables metrics.
 	dgmetrics.AddCollector(lbmetrics.Name, lbmetrics.CollectorFunc)
 }
 
-// balancer is what each balancer of the module is: a dubbo-go balancer
-// that describes what it decides.
-type balancer interface {
-	loadbalance.LoadBalance
-	describe.Source
-}
-
-func register(name string, lb balancer) {
-	balancers = append(balancers, name)
+func register(name string, lb balancers.Balancer) {
+	registered = append(registered, name)
 	dgext.SetLoadbalance(name, func() loadbalance.LoadBalance { return lb })
 	describe.Register(name, lb)
 }
 
 // Balancers returns the names of the balancers this package registered.
 func Balancers() []string {
-	out := append([]string(nil), balancers...)
+	out := append([]string(nil), registered...)
 	sort.Strings(out)
 	return out
 }

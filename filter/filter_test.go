@@ -41,6 +41,27 @@ func newInvoker(t testing.TB, params map[string]string, do func() result.Result)
 	return &fakeInvoker{BaseInvoker: base.NewBaseInvoker(common.NewURLWithOptions(opts...)), do: do}
 }
 
+// heldInvoker returns an invoker with params whose calls each send on
+// entered when they start, then return a success once they receive from
+// release (or release is closed). entered holds two signals unread.
+func heldInvoker(t testing.TB, params map[string]string) (ivk *fakeInvoker, entered, release chan struct{}) {
+	entered, release = make(chan struct{}, 2), make(chan struct{})
+	ivk = newInvoker(t, params, func() result.Result {
+		entered <- struct{}{}
+		<-release
+		return &result.RPCResult{}
+	})
+	return ivk, entered, release
+}
+
+// goInvoke calls f.Invoke with ivk and inv on a goroutine of its own and
+// returns the channel its result comes on.
+func goInvoke(f *Filter, ivk base.Invoker, inv base.Invocation) <-chan result.Result {
+	c := make(chan result.Result, 1)
+	go func() { c <- f.Invoke(context.Background(), ivk, inv) }()
+	return c
+}
+
 // okResult is shared so that benchmarks measure the filter, not the fake.
 var okResult result.Result = &result.RPCResult{}
 
@@ -101,14 +122,12 @@ func TestConcurrentCallsKeepCountsExact(t *testing.T) {
 	ivk := newInvoker(t, nil, func() result.Result { return &result.RPCResult{} })
 	var wg sync.WaitGroup
 	for g := range 16 {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
+		wg.Go(func() {
 			inv := invocation.NewRPCInvocation([]string{"A", "B"}[g%2], nil, nil)
 			for range 500 {
 				f.Invoke(context.Background(), ivk, inv)
 			}
-		}()
+		})
 	}
 	wg.Wait()
 	p := rpcstatus.Of(ivk.GetURL())
@@ -138,20 +157,12 @@ func TestActiveLimitWaiterGetsFreedSlot(t *testing.T) {
 	ft := newFakeTimer()
 	f := New(Options{After: ft.after})
 	inv := invocation.NewRPCInvocation("Say", nil, nil)
-	release := make(chan struct{})
-	entered := make(chan struct{}, 2)
-	ivk := newInvoker(t, map[string]string{"methods.Say.actives": "1", "timeout": "2s"}, func() result.Result {
-		entered <- struct{}{}
-		<-release
-		return &result.RPCResult{}
-	})
+	ivk, entered, release := heldInvoker(t, map[string]string{"methods.Say.actives": "1", "timeout": "2s"})
 
-	first := make(chan result.Result)
-	go func() { first <- f.Invoke(context.Background(), ivk, inv) }()
+	first := goInvoke(f, ivk, inv)
 	<-entered // the first call holds the only slot
 
-	second := make(chan result.Result)
-	go func() { second <- f.Invoke(context.Background(), ivk, inv) }()
+	second := goInvoke(f, ivk, inv)
 	assert.Equal(t, 2*time.Second, <-ft.asked, "waits up to the method timeout")
 
 	release <- struct{}{} // the first call ends, its slot goes to the waiter
@@ -168,19 +179,11 @@ func TestActiveLimitTimesOutWithClearError(t *testing.T) {
 	ft := newFakeTimer()
 	f := New(Options{After: ft.after})
 	inv := invocation.NewRPCInvocation("Say", nil, nil)
-	release := make(chan struct{})
-	entered := make(chan struct{})
-	ivk := newInvoker(t, map[string]string{"actives": "1", "timeout": "1500"}, func() result.Result {
-		entered <- struct{}{}
-		<-release
-		return &result.RPCResult{}
-	})
-	done := make(chan result.Result)
-	go func() { done <- f.Invoke(context.Background(), ivk, inv) }()
+	ivk, entered, release := heldInvoker(t, map[string]string{"actives": "1", "timeout": "1500"})
+	done := goInvoke(f, ivk, inv)
 	<-entered
 
-	waited := make(chan result.Result)
-	go func() { waited <- f.Invoke(context.Background(), ivk, inv) }()
+	waited := goInvoke(f, ivk, inv)
 	assert.Equal(t, 1500*time.Millisecond, <-ft.asked, "a Java-style timeout in ms")
 	ft.fire <- time.Time{}
 	res := <-waited
@@ -235,25 +238,18 @@ func TestInvokeAllocatesNothing(t *testing.T) {
 func TestActiveLimitIsPerMethod(t *testing.T) {
 	ft := newFakeTimer()
 	f := New(Options{After: ft.after})
-	entered := make(chan struct{}, 2)
-	release := make(chan struct{})
-	ivk := newInvoker(t, map[string]string{"actives": "1"}, func() result.Result {
-		entered <- struct{}{}
-		<-release
-		return &result.RPCResult{}
-	})
-	done := make(chan result.Result, 2)
-	go func() { done <- f.Invoke(context.Background(), ivk, invocation.NewRPCInvocation("Say", nil, nil)) }()
+	ivk, entered, release := heldInvoker(t, map[string]string{"actives": "1"})
+	say := goInvoke(f, ivk, invocation.NewRPCInvocation("Say", nil, nil))
 	<-entered // Say holds its only slot
-	go func() { done <- f.Invoke(context.Background(), ivk, invocation.NewRPCInvocation("Bye", nil, nil)) }()
+	bye := goInvoke(f, ivk, invocation.NewRPCInvocation("Bye", nil, nil))
 	select {
 	case <-entered:
 	case d := <-ft.asked:
 		t.Fatalf("Bye waited (up to %v) for Say's slot", d)
 	}
 	close(release)
-	require.NoError(t, (<-done).Error())
-	require.NoError(t, (<-done).Error())
+	require.NoError(t, (<-say).Error())
+	require.NoError(t, (<-bye).Error())
 	s := rpcstatus.Of(ivk.GetURL())
 	assert.EqualValues(t, 1, s.Method("Say").Total())
 	assert.EqualValues(t, 1, s.Method("Bye").Total())

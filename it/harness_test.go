@@ -484,12 +484,9 @@ func writesMapping(s providerSpec) bool {
 	return mode != "interface"
 }
 
-// startOneProvider starts the provider s and nothing else.
-func (e *env) startOneProvider(t *testing.T, s providerSpec) *provider {
-	t.Helper()
-	if s.java {
-		return e.startJavaProvider(t, s)
-	}
+// withDefaults returns s with a free port, weight 100 and a latency of
+// 2 ms where s leaves them unset.
+func (s providerSpec) withDefaults(t *testing.T) providerSpec {
 	if s.port == 0 {
 		s.port = freePort(t)
 	}
@@ -499,6 +496,16 @@ func (e *env) startOneProvider(t *testing.T, s providerSpec) *provider {
 	if s.latency == "" {
 		s.latency = "2ms"
 	}
+	return s
+}
+
+// startOneProvider starts the provider s and nothing else.
+func (e *env) startOneProvider(t *testing.T, s providerSpec) *provider {
+	t.Helper()
+	if s.java {
+		return e.startJavaProvider(t, s)
+	}
+	s = s.withDefaults(t)
 	args := append([]string{
 		"-conf", filepath.Join(rootDir, "conf", "provider.yaml"),
 		"-registry", e.nacos, "-group", e.group,

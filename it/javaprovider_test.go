@@ -65,15 +65,7 @@ func needJava(t *testing.T) {
 func (e *env) startJavaProvider(t *testing.T, s providerSpec) *provider {
 	t.Helper()
 	needJava(t)
-	if s.port == 0 {
-		s.port = freePort(t)
-	}
-	if s.weight == 0 {
-		s.weight = 100
-	}
-	if s.latency == "" {
-		s.latency = "2ms"
-	}
+	s = s.withDefaults(t)
 	args := append([]string{"run",
 		"-registry", e.nacos, "-group", e.group,
 		"-name", s.name, "-port", strconv.Itoa(s.port),

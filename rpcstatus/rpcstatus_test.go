@@ -53,15 +53,13 @@ func TestConcurrentBeginEndKeepsCountsExact(t *testing.T) {
 	const goroutines, calls = 16, 2000
 	var wg sync.WaitGroup
 	for g := range goroutines {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
+		wg.Go(func() {
 			m := p.Method([]string{"a", "b"}[g%2])
 			for i := range calls {
 				c := p.Begin(m, int64(i))
 				c.End(int64(i+10), i%10 == 0)
 			}
-		}()
+		})
 	}
 	wg.Wait()
 	all := p.All()
@@ -80,14 +78,12 @@ func TestMaxElapsedUnderContention(t *testing.T) {
 	var s Stats
 	var wg sync.WaitGroup
 	for g := range 8 {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
+		wg.Go(func() {
 			for i := range 1000 {
 				s.Begin(0)
 				s.End(0, int64(g*1000+i), false)
 			}
-		}()
+		})
 	}
 	wg.Wait()
 	assert.Equal(t, time.Duration(7999), s.MaxElapsed())

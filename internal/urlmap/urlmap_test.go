@@ -33,8 +33,7 @@ func TestStoreConcurrentGetCreatesOnce(t *testing.T) {
 	got := make([]*value, 8)
 	var wg sync.WaitGroup
 	for i := range got {
-		wg.Add(1)
-		go func() { defer wg.Done(); got[i] = s.Get(k) }()
+		wg.Go(func() { got[i] = s.Get(k) })
 	}
 	wg.Wait()
 	for _, p := range got {

@@ -8,16 +8,13 @@ import (
 
 	"github.com/dubbogo-lb/lb/internal/lblog"
 	"github.com/dubbogo-lb/lb/loadbalance/internal/lbtest"
-	"github.com/dubbogo-lb/lb/rpcstatus"
 )
 
 // benchList returns n weighted providers (lbtest.Mixed) with latencies and
 // Java load reports.
 func benchList(n int) []base.Invoker {
-	l := lbtest.Mixed(n)
-	now := rpcstatus.Nanotime()
+	l, now := lbtest.FeedCycle(lbtest.Mixed(n), 200*time.Millisecond, 64, 0)
 	for i, p := range l {
-		lbtest.Feed(p, now-int64(200*time.Millisecond), 64, time.Duration(1+i%4)*time.Millisecond, false)
 		report(p, now, 10+float64(i%7)*10)
 	}
 	return l

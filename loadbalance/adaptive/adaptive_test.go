@@ -17,25 +17,17 @@ import (
 	"github.com/dubbogo-lb/lb/rpcstatus/loadreport"
 )
 
-type clock struct{ ns int64 }
-
-func (c *clock) now() int64 { return c.ns }
-
 // fixture returns a balancer on a driven clock and two providers (ejection
 // off) with params.
-func fixture(params map[string]string, weights ...string) (*Balancer, *clock, []base.Invoker) {
-	c := &clock{ns: int64(time.Minute)}
-	b := New(Options{Env: lbenv.Env{Now: c.now, Rand: algo.Seeded(3).Uint64}})
+func fixture(params map[string]string, weights ...string) (*Balancer, *lbtest.Nanos, []base.Invoker) {
+	c := &lbtest.Nanos{NS: int64(time.Minute)}
+	b := New(Options{Env: lbenv.Env{Now: c.Now, Rand: algo.Seeded(3).Uint64}})
 	if len(weights) == 0 {
 		weights = []string{"100", "100"}
 	}
-	list := make([]base.Invoker, len(weights))
+	list := lbtest.NoEjection(22000, len(weights), params)
 	for i, w := range weights {
-		p := map[string]string{"outlier.rules": "none", "weight": w}
-		for k, v := range params {
-			p[k] = v
-		}
-		list[i] = lbtest.Provider(22000+i, p)
+		list[i].GetURL().SetParam("weight", w)
 	}
 	return b, c, list
 }
@@ -61,8 +53,8 @@ func TestCost(t *testing.T) {
 // TestLowerLoadWins: the reported load decides between equal providers.
 func TestLowerLoadWins(t *testing.T) {
 	b, c, list := fixture(nil)
-	report(list[0], c.ns, 80)
-	report(list[1], c.ns, 20)
+	report(list[0], c.NS, 80)
+	report(list[1], c.NS, 20)
 	assert.Equal(t, []int{0, 200}, counts(b, list, 200))
 }
 
@@ -71,10 +63,10 @@ func TestLowerLoadWins(t *testing.T) {
 // fastest).
 func TestSlowerRTTLoses(t *testing.T) {
 	b, c, list := fixture(nil)
-	report(list[0], c.ns, 30)
-	report(list[1], c.ns, 30)
-	lbtest.Feed(list[0], c.ns-int64(50*time.Millisecond), 20, 40*time.Millisecond, false)
-	lbtest.Feed(list[1], c.ns-int64(50*time.Millisecond), 20, time.Millisecond, false)
+	report(list[0], c.NS, 30)
+	report(list[1], c.NS, 30)
+	lbtest.Feed(list[0], c.NS-int64(50*time.Millisecond), 20, 40*time.Millisecond, false)
+	lbtest.Feed(list[1], c.NS-int64(50*time.Millisecond), 20, time.Millisecond, false)
 	assert.Equal(t, []int{0, 200}, counts(b, list, 200))
 }
 
@@ -82,11 +74,11 @@ func TestSlowerRTTLoses(t *testing.T) {
 // times as much.
 func TestCallsInFlightCount(t *testing.T) {
 	b, c, list := fixture(nil)
-	report(list[0], c.ns, 10)
-	report(list[1], c.ns, 25) // 2.5 × provider 0's load
+	report(list[0], c.NS, 10)
+	report(list[1], c.NS, 25) // 2.5 × provider 0's load
 	pr := rpcstatus.Of(list[0].GetURL())
 	for range 3 { // provider 0: 4 × 10 = 40 > 25
-		pr.Begin(pr.Method("Say"), c.ns)
+		pr.Begin(pr.Method("Say"), c.NS)
 	}
 	assert.Equal(t, []int{0, 100}, counts(b, list, 100))
 }
@@ -108,12 +100,12 @@ func TestTiesFollowWeights(t *testing.T) {
 // not picked for twice its timeout costs 0 for one pick.
 func TestUnpickedProviderIsTriedAgain(t *testing.T) {
 	b, c, list := fixture(map[string]string{"timeout": "1s"})
-	report(list[0], c.ns, 10)
-	report(list[1], c.ns, 90)
+	report(list[0], c.NS, 10)
+	report(list[1], c.NS, 90)
 	require.Equal(t, []int{50, 0}, counts(b, list, 50))
-	c.ns += int64(2*time.Second) + 1 // provider 1 not picked for 2 × 1 s
-	report(list[0], c.ns, 10)
-	report(list[1], c.ns, 90)
+	c.NS += int64(2*time.Second) + 1 // provider 1 not picked for 2 × 1 s
+	report(list[0], c.NS, 10)
+	report(list[1], c.NS, 90)
 	assert.Equal(t, []int{0, 1}, counts(b, list, 1), "provider 1 is tried")
 	assert.Equal(t, []int{50, 0}, counts(b, list, 50), "then its load counts again")
 }
@@ -123,8 +115,8 @@ func TestUnpickedProviderIsTriedAgain(t *testing.T) {
 func TestDrainedLosesTheDraw(t *testing.T) {
 	b, c, list := fixture(nil)
 	list[0].GetURL().SetParam(urlparam.WeightFactorKey, "0") // drained in the Nacos console
-	report(list[0], c.ns, 1)
-	report(list[1], c.ns, 99)
+	report(list[0], c.NS, 1)
+	report(list[1], c.NS, 99)
 	assert.Equal(t, []int{0, 100}, counts(b, list, 100))
 }
 
@@ -132,7 +124,7 @@ func TestDrainedLosesTheDraw(t *testing.T) {
 func TestAmongSubset(t *testing.T) {
 	b, c, list := fixture(nil, "100", "100", "100")
 	for i, l := range []float64{10, 90, 30} {
-		report(list[i], c.ns, l)
+		report(list[i], c.NS, l)
 	}
 	b.Select(list, lbtest.Call("Say"))
 	sub := []base.Invoker{list[1], list[2]}

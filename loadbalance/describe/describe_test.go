@@ -235,13 +235,11 @@ func TestSnapshotWhileSelecting(t *testing.T) {
 	const callers, picks = 2, 3000
 	var wg sync.WaitGroup
 	for g := range callers {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
+		wg.Go(func() {
 			for i := range picks {
 				lb.Select(lists[(i/100+g)%len(lists)], lbtest.Call("Say"))
 			}
-		}()
+		})
 	}
 	done := make(chan struct{})
 	go func() {

@@ -3,12 +3,10 @@ package lalb
 import (
 	"math/rand/v2"
 	"testing"
-	"time"
 
 	"dubbo.apache.org/dubbo-go/v3/protocol/base"
 
 	"github.com/dubbogo-lb/lb/loadbalance/internal/lbtest"
-	"github.com/dubbogo-lb/lb/rpcstatus"
 )
 
 // benchSizes are the provider counts of the adapter benchmarks (1024 is the
@@ -19,11 +17,7 @@ var benchSizes = []int{10, 100, 1024}
 // completions, with latencies of 1 to 4 ms, so that every refresh computes
 // a real weight.
 func benchList(n int) []base.Invoker {
-	list := lbtest.N(n)
-	now := rpcstatus.Nanotime()
-	for i, p := range list {
-		feed(p, now-int64(200*ms), 128, time.Duration(1+i%4)*ms, i%17 == 0)
-	}
+	list, _ := lbtest.FeedCycle(lbtest.N(n), 200*ms, 128, 17)
 	return list
 }
 

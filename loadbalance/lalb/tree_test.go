@@ -300,9 +300,7 @@ func TestTreeConcurrent(t *testing.T) {
 	tr := newWeightTree(w)
 	var wg sync.WaitGroup
 	for g := range workers {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
+		wg.Go(func() {
 			rng := rand.New(rand.NewPCG(uint64(g), 99))
 			for range iters {
 				if g%2 == 0 {
@@ -321,7 +319,7 @@ func TestTreeConcurrent(t *testing.T) {
 					}
 				}
 			}
-		}()
+		})
 	}
 	wg.Wait()
 	checkSums(t, tr)

@@ -7,16 +7,13 @@ import (
 	"dubbo.apache.org/dubbo-go/v3/protocol/base"
 
 	"github.com/dubbogo-lb/lb/loadbalance/internal/lbtest"
-	"github.com/dubbogo-lb/lb/rpcstatus"
 )
 
 // benchList returns n providers with latencies and fresh reports, past
 // their blackout by the time the benchmark runs (Blackout 0).
 func benchList(n int) []base.Invoker {
-	l := lbtest.N(n)
-	now := rpcstatus.Nanotime()
+	l, now := lbtest.FeedCycle(lbtest.N(n), 200*time.Millisecond, 64, 0)
 	for i, p := range l {
-		lbtest.Feed(p, now-int64(200*time.Millisecond), 64, time.Duration(1+i%4)*time.Millisecond, false)
 		report(p, now, 100+float64(i%7)*10, 0.2+float64(i%5)/10)
 	}
 	return l

@@ -18,23 +18,10 @@ import (
 
 const sec = int64(time.Second)
 
-type clock struct{ ns int64 }
-
-func (c *clock) now() int64 { return c.ns }
-
 // report stores a report with qps and utilization (CPU) on p at now.
 func report(p base.Invoker, now int64, qps, cpu float64) {
 	r := loadreport.Report{QPS: qps, CPU: cpu, Has: loadreport.HasQPS | loadreport.HasCPU | loadreport.HasEPS}
 	rpcstatus.Of(p.GetURL()).Load().Store(now, &r)
-}
-
-// list returns n providers on ports from port, ejection off.
-func list(port, n int) []base.Invoker {
-	out := make([]base.Invoker, n)
-	for i := range out {
-		out[i] = lbtest.Provider(port+i, map[string]string{"outlier.rules": "none"})
-	}
-	return out
 }
 
 func view(t *testing.T, b *Balancer, l []base.Invoker) *member.View[table] {
@@ -61,15 +48,15 @@ func TestWeight(t *testing.T) {
 // same qps) wins every comparison at equal calls in flight, and loses
 // when it has enough more calls in flight.
 func TestWeighsByReportedRatesWRR(t *testing.T) {
-	c := &clock{ns: 1000 * sec}
-	b := New(Options{Cost: CostWRR, Env: lbenv.Env{Now: c.now, Rand: algo.Seeded(1).Uint64}})
-	l := list(21000, 2)
-	report(l[0], c.ns, 100, 0.5)  // w = 200
-	report(l[1], c.ns, 100, 0.25) // w = 400
+	c := &lbtest.Nanos{NS: 1000 * sec}
+	b := New(Options{Cost: CostWRR, Env: lbenv.Env{Now: c.Now, Rand: algo.Seeded(1).Uint64}})
+	l := lbtest.NoEjection(21000, 2, nil)
+	report(l[0], c.NS, 100, 0.5)  // w = 200
+	report(l[1], c.NS, 100, 0.25) // w = 400
 	b.Select(l, lbtest.Call("Say"))
-	c.ns += int64(defaultBlackout) + sec // past the blackout, reports fresh
-	report(l[0], c.ns, 100, 0.5)
-	report(l[1], c.ns, 100, 0.25)
+	c.NS += int64(defaultBlackout) + sec // past the blackout, reports fresh
+	report(l[0], c.NS, 100, 0.5)
+	report(l[1], c.NS, 100, 0.25)
 	for range 100 {
 		assert.Same(t, l[1], b.Select(l, lbtest.Call("Say")))
 	}
@@ -79,7 +66,7 @@ func TestWeighsByReportedRatesWRR(t *testing.T) {
 	assert.Equal(t, 400.0, v.Table.value(1))
 	// 3 calls in flight on the big one: 4/400 > 1/200.
 	for range 3 {
-		v.Stats[1].Begin(c.ns)
+		v.Stats[1].Begin(c.NS)
 	}
 	assert.Same(t, l[0], b.Select(l, lbtest.Call("Say")))
 }
@@ -88,13 +75,13 @@ func TestWeighsByReportedRatesWRR(t *testing.T) {
 // same latency, a provider of 3× the capacity takes about 3× the calls in
 // flight before it costs as much.
 func TestCapacityCost(t *testing.T) {
-	c := &clock{ns: 1000 * sec}
-	b := New(Options{Blackout: time.Nanosecond, Env: lbenv.Env{Now: c.now, Rand: algo.Seeded(3).Uint64}})
-	l := list(21300, 2)
+	c := &lbtest.Nanos{NS: 1000 * sec}
+	b := New(Options{Blackout: time.Nanosecond, Env: lbenv.Env{Now: c.Now, Rand: algo.Seeded(3).Uint64}})
+	l := lbtest.NoEjection(21300, 2, nil)
 	for i, capacity := range []float64{200, 600} {
-		lbtest.Feed(l[i], c.ns, 16, 10*time.Millisecond, false)
+		lbtest.Feed(l[i], c.NS, 16, 10*time.Millisecond, false)
 		r := loadreport.Report{QPS: 100, CPU: 0.5, Capacity: capacity, Has: loadreport.HasQPS | loadreport.HasCPU | loadreport.HasCapacity}
-		rpcstatus.Of(l[i].GetURL()).Load().Store(c.ns-1, &r)
+		rpcstatus.Of(l[i].GetURL()).Load().Store(c.NS-1, &r)
 	}
 	b.Select(l, lbtest.Call("Say"))
 	v := view(t, b, l)
@@ -109,7 +96,7 @@ func TestCapacityCost(t *testing.T) {
 		if p == l[1] {
 			i = 1
 		}
-		v.Stats[i].Begin(c.ns)
+		v.Stats[i].Begin(c.NS)
 	}
 	a0, a1 := v.Stats[0].Active(), v.Stats[1].Active()
 	assert.InDelta(t, 100, a0, 2, "%d:%d", a0, a1)
@@ -131,38 +118,38 @@ func TestCapacityCost(t *testing.T) {
 // the mean weight of the others; with none usable the balancer falls
 // back to response times.
 func TestBlackoutExpiryAndMean(t *testing.T) {
-	c := &clock{ns: 1000 * sec}
-	b := New(Options{Cost: CostWRR, Env: lbenv.Env{Now: c.now, Rand: algo.Seeded(2).Uint64}})
-	l := list(21100, 3)
-	report(l[0], c.ns, 100, 0.5)
+	c := &lbtest.Nanos{NS: 1000 * sec}
+	b := New(Options{Cost: CostWRR, Env: lbenv.Env{Now: c.Now, Rand: algo.Seeded(2).Uint64}})
+	l := lbtest.NoEjection(21100, 3, nil)
+	report(l[0], c.NS, 100, 0.5)
 	b.Select(l, lbtest.Call("Say"))
 	v := view(t, b, l)
 	assert.True(t, v.Table.fallback.Load(), "in the blackout")
 
-	c.ns += int64(defaultBlackout) + sec
-	report(l[0], c.ns, 100, 0.5) // w 200
-	report(l[1], c.ns, 100, 0.1) // w 1000, first seen now: blackout
+	c.NS += int64(defaultBlackout) + sec
+	report(l[0], c.NS, 100, 0.5) // w 200
+	report(l[1], c.NS, 100, 0.1) // w 1000, first seen now: blackout
 	b.Select(l, lbtest.Call("Say"))
 	assert.False(t, v.Table.fallback.Load())
 	assert.Equal(t, 200.0, v.Table.value(0))
 	assert.Equal(t, 200.0, v.Table.value(1), "in its blackout: the mean")
 	assert.Equal(t, 200.0, v.Table.value(2), "no report: the mean")
 
-	c.ns += int64(defaultBlackout) + sec
-	report(l[1], c.ns, 100, 0.1)
+	c.NS += int64(defaultBlackout) + sec
+	report(l[1], c.NS, 100, 0.1)
 	b.Select(l, lbtest.Call("Say"))
 	assert.Equal(t, 1000.0, v.Table.value(1))
 	assert.Equal(t, 600.0, v.Table.value(2), "the mean of 200 and 1000")
 
 	// Nothing new for the expiration: every report expired.
-	c.ns += int64(defaultExpiration) + sec
+	c.NS += int64(defaultExpiration) + sec
 	b.Select(l, lbtest.Call("Say"))
 	assert.True(t, v.Table.fallback.Load())
 	assert.Zero(t, v.Table.since[1].Load(), "a new run of reports starts a new blackout")
 	// Fallback: response times decide: the faster provider wins.
-	lbtest.Feed(l[0], c.ns, 16, 10*time.Millisecond, false)
-	lbtest.Feed(l[1], c.ns, 16, time.Millisecond, false)
-	lbtest.Feed(l[2], c.ns, 16, 10*time.Millisecond, false)
+	lbtest.Feed(l[0], c.NS, 16, 10*time.Millisecond, false)
+	lbtest.Feed(l[1], c.NS, 16, time.Millisecond, false)
+	lbtest.Feed(l[2], c.NS, 16, 10*time.Millisecond, false)
 	picks := lbtest.Counts(b, l, lbtest.Call("Say"), 3000)
 	assert.Greater(t, picks[1], 1900, "p1 wins each comparison it is in (2/3 of them): %v", picks)
 }
@@ -182,17 +169,17 @@ func javaReport(p base.Invoker, now int64, load float64) {
 // provider is weighed by Java's load, which ours send too.
 func TestJavaReportBorrowsTheMean(t *testing.T) {
 	for _, cost := range []Cost{CostCapacity, CostWRR} {
-		c := &clock{ns: 1000 * sec}
-		b := New(Options{Cost: cost, Blackout: time.Nanosecond, Env: lbenv.Env{Now: c.now, Rand: algo.Seeded(4).Uint64}})
-		l := list(21400, 3)
+		c := &lbtest.Nanos{NS: 1000 * sec}
+		b := New(Options{Cost: cost, Blackout: time.Nanosecond, Env: lbenv.Env{Now: c.Now, Rand: algo.Seeded(4).Uint64}})
+		l := lbtest.NoEjection(21400, 3, nil)
 		for i := range l {
-			lbtest.Feed(l[i], c.ns, 16, 10*time.Millisecond, false)
+			lbtest.Feed(l[i], c.NS, 16, 10*time.Millisecond, false)
 		}
-		report(l[0], c.ns-1, 100, 0.5)
-		report(l[1], c.ns-1, 100, 0.25)
+		report(l[0], c.NS-1, 100, 0.5)
+		report(l[1], c.NS-1, 100, 0.25)
 		for _, load := range []float64{530, 0.5} {
-			javaReport(l[2], c.ns-1, load)
-			c.ns += int64(defaultUpdatePeriod)
+			javaReport(l[2], c.NS-1, load)
+			c.NS += int64(defaultUpdatePeriod)
 			b.Select(l, lbtest.Call("Say"))
 			v := view(t, b, l)
 			require.False(t, v.Table.fallback.Load(), "%s", cost)
@@ -201,14 +188,14 @@ func TestJavaReportBorrowsTheMean(t *testing.T) {
 		}
 	}
 
-	c := &clock{ns: 1000 * sec}
-	b := New(Options{Cost: CostJava, Blackout: time.Nanosecond, Env: lbenv.Env{Now: c.now, Rand: algo.Seeded(5).Uint64}})
-	l := list(21500, 2)
+	c := &lbtest.Nanos{NS: 1000 * sec}
+	b := New(Options{Cost: CostJava, Blackout: time.Nanosecond, Env: lbenv.Env{Now: c.Now, Rand: algo.Seeded(5).Uint64}})
+	l := lbtest.NoEjection(21500, 2, nil)
 	// One of ours: CPU 0.1 of its own, the machine's load 530 %, as a
 	// Java provider on the same machine reports.
-	r := loadreport.Report{QPS: 100, CPU: 0.1, JavaLoad: 530, TimeMs: c.ns / 1e6, Has: loadreport.Own | loadreport.HasTime | loadreport.HasJavaLoad}
-	rpcstatus.Of(l[0].GetURL()).Load().Store(c.ns-1, &r)
-	javaReport(l[1], c.ns-1, 530)
+	r := loadreport.Report{QPS: 100, CPU: 0.1, JavaLoad: 530, TimeMs: c.NS / 1e6, Has: loadreport.Own | loadreport.HasTime | loadreport.HasJavaLoad}
+	rpcstatus.Of(l[0].GetURL()).Load().Store(c.NS-1, &r)
+	javaReport(l[1], c.NS-1, 530)
 	b.Select(l, lbtest.Call("Say"))
 	v := view(t, b, l)
 	assert.Equal(t, 530.0, v.Table.value(0), "Java's cost reads Java's load of every provider")
@@ -217,8 +204,8 @@ func TestJavaReportBorrowsTheMean(t *testing.T) {
 
 // URL parameters override the options per method.
 func TestParamsOverrideOptions(t *testing.T) {
-	c := &clock{ns: 1000 * sec}
-	b := New(Options{Env: lbenv.Env{Now: c.now}})
+	c := &lbtest.Nanos{NS: 1000 * sec}
+	b := New(Options{Env: lbenv.Env{Now: c.Now}})
 	l := []base.Invoker{
 		lbtest.Provider(21200, map[string]string{blackoutKey: "0", "methods.Say." + costKey: "java", errorPenaltyKey: "x"}),
 		lbtest.Provider(21201, nil),

@@ -14,11 +14,7 @@ import (
 // benchList returns n weighted providers (lbtest.Mixed) whose means cycle
 // through 1 to 4 ms, so that about a quarter tie at the shortest.
 func benchList(n int) []base.Invoker {
-	l := lbtest.Mixed(n)
-	now := rpcstatus.Nanotime()
-	for i, p := range l {
-		lbtest.Feed(p, now-int64(time.Second), 16, time.Duration(1+i%4)*time.Millisecond, false)
-	}
+	l, _ := lbtest.FeedCycle(lbtest.Mixed(n), time.Second, 16, 0)
 	return l
 }
 

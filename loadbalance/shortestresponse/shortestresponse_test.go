@@ -19,24 +19,12 @@ import (
 
 const ms = int64(time.Millisecond)
 
-type clock struct{ ns int64 }
-
-func (c *clock) now() int64 { return c.ns }
-
 // fixture returns a balancer on a driven clock (at 1 s) and n providers
 // with ejection off and the given params.
-func fixture(n int, params map[string]string) (*Balancer, *clock, []base.Invoker) {
-	c := &clock{ns: int64(time.Second)}
-	b := New(Options{Env: lbenv.Env{Now: c.now, Rand: algo.Seeded(7).Uint64}})
-	list := make([]base.Invoker, n)
-	for i := range list {
-		p := map[string]string{"outlier.rules": "none"}
-		for k, v := range params {
-			p[k] = v
-		}
-		list[i] = lbtest.Provider(21000+i, p)
-	}
-	return b, c, list
+func fixture(n int, params map[string]string) (*Balancer, *lbtest.Nanos, []base.Invoker) {
+	c := &lbtest.Nanos{NS: int64(time.Second)}
+	b := New(Options{Env: lbenv.Env{Now: c.Now, Rand: algo.Seeded(7).Uint64}})
+	return b, c, lbtest.NoEjection(21000, n, params)
 }
 
 // inFlight starts n calls of Say on p that never end during the test.
@@ -65,12 +53,12 @@ func TestEstimate(t *testing.T) {
 // flight.
 func TestShortestMeanTimesCallsInFlight(t *testing.T) {
 	b, c, list := fixture(2, nil)
-	lbtest.Feed(list[0], c.ns, 10, time.Millisecond, false)   // A: 1 ms
-	lbtest.Feed(list[1], c.ns, 10, 5*time.Millisecond, false) // B: 5 ms
+	lbtest.Feed(list[0], c.NS, 10, time.Millisecond, false)   // A: 1 ms
+	lbtest.Feed(list[1], c.NS, 10, 5*time.Millisecond, false) // B: 5 ms
 	b.Select(list, lbtest.Call("Say"))                        // the window starts here
-	lbtest.Feed(list[0], c.ns, 10, time.Millisecond, false)
-	lbtest.Feed(list[1], c.ns, 10, 5*time.Millisecond, false)
-	c.ns += int64(defaultRefresh)
+	lbtest.Feed(list[0], c.NS, 10, time.Millisecond, false)
+	lbtest.Feed(list[1], c.NS, 10, 5*time.Millisecond, false)
+	c.NS += int64(defaultRefresh)
 	assert.Equal(t, []int{100, 0}, count(b, list, 100), "A: 1 ms × 1 < B: 5 ms × 1")
 
 	inFlight(list[0], 5) // A: 1 ms × 6 > B: 5 ms × 1
@@ -84,10 +72,10 @@ func TestShortestMeanTimesCallsInFlight(t *testing.T) {
 func TestFailuresDoNotCount(t *testing.T) {
 	b, c, list := fixture(2, nil)
 	b.Select(list, lbtest.Call("Say"))
-	lbtest.Feed(list[0], c.ns, 10, 2*time.Millisecond, false)
-	lbtest.Feed(list[0], c.ns, 100, 100*time.Millisecond, true) // slow failures: ignored
-	lbtest.Feed(list[1], c.ns, 10, 3*time.Millisecond, false)
-	c.ns += int64(defaultRefresh)
+	lbtest.Feed(list[0], c.NS, 10, 2*time.Millisecond, false)
+	lbtest.Feed(list[0], c.NS, 100, 100*time.Millisecond, true) // slow failures: ignored
+	lbtest.Feed(list[1], c.NS, 10, 3*time.Millisecond, false)
+	c.NS += int64(defaultRefresh)
 	assert.Equal(t, []int{50, 0}, count(b, list, 50))
 }
 
@@ -110,9 +98,9 @@ func TestTiesByWeight(t *testing.T) {
 func TestUnknownProviderIsProbedNotFlooded(t *testing.T) {
 	b, c, list := fixture(3, nil)
 	b.Select(list, lbtest.Call("Say"))
-	lbtest.Feed(list[0], c.ns, 10, 2*time.Millisecond, false)
-	lbtest.Feed(list[1], c.ns, 10, 8*time.Millisecond, false)
-	c.ns += int64(defaultRefresh)
+	lbtest.Feed(list[0], c.NS, 10, 2*time.Millisecond, false)
+	lbtest.Feed(list[1], c.NS, 10, 8*time.Millisecond, false)
+	c.NS += int64(defaultRefresh)
 	inFlight(list[2], 3) // the new one: 2 ms × 4 = 8 ms; A: 2 ms
 	assert.Equal(t, []int{100, 0, 0}, count(b, list, 100))
 	inFlight(list[0], 3) // A: 8 ms, new: 8 ms, B: 8 ms: a three-way tie
@@ -129,17 +117,17 @@ func TestUnknownProviderIsProbedNotFlooded(t *testing.T) {
 func TestWindowSlides(t *testing.T) {
 	b, c, list := fixture(3, map[string]string{slidePeriodKey: "2000"}) // Java's ms
 	b.Select(list, lbtest.Call("Say"))
-	lbtest.Feed(list[0], c.ns, 100, time.Millisecond, false)   // A: fast
-	lbtest.Feed(list[1], c.ns, 100, 4*time.Millisecond, false) // B
-	lbtest.Feed(list[2], c.ns, 100, 6*time.Millisecond, false) // C: idle after
-	c.ns += int64(defaultRefresh)
+	lbtest.Feed(list[0], c.NS, 100, time.Millisecond, false)   // A: fast
+	lbtest.Feed(list[1], c.NS, 100, 4*time.Millisecond, false) // B
+	lbtest.Feed(list[2], c.NS, 100, 6*time.Millisecond, false) // C: idle after
+	c.NS += int64(defaultRefresh)
 	require.Equal(t, []int{10, 0, 0}, count(b, list, 10))
 
-	c.ns += 2 * int64(time.Second) // the window slides
+	c.NS += 2 * int64(time.Second) // the window slides
 	b.Select(list, lbtest.Call("Say"))
-	lbtest.Feed(list[0], c.ns, 10, 20*time.Millisecond, false) // A turns slow
-	lbtest.Feed(list[1], c.ns, 10, 4*time.Millisecond, false)
-	c.ns += int64(defaultRefresh)
+	lbtest.Feed(list[0], c.NS, 10, 20*time.Millisecond, false) // A turns slow
+	lbtest.Feed(list[1], c.NS, 10, 4*time.Millisecond, false)
+	c.NS += int64(defaultRefresh)
 	// A's old fast calls are out of the window (20 ms now); C, without a
 	// call, is probed at B's 4 ms (its own 6 ms is larger): B and C tie.
 	got := count(b, list, 100)
@@ -152,11 +140,11 @@ func TestWindowSlides(t *testing.T) {
 	// C had no success in the window that ends: it is unknown now, and
 	// gets the smallest known mean (B's 4 ms, A's is 20 ms), so it is
 	// probed again; with B's call in flight (8 ms) C wins.
-	c.ns += 2 * int64(time.Second)
+	c.NS += 2 * int64(time.Second)
 	b.Select(list, lbtest.Call("Say"))
-	lbtest.Feed(list[0], c.ns, 10, 20*time.Millisecond, false)
-	lbtest.Feed(list[1], c.ns, 10, 4*time.Millisecond, false)
-	c.ns += int64(defaultRefresh)
+	lbtest.Feed(list[0], c.NS, 10, 20*time.Millisecond, false)
+	lbtest.Feed(list[1], c.NS, 10, 4*time.Millisecond, false)
+	c.NS += int64(defaultRefresh)
 	v, _ := b.sk.View(list, "Say")
 	b.Select(list, lbtest.Call("Say"))
 	assert.Equal(t, int64(4*ms), v.Table.mean[2].Load(), "C: the smallest known mean")
@@ -168,13 +156,13 @@ func TestWindowSlides(t *testing.T) {
 func TestMeansRefreshOnThePeriod(t *testing.T) {
 	b, c, list := fixture(2, nil)
 	b.Select(list, lbtest.Call("Say"))
-	lbtest.Feed(list[0], c.ns, 10, time.Millisecond, false)
-	lbtest.Feed(list[1], c.ns, 10, 3*time.Millisecond, false)
-	c.ns += int64(defaultRefresh)
+	lbtest.Feed(list[0], c.NS, 10, time.Millisecond, false)
+	lbtest.Feed(list[1], c.NS, 10, 3*time.Millisecond, false)
+	c.NS += int64(defaultRefresh)
 	require.Equal(t, []int{10, 0}, count(b, list, 10))
-	lbtest.Feed(list[0], c.ns, 100, 50*time.Millisecond, false) // A's mean: 45.5 ms
+	lbtest.Feed(list[0], c.NS, 100, 50*time.Millisecond, false) // A's mean: 45.5 ms
 	assert.Equal(t, []int{10, 0}, count(b, list, 10), "not yet read")
-	c.ns += int64(defaultRefresh)
+	c.NS += int64(defaultRefresh)
 	assert.Equal(t, []int{0, 10}, count(b, list, 10))
 }
 
@@ -192,9 +180,9 @@ func TestAmongSubset(t *testing.T) {
 	b, c, list := fixture(3, nil)
 	b.Select(list, lbtest.Call("Say"))
 	for i, lat := range []time.Duration{time.Millisecond, 3 * time.Millisecond, 2 * time.Millisecond} {
-		lbtest.Feed(list[i], c.ns, 10, lat, false)
+		lbtest.Feed(list[i], c.NS, 10, lat, false)
 	}
-	c.ns += int64(defaultRefresh)
+	c.NS += int64(defaultRefresh)
 	b.Select(list, lbtest.Call("Say"))
 	sub := []base.Invoker{list[1], list[2]}
 	for range 20 {
@@ -219,9 +207,7 @@ func TestConcurrentRefreshes(t *testing.T) {
 	var wg sync.WaitGroup
 	wrong := make([]int, 4)
 	for g := range wrong {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
+		wg.Go(func() {
 			for k := range 2000 {
 				if g == 0 && k%10 == 0 {
 					now.Add(int64(defaultRefresh))
@@ -230,7 +216,7 @@ func TestConcurrentRefreshes(t *testing.T) {
 					wrong[g]++
 				}
 			}
-		}()
+		})
 	}
 	wg.Wait()
 	assert.Equal(t, []int{0, 0, 0, 0}, wrong)

@@ -179,14 +179,12 @@ func TestCycleIsExactUnderConcurrency(t *testing.T) {
 	counts := make([][]int, goroutines)
 	var wg sync.WaitGroup
 	for g := range goroutines {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
+		wg.Go(func() {
 			counts[g] = make([]int, len(q))
 			for range perG {
 				counts[g][c.Next()]++
 			}
-		}()
+		})
 	}
 	wg.Wait()
 	total := make([]int, len(q))

@@ -107,31 +107,44 @@ func AppendOwn(b []byte, r *Report) []byte {
 			b = append(b, ',')
 		}
 	}
-	if r.Has&HasCPU != 0 {
-		sep()
-		b = appendFloat(append(b, "cpu:"...), r.CPU)
-	}
-	if r.Has&HasInflight != 0 {
-		sep()
-		b = appendFloat(append(b, "inflight:"...), r.Inflight)
-	}
-	if r.Has&HasCapacity != 0 {
-		sep()
-		b = appendFloat(append(b, "cap:"...), r.Capacity)
-	}
-	if r.Has&HasQPS != 0 {
-		sep()
-		b = appendFloat(append(b, "qps:"...), r.QPS)
-	}
-	if r.Has&HasEPS != 0 {
-		sep()
-		b = appendFloat(append(b, "eps:"...), r.EPS)
+	for _, f := range ownFields {
+		if r.Has&f.has != 0 {
+			sep()
+			b = appendFloat(append(append(b, f.name...), ':'), *r.float(f.has))
+		}
 	}
 	if r.Has&HasTime != 0 {
 		sep()
 		b = strconv.AppendInt(append(b, "t:"...), r.TimeMs, 10)
 	}
 	return b
+}
+
+// ownFields are the fields of this module's format with their names, in
+// the order AppendOwn writes them (before "t").
+var ownFields = [...]struct {
+	has  Field
+	name string
+}{{HasCPU, "cpu"}, {HasInflight, "inflight"}, {HasCapacity, "cap"}, {HasQPS, "qps"}, {HasEPS, "eps"}}
+
+// float returns the address of the field f of r, one of its float fields
+// (any Field but HasTime; nil for any other value).
+func (r *Report) float(f Field) *float64 {
+	switch f {
+	case HasJavaLoad:
+		return &r.JavaLoad
+	case HasCPU:
+		return &r.CPU
+	case HasInflight:
+		return &r.Inflight
+	case HasCapacity:
+		return &r.Capacity
+	case HasQPS:
+		return &r.QPS
+	case HasEPS:
+		return &r.EPS
+	}
+	return nil
 }
 
 // appendFloat appends f with at most 4 decimals, as short as possible.
@@ -153,21 +166,10 @@ func Parse(s string, r *Report) Field {
 		if !ok {
 			continue
 		}
-		switch f {
-		case HasTime:
+		if f == HasTime {
 			r.TimeMs = int64(v)
-		case HasJavaLoad:
-			r.JavaLoad = v
-		case HasCPU:
-			r.CPU = v
-		case HasInflight:
-			r.Inflight = v
-		case HasCapacity:
-			r.Capacity = v
-		case HasQPS:
-			r.QPS = v
-		case HasEPS:
-			r.EPS = v
+		} else {
+			*r.float(f) = v
 		}
 		got |= f
 	}

@@ -227,9 +227,7 @@ func BenchChangeLatency(b *testing.B, sizes []int, lbs []Named, list func(n int)
 				var wg sync.WaitGroup
 				b.ResetTimer()
 				for g := range callers {
-					wg.Add(1)
-					go func() {
-						defer wg.Done()
+					wg.Go(func() {
 						for i := 0; i < b.N/callers+1 || !stop.Load() && i < 100*b.N; i++ {
 							l := *cur.Load()
 							t0 := time.Now()
@@ -237,7 +235,7 @@ func BenchChangeLatency(b *testing.B, sizes []int, lbs []Named, list func(n int)
 							lat[g] = append(lat[g], int64(time.Since(t0)))
 							calls.Add(1)
 						}
-					}()
+					})
 				}
 				changes := 0
 				done := make(chan struct{})

@@ -30,9 +30,7 @@ func ChurnPaced(t testing.TB, pool []base.Invoker, pick func(g, i int, list []ba
 	var stop atomic.Bool
 	var picks, strays atomic.Int64
 	for g := range 4 {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
+		wg.Go(func() {
 			for i := 0; !stop.Load(); i++ {
 				l := *list.Load()
 				if !slices.Contains(l, pick(g, i, l)) {
@@ -44,7 +42,7 @@ func ChurnPaced(t testing.TB, pool []base.Invoker, pick func(g, i int, list []ba
 					runtime.Gosched() // let the membership changer in
 				}
 			}
-		}()
+		})
 	}
 	const changes = 300
 	for c := range changes {

@@ -58,6 +58,18 @@ func EjectionOff(list ...base.Invoker) []base.Invoker {
 	return list
 }
 
+// NoEjection returns n providers on ports port, port+1, … with params and
+// outlier ejection off (see EjectionOff): the fixtures of tests of a
+// balancer's own response, each on ports of its own so that no other test
+// of the package shares their statistics.
+func NoEjection(port, n int, params map[string]string) []base.Invoker {
+	out := make([]base.Invoker, n)
+	for i := range out {
+		out[i] = Provider(port+i, params)
+	}
+	return EjectionOff(out...)
+}
+
 // Weighted returns providers on ports 20000, 20001, … with the given weights.
 func Weighted(weights ...string) []base.Invoker {
 	out := make([]base.Invoker, len(weights))
@@ -144,6 +156,13 @@ func (c *Clock) Now() time.Time { return time.Unix(0, c.ns.Load()) }
 // Advance moves the clock forward by d.
 func (c *Clock) Advance(d time.Duration) { c.ns.Add(int64(d)) }
 
+// Nanos is a monotonic clock (ns) that a test sets and advances by hand,
+// from one goroutine: its Now is an lbenv.Env.Now.
+type Nanos struct{ NS int64 }
+
+// Now returns the clock's time, NS.
+func (c *Nanos) Now() int64 { return c.NS }
+
 // CaptureLogs collects the lines the module logs (package lblog) until
 // the test ends, and returns what reads them.
 func CaptureLogs(t testing.TB) func() []string {
@@ -179,4 +198,18 @@ func FeedAll(list []base.Invoker, at int64, n int, lat time.Duration) {
 	for _, p := range list {
 		Feed(p, at, n, lat, false)
 	}
+}
+
+// FeedCycle records, as Feed does, calls completions on every provider of
+// list, one per millisecond from ago before now: the i-th provider's take
+// 1+i%4 ms (latencies cycling from 1 to 4 ms) and, when failEvery > 0,
+// fail on every failEvery-th provider (i%failEvery == 0). It returns list
+// and now (rpcstatus.Nanotime), for what a caller records besides: the
+// statistics of the benchmarks' lists.
+func FeedCycle(list []base.Invoker, ago time.Duration, calls, failEvery int) ([]base.Invoker, int64) {
+	now := rpcstatus.Nanotime()
+	for i, p := range list {
+		Feed(p, now-int64(ago), calls, time.Duration(1+i%4)*time.Millisecond, failEvery > 0 && i%failEvery == 0)
+	}
+	return list, now
 }

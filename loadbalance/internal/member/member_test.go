@@ -305,9 +305,7 @@ func racingRebuilds(t *testing.T, inline int) {
 	var bad atomic.Int64
 	var wg sync.WaitGroup
 	for g := range 6 {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
+		wg.Go(func() {
 			for i := range 3000 {
 				l := lists[(g+i)%len(lists)]
 				clock.Advance(time.Microsecond) // every Lookup is due for a refresh
@@ -324,7 +322,7 @@ func racingRebuilds(t *testing.T, inline int) {
 					bad.Add(1)
 				}
 			}
-		}()
+		})
 	}
 	wg.Wait()
 	assert.Zero(t, bad.Load(), "an exact view for another list")
@@ -417,15 +415,13 @@ func TestChangeBuildsOnceOffTheCallPath(t *testing.T) {
 	changed[3] = lbtest.Provider(20100, nil)
 	var wg sync.WaitGroup
 	for range 4 {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
+		wg.Go(func() {
 			for range 100 {
 				v, m := r.Find(slices.Clone(changed), "Say")
 				assert.Equal(t, Changed, m)
 				assert.Same(t, old, v)
 			}
-		}()
+		})
 	}
 	wg.Wait() // every call returned while the build is blocked
 	close(release)

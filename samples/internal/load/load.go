@@ -151,11 +151,9 @@ func Run(ctx context.Context, g greeter.Greeter, cfg Config, onInterval func(Sta
 	r.started = time.Now()
 	var wg sync.WaitGroup
 	for range cfg.Concurrency {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
+		wg.Go(func() {
 			r.work(ctx)
-		}()
+		})
 	}
 	done := make(chan struct{})
 	go func() { wg.Wait(); close(done) }()

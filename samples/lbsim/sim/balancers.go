@@ -13,16 +13,10 @@ import (
 	dgext "dubbo.apache.org/dubbo-go/v3/common/extension"
 
 	"github.com/dubbogo-lb/lb/extension"
-	"github.com/dubbogo-lb/lb/loadbalance/adaptive"
+	"github.com/dubbogo-lb/lb/internal/balancers"
 	"github.com/dubbogo-lb/lb/loadbalance/fewestactive"
-	"github.com/dubbogo-lb/lb/loadbalance/lalb"
 	"github.com/dubbogo-lb/lb/loadbalance/lbenv"
 	"github.com/dubbogo-lb/lb/loadbalance/loadaware"
-	"github.com/dubbogo-lb/lb/loadbalance/ringhash"
-	"github.com/dubbogo-lb/lb/loadbalance/rtadaptive"
-	"github.com/dubbogo-lb/lb/loadbalance/shortestresponse"
-	"github.com/dubbogo-lb/lb/loadbalance/swrr"
-	"github.com/dubbogo-lb/lb/loadbalance/warmrandom"
 )
 
 // Factory builds a fresh balancer on env: the simulation's virtual clocks
@@ -30,54 +24,33 @@ import (
 type Factory func(env lbenv.Env) loadbalance.LoadBalance
 
 // factories build this module's balancers on the virtual clocks and the
-// run's seeded source, by the name they are registered under. A balancer registered with dubbo-go but
-// missing here still runs (the registered singleton), on its own clock.
-var factories = map[string]Factory{
-	warmrandom.Name: func(env lbenv.Env) loadbalance.LoadBalance {
-		return warmrandom.New(warmrandom.Options{Env: env})
-	},
-	fewestactive.Name: func(env lbenv.Env) loadbalance.LoadBalance {
-		return fewestactive.New(fewestactive.Options{Env: env})
-	},
-	// fewestactive scanning every provider at every size: the exact pick
-	// that fewestactive gives up above ScanUpTo providers.
-	FewestactiveScan: func(env lbenv.Env) loadbalance.LoadBalance {
-		return fewestactive.New(fewestactive.Options{ScanUpTo: -1, Env: env})
-	},
-	swrr.Name: func(env lbenv.Env) loadbalance.LoadBalance {
-		return swrr.New(swrr.Options{Env: env})
-	},
-	// ringhash reads no clock; a fresh one keeps runs apart. It hashes the
-	// key each call carries (Scenario.Keys).
-	ringhash.Name: func(lbenv.Env) loadbalance.LoadBalance { return ringhash.New(ringhash.Options{}) },
-	// The filter, fewestactive, lalb and rtadaptive must share the
-	// monotonic clock: they read call ages, windows, averages and failures
-	// that the filter stamped.
-	lalb.Name: func(env lbenv.Env) loadbalance.LoadBalance {
-		return lalb.New(lalb.Options{Env: env})
-	},
-	rtadaptive.Name: func(env lbenv.Env) loadbalance.LoadBalance {
-		return rtadaptive.New(rtadaptive.Options{Env: env})
-	},
-	loadaware.Name: func(env lbenv.Env) loadbalance.LoadBalance {
-		return loadaware.New(loadaware.Options{Env: env})
-	},
-	// Dubbo Java's names: its shortest response and its adaptive.
-	shortestresponse.Name: func(env lbenv.Env) loadbalance.LoadBalance {
-		return shortestresponse.New(shortestresponse.Options{Env: env})
-	},
-	adaptive.Name: func(env lbenv.Env) loadbalance.LoadBalance {
-		return adaptive.New(adaptive.Options{Env: env})
-	},
-	// gRPC WRR's and Dubbo Java's adaptive cost on the same reports, for
-	// comparison.
-	LoadawareWRR: func(env lbenv.Env) loadbalance.LoadBalance {
-		return loadaware.New(loadaware.Options{Cost: loadaware.CostWRR, Env: env})
-	},
-	LoadawareJava: func(env lbenv.Env) loadbalance.LoadBalance {
-		return loadaware.New(loadaware.Options{Cost: loadaware.CostJava, Env: env})
-	},
-}
+// run's seeded source, by the name they are registered under
+// (balancers.All), and the variants below. A balancer registered with
+// dubbo-go but missing here still runs (the registered singleton), on its
+// own clock. The filter and the balancers must share the monotonic clock:
+// they read call ages, windows, averages and failures that the filter
+// stamped. ringhash hashes the key each call carries (Scenario.Keys).
+var factories = func() map[string]Factory {
+	m := map[string]Factory{
+		// fewestactive scanning every provider at every size: the exact pick
+		// that fewestactive gives up above ScanUpTo providers.
+		FewestactiveScan: func(env lbenv.Env) loadbalance.LoadBalance {
+			return fewestactive.New(fewestactive.Options{ScanUpTo: -1, Env: env})
+		},
+		// gRPC WRR's and Dubbo Java's adaptive cost on the same reports, for
+		// comparison.
+		LoadawareWRR: func(env lbenv.Env) loadbalance.LoadBalance {
+			return loadaware.New(loadaware.Options{Cost: loadaware.CostWRR, Env: env})
+		},
+		LoadawareJava: func(env lbenv.Env) loadbalance.LoadBalance {
+			return loadaware.New(loadaware.Options{Cost: loadaware.CostJava, Env: env})
+		},
+	}
+	for _, b := range balancers.All {
+		m[b.Name] = func(env lbenv.Env) loadbalance.LoadBalance { return b.New(env) }
+	}
+	return m
+}()
 
 // LoadawareWRR and LoadawareJava name loadaware with gRPC WRR's and Dubbo
 // Java's adaptive cost in the simulator (not registered with dubbo-go),
