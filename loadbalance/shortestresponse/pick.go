@@ -170,7 +170,9 @@ func drawLeast(ents []atomic.Uint64, stats []*rpcstatus.Stats, uniform bool, all
 	m := ents[0].Load() >> slotBits
 	// end: the first entry of a larger mean (ents are sorted).
 	end := len(ents)
-	if ents[end-1].Load()>>slotBits != m {
+	if whole := ents[end-1].Load()>>slotBits == m; !uniform && (!whole || all == nil) {
+		return 0, false
+	} else if !whole {
 		lo, hi := 1, end-1 // ents[lo-1] is of mean m, ents[hi] is not
 		for lo < hi {
 			if mid := int(uint(lo+hi) >> 1); ents[mid].Load()>>slotBits == m {
@@ -180,9 +182,6 @@ func drawLeast(ents []atomic.Uint64, stats []*rpcstatus.Stats, uniform bool, all
 			}
 		}
 		end = lo
-	}
-	if !uniform && (end < len(ents) || all == nil) {
-		return 0, false
 	}
 	for k := range uint64(leastTries) {
 		w := u
