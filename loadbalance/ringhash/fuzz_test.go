@@ -2,6 +2,7 @@ package ringhash
 
 import (
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -24,7 +25,16 @@ func FuzzParseArguments(f *testing.F) {
 				t.Fatalf("parseArguments(%q) gave %d", spec, i)
 			}
 		}
-		k := newKeySpec(spec, "fuzz")
+		c, _ := parseConfig(func(key string) string {
+			if key == argumentsKey {
+				return spec
+			}
+			return ""
+		})
+		if !slices.Equal(c.indexes, idx) && strings.TrimSpace(spec) != "" {
+			t.Fatalf("parseConfig(%q) indexes %v, parseArguments %v", spec, c.indexes, idx)
+		}
+		k := newKeySpec(&c, "fuzz")
 		args := make([]any, nargs%8)
 		for i := range args {
 			args[i] = strconv.Itoa(i)

@@ -2,20 +2,14 @@ package ringhash
 
 import (
 	"net"
-	"reflect"
 	"slices"
-	"strconv"
 	"strings"
 	"sync"
-	"sync/atomic"
-	"unsafe"
 
 	"dubbo.apache.org/dubbo-go/v3/common"
 	"dubbo.apache.org/dubbo-go/v3/protocol/base"
 
 	"github.com/dubbogo-lb/lb/internal/builds"
-	"github.com/dubbogo-lb/lb/internal/lblog"
-	"github.com/dubbogo-lb/lb/internal/urlparam"
 	"github.com/dubbogo-lb/lb/loadbalance/describe"
 	"github.com/dubbogo-lb/lb/loadbalance/internal/algo"
 	"github.com/dubbogo-lb/lb/loadbalance/internal/member"
@@ -39,23 +33,6 @@ const JavaName = "consistenthash"
 // its own name. It is the zero Options today, spelled out so that a change
 // of ringhash's defaults never changes what Java's name means.
 func Java() *Balancer { return New(Options{BalanceFactor: 0}) }
-
-// URL parameters read from the first provider's URL, method level
-// ("methods.<method>.hash.nodes", or Dubbo Java's "<method>.hash.nodes")
-// before service level, as Dubbo does; see urlparam.MethodParam.
-const (
-	// nodesKey is the number of virtual nodes per provider (default 160).
-	nodesKey = "hash.nodes"
-	// argumentsKey lists the argument indexes that form the key (default "0").
-	argumentsKey = "hash.arguments"
-	// attachmentKey names an invocation attachment whose value is the key,
-	// instead of the arguments (gRPC's request_hash_header, gRFC A76; asked
-	// of Dubbo in apache/dubbo#3468). A call without the attachment, or
-	// with an empty one, gets a random key, as in A76: it goes to a
-	// provider at random rather than all such calls to one. Java consumers
-	// do not read it: set it only where every consumer of the key is Go.
-	attachmentKey = "hash.attachment"
-)
 
 // Options configure a Balancer. The zero value is Dubbo's consistent hash.
 type Options struct {
@@ -166,31 +143,11 @@ type hook = builds.Hook
 
 // table is what a snapshot holds for consistent hashing.
 type table struct {
-	ring     *Ring
-	addrs    []string // provider addresses in Set order: the ring's input
-	nodesRaw string   // hash.nodes as configured
-	// attachment is the attachment whose value is the key (hash.attachment),
-	// "" for the arguments.
-	attachment string
-	where      string // "service method", for logs
-	key        *keySpec
-}
-
-// keySpec turns invocation arguments into a key point. It lives as long as
-// the hash.arguments value it was parsed from, across snapshots.
-type keySpec struct {
-	raw     string // hash.arguments as configured
-	spec    string // raw, or DefaultArguments when blank
-	indexes []int
-	// single is the only index when there is exactly one, else -1: the
-	// common case hashes a string argument in place.
-	single int
-	// maxIndex is the largest non-negative index, -1 if none.
-	maxIndex int
-	where    string // "service method", for logs
-	// warned is set once a call was seen with fewer arguments than
-	// maxIndex+1.
-	warned atomic.Bool
+	ring  *Ring
+	addrs []string // provider addresses in Set order: the ring's input
+	cfg   config
+	where string // "service method", for logs
+	key   *keySpec
 }
 
 // New returns a Balancer.
@@ -239,20 +196,19 @@ func describeRing(v *member.View[table], _ int64, ps []describe.Provider) {
 // the same address), else the ring another method of the service built
 // for the same addresses and nodes (rings), else rebuilding prev's ring for
 // the newcomers only; and prev's key spec when hash.arguments is
-// unchanged, so that problems are logged once per configuration, not per
-// snapshot.
+// unchanged. The parameters' problems are reported when they differ from
+// prev's: once per configuration, not per snapshot.
 func (b *Balancer) build(set *member.Set, prev *member.View[table]) *table {
-	u := set.Invokers[0].GetURL() // Dubbo reads the first provider's URL
-	method := set.Method
-	nodesRaw := urlparam.MethodParam(u, method, nodesKey)
-	argsRaw := urlparam.MethodParam(u, method, argumentsKey)
-
 	var old *table
 	if prev != nil {
 		old = prev.Table
 	}
-	t := &table{nodesRaw: nodesRaw, addrs: make([]string, len(set.Invokers))}
-	t.attachment = strings.TrimSpace(urlparam.MethodParam(u, method, attachmentKey))
+	cfg, problems := parseConfig(skeleton.Params(set))
+	if old == nil || !old.cfg.sameParams(&cfg) {
+		skeleton.Report(Name, set, problems)
+	}
+	u := set.Invokers[0].GetURL() // Dubbo reads the first provider's URL
+	t := &table{cfg: cfg, addrs: make([]string, len(set.Invokers))}
 	for i, inv := range set.Invokers {
 		t.addrs[i] = javaAddress(inv.GetURL())
 	}
@@ -262,24 +218,20 @@ func (b *Balancer) build(set *member.Set, prev *member.View[table]) *table {
 			t.addrs = old.addrs
 		}
 	} else {
-		t.where = u.ServiceKey() + " " + method
+		t.where = u.ServiceKey() + " " + set.Method
 	}
-	where := t.where
 
-	if old != nil && old.key.raw == argsRaw {
+	if old != nil && old.cfg.argsRaw == cfg.argsRaw {
 		t.key = old.key
 	} else {
-		t.key = newKeySpec(argsRaw, where)
+		t.key = newKeySpec(&cfg, t.where)
 	}
 
-	if old != nil && old.nodesRaw == nodesRaw && slices.Equal(old.addrs, t.addrs) {
+	if old != nil && old.cfg.nodesRaw == cfg.nodesRaw && slices.Equal(old.addrs, t.addrs) {
 		t.ring = old.ring
 		return t
 	}
-	nodes, problem := parseNodes(nodesRaw)
-	if problem != "" && (old == nil || old.nodesRaw != nodesRaw) {
-		lblog.Warnf("%s %s: %s", Name, where, problem)
-	}
+	nodes := cfg.nodes
 	shared := ringKey{service: u.ServiceKey(), nodes: nodes}
 	if ring, addrs := b.rings.get(shared, t.addrs); ring != nil {
 		t.ring, t.addrs = ring, addrs
@@ -290,7 +242,7 @@ func (b *Balancer) build(set *member.Set, prev *member.View[table]) *table {
 	for i, a := range t.addrs {
 		members[i] = Member{Address: a, Index: i}
 	}
-	if old != nil && old.nodesRaw == nodesRaw {
+	if old != nil && old.cfg.nodesRaw == cfg.nodesRaw {
 		// Hash only the newcomers: a provider that stays keeps its
 		// address, and its position on the old ring is its old slot.
 		from := make([]int, len(members))
@@ -308,15 +260,6 @@ func (b *Balancer) build(set *member.Set, prev *member.View[table]) *table {
 	b.rings.put(shared, t.addrs, t.ring)
 	warnCapped(t, len(members), nodes)
 	return t
-}
-
-// warnCapped logs when t's ring of n providers has fewer virtual nodes
-// than the nodes asked for.
-func warnCapped(t *table, n, nodes int) {
-	if t.ring.Nodes() != normalizeNodes(nodes) {
-		lblog.Warnf("%s %s: %d providers × %d virtual nodes exceed %d ring points; using %d nodes, which Java consumers do not match",
-			Name, t.where, n, normalizeNodes(nodes), maxPoints, t.ring.Nodes())
-	}
 }
 
 // javaAddress is the address Dubbo Java hashes for the provider URL u:
@@ -342,188 +285,6 @@ func javaAddress(u *common.URL) string {
 		return u.Location
 	}
 	return u.Address()
-}
-
-// parseNodes parses hash.nodes; a problem explains a replaced value.
-func parseNodes(raw string) (nodes int, problem string) {
-	s := strings.TrimSpace(raw)
-	if s == "" {
-		return DefaultNodes, ""
-	}
-	n, err := strconv.ParseInt(s, 10, 64)
-	switch {
-	case err != nil && !isRange(err):
-		return DefaultNodes, nodesKey + " " + strconv.Quote(raw) + " is not an integer; using " + strconv.Itoa(DefaultNodes)
-	case n <= 0:
-		return DefaultNodes, nodesKey + " " + strconv.Quote(raw) + " is not positive; using " + strconv.Itoa(DefaultNodes)
-	case n < minNodes:
-		return minNodes, nodesKey + " " + strconv.Quote(raw) + " is below " + strconv.Itoa(minNodes) + " (Dubbo would build an empty ring); using " + strconv.Itoa(minNodes)
-	case n > maxNodes || err != nil:
-		return maxNodes, nodesKey + " " + strconv.Quote(raw) + " is above " + strconv.Itoa(maxNodes) + "; using " + strconv.Itoa(maxNodes)
-	}
-	return int(n), ""
-}
-
-func isRange(err error) bool {
-	ne, ok := err.(*strconv.NumError)
-	return ok && ne.Err == strconv.ErrRange
-}
-
-// newKeySpec parses hash.arguments with [parseArguments] and logs what it
-// had to skip or what makes every key empty.
-func newKeySpec(raw, where string) *keySpec {
-	spec := raw
-	if strings.TrimSpace(spec) == "" {
-		spec = DefaultArguments
-	}
-	k := &keySpec{raw: raw, spec: spec, indexes: parseArguments(spec), single: -1, maxIndex: -1, where: where}
-	for _, i := range k.indexes {
-		k.maxIndex = max(k.maxIndex, i)
-	}
-	if len(k.indexes) == 1 && k.indexes[0] >= 0 {
-		k.single = k.indexes[0]
-	}
-	if p := argumentsProblem(spec, k); p != "" {
-		lblog.Warnf("%s %s: %s %q: %s", Name, where, argumentsKey, raw, p)
-	}
-	return k
-}
-
-// argumentsProblem describes what is wrong with spec, or returns "".
-func argumentsProblem(spec string, k *keySpec) string {
-	var bad, negative []string
-	entries := 0
-	for field := range strings.SplitSeq(spec, ",") {
-		f := strings.TrimSpace(field)
-		if f == "" {
-			continue
-		}
-		entries++
-		n, err := strconv.ParseInt(f, 10, 32)
-		switch {
-		case err != nil:
-			bad = append(bad, strconv.Quote(f))
-		case n < 0:
-			negative = append(negative, f)
-		}
-	}
-	var msg []string
-	if entries == 0 {
-		msg = append(msg, "lists no argument index")
-	}
-	if len(bad) > 0 {
-		msg = append(msg, "skipped "+strings.Join(bad, ", ")+" (not an argument index)")
-	}
-	if len(negative) > 0 {
-		msg = append(msg, "negative index "+strings.Join(negative, ", ")+" selects no argument")
-	}
-	if len(msg) == 0 {
-		return ""
-	}
-	if k.maxIndex < 0 {
-		msg = append(msg, "every key is empty, so all calls go to one provider")
-	} else {
-		msg = append(msg, "the key is made of arguments "+formatIndexes(k.indexes))
-	}
-	return strings.Join(msg, "; ")
-}
-
-func formatIndexes(idx []int) string {
-	var b []byte
-	for _, i := range idx {
-		if i < 0 {
-			continue
-		}
-		if len(b) > 0 {
-			b = append(b, ',')
-		}
-		b = strconv.AppendInt(b, int64(i), 10)
-	}
-	return string(b)
-}
-
-// keyStack is the size of the stack buffer keys are built in; longer keys
-// use a pooled buffer.
-const keyStack = 128
-
-// maxPooledKey caps the buffers kept in keyPool.
-const maxPooledKey = 64 << 10
-
-// emptyKeyPoint is the point of the empty key.
-var emptyKeyPoint = hashString("")
-
-var keyPool = sync.Pool{New: func() any { b := make([]byte, 0, 4*keyStack); return &b }}
-
-// point returns the ring point of the key made of args: Dubbo's toKey,
-// the concatenation of the Java string forms of the selected arguments
-// that exist, hashed.
-func (k *keySpec) point(args []any) uint32 {
-	if len(args) <= k.maxIndex {
-		k.warnMissing(len(args))
-	}
-	if k.single >= 0 {
-		if k.single >= len(args) {
-			return emptyKeyPoint
-		}
-		if s, ok := args[k.single].(string); ok {
-			return hashString(s) // the common case: no copy at all
-		}
-	}
-	var stack [keyStack]byte
-	if key, ok := k.appendStack(stack[:0], args); ok {
-		return hashKey(key)
-	}
-	pb := keyPool.Get().(*[]byte)
-	long := k.appendAny((*pb)[:0], args)
-	p := hashKey(long)
-	if cap(long) <= maxPooledKey {
-		*pb = long[:0]
-		keyPool.Put(pb)
-	}
-	return p
-}
-
-// appendStack appends the key of args to dst if it is made of basic values
-// (see appendBasic) that fit in dst's capacity; otherwise it returns false,
-// never growing dst, so that a stack buffer stays on the stack.
-func (k *keySpec) appendStack(dst []byte, args []any) ([]byte, bool) {
-	for _, i := range k.indexes {
-		if i < 0 || i >= len(args) {
-			continue
-		}
-		need := 32 // enough for any null, bool, integer or float
-		if s, ok := args[i].(string); ok {
-			need = len(s)
-		}
-		if cap(dst)-len(dst) < need {
-			return dst, false
-		}
-		var ok bool
-		if dst, ok = appendBasic(dst, args[i]); !ok {
-			return dst, false
-		}
-	}
-	return dst, true
-}
-
-// appendAny appends the key of args to dst, whatever their types.
-func (k *keySpec) appendAny(dst []byte, args []any) []byte {
-	for _, i := range k.indexes {
-		if i >= 0 && i < len(args) {
-			dst = AppendJava(dst, args[i])
-		}
-	}
-	return dst
-}
-
-// warnMissing logs, once per key spec, a call with fewer arguments than
-// hash.arguments selects.
-func (k *keySpec) warnMissing(n int) {
-	if k.warned.Load() || !k.warned.CompareAndSwap(false, true) {
-		return
-	}
-	lblog.Warnf("%s %s: a call has %d argument(s) but %s %q selects index %d; missing arguments contribute nothing to the key (logged once)",
-		Name, k.where, n, argumentsKey, k.spec, k.maxIndex)
 }
 
 // pick returns the slot of v that owns the invocation's key on the ring
@@ -573,53 +334,14 @@ func (b *Balancer) interim(old *member.View[table], list []base.Invoker, inv bas
 // when t names one (a random point when the call lacks it), else the key
 // of its arguments.
 func (b *Balancer) point(t *table, inv base.Invocation) uint32 {
-	if t.attachment != "" {
-		if v, ok := inv.GetAttachment(t.attachment); ok && v != "" {
+	if t.cfg.attachment != "" {
+		if v, ok := inv.GetAttachment(t.cfg.attachment); ok && v != "" {
 			return hashString(v)
 		}
 		return uint32(b.sk.Rand())
 	}
 	_, args := callOf(inv)
 	return t.key.point(args)
-}
-
-// callOf returns the method and arguments of inv as Dubbo's RpcUtils sees
-// them: for a generic call ("$invoke" or "$invokeAsync" with arguments
-// [method, types, args]) those of the real method, so that generic and
-// ordinary calls of a method route alike, in Go and in Java.
-func callOf(inv base.Invocation) (string, []any) {
-	method, args := inv.MethodName(), inv.Arguments()
-	if (method == genericInvoke || method == genericInvokeAsync) && len(args) >= 3 {
-		if m, ok := args[0].(string); ok {
-			if real, ok := anySlice(args[2]); ok {
-				return m, real
-			}
-		}
-	}
-	return method, args
-}
-
-// Method names of dubbo-go's and Dubbo's generic calls.
-const (
-	genericInvoke      = "$invoke"
-	genericInvokeAsync = "$invokeAsync"
-)
-
-// anySlice returns v as a []any if it is a slice of an empty interface type,
-// such as []hessian.Object, which generic calls carry, without copying it.
-func anySlice(v any) ([]any, bool) {
-	if s, ok := v.([]any); ok {
-		return s, true
-	}
-	rv := reflect.ValueOf(v)
-	if rv.Kind() != reflect.Slice {
-		return nil, false
-	}
-	if e := rv.Type().Elem(); e.Kind() != reflect.Interface || e.NumMethod() != 0 {
-		return nil, false
-	}
-	// A slice of any empty interface type has the layout of []any.
-	return unsafe.Slice((*any)(rv.UnsafePointer()), rv.Len()), true
 }
 
 // walk is the pick past the common case: skipping unavailable providers,
