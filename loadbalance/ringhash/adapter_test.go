@@ -401,6 +401,21 @@ func TestBadHashArguments(t *testing.T) {
 	assert.Panics(t, func() { dg.Select(list, lbtest.Call("SayBadDG", "k")) })
 }
 
+// TestWarningsShareTheFormat: what ringhash logs of a (service, method),
+// a bad parameter or a call short of arguments, starts as every balancer's
+// report does (skeleton.Report).
+func TestWarningsShareTheFormat(t *testing.T) {
+	warnings := captureWarnings(t)
+	list := ports(20880, 3, map[string]string{"hash.nodes": "abc", "hash.arguments": "x,0,5"})
+	New(Options{}).Select(list, lbtest.Call("Say", "k"))
+	w := warnings()
+	require.Len(t, w, 3, "%q", w)
+	prefix := Name + ", service " + list[0].GetURL().ServiceKey() + ", method Say: "
+	for _, line := range w {
+		assert.Contains(t, line, prefix)
+	}
+}
+
 func TestBadHashNodes(t *testing.T) {
 	for _, c := range []struct {
 		spec  string

@@ -190,7 +190,7 @@ func formatIndexes(idx []int) string {
 // than the nodes asked for: members × nodes exceed maxPoints.
 func warnCapped(t *table, n, nodes int) {
 	if t.ring.Nodes() != normalizeNodes(nodes) {
-		lblog.Warnf("%s %s: %d providers × %d virtual nodes exceed %d ring points; using %d nodes, which Java consumers do not match",
+		lblog.Warnf("%s, %s: %d providers × %d virtual nodes exceed %d ring points; using %d nodes, which Java consumers do not match",
 			Name, t.where, n, normalizeNodes(nodes), maxPoints, t.ring.Nodes())
 	}
 }

@@ -51,7 +51,7 @@ type keySpec struct {
 	single int
 	// maxIndex is the largest non-negative index, -1 if none.
 	maxIndex int
-	where    string // "service method", for logs
+	where    string // "service S, method M", for logs
 	// warned is set once a call was seen with fewer arguments than
 	// maxIndex+1.
 	warned atomic.Bool
@@ -150,7 +150,7 @@ func (k *keySpec) warnMissing(n int) {
 	if k.warned.Load() || !k.warned.CompareAndSwap(false, true) {
 		return
 	}
-	lblog.Warnf("%s %s: a call has %d argument(s) but %s %q selects index %d; missing arguments contribute nothing to the key (logged once)",
+	lblog.Warnf("%s, %s: a call has %d argument(s) but %s %q selects index %d; missing arguments contribute nothing to the key (logged once)",
 		Name, k.where, n, argumentsKey, k.spec, k.maxIndex)
 }
 

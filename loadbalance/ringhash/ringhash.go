@@ -146,7 +146,7 @@ type table struct {
 	ring  *Ring
 	addrs []string // provider addresses in Set order: the ring's input
 	cfg   config
-	where string // "service method", for logs
+	where string // "service S, method M", for logs
 	key   *keySpec
 }
 
@@ -218,7 +218,7 @@ func (b *Balancer) build(set *member.Set, prev *member.View[table]) *table {
 			t.addrs = old.addrs
 		}
 	} else {
-		t.where = u.ServiceKey() + " " + set.Method
+		t.where = "service " + u.ServiceKey() + ", method " + set.Method
 	}
 
 	if old != nil && old.cfg.argsRaw == cfg.argsRaw {
