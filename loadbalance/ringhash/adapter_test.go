@@ -77,12 +77,12 @@ func ports(first, n int, params map[string]string) []base.Invoker {
 }
 
 // ringOf is the ring Dubbo builds for list with nodes virtual nodes.
-func ringOf(list []base.Invoker, nodes int) *Ring {
-	m := make([]Member, len(list))
+func ringOf(list []base.Invoker, nodes int) *hashRing {
+	m := make([]ringMember, len(list))
 	for i, inv := range list {
-		m[i] = Member{Address: inv.GetURL().Location, Index: i}
+		m[i] = ringMember{Address: inv.GetURL().Location, Index: i}
 	}
-	return Build(m, nodes)
+	return buildRing(m, nodes)
 }
 
 func indexOf(list []base.Invoker, inv base.Invoker) int {
@@ -211,7 +211,7 @@ func TestJavaAddressOfIPv6Providers(t *testing.T) {
 func TestMethodsShareTheRing(t *testing.T) {
 	list := ports(20880, 10, map[string]string{"methods.few.hash.nodes": "40"})
 	b := New(Options{})
-	ringOfMethod := func(l []base.Invoker, m string) *Ring {
+	ringOfMethod := func(l []base.Invoker, m string) *hashRing {
 		v, _ := b.sk.View(l, m)
 		return v.Table.ring
 	}
@@ -226,7 +226,7 @@ func TestMethodsShareTheRing(t *testing.T) {
 	next := ringOfMethod(changed, "b")
 	assert.NotSame(t, first, next)
 	assert.Same(t, next, ringOfMethod(changed, "a"))
-	want := ringOf(changed, DefaultNodes)
+	want := ringOf(changed, defaultNodes)
 	for i := range 100 {
 		assert.Equal(t, changed[want.Lookup(hashString(key(i)))], b.Select(changed, lbtest.Call("a", key(i))))
 	}
@@ -256,7 +256,7 @@ func TestMethodLevelParametersWin(t *testing.T) {
 			v, _ := b.sk.View(list, "byUser")
 			assert.Equal(t, 40, v.Table.ring.Nodes())
 			v, _ = b.sk.View(list, "other")
-			assert.Equal(t, DefaultNodes, v.Table.ring.Nodes())
+			assert.Equal(t, defaultNodes, v.Table.ring.Nodes())
 
 			r40, r160 := ringOf(list, 40), ringOf(list, 160)
 			for i := range 200 {
@@ -356,7 +356,7 @@ func TestLoadSpreadOverTenProviders(t *testing.T) {
 // dubbo-go panics on every call when hash.arguments is not a list of
 // integers; ours logs once and uses a documented fallback.
 func TestBadHashArguments(t *testing.T) {
-	r := ringOf(ports(20880, 3, nil), DefaultNodes)
+	r := ringOf(ports(20880, 3, nil), defaultNodes)
 	owner := func(k string) int { return r.Lookup(hashString(k)) }
 	for _, c := range []struct {
 		name, spec string
@@ -460,7 +460,7 @@ func TestEmptyAndSingle(t *testing.T) {
 
 func TestUnavailableProviderSkippedClockwise(t *testing.T) {
 	list := ports(20880, 5, nil)
-	r := ringOf(list, DefaultNodes)
+	r := ringOf(list, defaultNodes)
 	lb := New(Options{})
 	const down = 2
 	list[down].(*base.BaseInvoker).SetAvailable(false)
@@ -490,7 +490,7 @@ func TestAllUnavailableReturnsTheKeysOwner(t *testing.T) {
 	for _, inv := range list {
 		inv.(*base.BaseInvoker).SetAvailable(false)
 	}
-	r := ringOf(list, DefaultNodes)
+	r := ringOf(list, defaultNodes)
 	for _, lb := range []*Balancer{New(Options{}), New(Options{BalanceFactor: 1.25})} {
 		for i := range 500 {
 			got := lb.Select(list, lbtest.Call("Say", key(i)))
@@ -503,7 +503,7 @@ func TestAllUnavailableReturnsTheKeysOwner(t *testing.T) {
 // the key goes to the first of them clockwise, not to a random one.
 func TestRetrySubsetKeepsClockwiseOrder(t *testing.T) {
 	list := ports(20880, 6, nil)
-	r := ringOf(list, DefaultNodes)
+	r := ringOf(list, defaultNodes)
 	lb := New(Options{})
 	for i := range 500 {
 		kp := hashString(key(i))
@@ -542,7 +542,7 @@ func TestRingRebuiltOnlyOnMembershipChange(t *testing.T) {
 		lbtest.Started(20001, start, 600*time.Second),
 		lbtest.Started(20002, start.Add(-time.Hour), 600*time.Second),
 	}
-	view := func(l []base.Invoker) (*Ring, any) {
+	view := func(l []base.Invoker) (*hashRing, any) {
 		lb.Select(l, lbtest.Call("Say", "k"))
 		v, exact := lb.sk.View(l, "Say")
 		require.True(t, exact)
@@ -712,7 +712,7 @@ func TestGenericCallRoutesLikeTheRealMethod(t *testing.T) {
 		assert.Same(t, want, lb.Select(list, lbtest.Call("$invokeAsync", "byUser", types, []any{"tenant", key(i)})))
 	}
 	// Not shaped like a generic call: hashed as it is (key = argument 0).
-	r := ringOf(list, DefaultNodes)
+	r := ringOf(list, defaultNodes)
 	got := lb.Select(list, lbtest.Call("$invoke", "byUser", types, "not a slice"))
 	assert.Same(t, list[r.Lookup(hashString("byUser"))], got)
 	inv := lbtest.Call("$invoke", "byUser", types, []object{"tenant", "u"})
@@ -726,7 +726,7 @@ func TestInterimKeepsTheKeysOfProvidersThatStay(t *testing.T) {
 	b := New(Options{})
 	list := ports(20880, 10, nil)
 	old, _ := b.sk.View(list, "Say")
-	r := ringOf(list, DefaultNodes)
+	r := ringOf(list, defaultNodes)
 	changed := slices.Clone(list)
 	changed[4] = providerAt("127.0.0.1:30000", nil) // list[4] leaves
 	moved := 0

@@ -25,9 +25,9 @@ const (
 	attachmentKey = "hash.attachment"
 )
 
-// DefaultArguments is Dubbo's default "hash.arguments": only the first
+// defaultArguments is Dubbo's default "hash.arguments": only the first
 // invocation argument forms the key.
-const DefaultArguments = "0"
+const defaultArguments = "0"
 
 // config is what one (service, method) runs with, parsed from its URL
 // parameters once per snapshot by [parseConfig].
@@ -39,7 +39,7 @@ type config struct {
 	// nodes is the number of virtual nodes asked for, within
 	// [minNodes, maxNodes].
 	nodes int
-	// spec is argsRaw, or DefaultArguments when blank; indexes are its
+	// spec is argsRaw, or defaultArguments when blank; indexes are its
 	// argument indexes in order, never empty (see [parseArguments]).
 	spec    string
 	indexes []int
@@ -68,7 +68,7 @@ func parseConfig(param func(key string) string) (config, []string) {
 	}
 	c.spec = c.argsRaw
 	if strings.TrimSpace(c.spec) == "" {
-		c.spec = DefaultArguments
+		c.spec = defaultArguments
 	}
 	c.indexes = parseArguments(c.spec)
 	if p := argumentsProblem(c.spec, c.indexes); p != "" {
@@ -81,14 +81,14 @@ func parseConfig(param func(key string) string) (config, []string) {
 func parseNodes(raw string) (nodes int, problem string) {
 	s := strings.TrimSpace(raw)
 	if s == "" {
-		return DefaultNodes, ""
+		return defaultNodes, ""
 	}
 	n, err := strconv.ParseInt(s, 10, 64)
 	switch {
 	case err != nil && !isRange(err):
-		return DefaultNodes, skeleton.Problem(nodesKey, raw, "is not an integer", strconv.Itoa(DefaultNodes))
+		return defaultNodes, skeleton.Problem(nodesKey, raw, "is not an integer", strconv.Itoa(defaultNodes))
 	case n <= 0:
-		return DefaultNodes, skeleton.Problem(nodesKey, raw, "is not positive", strconv.Itoa(DefaultNodes))
+		return defaultNodes, skeleton.Problem(nodesKey, raw, "is not positive", strconv.Itoa(defaultNodes))
 	case n < minNodes:
 		return minNodes, skeleton.Problem(nodesKey, raw, "is below "+strconv.Itoa(minNodes)+" (Dubbo would build an empty ring)", strconv.Itoa(minNodes))
 	case n > maxNodes || err != nil:

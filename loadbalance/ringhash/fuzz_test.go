@@ -47,7 +47,7 @@ func FuzzParseArguments(f *testing.F) {
 }
 
 // FuzzParseNodes checks hash.nodes parsing: the value used is always one
-// Build accepts, and a value is replaced only with a reason.
+// buildRing accepts, and a value is replaced only with a reason.
 func FuzzParseNodes(f *testing.F) {
 	for _, s := range []string{"", "160", " 8 ", "0", "-4", "3", "161", "99999999999999999999", "1e3", "abc", "+16"} {
 		f.Add(s)
@@ -57,7 +57,7 @@ func FuzzParseNodes(f *testing.F) {
 		if n < minNodes || n > maxNodes {
 			t.Fatalf("parseNodes(%q) = %d, outside [%d, %d]", raw, n, minNodes, maxNodes)
 		}
-		if strings.TrimSpace(raw) == "" && (n != DefaultNodes || problem != "") {
+		if strings.TrimSpace(raw) == "" && (n != defaultNodes || problem != "") {
 			t.Fatalf("parseNodes(%q) = %d, %q; want the default, silently", raw, n, problem)
 		}
 		if problem == "" && strings.TrimSpace(raw) != "" {

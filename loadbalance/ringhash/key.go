@@ -44,7 +44,7 @@ func appendKey(dst []byte, parts []string) []byte {
 // keySpec turns invocation arguments into a key point. It lives as long as
 // the hash.arguments value it was parsed from, across snapshots.
 type keySpec struct {
-	spec    string // hash.arguments, or DefaultArguments when blank
+	spec    string // hash.arguments, or defaultArguments when blank
 	indexes []int
 	// single is the only index when there is exactly one, else -1: the
 	// common case hashes a string argument in place.

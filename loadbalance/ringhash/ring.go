@@ -10,30 +10,30 @@ import (
 
 // Limits on the number of virtual nodes per member ("hash.nodes").
 const (
-	// DefaultNodes is Dubbo's default number of virtual nodes per member.
-	DefaultNodes = 160
+	// defaultNodes is Dubbo's default number of virtual nodes per member.
+	defaultNodes = 160
 	// minNodes is the smallest usable number of virtual nodes: one md5
 	// digest, four points.
 	minNodes = 4
 	// maxNodes caps the virtual nodes per member; Dubbo has no cap.
 	maxNodes = 10000
 	// maxPoints caps the points of a whole ring (members × nodes) so a huge
-	// configuration cannot exhaust memory; see [Build].
+	// configuration cannot exhaust memory; see [buildRing].
 	maxPoints = 1 << 24
 )
 
-// normalizeNodes returns the number of virtual nodes per member that [Build]
+// normalizeNodes returns the number of virtual nodes per member that [buildRing]
 // uses for a requested value n:
 //
-//   - n <= 0 (unset or nonsense) gives [DefaultNodes];
-//   - 1..3 gives [MinNodes] (Dubbo would build an empty ring and fail);
-//   - n > [MaxNodes] gives MaxNodes;
+//   - n <= 0 (unset or nonsense) gives [defaultNodes];
+//   - 1..3 gives [minNodes] (Dubbo would build an empty ring and fail);
+//   - n > [maxNodes] gives maxNodes;
 //   - otherwise n rounded down to a multiple of 4, which is what Dubbo's
 //     n/4 integer division of digests produces (so 161 behaves as 160).
 func normalizeNodes(n int) int {
 	switch {
 	case n <= 0:
-		return DefaultNodes
+		return defaultNodes
 	case n < minNodes:
 		return minNodes
 	case n > maxNodes:
@@ -42,7 +42,7 @@ func normalizeNodes(n int) int {
 	return n &^ 3
 }
 
-// effectiveNodes is the number of virtual nodes per member Build uses for
+// effectiveNodes is the number of virtual nodes per member buildRing uses for
 // members members and a requested nodes.
 func effectiveNodes(members, nodes int) int {
 	nodes = normalizeNodes(nodes)
@@ -52,8 +52,8 @@ func effectiveNodes(members, nodes int) int {
 	return nodes
 }
 
-// Member is one ring member as given to [Build].
-type Member struct {
+// ringMember is one ring member as given to [buildRing].
+type ringMember struct {
 	// Address is the string hashed to place the member, Dubbo's
 	// URL.getAddress(): "ip:port" (just "ip" when the port is 0).
 	Address string
@@ -62,12 +62,12 @@ type Member struct {
 	Index int
 }
 
-// Ring is an immutable consistent-hash ring. The zero value and a nil *Ring
-// are empty rings. A Ring is safe for concurrent use.
-type Ring struct {
+// hashRing is an immutable consistent-hash ring. The zero value and a nil *hashRing
+// are empty rings. A hashRing is safe for concurrent use.
+type hashRing struct {
 	points []uint32 // ring points, strictly increasing
 	owners []int32  // owners[i]: position in index of the member owning points[i]
-	index  []int    // index[pos]: Member.Index of the member at position pos
+	index  []int    // index[pos]: ringMember.Index of the member at position pos
 	nodes  int      // virtual nodes per member actually used
 	// hidden are the entries (point<<32 | position) that a later member's
 	// equal point hides, sorted: a Rebuild without that member shows them
@@ -75,7 +75,7 @@ type Ring struct {
 	hidden []uint64
 }
 
-// Build returns the ring of members with nodes virtual nodes each, laid out
+// buildRing returns the ring of members with nodes virtual nodes each, laid out
 // exactly as Dubbo's ConsistentHashSelector lays out its TreeMap: for each
 // member in slice order and each i in [0, nodes/4), the four little-endian
 // words of md5(Address + decimal(i)). When two different members produce the
@@ -85,15 +85,15 @@ type Ring struct {
 //
 // nodes is normalised by [normalizeNodes]. If members × nodes exceeds
 // [MaxPoints], nodes is lowered to the largest multiple of 4 (at least 4)
-// that fits, which no longer matches Dubbo; [Ring.Nodes] reports the value
-// used. Empty members give an empty ring. Build never panics.
-func Build(members []Member, nodes int) *Ring {
+// that fits, which no longer matches Dubbo; [hashRing.Nodes] reports the value
+// used. Empty members give an empty ring. buildRing never panics.
+func buildRing(members []ringMember, nodes int) *hashRing {
 	if len(members) > math.MaxInt32 {
 		members = members[:math.MaxInt32]
 	}
 	n := len(members)
 	nodes = effectiveNodes(n, nodes)
-	r := &Ring{nodes: nodes}
+	r := &hashRing{nodes: nodes}
 	if n == 0 {
 		return r
 	}
@@ -117,7 +117,7 @@ func Build(members []Member, nodes int) *Ring {
 
 // hashPoints appends to entries the points of the members whose from is
 // -1 (every member when from is nil), each packed point<<32 | position.
-func hashPoints(entries []uint64, members []Member, from []int, nodes int) []uint64 {
+func hashPoints(entries []uint64, members []ringMember, from []int, nodes int) []uint64 {
 	var buf []byte
 	for pos, m := range members {
 		if from != nil && from[pos] >= 0 {
@@ -140,7 +140,7 @@ func hashPoints(entries []uint64, members []Member, from []int, nodes int) []uin
 // equal points): of a run of equal points, the member at the latest
 // position owns the point and the others are hidden. count, when not nil,
 // is the same entries as a slice, to size the ring exactly.
-func (r *Ring) lay(size int, each func(yield func(uint64)), count []uint64) {
+func (r *hashRing) lay(size int, each func(yield func(uint64)), count []uint64) {
 	if count != nil {
 		distinct := 0
 		for i, e := range count {
@@ -168,17 +168,17 @@ func (r *Ring) lay(size int, each func(yield func(uint64)), count []uint64) {
 }
 
 // Rebuild returns the ring of members with nodes virtual nodes each, the
-// same ring as Build(members, nodes), made from r: from[pos] is the position
+// same ring as buildRing(members, nodes), made from r: from[pos] is the position
 // in r of the member at pos of members with the same Address, or -1 for a
 // member r does not hold. Only those are hashed; the points of the others
 // are taken from r in one pass and merged with the new ones, so a change of
 // a few members costs O(changed·nodes·log) plus a linear copy of the ring.
-// When the virtual nodes per member would change, it is Build. Each
+// When the virtual nodes per member would change, it is buildRing. Each
 // position of r must appear at most once in from.
-func (r *Ring) Rebuild(members []Member, from []int, nodes int) *Ring {
+func (r *hashRing) Rebuild(members []ringMember, from []int, nodes int) *hashRing {
 	n := len(members)
 	if r == nil || len(from) != n || n == 0 || n > math.MaxInt32 || effectiveNodes(n, nodes) != r.nodes {
-		return Build(members, nodes)
+		return buildRing(members, nodes)
 	}
 	to := make([]int32, len(r.index)) // position in r → in members, -1: gone
 	for i := range to {
@@ -186,7 +186,7 @@ func (r *Ring) Rebuild(members []Member, from []int, nodes int) *Ring {
 	}
 	for pos, j := range from {
 		if j >= len(to) || j >= 0 && to[j] >= 0 {
-			return Build(members, nodes) // a caller's mistake: no ring of r's
+			return buildRing(members, nodes) // a caller's mistake: no ring of r's
 		}
 		if j >= 0 {
 			to[j] = int32(pos)
@@ -194,7 +194,7 @@ func (r *Ring) Rebuild(members []Member, from []int, nodes int) *Ring {
 	}
 	fresh := hashPoints(nil, members, from, r.nodes)
 	slices.Sort(fresh)
-	nr := &Ring{nodes: r.nodes, index: make([]int, n)}
+	nr := &hashRing{nodes: r.nodes, index: make([]int, n)}
 	for pos, m := range members {
 		nr.index[pos] = m.Index
 	}
@@ -232,7 +232,7 @@ func (r *Ring) Rebuild(members []Member, from []int, nodes int) *Ring {
 }
 
 // Len returns the number of distinct points on the ring.
-func (r *Ring) Len() int {
+func (r *hashRing) Len() int {
 	if r == nil {
 		return 0
 	}
@@ -240,7 +240,7 @@ func (r *Ring) Len() int {
 }
 
 // Members returns the number of members the ring was built from.
-func (r *Ring) Members() int {
+func (r *hashRing) Members() int {
 	if r == nil {
 		return 0
 	}
@@ -248,8 +248,8 @@ func (r *Ring) Members() int {
 }
 
 // Nodes returns the number of virtual nodes per member the ring was built
-// with, after normalisation (see [Build]).
-func (r *Ring) Nodes() int {
+// with, after normalisation (see [buildRing]).
+func (r *hashRing) Nodes() int {
 	if r == nil {
 		return normalizeNodes(0)
 	}
@@ -259,7 +259,7 @@ func (r *Ring) Nodes() int {
 // search returns the position of the first point at or after keyPoint,
 // wrapping to 0 past the last point, or -1 if the ring is empty. Positions
 // run from 0 to Len()-1; step clockwise with pos+1, wrapping at Len().
-func (r *Ring) search(keyPoint uint32) int {
+func (r *hashRing) search(keyPoint uint32) int {
 	if r.Len() == 0 {
 		return -1
 	}
@@ -279,10 +279,10 @@ func (r *Ring) search(keyPoint uint32) int {
 	return lo
 }
 
-// At returns the point at position pos (see [Ring.Search]) and the Index of
+// At returns the point at position pos (see [hashRing.search]) and the Index of
 // the member owning it. pos is taken modulo Len(); on an empty ring At
 // returns (0, -1).
-func (r *Ring) At(pos int) (point uint32, index int) {
+func (r *hashRing) At(pos int) (point uint32, index int) {
 	n := r.Len()
 	if n == 0 {
 		return 0, -1
@@ -300,7 +300,7 @@ func (r *Ring) At(pos int) (point uint32, index int) {
 // the order of the members given to Build: the keys that go to it while
 // every member is available. The fractions add up to 1 (0 on an empty
 // ring). O(Len()); for inspection, not for picks.
-func (r *Ring) Shares() []float64 {
+func (r *hashRing) Shares() []float64 {
 	out := make([]float64, r.Members())
 	n := r.Len()
 	if n == 1 {
@@ -321,7 +321,7 @@ func (r *Ring) Shares() []float64 {
 // Lookup returns the Index of the member owning keyPoint (the first point at
 // or after it, wrapping), the member Dubbo would choose, or -1 if the ring is
 // empty. It does not allocate.
-func (r *Ring) Lookup(keyPoint uint32) int {
+func (r *hashRing) Lookup(keyPoint uint32) int {
 	pos := r.search(keyPoint)
 	if pos < 0 {
 		return -1
@@ -329,7 +329,7 @@ func (r *Ring) Lookup(keyPoint uint32) int {
 	return r.index[r.owners[pos]]
 }
 
-// lookupFunc is [Ring.Lookup] skipping rejected members: it walks clockwise
+// lookupFunc is [hashRing.Lookup] skipping rejected members: it walks clockwise
 // from keyPoint's point and returns the Index of the first member for which
 // accept returns true. Each member is offered to accept at most once, and the
 // walk stops after one full turn or once every member has been rejected; it
@@ -340,7 +340,7 @@ func (r *Ring) Lookup(keyPoint uint32) int {
 // share of the ring, and return to it as soon as it is accepted again.
 // lookupFunc does not allocate, except once for a small bitmap when it
 // rejects members of a ring of more than 1024 members.
-func (r *Ring) lookupFunc(keyPoint uint32, accept func(index int) bool) (index int, ok bool) {
+func (r *hashRing) lookupFunc(keyPoint uint32, accept func(index int) bool) (index int, ok bool) {
 	var found int32 = -1
 	r.walk(keyPoint, func(pos int32) bool {
 		if accept == nil || accept(r.index[pos]) {
@@ -356,7 +356,7 @@ func (r *Ring) lookupFunc(keyPoint uint32, accept func(index int) bool) (index i
 }
 
 // boundedCapacity returns the per-member load bound used by
-// [Ring.lookupBounded]: ceil(factor × (totalLoad+1) / members), the average
+// [hashRing.lookupBounded]: ceil(factor × (totalLoad+1) / members), the average
 // load after placing one more request, scaled by factor.
 //
 // factor below 1 or NaN is taken as 1; a negative totalLoad as 0; members <= 0
@@ -381,7 +381,7 @@ func boundedCapacity(factor float64, totalLoad int64, members int) int64 {
 // Envoy's hash_balance_factor). load(index) reports a member's current load,
 // normally its number of in-flight requests, and totalLoad the sum of load
 // over all members of the ring. Walking clockwise from keyPoint as
-// [Ring.lookupFunc] does, it returns the first member that accept accepts
+// [hashRing.lookupFunc] does, it returns the first member that accept accepts
 // (nil accepts all) and whose load+1 <= [boundedCapacity](factor, totalLoad,
 // Members()).
 //
@@ -396,7 +396,7 @@ func boundedCapacity(factor float64, totalLoad int64, members int) int64 {
 //
 // Each member's load and accept are called at most once; lookupBounded does
 // not allocate, with the same exception as lookupFunc.
-func (r *Ring) lookupBounded(keyPoint uint32, factor float64, totalLoad int64, load func(index int) int64, accept func(index int) bool) (index int, ok bool) {
+func (r *hashRing) lookupBounded(keyPoint uint32, factor float64, totalLoad int64, load func(index int) int64, accept func(index int) bool) (index int, ok bool) {
 	if load == nil {
 		return r.lookupFunc(keyPoint, accept)
 	}
@@ -428,7 +428,7 @@ func (r *Ring) lookupBounded(keyPoint uint32, factor float64, totalLoad int64, l
 // walk calls visit with the position (in r.index) of each distinct member met
 // clockwise from keyPoint's point, at most once per member, until visit
 // returns true, every member has been visited, or one full turn is done.
-func (r *Ring) walk(keyPoint uint32, visit func(pos int32) bool) {
+func (r *hashRing) walk(keyPoint uint32, visit func(pos int32) bool) {
 	start := r.search(keyPoint)
 	if start < 0 {
 		return

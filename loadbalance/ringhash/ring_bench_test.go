@@ -13,7 +13,7 @@ var sinkU32 uint32
 func BenchmarkLookup(b *testing.B) {
 	for _, n := range benchSizes {
 		b.Run("N="+strconv.Itoa(n), func(b *testing.B) {
-			r := Build(providers(n), DefaultNodes)
+			r := buildRing(providers(n), defaultNodes)
 			kps := keyPoints(4096, 1)
 			b.ReportAllocs()
 			i := 0
@@ -48,7 +48,7 @@ func BenchmarkKeyToMember(b *testing.B) {
 	for i := range keys {
 		keys[i] = "user-" + strconv.Itoa(i*7919)
 	}
-	benchRings(b, func(r *Ring, _ int) func(i int) {
+	benchRings(b, func(r *hashRing, _ int) func(i int) {
 		return func(i int) { sinkInt = r.Lookup(hashString(keys[i&4095])) }
 	})
 }
@@ -56,7 +56,7 @@ func BenchmarkKeyToMember(b *testing.B) {
 // BenchmarkLookupFuncSkip rejects the key's own member, so every call walks
 // to the next member.
 func BenchmarkLookupFuncSkip(b *testing.B) {
-	benchRings(b, func(r *Ring, _ int) func(i int) {
+	benchRings(b, func(r *hashRing, _ int) func(i int) {
 		kps := keyPoints(4096, 2)
 		owners := make([]int, len(kps))
 		for i, kp := range kps {
@@ -72,7 +72,7 @@ func BenchmarkLookupFuncSkip(b *testing.B) {
 // BenchmarkLookupBounded runs with balanced loads, so the key's own member is
 // usually under the bound.
 func BenchmarkLookupBounded(b *testing.B) {
-	benchRings(b, func(r *Ring, n int) func(i int) {
+	benchRings(b, func(r *hashRing, n int) func(i int) {
 		kps := keyPoints(4096, 3)
 		loads := make([]int64, n)
 		total := int64(0)
@@ -87,10 +87,10 @@ func BenchmarkLookupBounded(b *testing.B) {
 
 // benchRings times step(i), i = 0, 1, …, on a ring of n providers for each
 // n of benchSizes; setup makes step from the ring.
-func benchRings(b *testing.B, setup func(r *Ring, n int) func(i int)) {
+func benchRings(b *testing.B, setup func(r *hashRing, n int) func(i int)) {
 	for _, n := range benchSizes {
 		b.Run("N="+strconv.Itoa(n), func(b *testing.B) {
-			step := setup(Build(providers(n), DefaultNodes), n)
+			step := setup(buildRing(providers(n), defaultNodes), n)
 			b.ReportAllocs()
 			for i := 0; b.Loop(); i++ {
 				step(i)
@@ -105,7 +105,7 @@ func BenchmarkBuild(b *testing.B) {
 			members := providers(n)
 			b.ReportAllocs()
 			for b.Loop() {
-				_ = Build(members, DefaultNodes)
+				_ = buildRing(members, defaultNodes)
 			}
 		})
 	}

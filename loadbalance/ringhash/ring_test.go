@@ -12,10 +12,10 @@ import (
 )
 
 // providers returns n members 127.0.0.1:20880, :20881, ... with Index = position.
-func providers(n int) []Member {
-	m := make([]Member, n)
+func providers(n int) []ringMember {
+	m := make([]ringMember, n)
 	for i := range m {
-		m[i] = Member{Address: "127.0.0.1:" + strconv.Itoa(20880+i), Index: i}
+		m[i] = ringMember{Address: "127.0.0.1:" + strconv.Itoa(20880+i), Index: i}
 	}
 	return m
 }
@@ -48,12 +48,12 @@ func TestHashKeyKnownValues(t *testing.T) {
 }
 
 func TestRingLayout(t *testing.T) {
-	r := Build(providers(10), 0)
-	if r.Nodes() != DefaultNodes || r.Members() != 10 {
+	r := buildRing(providers(10), 0)
+	if r.Nodes() != defaultNodes || r.Members() != 10 {
 		t.Fatalf("Nodes=%d Members=%d", r.Nodes(), r.Members())
 	}
-	if r.Len() != 10*DefaultNodes { // no collisions among these 1600 points
-		t.Fatalf("Len = %d, want %d", r.Len(), 10*DefaultNodes)
+	if r.Len() != 10*defaultNodes { // no collisions among these 1600 points
+		t.Fatalf("Len = %d, want %d", r.Len(), 10*defaultNodes)
 	}
 	counts := make([]int, 10)
 	prev, _ := r.At(0)
@@ -66,7 +66,7 @@ func TestRingLayout(t *testing.T) {
 		counts[idx]++
 	}
 	for i, c := range counts {
-		if c != DefaultNodes {
+		if c != defaultNodes {
 			t.Errorf("member %d owns %d points", i, c)
 		}
 	}
@@ -92,11 +92,11 @@ func TestRingLayout(t *testing.T) {
 
 func TestOpaqueIndex(t *testing.T) {
 	members := providers(5)
-	plain := Build(members, 0)
+	plain := buildRing(members, 0)
 	for i := range members {
 		members[i].Index = 100 + i
 	}
-	shifted := Build(members, 0)
+	shifted := buildRing(members, 0)
 	for _, kp := range keyPoints(1000, 3) {
 		if shifted.Lookup(kp) != plain.Lookup(kp)+100 {
 			t.Fatal("Index must be returned as given, without affecting placement")
@@ -105,7 +105,7 @@ func TestOpaqueIndex(t *testing.T) {
 }
 
 func TestStable(t *testing.T) {
-	a, b := Build(providers(10), 160), Build(providers(10), 160)
+	a, b := buildRing(providers(10), 160), buildRing(providers(10), 160)
 	for _, kp := range keyPoints(1000, 11) {
 		first := a.Lookup(kp)
 		for range 3 {
@@ -118,8 +118,8 @@ func TestStable(t *testing.T) {
 
 func TestAddMemberMovesAboutOneOverNPlusOne(t *testing.T) {
 	const keys = 10000
-	before := Build(providers(10), DefaultNodes)
-	after := Build(providers(11), DefaultNodes)
+	before := buildRing(providers(10), defaultNodes)
+	after := buildRing(providers(11), defaultNodes)
 	moved := 0
 	for _, kp := range keyPoints(keys, 42) {
 		b, a := before.Lookup(kp), after.Lookup(kp)
@@ -138,9 +138,9 @@ func TestAddMemberMovesAboutOneOverNPlusOne(t *testing.T) {
 }
 
 func TestReplaceMemberMovesOnlyItsKeys(t *testing.T) {
-	abc := []Member{{"10.0.0.1:20880", 0}, {"10.0.0.2:20880", 1}, {"10.0.0.3:20880", 2}}
-	abd := []Member{{"10.0.0.1:20880", 0}, {"10.0.0.2:20880", 1}, {"10.0.0.4:20880", 3}}
-	r1, r2 := Build(abc, 0), Build(abd, 0)
+	abc := []ringMember{{"10.0.0.1:20880", 0}, {"10.0.0.2:20880", 1}, {"10.0.0.3:20880", 2}}
+	abd := []ringMember{{"10.0.0.1:20880", 0}, {"10.0.0.2:20880", 1}, {"10.0.0.4:20880", 3}}
+	r1, r2 := buildRing(abc, 0), buildRing(abd, 0)
 	for _, kp := range keyPoints(10000, 5) {
 		was, now := r1.Lookup(kp), r2.Lookup(kp)
 		if now == 2 {
@@ -154,7 +154,7 @@ func TestReplaceMemberMovesOnlyItsKeys(t *testing.T) {
 
 func TestLoadSpread(t *testing.T) {
 	const n, keys = 10, 100000
-	r := Build(providers(n), DefaultNodes)
+	r := buildRing(providers(n), defaultNodes)
 	counts := make([]float64, n)
 	for _, kp := range keyPoints(keys, 99) {
 		counts[r.Lookup(kp)]++
@@ -174,7 +174,7 @@ func TestLoadSpread(t *testing.T) {
 
 // nextOther returns the owner of the first point clockwise of keyPoint's point
 // owned by a member not in skip (brute force reference for lookupFunc).
-func nextOther(r *Ring, kp uint32, skip map[int]bool) int {
+func nextOther(r *hashRing, kp uint32, skip map[int]bool) int {
 	start := r.search(kp)
 	for k := 0; k < r.Len(); k++ {
 		if _, idx := r.At(start + k); !skip[idx] {
@@ -185,7 +185,7 @@ func nextOther(r *Ring, kp uint32, skip map[int]bool) int {
 }
 
 func TestLookupFuncSkipsClockwise(t *testing.T) {
-	r := Build(providers(10), DefaultNodes)
+	r := buildRing(providers(10), defaultNodes)
 	down := map[int]bool{3: true, 7: true}
 	perMember := make([]int, 10)
 	for _, kp := range keyPoints(20000, 8) {
@@ -231,7 +231,7 @@ func TestLookupFuncSkipsClockwise(t *testing.T) {
 
 func TestLookupFuncLargeRing(t *testing.T) {
 	// More than 1024 members uses a heap bitmap for the visited set.
-	r := Build(providers(1500), 8)
+	r := buildRing(providers(1500), 8)
 	for _, kp := range keyPoints(50, 10) {
 		calls := 0
 		if _, ok := r.lookupFunc(kp, func(int) bool { calls++; return false }); ok || calls != 1500 {
@@ -271,7 +271,7 @@ func TestBoundedCapacity(t *testing.T) {
 
 func TestLookupBounded(t *testing.T) {
 	const n = 10
-	r := Build(providers(n), DefaultNodes)
+	r := buildRing(providers(n), defaultNodes)
 	loads := make([]int64, n)
 	load := func(i int) int64 { return loads[i] }
 
@@ -344,7 +344,7 @@ func maxOf(xs []int64) int64 {
 
 func TestNormalizeNodes(t *testing.T) {
 	for _, tc := range []struct{ in, want int }{
-		{math.MinInt, DefaultNodes}, {-1, DefaultNodes}, {0, DefaultNodes},
+		{math.MinInt, defaultNodes}, {-1, defaultNodes}, {0, defaultNodes},
 		{1, 4}, {3, 4}, {4, 4}, {7, 4}, {8, 8}, {40, 40}, {160, 160}, {161, 160}, {163, 160},
 		{10000, 10000}, {10001, 10000}, {1 << 40, 10000}, {math.MaxInt, 10000},
 	} {
@@ -366,7 +366,7 @@ func TestNormalizeNodes(t *testing.T) {
 
 func TestBadInputDoesNotPanic(t *testing.T) {
 	for _, nodes := range []int{math.MinInt, -160, 0, 1, 2, 3, 5, 6, 7, 161, 20000, math.MaxInt} {
-		r := Build(providers(3), nodes)
+		r := buildRing(providers(3), nodes)
 		want := normalizeNodes(nodes)
 		if r.Nodes() != want || r.Len() != 3*want {
 			t.Errorf("nodes=%d: Nodes()=%d Len()=%d", nodes, r.Nodes(), r.Len())
@@ -377,7 +377,7 @@ func TestBadInputDoesNotPanic(t *testing.T) {
 	}
 
 	// Empty and nil rings answer "nothing", never panic.
-	for name, r := range map[string]*Ring{"empty": Build(nil, 160), "nil": nil, "zero": {}} {
+	for name, r := range map[string]*hashRing{"empty": buildRing(nil, 160), "nil": nil, "zero": {}} {
 		if r.Len() != 0 || r.Members() != 0 || r.search(1) != -1 || r.Lookup(1) != -1 {
 			t.Errorf("%s ring not empty", name)
 		}
@@ -391,12 +391,12 @@ func TestBadInputDoesNotPanic(t *testing.T) {
 			t.Errorf("%s ring lookupBounded", name)
 		}
 	}
-	if Build(nil, 0).Nodes() != DefaultNodes || (*Ring)(nil).Nodes() != DefaultNodes {
+	if buildRing(nil, 0).Nodes() != defaultNodes || (*hashRing)(nil).Nodes() != defaultNodes {
 		t.Error("empty ring Nodes")
 	}
 
 	// Odd addresses and duplicates: a later duplicate owns every shared point.
-	dup := Build([]Member{{"", 0}, {"x", 1}, {"x", 2}, {"🙂", 3}}, 160)
+	dup := buildRing([]ringMember{{"", 0}, {"x", 1}, {"x", 2}, {"🙂", 3}}, 160)
 	for _, kp := range keyPoints(2000, 15) {
 		if dup.Lookup(kp) == 1 {
 			t.Fatal("an earlier duplicate address must be shadowed by the later one")
@@ -437,7 +437,7 @@ func TestAppendKey(t *testing.T) {
 }
 
 func TestZeroAllocations(t *testing.T) {
-	r := Build(providers(100), DefaultNodes)
+	r := buildRing(providers(100), defaultNodes)
 	kp := hashString("some key")
 	buf := make([]byte, 0, 64)
 	parts := []string{"tenant-1", "user-2"}
@@ -463,13 +463,13 @@ func TestZeroAllocations(t *testing.T) {
 // Shares are the fractions of the hash space each member owns: what a
 // dense, even sweep of key points finds, within one sweep step per point.
 func TestRingShares(t *testing.T) {
-	if got := Build(nil, 160).Shares(); len(got) != 0 {
+	if got := buildRing(nil, 160).Shares(); len(got) != 0 {
 		t.Errorf("empty ring: %v", got)
 	}
-	if got := Build(providers(1), 160).Shares(); len(got) != 1 || got[0] != 1 {
+	if got := buildRing(providers(1), 160).Shares(); len(got) != 1 || got[0] != 1 {
 		t.Errorf("one member: %v, want [1]", got)
 	}
-	r := Build(providers(3), 160)
+	r := buildRing(providers(3), 160)
 	shares := r.Shares()
 	if len(shares) != 3 {
 		t.Fatalf("%d shares for 3 members", len(shares))
@@ -491,7 +491,7 @@ func TestRingShares(t *testing.T) {
 	}
 }
 
-// Rebuild makes exactly the ring Build makes, hidden points included, for
+// Rebuild makes exactly the ring buildRing makes, hidden points included, for
 // members that come, go, move and share addresses (every point of two
 // members at one address collides, so a member that leaves shows the
 // points it hid).
@@ -501,10 +501,10 @@ func TestRebuildIsBuild(t *testing.T) {
 		addr string
 		id   int
 	}
-	members := func(ms []mem) []Member {
-		out := make([]Member, len(ms))
+	members := func(ms []mem) []ringMember {
+		out := make([]ringMember, len(ms))
 		for i, m := range ms {
-			out[i] = Member{Address: m.addr, Index: 1000 + m.id}
+			out[i] = ringMember{Address: m.addr, Index: 1000 + m.id}
 		}
 		return out
 	}
@@ -517,7 +517,7 @@ func TestRebuildIsBuild(t *testing.T) {
 	for range 12 {
 		cur = append(cur, newMem())
 	}
-	ring := Build(members(cur), 16)
+	ring := buildRing(members(cur), 16)
 	collided := 0
 	for step := range 300 {
 		next := slices.Clone(cur)
@@ -541,7 +541,7 @@ func TestRebuildIsBuild(t *testing.T) {
 		for i, m := range next {
 			from[i] = slices.Index(cur, m) // -1 for a newcomer
 		}
-		got, want := ring.Rebuild(members(next), from, 16), Build(members(next), 16)
+		got, want := ring.Rebuild(members(next), from, 16), buildRing(members(next), 16)
 		require.Equal(t, want.points, got.points, "step %d", step)
 		require.Equal(t, want.owners, got.owners, "step %d", step)
 		require.Equal(t, want.index, got.index, "step %d", step)

@@ -112,12 +112,12 @@ type ringKey struct {
 
 type sharedRing struct {
 	addrs []string // the ring's input, in Set order
-	ring  *Ring
+	ring  *hashRing
 }
 
 // get returns the ring of k built from addrs, nil if the last one built
 // for k was for other addresses, and those addresses.
-func (rs *rings) get(k ringKey, addrs []string) (*Ring, []string) {
+func (rs *rings) get(k ringKey, addrs []string) (*hashRing, []string) {
 	rs.mu.Lock()
 	sr := rs.last[k]
 	rs.mu.Unlock()
@@ -128,7 +128,7 @@ func (rs *rings) get(k ringKey, addrs []string) (*Ring, []string) {
 }
 
 // put records ring, built from addrs, as the last ring of k.
-func (rs *rings) put(k ringKey, addrs []string, ring *Ring) {
+func (rs *rings) put(k ringKey, addrs []string, ring *hashRing) {
 	rs.mu.Lock()
 	defer rs.mu.Unlock()
 	if rs.last == nil {
@@ -143,7 +143,7 @@ type hook = builds.Hook
 
 // table is what a snapshot holds for consistent hashing.
 type table struct {
-	ring  *Ring
+	ring  *hashRing
 	addrs []string // provider addresses in Set order: the ring's input
 	cfg   config
 	where string // "service S, method M", for logs
@@ -238,9 +238,9 @@ func (b *Balancer) build(set *member.Set, prev *member.View[table]) *table {
 		warnCapped(t, len(addrs), nodes)
 		return t
 	}
-	members := make([]Member, len(t.addrs))
+	members := make([]ringMember, len(t.addrs))
 	for i, a := range t.addrs {
-		members[i] = Member{Address: a, Index: i}
+		members[i] = ringMember{Address: a, Index: i}
 	}
 	if old != nil && old.cfg.nodesRaw == cfg.nodesRaw {
 		// Hash only the newcomers: a provider that stays keeps its
@@ -255,7 +255,7 @@ func (b *Balancer) build(set *member.Set, prev *member.View[table]) *table {
 		}
 		t.ring = old.ring.Rebuild(members, from, nodes)
 	} else {
-		t.ring = Build(members, nodes)
+		t.ring = buildRing(members, nodes)
 	}
 	b.rings.put(shared, t.addrs, t.ring)
 	warnCapped(t, len(members), nodes)

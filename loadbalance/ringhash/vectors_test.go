@@ -11,8 +11,8 @@ import (
 // vectorCase is one "case" block of testdata/vectors.txt.
 type vectorCase struct {
 	name      string
-	nodes     int    // 0 when unset (Build then uses DefaultNodes)
-	arguments string // hash.arguments, DefaultArguments when unset
+	nodes     int    // 0 when unset (buildRing then uses defaultNodes)
+	arguments string // hash.arguments, defaultArguments when unset
 	providers []string
 	// instance: Java built the provider URLs from a registry instance's ip
 	// and port (source instance), not by parsing URL text.
@@ -41,7 +41,7 @@ func loadVectors(t *testing.T) []*vectorCase {
 		switch {
 		case text == "" || strings.HasPrefix(text, "#"):
 		case strings.HasPrefix(text, "case "):
-			cur = &vectorCase{name: strings.TrimPrefix(text, "case "), arguments: DefaultArguments}
+			cur = &vectorCase{name: strings.TrimPrefix(text, "case "), arguments: defaultArguments}
 			cases = append(cases, cur)
 		case cur == nil:
 			t.Fatalf("line %d: row before any case", line)
@@ -91,11 +91,11 @@ func TestDubboJavaVectors(t *testing.T) {
 	total := 0
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			members := make([]Member, len(c.providers))
+			members := make([]ringMember, len(c.providers))
 			for i, p := range c.providers {
-				members[i] = Member{Address: p, Index: i}
+				members[i] = ringMember{Address: p, Index: i}
 			}
-			r := Build(members, c.nodes)
+			r := buildRing(members, c.nodes)
 			indexes := parseArguments(c.arguments)
 			var buf []byte
 			var parts []string
