@@ -39,9 +39,11 @@
 // from the consumers' own per-second reports.
 //
 // Tests whose assertions are shares of calls by weight, stickiness, states
-// or counts run in parallel (t.Parallel; -parallel, GOMAXPROCS by default,
-// of them at once): another test's load slows their calls down but does
-// not change how the calls split. The others run alone, and first (go test
+// or counts run in parallel (t.Parallel; -parallel of them at once, 3 in
+// it/test.sh, GOMAXPROCS by default): another test's load slows their
+// calls down but does not change how the calls split. TestNacosCluster is
+// one of them: its bounds (no failed call, gaps, discovery lag) hold on a
+// busy machine, and alone it took a third of the package's time. The others run alone, and first (go test
 // runs every test that does not call t.Parallel before the parallel ones
 // start): those that compare latencies (TestLatencyAware…,
 // TestJavaSlowProvider…), that burn CPU or read the machine's load

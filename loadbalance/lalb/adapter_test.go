@@ -113,7 +113,7 @@ func TestInflightPenaltyOnNewcomer(t *testing.T) {
 	for _, p := range list[:2] {
 		feed(p, int64(9*sec), 128, ms, false)
 	}
-	w := b.Weights(list, "Say")
+	w := b.weights(list, "Say")
 	assert.InDelta(t, float64(w[0]+w[1])/2, float64(w[2]), float64(w[0])*0.02, "a newcomer starts at the average")
 
 	pr := rpcstatus.Of(list[2].GetURL())
@@ -122,7 +122,7 @@ func TestInflightPenaltyOnNewcomer(t *testing.T) {
 	}
 	clock.Add(int64(100 * ms)) // 100 × the others' latency
 	lbtest.Counts(b, list, lbtest.Call("Say"), 200)
-	w = b.Weights(list, "Say")
+	w = b.weights(list, "Say")
 	assert.Less(t, float64(w[2]), 0.05*float64(w[0]), "hanging newcomer: %v", w)
 	assert.Positive(t, w[2])
 }
@@ -280,7 +280,7 @@ func TestBadInput(t *testing.T) {
 	b := New(Options{Tuning: Tuning{P: math.NaN(), Scale: -1, MinShare: 5, PunishErrorRatio: math.Inf(1), MinSamples: -3}, Env: lbenv.Env{Rand: algo.Seeded(1).Uint64}})
 	assert.Equal(t, Tuning{}.withDefaults(), b.opts, "invalid options fall back to the defaults")
 	inv := lbtest.Call("Say")
-	assert.Empty(t, b.Weights(nil, "Say"))
+	assert.Empty(t, b.weights(nil, "Say"))
 	// Static weights do not skew LALB: the latencies decide.
 	const picks = 4_000
 	got := lbtest.Shares(b, lbtest.Weighted("1", "9"), inv, picks)
@@ -370,7 +370,7 @@ func TestChargeTimeout(t *testing.T) {
 		}
 		feed(list[0], int64(9*sec)+int64(127*ms), 1, 10*ms, true) // one error in 128
 		feed(list[1], int64(9*sec)+int64(127*ms), 1, 10*ms, false)
-		w := b.Weights(list, "Say")
+		w := b.weights(list, "Say")
 		ratio := float64(w[0]) / float64(w[1])
 		if charge {
 			// latency 10 ms + 1 s spread over 127 successes: 0.55 of the weight.

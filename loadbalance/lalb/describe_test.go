@@ -20,7 +20,7 @@ func TestDescribeWeights(t *testing.T) {
 	lbtest.Feed(list[0], 0, 200, time.Millisecond, false)
 	lbtest.Feed(list[1], 0, 200, 4*time.Millisecond, false)
 	lbtest.Counts(b, list, lbtest.Call("Say"), 2000) // refreshes the tree
-	want := b.Weights(list, "Say")
+	want := b.weights(list, "Say")
 	require.Greater(t, want[0], 2*want[1], "the fast provider weighs more")
 	methods := b.Describe(rpcstatus.Nanotime())
 	require.Len(t, methods, 1)

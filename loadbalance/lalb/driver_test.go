@@ -57,4 +57,4 @@ func (d *driver) feedback(p base.Invoker) {
 }
 
 // weights returns the tree weights of d.List.
-func (d *driver) weights() []int64 { return d.b.Weights(d.List, "Say") }
+func (d *driver) weights() []int64 { return d.b.weights(d.List, "Say") }

@@ -148,11 +148,11 @@ func (b *Balancer) pickAmong(v *member.View[table], list []base.Invoker, _ base.
 	return pick
 }
 
-// Weights returns the current tree weight of each provider of invokers
+// weights returns the current tree weight of each provider of invokers
 // for method, in the order of invokers (0 for a provider the balancer
 // does not know). It is for inspection (tests, simulators, debugging): it
 // allocates, and builds a snapshot if none matches invokers.
-func (b *Balancer) Weights(invokers []base.Invoker, method string) []int64 {
+func (b *Balancer) weights(invokers []base.Invoker, method string) []int64 {
 	out := make([]int64, len(invokers))
 	if len(invokers) == 0 {
 		return out
