@@ -216,8 +216,11 @@ func TestParamsOverrideOptions(t *testing.T) {
 	assert.Equal(t, CostJava, v.Table.cfg.cost)
 	assert.Zero(t, v.Table.cfg.blackout)
 	assert.Equal(t, defaultErrorPenalty, v.Table.cfg.penalty)
+	// A membership change keeps the configuration: no second WARN.
+	b.Select(append(l, lbtest.Provider(21202, nil)), lbtest.Call("Say"))
+	b.sk.WaitBuilds()
 	logs := restore()
-	require.Len(t, logs, 1)
+	require.Len(t, logs, 1, "%q", logs)
 	assert.Contains(t, logs[0], `loadaware.error-penalty "x" is not a number from 0 to 100; using 1`)
 }
 

@@ -32,6 +32,8 @@ type table struct {
 	// meanRTT is the mean latency EWMA of the providers that have one
 	// (ns, float64 bits), for the fallback and Java's cost.
 	meanRTT atomic.Uint64
+	// problems are those of the configuration, reported once.
+	problems []string
 }
 
 func (t *table) value(i int) float64 { return math.Float64frombits(t.vals[i].Load()) }
@@ -43,7 +45,12 @@ func (b *Balancer) build(s *member.Set, prev *member.View[table]) *table {
 	t := &table{vals: make([]atomic.Uint64, n), own: make([]atomic.Bool, n), since: make([]atomic.Int64, n)}
 	t.alias = s.WarmAlias()
 	o, problems := parseParams(b.opts, skeleton.Params(s))
-	skeleton.Report(Name, s, problems)
+	t.problems = problems
+	var before []string
+	if prev != nil {
+		before = prev.Table.problems
+	}
+	skeleton.Report(Name, s, problems, before)
 	t.cfg = o.config()
 	t.fallback.Store(true)
 	member.Carry(s, prev, func(i, j int) { t.since[i].Store(prev.Table.since[j].Load()) })

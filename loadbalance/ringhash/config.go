@@ -48,12 +48,6 @@ type config struct {
 	attachment string
 }
 
-// sameParams reports whether c and o were parsed from the same parameter
-// values, so that o's problems, already reported, are not reported again.
-func (c *config) sameParams(o *config) bool {
-	return c.nodesRaw == o.nodesRaw && c.argsRaw == o.argsRaw && c.attachment == o.attachment
-}
-
 // parseConfig reads the parameters that param returns (by key, "" when
 // absent), with one problem per value it could not use as it is: a bad
 // value is replaced by a safe one rather than failing every call, as

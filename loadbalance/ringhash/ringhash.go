@@ -148,6 +148,8 @@ type table struct {
 	cfg   config
 	where string // "service S, method M", for logs
 	key   *keySpec
+	// problems are those of the configuration, reported once.
+	problems []string
 }
 
 // New returns a Balancer.
@@ -197,18 +199,20 @@ func describeRing(v *member.View[table], _ int64, ps []describe.Provider) {
 // for the same addresses and nodes (rings), else rebuilding prev's ring for
 // the newcomers only; and prev's key spec when hash.arguments is
 // unchanged. The parameters' problems are reported when they differ from
-// prev's: once per configuration, not per snapshot.
+// prev's (skeleton.Report): once per configuration, not per snapshot.
 func (b *Balancer) build(set *member.Set, prev *member.View[table]) *table {
 	var old *table
 	if prev != nil {
 		old = prev.Table
 	}
 	cfg, problems := parseConfig(skeleton.Params(set))
-	if old == nil || !old.cfg.sameParams(&cfg) {
-		skeleton.Report(Name, set, problems)
+	var before []string
+	if old != nil {
+		before = old.problems
 	}
+	skeleton.Report(Name, set, problems, before)
 	u := set.Invokers[0].GetURL() // Dubbo reads the first provider's URL
-	t := &table{cfg: cfg, addrs: make([]string, len(set.Invokers))}
+	t := &table{cfg: cfg, problems: problems, addrs: make([]string, len(set.Invokers))}
 	for i, inv := range set.Invokers {
 		t.addrs[i] = javaAddress(inv.GetURL())
 	}

@@ -82,7 +82,8 @@ func New(opts Options) *Balancer {
 
 // table is the balancer's state for one snapshot of providers.
 type table struct {
-	period int64 // the window, ns
+	period   int64    // the window, ns
+	problems []string // of the configuration, reported once
 	// next is when the means are next read (ns); end is when the current
 	// window ends.
 	next, end atomic.Int64
@@ -151,9 +152,13 @@ func (w *window) roll(c *rpcstatus.Counters) {
 
 func (b *Balancer) build(s *member.Set, prev *member.View[table]) *table {
 	cfg, problems := parseConfig(b.opts, skeleton.Params(s))
-	skeleton.Report(Name, s, problems)
+	var before []string
+	if prev != nil {
+		before = prev.Table.problems
+	}
+	skeleton.Report(Name, s, problems, before)
 	n := s.Len()
-	t := &table{period: int64(cfg.period), mean: make([]atomic.Int64, n), win: make([]*window, n)}
+	t := &table{period: int64(cfg.period), mean: make([]atomic.Int64, n), win: make([]*window, n), problems: problems}
 	for i, inv := range s.Invokers {
 		if prev != nil {
 			if j, ok := prev.Index(inv); ok {

@@ -1,6 +1,7 @@
 package skeleton
 
 import (
+	"slices"
 	"strconv"
 
 	"github.com/dubbogo-lb/lb/internal/lblog"
@@ -22,8 +23,14 @@ func Problem(key, raw, why, kept string) string {
 
 // Report logs problems, those of the configuration of the snapshot s of
 // the balancer name, one WARN line each:
-// "<name>, service <service key>, method <method>: <problem>".
-func Report(name string, s *member.Set, problems []string) {
+// "<name>, service <service key>, method <method>: <problem>", unless they
+// are those of the snapshot s replaces, before (nil for none): a
+// configuration's problems are reported once, not on every membership
+// change or warmup refresh.
+func Report(name string, s *member.Set, problems, before []string) {
+	if slices.Equal(problems, before) {
+		return
+	}
 	for _, p := range problems {
 		lblog.Warnf("%s, service %s, method %s: %s", name, s.Invokers[0].GetURL().ServiceKey(), s.Method, p)
 	}
