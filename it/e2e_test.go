@@ -403,7 +403,9 @@ func checkRamp(t *testing.T, c *consumer, p *provider, started time.Time, warmup
 // machine: 300 ms stays more than 2.5 times (minRatio) a fast call even
 // when the machine adds 100 ms to every call. If a machine still cannot
 // produce the contrast, the test fails with the ratio it measured; it
-// never skips.
+// never skips. It runs alone (it/doc.go): beside the parallel tests, its
+// latency-blind controls at 16 calls in flight measured the slow provider
+// only 2.6 times slower (fast calls of 150 to 190 ms).
 func TestLatencyAwareBalancersAvoidASlowProvider(t *testing.T) {
 	e := setup(t)
 	ps := []*provider{

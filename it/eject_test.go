@@ -16,9 +16,10 @@ import (
 // fails every call from when the test tells it to (a signal: the sample
 // provider's -usr2-fails), once every consumer has found it, and recovers
 // failSpell later. With retries: 0 each failure
-// reaches the caller, and the callers' failures fall to at most 1 % within
-// 2 s; the provider gets no call while it is ejected, and calls again once
-// its ejection time is over.
+// reaches the caller, and the callers' failures past the first 2 s are at
+// most 1 % plus those that ejection needs (ejectionAllowance); the
+// provider gets no call while it is ejected, and calls again once its
+// ejection time is over.
 //
 // Times: the ejection lasts ejectionTime (outlier.base-ejection-time in the
 // consumers' params, so the test stays short); the provider fails for
@@ -73,13 +74,14 @@ func TestOutlierEjectionTakesAFailingProviderOutAndBack(t *testing.T) {
 			}
 		}
 		during = merge(rs)
+		allowed := float64(during.Calls)/100 + ejectionAllowance
 		switch {
 		case during.Calls == 0:
 			t.Errorf("%s: no call from 2 s after the failure began to its end", c.name)
-		case 100*float64(during.Errors) > float64(during.Calls):
-			t.Errorf("%s: %d of %d calls failed from 2 s after the provider began to fail, more than 1 %% (%s)", c.name, during.Errors, during.Calls, during.LastError)
+		case float64(during.Errors) > allowed:
+			t.Errorf("%s: %d of %d calls failed from 2 s after the provider began to fail, more than 1 %% + %d (%s)", c.name, during.Errors, during.Calls, ejectionAllowance, during.LastError)
 		default:
-			t.Logf("%s: %d of %d calls failed from 2 s after the provider began to fail", c.name, during.Errors, during.Calls)
+			t.Logf("%s: %d of %d calls failed from 2 s after the provider began to fail (at most %.1f)", c.name, during.Errors, during.Calls, allowed)
 		}
 
 		// Ejected (the consumer says so) or not, it gets calls again once
@@ -111,6 +113,16 @@ func TestOutlierEjectionTakesAFailingProviderOutAndBack(t *testing.T) {
 		c.finish(t)
 	}
 }
+
+// ejectionAllowance is how many failures past the first 2 s of the spell
+// TestOutlierEjection… allows beyond 1 % of the calls: those that the
+// consecutive-failures rule needs to eject (5 in a row) and the calls in
+// flight when it does (the consumers' 4). A balancer that avoids a failing
+// provider by itself (rtadaptive's failure penalty) calls it seldom, so
+// that its 5 failures in a row may take seconds (6 s in a CI run on a busy
+// machine: 2 failures of 162 calls past the 2 s); a balancer blind to
+// failures and not ejecting would fail a fifth of its calls (30 of 150).
+const ejectionAllowance = 5 + 4
 
 // failureRe matches the line of a sample provider that starts a spell of
 // failures.

@@ -62,11 +62,13 @@ func TestJavaProviderNamesTheBalancerPerMethod(t *testing.T) {
 // negative control, dubbo-go's random on the same providers (named at the
 // level the providers name theirs), gives it a third, beyond the bound.
 func TestJavaProviderNamesTheBalancerLatencyAware(t *testing.T) {
+	t.Parallel() // the contrast is timers far apart: see it/doc.go
 	for _, java := range []struct{ balancer, flag string }{
 		{"shortestresponse", "-loadbalance"},
 		{"adaptive", "-method-loadbalance"},
 	} {
 		t.Run(java.balancer, func(t *testing.T) {
+			t.Parallel()
 			e := setup(t) // a Nacos group per subtest
 			needJava(t)
 			lb := []string{java.flag, java.balancer}
