@@ -21,18 +21,14 @@ import (
 // addresses, and its subtests kill or restart nodes under load. It starts
 // the cluster once for all of them, and stops it when they are done (a
 // healthy cluster that runs already is used, and left running); each
-// subtest restores the nodes it stopped. It runs beside the other parallel
-// tests (t.Parallel): it holds the tests' own Nacos ports apart from the
-// standalone server's, and what it asserts (no failed call, no provider
-// missed for longer than missingBound, a new provider found within
-// clusterLagBound) holds on a busy machine; a quarter of the it package's
-// time when it ran alone. The figures in docs/nacos-cluster.md were taken
-// with it alone (go test -run TestNacosCluster ./it/). Outside CI it skips
-// without a JDK (nacos.sh builds the server with one).
+// subtest restores the nodes it stopped. It runs alone (no t.Parallel):
+// beside three parallel tests (-parallel 3) it passed, but the extra load
+// delayed a Dubbo Java provider's registration 20 s into its warmup in
+// another test, whose ramp then could not be told from full weight.
+// Outside CI it skips without a JDK (nacos.sh builds the server with one).
 //
 // docs/nacos-cluster.md has the findings and figures.
 func TestNacosCluster(t *testing.T) {
-	t.Parallel()
 	c := startCluster(t)
 	t.Run("NodeKilledUnderLoadLosesNoCallNorProvider", func(t *testing.T) { testNodeKilled(t, c) })
 	t.Run("WithoutQuorumConsumersKeepTheirProviders", func(t *testing.T) { testWithoutQuorum(t, c) })

@@ -144,7 +144,6 @@ func checkJavaInstance(t *testing.T, p *provider, in instance) {
 // timers far apart); dubbo-go's random, the negative control, fails that
 // bound; no call fails.
 func TestJavaSlowProviderAvoided(t *testing.T) {
-	t.Parallel() // the contrast is timers far apart: see it/doc.go
 	e := setup(t)
 	needJava(t)
 	ps := []*provider{

@@ -104,10 +104,7 @@ setsid nice -n 19 bash -c "$(declare -f fuzz); fuzz" >"$fuzz_log" 2>&1 &
 fuzz_pid=$!
 
 go_rc=0
-# -parallel 3: the it package's parallel tests wait on timers and report
-# intervals most of the time; three at once (TestNacosCluster, about 7
-# minutes, one of them) instead of GOMAXPROCS, 2 here.
-go test -race -count=1 -timeout 40m -parallel 3 ./... || go_rc=$?
+go test -race -count=1 -timeout 40m ./... || go_rc=$?
 phase "go test done (exit $go_rc)"
 fuzz_rc=0
 wait "$fuzz_pid" || fuzz_rc=$?
