@@ -44,8 +44,8 @@
 // not change how the calls split. The others run alone, and first (go test
 // runs every test that does not call t.Parallel before the parallel ones
 // start): those that compare latencies (TestLatencyAware…,
-// TestJavaSlowProvider…, TestJavaProviderNamesTheBalancerLatencyAware),
-// that burn CPU or read the machine's
+// TestJavaSlowProvider…, TestJavaProviderNamesTheBalancerLatencyAware,
+// whose two subtests run at once), that burn CPU or read the machine's
 // load (TestProviderLoadMoves…, TestProviderLoadJavaProviderIsRead…), the
 // one that restarts Nacos under everybody's feet, and TestNacosCluster.
 // Tried: three parallel tests at once with TestNacosCluster and the Java
@@ -53,9 +53,7 @@
 // alone), but the extra load delayed a Dubbo Java provider's registration
 // 20 s into its 60 s warmup (TestApplicationLevelJavaMixedFleet failed its
 // ramp's power check) and brought TestLatencyAware…'s measured contrast
-// down to 2.6 (its bound needs 2.5). Running the two subtests of
-// TestJavaProviderNamesTheBalancerLatencyAware at once (six JVMs) made a
-// full run slower, not faster (the it package 1 621 s against 1 341 s). Parallel tests share one thing, the
+// down to 2.6 (its bound needs 2.5). Parallel tests share one thing, the
 // greeter's interface-to-application mapping in Nacos, and startProvider
 // lets one provider at a time write it.
 package it
