@@ -9,8 +9,10 @@
 // Importing it installs the wrapper: every call is passed on to dubbo-go's
 // registry protocol unchanged (Export, Refer, Destroy, GetRegistries,
 // UnregisterRegistries); the wrapper only records the exports to a Nacos
-// registry, and marks them withdrawn on UnregisterRegistries, Destroy or
-// the exporter's UnExport. Nothing is checked until Keep is called.
+// registry, marks them withdrawn on UnregisterRegistries, Destroy or the
+// exporter's UnExport, and tries again an export whose registration Nacos
+// failed (nacos.retry, as Dubbo Java). Nothing is checked until Keep is
+// called.
 package nacoskeeper
 
 import (
@@ -20,6 +22,7 @@ import (
 	"strconv"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"dubbo.apache.org/dubbo-go/v3/common"
 	"dubbo.apache.org/dubbo-go/v3/common/constant"
@@ -61,6 +64,8 @@ type protocol struct {
 	readers map[string]*server // by registry key
 
 	running atomic.Bool // a Keep is running
+
+	sleep func(time.Duration) // between tries of a failed registration
 }
 
 // export is one URL registered in one Nacos registry.
@@ -74,12 +79,40 @@ type export struct {
 }
 
 func newProtocol(inner base.Protocol) *protocol {
-	return &protocol{Protocol: inner, readers: map[string]*server{}}
+	return &protocol{Protocol: inner, readers: map[string]*server{}, sleep: time.Sleep}
 }
 
 // Export exports through dubbo-go's registry protocol and records the
 // registration when the registry is Nacos (interface level).
+//
+// A registration that Nacos refuses or does not answer in time (dubbo-go
+// then returns no exporter and the server does not start) is tried again,
+// as Dubbo Java's Nacos registry does: up to nacos.retry more times
+// (default 10), nacos.retry-wait apart (default 10 ms; a try that timed out
+// has waited nacos.timeout already). dubbo-go's Export is safe to repeat:
+// the local export is cached, only the registration is done again.
 func (p *protocol) Export(invoker base.Invoker) base.Exporter {
+	exp := p.exportOnce(invoker)
+	if exp != nil || !isNacos(invoker.GetURL()) {
+		return exp
+	}
+	u := invoker.GetURL()
+	tries, wait := retryParams(u)
+	for try := 1; exp == nil && try <= tries; try++ {
+		logger.Warnf("[nacoskeeper] registering %s in Nacos %s failed (the error is logged above); trying again (%d of %d)",
+			u.SubURL.ServiceKey(), u.Location, try, tries)
+		p.sleep(wait)
+		exp = p.exportOnce(invoker)
+	}
+	if exp == nil {
+		logger.Errorf("[nacoskeeper] registering %s in Nacos %s failed %d times; giving up (nacos.retry)",
+			u.SubURL.ServiceKey(), u.Location, tries+1)
+	}
+	return exp
+}
+
+// exportOnce is one Export through dubbo-go's registry protocol, recorded.
+func (p *protocol) exportOnce(invoker base.Invoker) base.Exporter {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	exp := p.Protocol.Export(invoker)
@@ -93,19 +126,59 @@ func (p *protocol) Export(invoker base.Invoker) base.Exporter {
 	return &exporter{Exporter: exp, p: p, e: e}
 }
 
-// record notes what Export registered for invoker, whose URL is the
-// registry URL with the provider URL as its SubURL; nil when it is not a
-// Nacos registry.
-func (p *protocol) record(invoker base.Invoker) *export {
-	regURL := invoker.GetURL()
+// Dubbo Java's registry parameters for a registration Nacos failed, and
+// their defaults.
+const (
+	retryKey         = "nacos.retry"
+	retryWaitKey     = "nacos.retry-wait" // milliseconds
+	defaultRetries   = 10
+	defaultRetryWait = 10 * time.Millisecond
+	maxRetries       = 100
+)
+
+// retryParams reads nacos.retry and nacos.retry-wait from the registry URL
+// u; a value that is not a whole number in range gets the default (and a
+// WARN line), 0 retries means none.
+func retryParams(u *common.URL) (tries int, wait time.Duration) {
+	tries, wait = defaultRetries, defaultRetryWait
+	if v := u.GetParam(retryKey, ""); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 0 || n > maxRetries {
+			logger.Warnf("[nacoskeeper] %s=%q is not a whole number from 0 to %d; using %d", retryKey, v, maxRetries, defaultRetries)
+		} else {
+			tries = n
+		}
+	}
+	if v := u.GetParam(retryWaitKey, ""); v != "" {
+		ms, err := strconv.Atoi(v)
+		if err != nil || ms < 0 || ms > 60_000 {
+			logger.Warnf("[nacoskeeper] %s=%q is not a number of milliseconds from 0 to 60000; using %v", retryWaitKey, v, defaultRetryWait)
+		} else {
+			wait = time.Duration(ms) * time.Millisecond
+		}
+	}
+	return tries, wait
+}
+
+// isNacos tells whether regURL, an export's invoker URL, is the registry
+// URL of a Nacos registry with the provider URL as its SubURL.
+func isNacos(regURL *common.URL) bool {
 	if regURL == nil || regURL.SubURL == nil {
-		return nil
+		return false
 	}
 	name := regURL.Protocol
 	if name == constant.RegistryProtocol {
 		name = regURL.GetParam(constant.RegistryKey, "")
 	}
-	if name != nacosProtocol {
+	return name == nacosProtocol
+}
+
+// record notes what Export registered for invoker, whose URL is the
+// registry URL with the provider URL as its SubURL; nil when it is not a
+// Nacos registry.
+func (p *protocol) record(invoker base.Invoker) *export {
+	regURL := invoker.GetURL()
+	if !isNacos(regURL) {
 		return nil
 	}
 	u := registeredURL(regURL.SubURL.Clone(), regURL)

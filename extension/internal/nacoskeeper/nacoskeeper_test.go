@@ -8,6 +8,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"dubbo.apache.org/dubbo-go/v3/common"
 	"dubbo.apache.org/dubbo-go/v3/common/constant"
@@ -95,9 +96,16 @@ type fakeRegistryProtocol struct {
 	nacos      *fakeNacos
 	unregister int
 	destroyed  int
+	fail       int // the next fail exports register nothing (dubbo-go: nil)
+	exports    int // Export calls
 }
 
 func (p *fakeRegistryProtocol) Export(invoker base.Invoker) base.Exporter {
+	p.exports++
+	if p.fail > 0 {
+		p.fail--
+		return nil
+	}
 	u := invoker.GetURL()
 	u.Protocol = u.GetParam(constant.RegistryKey, "")
 	if len(p.regs) == 0 {
@@ -293,4 +301,68 @@ func TestKeepRefusesASecondRun(t *testing.T) {
 	if err := Keep(ctx, keeper.Options{}, nil); err == nil {
 		t.Fatal("a second Keep while one runs: no error")
 	}
+}
+
+// A registration Nacos failed is tried again nacos.retry times,
+// nacos.retry-wait apart, and recorded once when a try succeeds; a bad
+// parameter gets the default; other registries are not tried again.
+func TestFailedRegistrationIsTriedAgain(t *testing.T) {
+	for _, c := range []struct {
+		name, params string
+		fail         int
+		wantExports  int
+		wantWait     time.Duration
+		wantOK       bool
+	}{
+		{"defaults", "", 3, 4, 10 * time.Millisecond, true},
+		{"all ten retries fail", "", 11, 11, 10 * time.Millisecond, false},
+		{"the tenth retry succeeds", "", 10, 11, 10 * time.Millisecond, true},
+		{"set", "&nacos.retry=2&nacos.retry-wait=1500", 2, 3, 1500 * time.Millisecond, true},
+		{"no retry", "&nacos.retry=0", 1, 1, 0, false},
+		{"retries used up", "&nacos.retry=2", 5, 3, 10 * time.Millisecond, false},
+		{"bad values get the defaults", "&nacos.retry=-1&nacos.retry-wait=soon", 1, 2, 10 * time.Millisecond, true},
+		{"too many", "&nacos.retry=1000000", 1, 2, 10 * time.Millisecond, true},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			n := newFakeNacos(t)
+			inner := &fakeRegistryProtocol{nacos: n, fail: c.fail}
+			w := newProtocol(inner)
+			var waits []time.Duration
+			w.sleep = func(d time.Duration) { waits = append(waits, d) }
+			reg, _ := common.NewURL("registry://" + n.addr() + "?registry=nacos&registry.group=G" + c.params)
+			reg.SubURL, _ = common.NewURL("tri://127.0.0.1:20000/org.example.A?interface=org.example.A")
+			exp := w.Export(base.NewBaseInvoker(reg))
+			if (exp != nil) != c.wantOK {
+				t.Fatalf("exporter %v; want one: %v", exp, c.wantOK)
+			}
+			if inner.exports != c.wantExports {
+				t.Errorf("%d exports; want %d", inner.exports, c.wantExports)
+			}
+			if len(waits) != c.wantExports-1 {
+				t.Errorf("%d waits; want %d", len(waits), c.wantExports-1)
+			}
+			for _, d := range waits {
+				if d != c.wantWait {
+					t.Errorf("waited %v; want %v", d, c.wantWait)
+				}
+			}
+			want := 0
+			if c.wantOK {
+				want = 1
+			}
+			if got := len(w.Kept()); got != want {
+				t.Errorf("kept %d; want %d", got, want)
+			}
+		})
+	}
+	t.Run("other registries", func(t *testing.T) {
+		inner := &fakeRegistryProtocol{nacos: newFakeNacos(t), fail: 1}
+		w := newProtocol(inner)
+		w.sleep = func(time.Duration) { t.Error("waited to try again an export to a registry that is not Nacos") }
+		reg, _ := common.NewURL("registry://127.0.0.1:2181?registry=zookeeper")
+		reg.SubURL, _ = common.NewURL("tri://127.0.0.1:20000/org.example.A?interface=org.example.A")
+		if exp := w.Export(base.NewBaseInvoker(reg)); exp != nil || inner.exports != 1 {
+			t.Fatalf("exporter %v after %d exports; want nil after 1", exp, inner.exports)
+		}
+	})
 }
