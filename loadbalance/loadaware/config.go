@@ -39,10 +39,10 @@ func (o *Options) config() config {
 		update: int64(o.UpdatePeriod), penalty: o.ErrorPenalty}
 }
 
-// parseParams applies the parameters that param returns (by key, "" when
+// parseConfig applies the parameters that param returns (by key, "" when
 // absent) over base and returns the result, with one message per value it
 // could not use (kept at base's value).
-func parseParams(base Options, param func(key string) string) (Options, []string) {
+func parseConfig(base Options, param func(key string) string) (Options, []string) {
 	o := base
 	var problems []string
 	bad := func(key, v, why, kept string) { problems = append(problems, skeleton.Problem(key, v, why, kept)) }

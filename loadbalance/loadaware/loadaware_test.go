@@ -226,7 +226,7 @@ func TestParamsOverrideOptions(t *testing.T) {
 
 func TestParseParams(t *testing.T) {
 	base := New(Options{}).opts
-	o, problems := parseParams(base, func(k string) string {
+	o, problems := parseConfig(base, func(k string) string {
 		return map[string]string{costKey: "WRR", blackoutKey: "2500", expirationKey: "1m", updateKey: "-1s", errorPenaltyKey: "0.5"}[k]
 	})
 	assert.Equal(t, CostWRR, o.Cost)
@@ -244,7 +244,7 @@ func FuzzParseParams(f *testing.F) {
 	base := New(Options{}).opts
 	f.Fuzz(func(t *testing.T, cost, blackout, expiration, update, penalty string) {
 		vals := map[string]string{costKey: cost, blackoutKey: blackout, expirationKey: expiration, updateKey: update, errorPenaltyKey: penalty}
-		o, _ := parseParams(base, func(k string) string { return vals[k] })
+		o, _ := parseConfig(base, func(k string) string { return vals[k] })
 		if o.Cost != CostCapacity && o.Cost != CostWRR && o.Cost != CostJava {
 			t.Fatalf("cost %q", o.Cost)
 		}

@@ -44,7 +44,7 @@ func (b *Balancer) build(s *member.Set, prev *member.View[table]) *table {
 	n := s.Len()
 	t := &table{vals: make([]atomic.Uint64, n), own: make([]atomic.Bool, n), since: make([]atomic.Int64, n)}
 	t.alias = s.WarmAlias()
-	o, problems := parseParams(b.opts, skeleton.Params(s))
+	o, problems := parseConfig(b.opts, skeleton.Params(s))
 	t.problems = problems
 	var before []string
 	if prev != nil {

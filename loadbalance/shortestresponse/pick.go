@@ -63,7 +63,7 @@ const maxTies = 128
 func shortest(ents []atomic.Uint64, sorted bool, stats []*rpcstatus.Stats, weights []float64, uniform bool, all *algo.Alias, u uint64) int {
 	if sorted {
 		if x := ents[0].Load(); x>>slotBits == 0 || stats[x&slotMask].Active() <= 0 {
-			if slot, ok := drawLeast(ents, stats, uniform, all, u); ok {
+			if slot, ok := drawLeast(ents, x>>slotBits, stats, uniform, all, u); ok {
 				return slot
 			}
 			u = algo.Mix(u + leastTries) // a word the missed draws did not use
@@ -155,7 +155,7 @@ func shortest(ents []atomic.Uint64, sorted bool, stats []*rpcstatus.Stats, weigh
 const leastTries = 4
 
 // drawLeast is the sorted scan's shortcut when the entry of the smallest
-// mean, m, has no call in flight: its estimate is then m, the smallest any
+// mean, m (ents[0]'s, as the caller loaded it), has no call in flight: its estimate is then m, the smallest any
 // entry can have, so the ties are exactly the entries of mean m without a
 // call in flight (all entries of mean m when m is 0). It draws among them
 // by rejection: a candidate drawn from the run of entries of mean m
@@ -166,8 +166,7 @@ const leastTries = 4
 // every entry) or after leastTries candidates that do not tie; the caller
 // then scans. O(log n) instead of the scan's O(ties) when most of the
 // run is idle, as when every provider ties (the start, a quiet service).
-func drawLeast(ents []atomic.Uint64, stats []*rpcstatus.Stats, uniform bool, all *algo.Alias, u uint64) (int, bool) {
-	m := ents[0].Load() >> slotBits
+func drawLeast(ents []atomic.Uint64, m uint64, stats []*rpcstatus.Stats, uniform bool, all *algo.Alias, u uint64) (int, bool) {
 	// end: the first entry of a larger mean (ents are sorted).
 	end := len(ents)
 	if whole := ents[end-1].Load()>>slotBits == m; !uniform && (!whole || all == nil) {

@@ -173,7 +173,7 @@ func TestDrawLeast(t *testing.T) {
 	ents, st := c.ents(true), c.stats()
 	seen := map[int]int{}
 	for range 1000 {
-		if slot, ok := drawLeast(ents, st, true, nil, r.Uint64()); ok {
+		if slot, ok := drawLeast(ents, ents[0].Load()>>slotBits, st, true, nil, r.Uint64()); ok {
 			seen[slot]++
 		}
 	}
@@ -184,14 +184,14 @@ func TestDrawLeast(t *testing.T) {
 	ents = c.ents(true)
 	seen = map[int]int{}
 	for range 1000 {
-		slot, ok := drawLeast(ents, st, true, nil, r.Uint64())
+		slot, ok := drawLeast(ents, ents[0].Load()>>slotBits, st, true, nil, r.Uint64())
 		require.True(t, ok)
 		seen[slot]++
 	}
 	assert.ElementsMatch(t, []int{0, 1, 2, 3}, keys(seen))
 
 	// Weights differ and the run is not every entry: the scan's job.
-	_, ok := drawLeast(ents, st, false, algo.NewAlias(c.weight), 1)
+	_, ok := drawLeast(ents, ents[0].Load()>>slotBits, st, false, algo.NewAlias(c.weight), 1)
 	assert.False(t, ok)
 	// Every entry busy but the first: four misses are likely, then false.
 	c = scanCase{mean: make([]int64, 100), active: make([]int64, 100), weight: make([]float64, 100)}
@@ -202,7 +202,7 @@ func TestDrawLeast(t *testing.T) {
 	ents, st = c.ents(true), c.stats()
 	misses := 0
 	for range 1000 {
-		if slot, ok := drawLeast(ents, st, true, nil, r.Uint64()); !ok {
+		if slot, ok := drawLeast(ents, ents[0].Load()>>slotBits, st, true, nil, r.Uint64()); !ok {
 			misses++
 		} else {
 			require.Equal(t, 0, slot)
