@@ -94,7 +94,8 @@ fuzz() {
 	extension/internal/nacosweight:FuzzFactor extension/internal/nacosdiscovery:FuzzAppInstanceURL \
 	samples/internal/greeter:FuzzParseWhen samples/internal/greeter:FuzzParseCode \
 	rpcstatus/loadreport:FuzzParse loadbalance/loadaware:FuzzParseParams \
-	loadbalance/internal/zone:FuzzCompute extension/internal/lbname:FuzzBalancerNames; do
+	loadbalance/internal/zone:FuzzCompute extension/internal/lbname:FuzzBalancerNames \
+	extension/internal/nacoskeeper:FuzzRetryParams; do
 	go test -run '^$' -fuzz "^${target#*:}\$" -fuzztime 100000x "./${target%%:*}" || return 1
   done
 }
