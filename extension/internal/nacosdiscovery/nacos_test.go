@@ -135,11 +135,18 @@ func (s nacosServer) client(t tb) naming_client.INamingClient {
 		t.Fatal(err)
 	}
 	t.Cleanup(c.CloseClient)
-	// The client's first connection is checked within 3 s; on a busy
-	// machine (a Nacos just started, load 25) that check times out, the
-	// client goes on connecting in the background, and a registration
-	// made meanwhile fails with "client not connected". Wait for the
-	// connection as a provider process would, under a generous deadline.
+	s.waitConnected(t, c)
+	return c
+}
+
+// waitConnected waits until c is connected to the server. A client's first
+// connection is checked within 3 s; on a busy machine (a Nacos just
+// started, load 25) that check times out, the client goes on connecting in
+// the background, and a registration or query made meanwhile fails with
+// "client not connected". Wait for the connection as a provider process
+// would, under a generous deadline.
+func (s nacosServer) waitConnected(t tb, c naming_client.INamingClient) {
+	t.Helper()
 	deadline := time.Now().Add(2 * time.Minute)
 	for !c.ServerHealthy() {
 		if time.Now().After(deadline) {
@@ -147,7 +154,6 @@ func (s nacosServer) client(t tb) naming_client.INamingClient {
 		}
 		time.Sleep(50 * time.Millisecond) // polling the client's connection state
 	}
-	return c
 }
 
 // register registers a greeter provider at 127.0.0.1:port in group of the
@@ -213,6 +219,16 @@ func (s nacosServer) registry(t tb, group, client string) registry.Registry {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// The registry's client is pooled by name, so this is the same client
+	// (not closed here: closing a pooled client may drop it from under the
+	// registry). The registry's first query must not race the client's
+	// connection (seen under two CPU hogs: "could not query the
+	// instances … client not connected").
+	pooled, err := dgnacos.NewNacosClientByURL(u)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.waitConnected(t, pooled.Client())
 	return reg
 }
 
