@@ -314,6 +314,36 @@ type Registry[T any] struct {
 	inline atomic.Int64
 	// pending counts the builds running in the background.
 	pending sync.WaitGroup
+	// hot caches the states found last, by the URL of a list's first
+	// provider and the method: a hit costs a load and two compares where
+	// routes (a sync.Map and a weak pointer) cost 20 ns (see state).
+	hot [hotSlots]atomic.Pointer[hotEntry[T]]
+}
+
+// hotSlots is the size of Registry.hot: the (service, method) pairs of a
+// busy consumer, with room for collisions.
+const (
+	hotBits  = 8
+	hotSlots = 1 << hotBits
+)
+
+// hotEntry says that the lists whose first provider has the URL url find
+// st for method. It holds url, so that the address cannot be reused while
+// the entry is in Registry.hot.
+type hotEntry[T any] struct {
+	url    *common.URL
+	method string
+	st     *state[T]
+}
+
+// hotSlot returns the slot of Registry.hot for u and method: a
+// multiplicative hash of u's address, the method's length and last byte.
+func hotSlot(u *common.URL, method string) uint {
+	h := uint64(uintptr(unsafe.Pointer(u))) ^ uint64(len(method))<<48
+	if len(method) > 0 {
+		h ^= uint64(method[len(method)-1]) << 56
+	}
+	return uint((h * 0x9E3779B97F4A7C15) >> (64 - hotBits))
 }
 
 type route[T any] struct {
@@ -328,6 +358,9 @@ type state[T any] struct {
 	outlier outlier.Detector
 	// zoneLogged is the zone configuration problem logged last (st.mu).
 	zoneLogged string
+	// hot is the entry of Registry.hot for the URL of the first provider of
+	// the list built last (written by the builder, under mu).
+	hot atomic.Pointer[hotEntry[T]]
 }
 
 // NewRegistry returns a Registry that builds tables with build, reading
@@ -443,7 +476,25 @@ func (r *Registry[T]) find(list []base.Invoker, method string, quick bool, inv b
 	return v, st, Changed
 }
 
+// state returns the state of the service of the provider URL u and
+// method: from Registry.hot when it has the pair, else through routes, and
+// then it puts st's entry in Registry.hot if that entry is u's (the first
+// provider of the list last built), so that no steady call allocates.
 func (r *Registry[T]) state(u *common.URL, method string) *state[T] {
+	slot := &r.hot[hotSlot(u, method)]
+	cached := slot.Load()
+	if cached != nil && cached.url == u && cached.method == method {
+		return cached.st
+	}
+	st := r.lookup(u, method)
+	if e := st.hot.Load(); e != nil && e != cached && e.url == u {
+		slot.Store(e)
+	}
+	return st
+}
+
+// lookup is state through routes.
+func (r *Registry[T]) lookup(u *common.URL, method string) *state[T] {
 	rt := r.routes.Get(u)
 	methods := rt.methods.Load()
 	if methods == nil {
@@ -503,6 +554,9 @@ func (r *Registry[T]) update(st *state[T], list []base.Invoker, method string, s
 	cfg, problems := urlparam.ReadZoneRouting(list[0].GetURL(), nil)
 	st.zoneProblems(list[0].GetURL().ServiceKey(), method, problems)
 	v.Zoning = r.zoning(v, prev, cfg, set.Panic)
+	if u, e := list[0].GetURL(), st.hot.Load(); e == nil || e.url != u {
+		st.hot.Store(&hotEntry[T]{url: u, method: method, st: st})
+	}
 	st.view.Store(v)
 	st.misses.Store(0)
 	if stale != nil {

@@ -4,6 +4,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"slices"
+	"strconv"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -484,4 +485,44 @@ func TestInterimFollowsOldWeights(t *testing.T) {
 	const picks = 40000
 	assert.True(t, weightedInterim(t, interimShares(old.Set, now, picks), picks))
 	assert.False(t, weightedInterim(t, interimShares(nil, now, picks), picks), "control: uniform")
+}
+
+// Registry.hot, the cache of the states found last, gives each (service,
+// method) its own snapshot however many pairs share its 256 slots: 300
+// services of 3 methods each, looked up over and over in changing orders,
+// are built once each, and every lookup finds its own list and method.
+func TestHotStatesKeepServicesAndMethodsApart(t *testing.T) {
+	r, builds := newCounting()
+	methods := []string{"Say", "Hi", "Ask"}
+	lists := make([][]base.Invoker, 300)
+	for i := range lists {
+		group := map[string]string{"group": "g" + strconv.Itoa(i)}
+		lists[i] = []base.Invoker{lbtest.Provider(20000, group), lbtest.Provider(20001, group)}
+	}
+	rng := rand.New(rand.NewPCG(1, 2))
+	for round := range 4 {
+		for _, k := range rng.Perm(len(lists) * len(methods)) {
+			list, method := lists[k/len(methods)], methods[k%len(methods)]
+			v, exact := r.Lookup(list, method)
+			require.True(t, exact)
+			require.Equal(t, method, v.Method, "round %d", round)
+			require.Equal(t, list, v.Invokers, "round %d", round)
+		}
+	}
+	assert.Equal(t, len(lists)*len(methods), *builds)
+	filled := 0
+	for i := range r.hot {
+		if r.hot[i].Load() != nil {
+			filled++
+		}
+	}
+	assert.Greater(t, filled, hotSlots/2, "the lookups fill the cache")
+
+	// A new first provider: the state's entry follows it.
+	list := []base.Invoker{lbtest.Provider(20002, map[string]string{"group": "g0"}), lists[0][1]}
+	v, _ := r.Lookup(list, "Say")
+	assert.Equal(t, list, v.Invokers)
+	st := r.state(list[0].GetURL(), "Say")
+	assert.Same(t, list[0].GetURL(), st.hot.Load().url)
+	assert.Same(t, st, r.state(list[0].GetURL(), "Say"))
 }
