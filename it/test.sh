@@ -95,7 +95,7 @@ fuzz() {
 	samples/internal/greeter:FuzzParseWhen samples/internal/greeter:FuzzParseCode \
 	rpcstatus/loadreport:FuzzParse loadbalance/loadaware:FuzzParseParams \
 	loadbalance/internal/zone:FuzzCompute extension/internal/lbname:FuzzBalancerNames \
-	extension/internal/nacoskeeper:FuzzRetryParams; do
+	internal/urlparam:FuzzParseNacosRetry; do
 	go test -run '^$' -fuzz "^${target#*:}\$" -fuzztime 100000x "./${target%%:*}" || return 1
   done
 }

@@ -111,3 +111,27 @@ func FuzzParseOutlier(f *testing.F) {
 		}
 	})
 }
+
+// FuzzParseNacosRetry checks nacos.retry and nacos.retry-wait: whatever the
+// values, the tries and the wait stay in range, a value that is not used
+// as given is reported, and nothing panics.
+func FuzzParseNacosRetry(f *testing.F) {
+	for _, s := range [][2]string{{"", ""}, {"3", "1500"}, {"-1", "soon"}, {"1000000", "60001"}, {" 2", "9e9"}, {"0", "0"}} {
+		f.Add(s[0], s[1])
+	}
+	f.Fuzz(func(t *testing.T, retry, wait string) {
+		r, problems := ParseNacosRetry(func(key string) string {
+			return map[string]string{NacosRetryKey: retry, NacosRetryWaitKey: wait}[key]
+		})
+		if r.Tries < 0 || r.Tries > maxNacosRetries || r.Wait < 0 || r.Wait > maxNacosRetryWait {
+			t.Fatalf("ParseNacosRetry(%q, %q) = %+v: out of range", retry, wait, r)
+		}
+		n, err := strconv.Atoi(retry)
+		asGiven := retry == "" || err == nil && n == r.Tries
+		ms, err := strconv.Atoi(wait)
+		asGiven = asGiven && (wait == "" || err == nil && ms >= 0 && ms <= 60_000 && time.Duration(ms)*time.Millisecond == r.Wait)
+		if asGiven != (len(problems) == 0) {
+			t.Fatalf("ParseNacosRetry(%q, %q) = %+v with problems %q", retry, wait, r, problems)
+		}
+	})
+}

@@ -5,6 +5,7 @@ import (
 	"reflect"
 	"slices"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -228,11 +229,18 @@ type fakeRegClient struct {
 	batches [][]vo.RegisterInstanceParam
 	gone    []vo.DeregisterInstanceParam
 	closed  bool
-	fail    bool
+	fail    bool // refuse every registration
+	refuse  int  // registrations still to refuse
+	tries   int  // registrations asked for
 }
 
 func (f *fakeRegClient) BatchRegisterInstance(p vo.BatchRegisterInstanceParam) (bool, error) {
+	f.tries++
 	if f.fail {
+		return false, errors.New("refused")
+	}
+	if f.refuse > 0 {
+		f.refuse--
 		return false, errors.New("refused")
 	}
 	f.batches = append(f.batches, p.Instances)
@@ -283,8 +291,57 @@ func TestRegistration(t *testing.T) {
 		t.Errorf("deregistered %v, closed %v: want 3 and closed", fc.gone, fc.closed)
 	}
 	fc.fail = true
+	d.registration.sleep = func(time.Duration) {}
 	if err := d.Register(a); err == nil {
 		t.Error("a refused registration returned no error")
+	}
+}
+
+// A registration that Nacos refuses is tried again as Dubbo Java's Nacos
+// registry does: nacos.retry more times (default 10), nacos.retry-wait ms
+// apart (default 10); bad values get the defaults.
+func TestFailedAppRegistrationIsTriedAgain(t *testing.T) {
+	for _, c := range []struct {
+		name     string
+		params   string
+		refuse   int
+		wantTry  int
+		wantWait time.Duration
+		ok       bool
+	}{
+		{"the tenth retry succeeds", "", 10, 11, 10 * time.Millisecond, true},
+		{"set", "&nacos.retry=2&nacos.retry-wait=1500", 2, 3, 1500 * time.Millisecond, true},
+		{"no retry", "&nacos.retry=0", 1, 1, 0, false},
+		{"retries used up", "&nacos.retry=2", 5, 3, 10 * time.Millisecond, false},
+		{"bad values get the defaults", "&nacos.retry=-1&nacos.retry-wait=soon", 1, 2, 10 * time.Millisecond, true},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			u, _ := common.NewURL("service-discovery-registry://127.0.0.1:1?registry=nacos" + c.params)
+			d := newAppDiscovery(u, Options{})
+			fc := &fakeRegClient{refuse: c.refuse}
+			d.registration.newClient = func() (naming_client.INamingClient, error) { return fc, nil }
+			var waits []time.Duration
+			d.registration.sleep = func(w time.Duration) { waits = append(waits, w) }
+			in := &registry.DefaultServiceInstance{ID: "127.0.0.1:1", ServiceName: app, Host: "127.0.0.1", Port: 1, Enable: true, Healthy: true}
+			err := d.Register(in)
+			if (err == nil) != c.ok {
+				t.Fatalf("Register: %v; want success %v", err, c.ok)
+			}
+			if !c.ok && c.wantTry > 1 && !strings.Contains(err.Error(), "nacos.retry") {
+				t.Errorf("error %q does not name nacos.retry", err)
+			}
+			if fc.tries != c.wantTry || len(waits) != c.wantTry-1 {
+				t.Fatalf("%d tries, %d waits; want %d and %d", fc.tries, len(waits), c.wantTry, c.wantTry-1)
+			}
+			for _, w := range waits {
+				if w != c.wantWait {
+					t.Errorf("waited %v; want %v", w, c.wantWait)
+				}
+			}
+			if got := len(d.registration.byService[app]); c.ok != (got == 1) {
+				t.Errorf("%d instances recorded after the registration (success %v)", got, c.ok)
+			}
+		})
 	}
 }
 

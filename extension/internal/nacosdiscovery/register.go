@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strconv"
 	"sync"
+	"time"
 
 	"github.com/nacos-group/nacos-sdk-go/v2/clients/naming_client"
 	"github.com/nacos-group/nacos-sdk-go/v2/vo"
@@ -34,7 +35,10 @@ import (
 //     configuration always sets registry.weight, to 0 by default), above
 //     10000 capped (registeredWeight);
 //   - Update is Unregister then Register; an instance registered again
-//     replaces the one of the same id (dubbo-go would list it twice).
+//     replaces the one of the same id (dubbo-go would list it twice);
+//   - a registration that Nacos fails is tried again, as Dubbo Java's
+//     Nacos registry does (nacos.retry, nacos.retry-wait; see
+//     urlparam.NacosRetry); dubbo-go would fail at once.
 //
 // It lists what it registered, and has not withdrawn, in its
 // Registrations (kept.go) for the registration keeper, which registers an
@@ -44,7 +48,8 @@ type registration struct {
 	clientURL *common.URL // of the Nacos client, for the keeper's Reader
 	group     string
 	newClient func() (naming_client.INamingClient, error)
-	kept      *Registrations // nil: not recorded
+	kept      *Registrations      // nil: not recorded
+	sleep     func(time.Duration) // between two tries of a registration
 
 	mu        sync.Mutex
 	client    naming_client.INamingClient
@@ -55,6 +60,7 @@ type registration struct {
 
 func (r *registration) init(regURL, clientURL *common.URL, newClient func() (naming_client.INamingClient, error), group string, kept *Registrations) {
 	r.regURL, r.clientURL, r.newClient, r.group, r.kept = regURL, clientURL, newClient, group, kept
+	r.sleep = time.Sleep
 	r.byService = map[string][]sentInstance{}
 }
 
@@ -94,7 +100,7 @@ func (r *registration) Register(instance registry.ServiceInstance) error {
 		return in.id == instance.GetID()
 	})
 	list = append(list, sentInstance{id: instance.GetID(), param: r.registerParam(instance)})
-	if err := r.batchLocked(client, name, list); err != nil {
+	if err := r.batchRetryLocked(client, name, list); err != nil {
 		return err
 	}
 	r.byService[name] = list
@@ -115,6 +121,26 @@ func (r *registration) batchLocked(client naming_client.INamingClient, name stri
 		return fmt.Errorf("register the instances of %s in Nacos %s: %v", name, r.regURL.Location, errors.Join(err, errors.New("not registered")))
 	}
 	return nil
+}
+
+// batchRetryLocked is batchLocked, tried again up to nacos.retry more
+// times, nacos.retry-wait apart, while it fails; r.mu held (a start or an
+// Update waits for it, as in Dubbo Java).
+func (r *registration) batchRetryLocked(client naming_client.INamingClient, name string, list []sentInstance) error {
+	retry, problems := urlparam.ReadNacosRetry(r.regURL)
+	for _, p := range problems {
+		lblog.Warnf("nacos discovery: %s", p)
+	}
+	err := r.batchLocked(client, name, list)
+	for try := 1; err != nil && try <= retry.Tries; try++ {
+		lblog.Warnf("nacos discovery: %v; trying again (%d of %d)", err, try, retry.Tries)
+		r.sleep(retry.Wait)
+		err = r.batchLocked(client, name, list)
+	}
+	if err != nil && retry.Tries > 0 {
+		err = fmt.Errorf("%w (tried %d times, %s)", err, retry.Tries+1, urlparam.NacosRetryKey)
+	}
+	return err
 }
 
 // registerAgain registers the instances of the application service that

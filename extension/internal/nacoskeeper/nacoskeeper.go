@@ -34,6 +34,7 @@ import (
 
 	"github.com/dubbogo-lb/lb/extension/internal/keeper"
 	"github.com/dubbogo-lb/lb/extension/internal/nacosdiscovery"
+	"github.com/dubbogo-lb/lb/internal/urlparam"
 )
 
 // nacosProtocol is the registry protocol name of dubbo-go's interface-level
@@ -97,16 +98,19 @@ func (p *protocol) Export(invoker base.Invoker) base.Exporter {
 		return exp
 	}
 	u := invoker.GetURL()
-	tries, wait := retryParams(u)
-	for try := 1; exp == nil && try <= tries; try++ {
+	retry, problems := urlparam.ReadNacosRetry(u)
+	for _, pr := range problems {
+		logger.Warnf("[nacoskeeper] %s", pr)
+	}
+	for try := 1; exp == nil && try <= retry.Tries; try++ {
 		logger.Warnf("[nacoskeeper] registering %s in Nacos %s failed (the error is logged above); trying again (%d of %d)",
-			u.SubURL.ServiceKey(), u.Location, try, tries)
-		p.sleep(wait)
+			u.SubURL.ServiceKey(), u.Location, try, retry.Tries)
+		p.sleep(retry.Wait)
 		exp = p.exportOnce(invoker)
 	}
 	if exp == nil {
-		logger.Errorf("[nacoskeeper] registering %s in Nacos %s failed %d times; giving up (nacos.retry)",
-			u.SubURL.ServiceKey(), u.Location, tries+1)
+		logger.Errorf("[nacoskeeper] registering %s in Nacos %s failed %d times; giving up (%s)",
+			u.SubURL.ServiceKey(), u.Location, retry.Tries+1, urlparam.NacosRetryKey)
 	}
 	return exp
 }
@@ -124,40 +128,6 @@ func (p *protocol) exportOnce(invoker base.Invoker) base.Exporter {
 		return exp
 	}
 	return &exporter{Exporter: exp, p: p, e: e}
-}
-
-// Dubbo Java's registry parameters for a registration Nacos failed, and
-// their defaults.
-const (
-	retryKey         = "nacos.retry"
-	retryWaitKey     = "nacos.retry-wait" // milliseconds
-	defaultRetries   = 10
-	defaultRetryWait = 10 * time.Millisecond
-	maxRetries       = 100
-)
-
-// retryParams reads nacos.retry and nacos.retry-wait from the registry URL
-// u; a value that is not a whole number in range gets the default (and a
-// WARN line), 0 retries means none.
-func retryParams(u *common.URL) (tries int, wait time.Duration) {
-	tries, wait = defaultRetries, defaultRetryWait
-	if v := u.GetParam(retryKey, ""); v != "" {
-		n, err := strconv.Atoi(v)
-		if err != nil || n < 0 || n > maxRetries {
-			logger.Warnf("[nacoskeeper] %s=%q is not a whole number from 0 to %d; using %d", retryKey, v, maxRetries, defaultRetries)
-		} else {
-			tries = n
-		}
-	}
-	if v := u.GetParam(retryWaitKey, ""); v != "" {
-		ms, err := strconv.Atoi(v)
-		if err != nil || ms < 0 || ms > 60_000 {
-			logger.Warnf("[nacoskeeper] %s=%q is not a number of milliseconds from 0 to 60000; using %v", retryWaitKey, v, defaultRetryWait)
-		} else {
-			wait = time.Duration(ms) * time.Millisecond
-		}
-	}
-	return tries, wait
 }
 
 // isNacos tells whether regURL, an export's invoker URL, is the registry

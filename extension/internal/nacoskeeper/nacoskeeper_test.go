@@ -366,18 +366,3 @@ func TestFailedRegistrationIsTriedAgain(t *testing.T) {
 		}
 	})
 }
-
-// retryParams never panics and always answers in range, whatever the
-// registry configuration holds.
-func FuzzRetryParams(f *testing.F) {
-	for _, s := range [][2]string{{"", ""}, {"3", "1500"}, {"-1", "soon"}, {"1000000", "60001"}, {" 2", "9e9"}} {
-		f.Add(s[0], s[1])
-	}
-	f.Fuzz(func(t *testing.T, retry, wait string) {
-		u := common.NewURLWithOptions(common.WithParamsValue(retryKey, retry), common.WithParamsValue(retryWaitKey, wait))
-		tries, d := retryParams(u)
-		if tries < 0 || tries > maxRetries || d < 0 || d > time.Minute {
-			t.Fatalf("retryParams(%q, %q) = %d, %v: out of range", retry, wait, tries, d)
-		}
-	})
-}
