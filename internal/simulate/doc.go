@@ -5,7 +5,8 @@
 // run does not depend on the machine's load.
 //
 // A Sim holds providers (a Server says when each call ends and whether it
-// fails), the list offered to Select, closed-loop callers (Callers) or
+// fails; a Model, the one server model of the module, makes one from a
+// latency, its spread, workers and an error rate), the list offered to Select, closed-loop callers (Callers) or
 // open-loop arrivals (Arrivals) and scheduled actions (At). Its randomness
 // comes from one injectable source (Options.Rand); hooks report every
 // pick and completion. samples/lbsim and the balancers' tests (through

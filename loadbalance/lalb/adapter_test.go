@@ -2,7 +2,6 @@ package lalb
 
 import (
 	"math"
-	"math/rand/v2"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -80,14 +79,8 @@ func TestInflightPenaltyWhenCallsHang(t *testing.T) {
 	// it never had a sample of its own and is judged against the other's
 	// latency.
 	for _, at := range []time.Duration{2 * sec, 0} {
-		hang := &simServer{service: func(now int64, _ *rand.Rand) (int64, bool) {
-			if now < int64(at) {
-				return int64(ms), false
-			}
-			return int64(500 * ms), true
-		}}
 		run := func(o Tuning) float64 {
-			d := newDriver(t, Options{Tuning: o}, 3, 10*ms, hang, fixed(2*ms))
+			d := newDriver(t, Options{Tuning: o}, 3, 10*ms, hanging(at, 500*ms), fixed(2*ms))
 			defer d.Stop() // its hung calls are goroutines
 			from := max(at, time.Duration(d.Now()))
 			d.RunOpen(10_000, from+300*ms)
@@ -131,10 +124,7 @@ func TestInflightPenaltyOnNewcomer(t *testing.T) {
 // about MinShare of the traffic, and wins back a fair part once it recovers.
 func TestFailingProviderKeepsProbeShare(t *testing.T) {
 	for _, charge := range []bool{false, true} {
-		failing := &simServer{service: func(now int64, _ *rand.Rand) (int64, bool) {
-			return int64(ms), now < int64(3*sec)
-		}, slots: make([]int64, 4)}
-		d := newDriver(t, Options{ChargeTimeout: charge}, 4, 100*ms, queued(ms, 4), queued(ms, 4), failing)
+		d := newDriver(t, Options{ChargeTimeout: charge}, 4, 100*ms, queued(ms, 4), queued(ms, 4), failingUntil(3*sec))
 		lbtest.EjectionOff(d.List...) // LALB's own response to errors
 		d.Run(20, 8*sec)
 		got := d.Share(2, 1*sec, 3*sec)
@@ -154,10 +144,10 @@ func TestFailingProviderKeepsProbeShare(t *testing.T) {
 func TestNewProviderWarmsUpToItsFairShare(t *testing.T) {
 	for _, c := range []struct {
 		name   string
-		server func() *simServer
+		server func() server
 	}{
-		{"queued", func() *simServer { return queued(ms, 4) }},
-		{"fixed", func() *simServer { return fixed(ms) }},
+		{"queued", func() server { return queued(ms, 4) }},
+		{"fixed", func() server { return fixed(ms) }},
 	} {
 		d := newDriver(t, Options{}, 5, 100*ms, c.server(), c.server())
 		d.Run(20, 2*sec)
@@ -187,7 +177,7 @@ func TestNewProviderWarmsUpToItsFairShare(t *testing.T) {
 // TestRemoveHalfAtOnce: removing every other provider of 64 at once leaves
 // a consistent tree that keeps what it learned about the others.
 func TestRemoveHalfAtOnce(t *testing.T) {
-	servers := make([]*simServer, 64)
+	servers := make([]server, 64)
 	for i := range servers {
 		servers[i] = fixed(time.Duration(1+i%4) * ms)
 	}
@@ -324,13 +314,7 @@ func TestRefreshRates(t *testing.T) {
 				span time.Duration
 				dst  *int64
 			}{{10_000, 300 * ms, &r.hungBusy}, {200, 2 * sec, &r.hungQuiet}} {
-				hang := &simServer{service: func(now int64, _ *rand.Rand) (int64, bool) {
-					if now < int64(2*sec) {
-						return int64(ms), false
-					}
-					return int64(time.Hour), true
-				}}
-				d = newDriver(t, Options{}, seed, 10*ms, hang, fixed(2*ms))
+				d = newDriver(t, Options{}, seed, 10*ms, hanging(2*sec, time.Hour), fixed(2*ms))
 				set(d)
 				d.RunOpen(load.rate, 2*sec+load.span)
 				*load.dst += d.Picked(0, 2*sec, 2*sec+load.span) / seeds

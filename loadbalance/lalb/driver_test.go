@@ -24,7 +24,7 @@ type driver struct {
 // newDriver returns a driver over one provider per server, all of weight
 // 100, and a Balancer built with opts on the driver's clocks. It stops when
 // t ends.
-func newDriver(t testing.TB, opts Options, seed uint64, bucket time.Duration, servers ...*simServer) *driver {
+func newDriver(t testing.TB, opts Options, seed uint64, bucket time.Duration, servers ...server) *driver {
 	d := &driver{}
 	d.Driver = lbtest.NewDriver(t, seed, bucket, func(env lbenv.Env) loadbalance.LoadBalance {
 		opts.Env = env
@@ -36,16 +36,14 @@ func newDriver(t testing.TB, opts Options, seed uint64, bucket time.Duration, se
 			d.feedback(p)
 		}
 	}
-	for _, s := range servers {
-		d.AddN(s.call)
-	}
+	d.AddN(servers...)
 	return d
 }
 
 // startedAt returns a provider of weight 100 that started at virtual time
 // at with a warmup of warm (whole seconds), served by s.
-func (d *driver) startedAt(at, warm time.Duration, s *simServer) base.Invoker {
-	return d.StartedAt(at, warm, s.call)
+func (d *driver) startedAt(at, warm time.Duration, s server) base.Invoker {
+	return d.StartedAt(at, warm, s)
 }
 
 // feedback refreshes p's weight, as a completion hook would.

@@ -2,7 +2,6 @@ package lalb
 
 import (
 	"math"
-	"math/rand/v2"
 	"testing"
 	"time"
 
@@ -57,16 +56,8 @@ func TestScenarioBrpcExperiment(t *testing.T) {
 // calls/s. The in-flight penalty must take its traffic away long before the
 // first timeout comes back.
 func TestScenarioHangingProvider(t *testing.T) {
-	hang := func() *simServer {
-		return &simServer{service: func(now int64, _ *rand.Rand) (int64, bool) {
-			if now < int64(2*sec) {
-				return int64(ms), false
-			}
-			return int64(500 * ms), true
-		}}
-	}
 	run := func(o Tuning) (hung int64) {
-		d := newDriver(t, Options{Tuning: o}, 3, 10*ms, fixed(ms), hang())
+		d := newDriver(t, Options{Tuning: o}, 3, 10*ms, fixed(ms), hanging(2*sec, 500*ms))
 		defer d.Stop() // its hung calls are goroutines
 		d.RunOpen(10_000, 2200*ms)
 		return d.Picked(1, 2*sec, 2200*ms)
@@ -88,12 +79,8 @@ func TestScenarioHangingProvider(t *testing.T) {
 // with its errors charged its 100 ms timeout or not.
 func TestScenarioFailingProviderProbe(t *testing.T) {
 	for _, timeout := range []time.Duration{0, 100 * ms} {
-		failing := &simServer{service: func(now int64, _ *rand.Rand) (int64, bool) {
-			return int64(ms), now < int64(4*sec)
-		}}
-		failing.slots = make([]int64, 4)
 		d := newDriver(t, Options{ChargeTimeout: timeout > 0}, 4, 100*ms, queued(ms, 4), queued(ms, 4))
-		d.List = append(d.List, d.Add(lbtest.Provider(20002, map[string]string{"weight": "100", "timeout": timeout.String()}), failing.call))
+		d.List = append(d.List, d.Add(lbtest.Provider(20002, map[string]string{"weight": "100", "timeout": timeout.String()}), failingUntil(4*sec)))
 		lbtest.EjectionOff(d.List...) // LALB's own response to errors
 		d.Run(20, 7*sec)
 		got := d.Share(2, 2*sec, 4*sec)
@@ -120,7 +107,7 @@ func TestScenarioNewProvider(t *testing.T) {
 		if warm < 1 {
 			joined = d.startedAt(3*sec-time.Duration(warm*float64(10*sec)), 10*sec, queued(ms, 4))
 		} else {
-			joined = d.Add(lbtest.Provider(20002, map[string]string{"weight": "100"}), queued(ms, 4).call)
+			joined = d.Add(lbtest.Provider(20002, map[string]string{"weight": "100"}), queued(ms, 4))
 		}
 		d.List = append(d.List, joined)
 		w := d.weights()

@@ -1,13 +1,13 @@
 package rtadaptive
 
 import (
-	"math/rand/v2"
 	"testing"
 	"time"
 
 	"dubbo.apache.org/dubbo-go/v3/cluster/loadbalance"
 	"dubbo.apache.org/dubbo-go/v3/protocol/base"
 
+	"github.com/dubbogo-lb/lb/internal/simulate"
 	"github.com/dubbogo-lb/lb/loadbalance/internal/lbtest"
 	"github.com/dubbogo-lb/lb/loadbalance/lbenv"
 )
@@ -21,33 +21,29 @@ const (
 	sec = time.Second
 )
 
-// server says how long a call started at now (virtual ns) takes and
-// whether it fails; rng is the driver's seeded source.
-type server func(now int64, rng *rand.Rand) (time.Duration, bool)
+// server says when a call that arrives at a provider ends and whether it
+// fails; rng is the driver's seeded source.
+type server = simulate.Server
 
-// jitter spreads a latency uniformly over ±20 %, as real ones are spread:
-// with exactly equal latencies, ties between providers would be decided by
-// the few nanoseconds their estimates decayed since their last sample.
-func jitter(d time.Duration, rng *rand.Rand) time.Duration {
-	return time.Duration(float64(d) * (0.8 + 0.4*rng.Float64()))
-}
-
-// fixed returns a server whose calls take d (±20 %).
-func fixed(d time.Duration) server {
-	return func(_ int64, rng *rand.Rand) (time.Duration, bool) { return jitter(d, rng), false }
-}
+// fixed returns a server whose calls take d ±20 %: with exactly equal
+// latencies, ties between providers would be decided by the few
+// nanoseconds their estimates decayed since their last sample.
+func fixed(d time.Duration) server { return phases([]time.Duration{d}) }
 
 // phases returns a server whose calls take d[0] (±20 %) until the virtual
 // time at[0], d[1] until at[1], and so on, d[len(at)] after the last.
 func phases(d []time.Duration, at ...time.Duration) server {
-	return func(now int64, rng *rand.Rand) (time.Duration, bool) {
-		for k, t := range at {
-			if now < int64(t) {
-				return jitter(d[k], rng), false
-			}
-		}
-		return jitter(d[len(d)-1], rng), false
-	}
+	return simulate.Model{Latency: simulate.Steps(d, at...), Jitter: 0.2}.Server()
+}
+
+// failsFast returns a server like fixed(ms) whose calls fail after
+// 100 µs (±20 %) from the virtual time from until to.
+func failsFast(from, to time.Duration) server {
+	return simulate.Model{
+		Latency:   simulate.Steps([]time.Duration{ms, 100 * time.Microsecond, ms}, from, to),
+		Jitter:    0.2,
+		ErrorRate: simulate.Steps([]float64{0, 1, 0}, from, to),
+	}.Server()
 }
 
 // driver is the simulator engine around a Balancer.
@@ -67,11 +63,7 @@ func newDriver(t testing.TB, opts Options, bucket time.Duration, list []base.Inv
 		return d.b
 	})
 	for i, p := range list {
-		srv := servers[i]
-		d.List = append(d.List, d.Add(p, func(now int64, rng *rand.Rand) (int64, bool) {
-			lat, fail := srv(now, rng)
-			return now + int64(lat), fail
-		}))
+		d.List = append(d.List, d.Add(p, servers[i]))
 	}
 	return d
 }

@@ -130,16 +130,10 @@ func TestSlowProviderLosesAndRegainsShare(t *testing.T) {
 // error, it loses its share, and once it recovers the charge fades and it
 // is probed again.
 func TestErrorsAreCharged(t *testing.T) {
-	failing := func(now int64, rng *rand.Rand) (time.Duration, bool) {
-		if now >= int64(2*sec) && now < int64(4*sec) {
-			return 100 * time.Microsecond, true
-		}
-		return jitter(ms, rng), false
-	}
 	run := func(o Options) *driver {
 		list := []base.Invoker{lbtest.Provider(20000, map[string]string{"timeout": "500ms"})}
 		list = lbtest.EjectionOff(append(list, lbtest.N(3)...)...) // the balancer's own charge
-		d := newDriver(t, o, 100*ms, list, failing, fixed(ms), fixed(ms), fixed(ms))
+		d := newDriver(t, o, 100*ms, list, failsFast(2*sec, 4*sec), fixed(ms), fixed(ms), fixed(ms))
 		d.RunOpen(1000, 80*sec)
 		return d
 	}

@@ -71,46 +71,23 @@ type run struct {
 	rec    recorder
 }
 
-// server returns the Server of provider spec: it waits for a free slot in
-// arrival order (when the provider has a capacity), then takes the service
-// time, jittered by the simulation's random source.
+// server returns the Server of provider spec: simulate's model with the
+// spec's steps of latency, error rate and capacity, jittered by the
+// scenario's Jitter, reporting its load to ld when the provider reports.
 func (r *run) server(spec *Provider, ld *load) simulate.Server {
-	var free []int64 // per slot, the virtual time it becomes free
-	if c := spec.maxCapacity(); c > 0 {
-		free = make([]int64, c)
+	elapsed := func(now int64) time.Duration { return time.Duration(now - Origin) }
+	m := simulate.Model{
+		Latency:   func(now int64) time.Duration { return spec.LatencyAt(elapsed(now)) },
+		ErrorRate: func(now int64) float64 { return spec.ErrorRateAt(elapsed(now)) },
+		Jitter:    r.sc.Jitter,
+		Exp:       spec.Exp,
+		Workers:   spec.maxCapacity(),
+		WorkersAt: func(now int64) int { return spec.CapacityAt(elapsed(now)) },
 	}
-	return func(now int64, rng *rand.Rand) (int64, bool) {
-		start := now
-		slot := -1
-		if len(free) > 0 {
-			// The slots of the capacity now: a call waits for the first
-			// that frees (first come, first served).
-			n := min(max(spec.CapacityAt(time.Duration(now-Origin)), 1), len(free))
-			slot = 0
-			for i, t := range free[:n] {
-				if t < free[slot] {
-					slot = i
-				}
-			}
-			start = max(now, free[slot])
-		}
-		lat, errRate := spec.at(time.Duration(start - Origin))
-		d := float64(lat)
-		if spec.Exp {
-			d *= rng.ExpFloat64()
-		} else if j := r.sc.Jitter; j > 0 {
-			d *= 1 + j*(2*rng.Float64()-1)
-		}
-		end := start + max(int64(d), 1)
-		if slot >= 0 {
-			free[slot] = end
-		}
-		fail := errRate > 0 && rng.Float64() < errRate
-		if ld != nil {
-			ld.begin(end, fail)
-		}
-		return end, fail
+	if ld != nil {
+		m.Served = ld.begin
 	}
+	return m.Server()
 }
 
 // Run simulates scenario sc with the balancer registered as name.
