@@ -26,6 +26,7 @@ import (
 	"time"
 
 	"github.com/dubbogo-lb/lb/extension"
+	"github.com/dubbogo-lb/lb/internal/callstats"
 	"github.com/dubbogo-lb/lb/it/racecheck"
 )
 
@@ -702,26 +703,10 @@ func (e *env) console(t *testing.T, service string, in instance, weight float64,
 
 // ---------------------------------------------------------------- consumers
 
-// report is one JSON line of the sample consumer (load.Stats).
+// report is one JSON line of the sample consumer, decoded into the type
+// it wrote.
 type report struct {
-	Interval  bool                        `json:"interval"`
-	At        float64                     `json:"at"`
-	Seconds   float64                     `json:"seconds"`
-	Calls     int64                       `json:"calls"`
-	Errors    int64                       `json:"errors"`
-	QPS       float64                     `json:"qps"`
-	By        map[string]int64            `json:"by"`
-	Share     map[string]float64          `json:"share"`
-	MeanMs    map[string]float64          `json:"mean_ms"`
-	P50Ms     float64                     `json:"p50_ms"`
-	P99Ms     float64                     `json:"p99_ms"`
-	LastError string                      `json:"last_error"`
-	Keys      map[string]map[string]int64 `json:"keys"`
-	Time      time.Time                   `json:"time"`
-	// Load is the utilization each provider (host:port) last reported;
-	// JavaLoad Dubbo Java's load (the machine's, in percent).
-	Load     map[string]float64 `json:"load"`
-	JavaLoad map[string]float64 `json:"java_load"`
+	callstats.Stats
 
 	// end is the end of the interval: the consumer's Time, or when the
 	// line was read if it has none.
@@ -767,7 +752,7 @@ func (r report) mean(provider string) (float64, bool) {
 
 // merge adds up reports; the mean latencies are weighted by the calls.
 func merge(rs []report) report {
-	out := report{By: map[string]int64{}, MeanMs: map[string]float64{}}
+	out := report{Stats: callstats.Stats{By: map[string]int64{}, MeanMs: map[string]float64{}}}
 	for _, r := range rs {
 		out.Calls += r.Calls
 		out.Errors += r.Errors

@@ -93,7 +93,7 @@ fuzz() {
 	loadbalance/ringhash:FuzzAppendJava extension/internal/nacosdiscovery:FuzzInstanceList \
 	extension/internal/nacosweight:FuzzFactor extension/internal/nacosdiscovery:FuzzAppInstanceURL \
 	samples/internal/greeter:FuzzParseWhen samples/internal/greeter:FuzzParseCode \
-	rpcstatus/loadreport:FuzzParse loadbalance/loadaware:FuzzParseParams \
+	rpcstatus/loadreport:FuzzParse loadbalance/loadaware:FuzzParseConfig \
 	loadbalance/internal/zone:FuzzCompute extension/internal/lbname:FuzzBalancerNames \
 	internal/urlparam:FuzzParseNacosRetry; do
 	go test -run '^$' -fuzz "^${target#*:}\$" -fuzztime 100000x "./${target%%:*}" || return 1

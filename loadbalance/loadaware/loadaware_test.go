@@ -224,7 +224,7 @@ func TestParamsOverrideOptions(t *testing.T) {
 	assert.Contains(t, logs[0], `loadaware.error-penalty "x" is not a number from 0 to 100; using 1`)
 }
 
-func TestParseParams(t *testing.T) {
+func TestParseConfig(t *testing.T) {
 	base := New(Options{}).opts
 	o, problems := parseConfig(base, func(k string) string {
 		return map[string]string{costKey: "WRR", blackoutKey: "2500", expirationKey: "1m", updateKey: "-1s", errorPenaltyKey: "0.5"}[k]
@@ -237,7 +237,7 @@ func TestParseParams(t *testing.T) {
 	assert.Equal(t, []string{`loadaware.update-period "-1s" is not a positive duration (10s, or milliseconds) of at most a year; using 1s`}, problems)
 }
 
-func FuzzParseParams(f *testing.F) {
+func FuzzParseConfig(f *testing.F) {
 	f.Add("wrr", "10s", "3m", "1s", "1")
 	f.Add("java", "0", "180000", "500", "0")
 	f.Add("x", "-1", "1e99s", "", "NaN")

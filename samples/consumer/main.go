@@ -8,7 +8,7 @@
 //	go run ./samples/consumer -conf conf/consumer.yaml -balancer swrr -duration 20s
 //
 // With -json it prints one JSON object per interval and a final one with
-// the totals (load.Stats), for scripts and the integration tests.
+// the totals (callstats.Stats), for scripts and the integration tests.
 //
 // What the balancers decide: -debug 127.0.0.1:PORT serves the live page
 // (package describe) and prints its address on stderr; -metrics PORT turns
@@ -41,6 +41,7 @@ import (
 	"dubbo.apache.org/dubbo-go/v3/global"
 
 	"github.com/dubbogo-lb/lb/extension"
+	"github.com/dubbogo-lb/lb/internal/callstats"
 	"github.com/dubbogo-lb/lb/internal/urlparam"
 	"github.com/dubbogo-lb/lb/samples/internal/app"
 	"github.com/dubbogo-lb/lb/samples/internal/greeter"
@@ -72,7 +73,7 @@ func run() error {
 		providers = flag.Int("providers", 1, "wait until this many providers have answered before the run")
 		ready     = flag.Duration("ready-timeout", 30*time.Second, "how long to wait for -providers")
 		cfg       load.Config
-		asJSON    = flag.Bool("json", false, "print JSON lines (load.Stats) instead of text")
+		asJSON    = flag.Bool("json", false, "print JSON lines (callstats.Stats) instead of text")
 		debug     = flag.String("debug", "", "serve the live page of the balancers on this address, e.g. 127.0.0.1:8080")
 		metrics   = flag.Int("metrics", 0, "enable dubbo-go's metrics with its Prometheus endpoint on this port (0: the YAML's metrics section)")
 		zone      = flag.String("zone", "", "the consumer's zone (the reference param lb.zone.local; default $DUBBOGO_LB_ZONE): zone-aware routing")
@@ -219,7 +220,7 @@ func run() error {
 		fmt.Printf("balancer %s, providers %s, concurrency %d\n", orDefault(name), strings.Join(seen, " "), cfg.Concurrency)
 	}
 	names := seen
-	total, err := load.Run(ctx, g, cfg, func(s load.Stats) {
+	total, err := load.Run(ctx, g, cfg, func(s callstats.Stats) {
 		if *asJSON {
 			s.Load, s.JavaLoad = app.ReportedLoad()
 			_ = out.Encode(s)

@@ -18,6 +18,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/dubbogo-lb/lb/internal/callstats"
 	"github.com/dubbogo-lb/lb/samples/internal/greeter"
 	"github.com/dubbogo-lb/lb/samples/internal/load"
 )
@@ -112,7 +113,7 @@ func withNacos(ctx context.Context, o options) (err error) {
 
 // runConsumer runs the sample consumer with balancer b, once all the
 // providers have answered it, and returns its totals (its last JSON line).
-func runConsumer(ctx context.Context, root, bin string, o options, b string, providers int) (load.Stats, error) {
+func runConsumer(ctx context.Context, root, bin string, o options, b string, providers int) (callstats.Stats, error) {
 	cmd := exec.CommandContext(ctx, filepath.Join(bin, "consumer"),
 		"-conf", filepath.Join(root, "conf", "consumer.yaml"), "-registry", o.nacosAddr,
 		"-balancer", b, "-json", "-duration", o.duration.String(),
@@ -121,13 +122,13 @@ func runConsumer(ctx context.Context, root, bin string, o options, b string, pro
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	if err := cmd.Run(); err != nil {
-		return load.Stats{}, fmt.Errorf("%w: %s", err, strings.TrimSpace(stderr.String()))
+		return callstats.Stats{}, fmt.Errorf("%w: %s", err, strings.TrimSpace(stderr.String()))
 	}
-	var total load.Stats
+	var total callstats.Stats
 	found := false
 	sc := bufio.NewScanner(&stdout)
 	for sc.Scan() {
-		var s load.Stats
+		var s callstats.Stats
 		if json.Unmarshal(sc.Bytes(), &s) == nil && !s.Interval {
 			total, found = s, true
 		}

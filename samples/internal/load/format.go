@@ -4,12 +4,14 @@ import (
 	"fmt"
 	"io"
 	"strings"
+
+	"github.com/dubbogo-lb/lb/internal/callstats"
 )
 
 // FormatInterval returns one line for an interval: time, throughput,
 // errors, latency and the share and mean latency of each provider, in the
 // order of names.
-func FormatInterval(s Stats, names []string) string {
+func FormatInterval(s callstats.Stats, names []string) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "%6.1fs %7.0f qps  err %-4d p50 %6.2fms  p99 %7.2fms |", s.At, s.QPS, s.Errors, s.P50Ms, s.P99Ms)
 	for _, n := range names {
@@ -22,7 +24,7 @@ func FormatInterval(s Stats, names []string) string {
 // and the totals of its run.
 type Row struct {
 	Label string
-	Stats Stats
+	Stats callstats.Stats
 }
 
 // WriteTable writes rows side by side: the share of each provider in

@@ -9,6 +9,8 @@ import (
 
 	"dubbo.apache.org/dubbo-go/v3/client"
 	"google.golang.org/protobuf/types/known/wrapperspb"
+
+	"github.com/dubbogo-lb/lb/internal/callstats"
 )
 
 // fake answers "even" or "odd" by the parity of the key's number and fails
@@ -86,9 +88,9 @@ func (slowOdd) Hello(_ context.Context, req *wrapperspb.StringValue, _ ...client
 // sleep lasts at least its duration, so only lower bounds are asserted:
 // a busy machine makes calls slower, never faster.
 func TestMeanLatencyPerProvider(t *testing.T) {
-	var intervals []Stats
+	var intervals []callstats.Stats
 	before := time.Now()
-	total, err := Run(context.Background(), slowOdd{}, Config{Concurrency: 2, Calls: 40, Keys: 10, Interval: 10 * time.Millisecond}, func(s Stats) {
+	total, err := Run(context.Background(), slowOdd{}, Config{Concurrency: 2, Calls: 40, Keys: 10, Interval: 10 * time.Millisecond}, func(s callstats.Stats) {
 		intervals = append(intervals, s)
 	})
 	if err != nil {
