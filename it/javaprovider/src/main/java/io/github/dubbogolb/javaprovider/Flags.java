@@ -2,6 +2,7 @@ package io.github.dubbogolb.javaprovider;
 
 import java.util.HashMap;
 import java.util.Map;
+import java.util.function.Function;
 import org.apache.dubbo.config.RegistryConfig;
 
 /**
@@ -11,6 +12,39 @@ import org.apache.dubbo.config.RegistryConfig;
  */
 final class Flags {
     private Flags() {}
+
+    /** The work of a main method, on its parsed options. */
+    interface Body<T> {
+        void run(T options) throws Exception;
+    }
+
+    /**
+     * The main method of both apps: parses args with parse (exit status 2 and the flag's error
+     * on stderr for a bad one), sets up logging and the loopback address, and runs body (exit
+     * status 1 and the stack trace for anything it throws). who prefixes the messages.
+     */
+    static <T> void main(String who, String[] args, Function<String[], T> parse, Body<T> body) {
+        T options;
+        try {
+            options = parse.apply(args);
+        } catch (IllegalArgumentException e) {
+            System.err.println(who + ": " + e.getMessage());
+            System.exit(2);
+            return;
+        }
+        try {
+            JavaProvider.configureLogs();
+            // Dubbo connects to a provider registered as 127.0.0.1 at NetUtils.getLocalHost()
+            // instead (NetUtils.filterLocalHost), the machine's first non-loopback address,
+            // where nothing listens: make that loopback too.
+            JavaProvider.forceLoopback();
+            body.run(options);
+        } catch (Throwable t) {
+            System.err.println(who + ": " + t);
+            t.printStackTrace();
+            System.exit(1);
+        }
+    }
 
     /** Receives one flag; throws IllegalArgumentException for an unknown or bad one. */
     interface Setter {

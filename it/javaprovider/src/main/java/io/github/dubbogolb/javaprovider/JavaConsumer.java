@@ -60,27 +60,10 @@ public final class JavaConsumer {
     private JavaConsumer() {}
 
     public static void main(String[] args) {
-        Options o;
-        try {
-            o = Options.parse(args);
-        } catch (IllegalArgumentException e) {
-            System.err.println("java consumer: " + e.getMessage());
-            System.exit(2);
-            return;
-        }
-        try {
-            JavaProvider.configureLogs();
-            // Dubbo connects to a provider registered as 127.0.0.1 at NetUtils.getLocalHost()
-            // instead (NetUtils.filterLocalHost), the machine's first non-loopback address,
-            // where nothing listens: make that loopback too, as the provider does.
-            JavaProvider.forceLoopback();
+        Flags.main("java consumer", args, Options::parse, o -> {
             run(o);
             System.exit(0); // Dubbo's non-daemon threads would keep the JVM alive
-        } catch (Throwable t) {
-            System.err.println("java consumer: " + t);
-            t.printStackTrace();
-            System.exit(1);
-        }
+        });
     }
 
     private static void run(Options o) throws Exception {

@@ -66,23 +66,7 @@ public final class JavaProvider {
     static final String LOOPBACK = "127.0.0.1";
 
     public static void main(String[] args) {
-        Options o;
-        try {
-            o = Options.parse(args);
-        } catch (IllegalArgumentException e) {
-            System.err.println("java provider: " + e.getMessage());
-            System.exit(2);
-            return;
-        }
-        try {
-            configureLogs();
-            forceLoopback();
-            serve(o);
-        } catch (Throwable t) {
-            System.err.println("java provider: " + t);
-            t.printStackTrace();
-            System.exit(1);
-        }
+        Flags.main("java provider", args, Options::parse, JavaProvider::serve);
     }
 
     private static void serve(Options o) throws InterruptedException {
