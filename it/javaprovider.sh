@@ -30,17 +30,13 @@
 set -euo pipefail
 
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+# shellcheck source=it/mavenbuild.sh
+source "$HERE/mavenbuild.sh" # log, die and the Maven build
 PROJECT="$HERE/javaprovider"
 CACHE="${JAVAPROVIDER_CACHE:-${HOME:-/root}/.cache/dubbogo-lb/javaprovider}"
 BUILD="$CACHE/build"
 MAIN_CLASS="io.github.dubbogolb.javaprovider.JavaProvider"
 CONSUMER_CLASS="io.github.dubbogolb.javaprovider.JavaConsumer"
-
-log() { printf 'javaprovider.sh: %s\n' "$*" >&2; }
-die() { log "$*"; exit 1; }
-
-# shellcheck source=it/mavenbuild.sh
-source "$HERE/mavenbuild.sh"
 
 cmd_install() {
   find_java

@@ -3,9 +3,13 @@
 # change or a jar of its classpath is gone.
 #
 # The sourcing script sets PROJECT (the Maven project), CACHE, BUILD (the build
-# directory inside CACHE), MAIN_CLASS, and the functions log and die.
+# directory inside CACHE) and MAIN_CLASS before it calls these functions. log and die
+# (below) print in the name of the script that was run.
 
 JAVA=""
+
+log() { printf '%s: %s\n' "${0##*/}" "$*" >&2; }
+die() { log "$*"; exit 1; }
 
 apt_install() {
   if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then

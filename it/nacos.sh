@@ -73,6 +73,8 @@
 set -euo pipefail
 
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+# shellcheck source=it/mavenbuild.sh
+source "$HERE/mavenbuild.sh" # log, die and the Maven build
 PROJECT="$HERE/nacos"
 CACHE="${NACOS_CACHE:-${HOME:-/root}/.cache/dubbogo-lb/nacos}"
 BUILD="$CACHE/build"
@@ -110,9 +112,6 @@ if [ -n "$MEMBERS" ]; then
   HEAP="${NACOS_HEAP:-256m}"
 fi
 
-log() { printf 'nacos.sh: %s\n' "$*" >&2; }
-die() { log "$*"; exit 1; }
-
 case "${NACOS_AUTH:-false}" in
   true | 1) AUTH=1 ;;
   false | 0 | "") AUTH=0 ;;
@@ -124,9 +123,6 @@ if [ "$AUTH" = 1 ] && { [ -z "$AUTH_PASSWORD" ] || [ "${#AUTH_PASSWORD}" -gt 72 
 fi
 
 # ---------------------------------------------------------------- prerequisites
-
-# shellcheck source=it/mavenbuild.sh
-source "$HERE/mavenbuild.sh"
 
 need_tools() {
   command -v curl >/dev/null 2>&1 || apt_install curl ca-certificates

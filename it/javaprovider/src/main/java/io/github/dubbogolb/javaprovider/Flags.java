@@ -51,8 +51,8 @@ final class Flags {
         void set(String flag, String value);
     }
 
-    /** Hands every flag of args, in order, to setter. */
-    static void parse(String[] args, Setter setter) {
+    /** Hands every flag of args, in order, to registry's flags first, then to setter. */
+    static void parse(String[] args, Registry registry, Setter setter) {
         for (int i = 0; i < args.length; i++) {
             String flag = args[i];
             if (!flag.startsWith("-")) {
@@ -71,7 +71,9 @@ final class Flags {
                 }
                 value = args[++i];
             }
-            setter.set(flag, value);
+            if (!registry.set(flag, value)) {
+                setter.set(flag, value);
+            }
         }
     }
 

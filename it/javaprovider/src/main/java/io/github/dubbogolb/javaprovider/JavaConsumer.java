@@ -306,10 +306,7 @@ public final class JavaConsumer {
 
         static Options parse(String[] args) {
             Options o = new Options();
-            Flags.parse(args, (flag, value) -> {
-                if (o.registry.set(flag, value)) {
-                    return;
-                }
+            Flags.parse(args, o.registry, (flag, value) -> {
                 switch (flag) {
                     case "loadbalance": o.loadbalance = value; break;
                     case "callers": o.callers = (int) Flags.integer(flag, value, 1, 1000); break;

@@ -265,10 +265,7 @@ public final class JavaProvider {
 
         static Options parse(String[] args) {
             Options o = new Options();
-            Flags.parse(args, (flag, value) -> {
-                if (o.registry.set(flag, value)) {
-                    return;
-                }
+            Flags.parse(args, o.registry, (flag, value) -> {
                 switch (flag) {
                     case "port": o.port = (int) Flags.integer(flag, value, 1, 65535); break;
                     case "name": o.name = value; break;
