@@ -6,11 +6,21 @@ import (
 	"github.com/dubbogo-lb/lb/internal/urlmap"
 )
 
-// Providers is the store shared by the active filter and the balancers. A
+// providers is the store shared by the active filter and the balancers. A
 // provider is identified by its *common.URL: every invoker of a consumer's
 // filter chain returns the same URL, and dubbo-go builds a new one when the
-// registry changes a provider, whose statistics then start afresh.
-var Providers urlmap.Store[common.URL, Provider]
+// registry changes a provider, whose statistics then start afresh. An
+// entry goes when its URL is no longer reachable.
+var providers urlmap.Store[common.URL, Provider]
 
-// Of returns the statistics of the provider whose URL is u.
-func Of(u *common.URL) *Provider { return Providers.Get(u) }
+// Of returns the statistics of the provider whose URL is u, made empty on
+// first use.
+func Of(u *common.URL) *Provider { return providers.Get(u) }
+
+// Lookup returns the statistics of the provider whose URL is u, or nil when
+// nothing has recorded or asked for any.
+func Lookup(u *common.URL) *Provider { return providers.Load(u) }
+
+// Range calls f for every provider with statistics, in no particular order,
+// until f returns false.
+func Range(f func(u *common.URL, p *Provider) bool) { providers.Range(f) }

@@ -65,7 +65,7 @@ func (b *Balancer[T]) describe(v *member.View[T], now int64) (m describe.Method,
 	for i := range ps {
 		// dubbo-go destroys the invoker of a provider that left, which
 		// then answers another URL than the one of its statistics.
-		if rpcstatus.Providers.Load(ps[i].URL) != v.Providers[i] {
+		if rpcstatus.Lookup(ps[i].URL) != v.Providers[i] {
 			continue
 		}
 		ps[i].Address = ps[i].URL.Location

@@ -12,7 +12,7 @@ import (
 // machine's load average × 100 / CPUs, which Java providers send, and Go
 // providers with lbload too); a map is nil when no provider sent its field.
 func ReportedLoad() (util, java map[string]float64) {
-	rpcstatus.Providers.Range(func(k *common.URL, p *rpcstatus.Provider) bool {
+	rpcstatus.Range(func(k *common.URL, p *rpcstatus.Provider) bool {
 		if u, ok := p.Load().Utilization(); ok {
 			if util == nil {
 				util = map[string]float64{}

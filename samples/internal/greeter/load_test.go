@@ -57,7 +57,7 @@ func TestProviderLoadRoundTripOverTriple(t *testing.T) {
 			time.Sleep(100 * time.Millisecond) // the server may not listen yet
 			continue
 		}
-		rpcstatus.Providers.Range(func(k *common.URL, p *rpcstatus.Provider) bool {
+		rpcstatus.Range(func(k *common.URL, p *rpcstatus.Provider) bool {
 			if k.Port == strconv.Itoa(port) {
 				u, got = k, p.Load().Report()
 			}
