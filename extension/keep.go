@@ -2,6 +2,7 @@ package extension
 
 import (
 	"context"
+	"time"
 
 	"github.com/dubbogo-lb/lb/extension/internal/keeper"
 	"github.com/dubbogo-lb/lb/extension/internal/nacosdiscovery"
@@ -11,7 +12,19 @@ import (
 // KeepOptions tune KeepRegistered; the zero value is valid: a read every
 // DefaultKeepInterval, a registration missing on 2 reads in a row
 // registered again.
-type KeepOptions = keeper.Options
+type KeepOptions struct {
+	// Interval between two reads of Nacos (DefaultKeepInterval when not
+	// positive). The first read comes one interval after KeepRegistered.
+	Interval time.Duration
+	// Misses is how many reads in a row must answer without an instance
+	// before it is registered again (2 when below 1). A read that fails
+	// starts the count again, so a Nacos restart in progress, or a view
+	// that lags one read behind, never registers anything twice.
+	Misses int
+	// Warnf logs one line per repair and per failed repair (dubbo-go's
+	// logger, at WARN, when nil).
+	Warnf func(format string, args ...any)
+}
 
 // DefaultKeepInterval is how often KeepRegistered reads Nacos by default.
 const DefaultKeepInterval = keeper.DefaultInterval
@@ -38,5 +51,6 @@ var appRegistrations = new(nacosdiscovery.Registrations)
 // already running. A Nacos client can lose a registration for good after
 // a Nacos restart (see extension/internal/nacoskeeper).
 func KeepRegistered(ctx context.Context, opts KeepOptions) error {
-	return nacoskeeper.Keep(ctx, opts, appRegistrations)
+	o := keeper.Options{Interval: opts.Interval, Misses: opts.Misses, Warnf: opts.Warnf}
+	return nacoskeeper.Keep(ctx, o, appRegistrations)
 }
