@@ -60,12 +60,14 @@ const FilterName = filter.Name
 // provider's load (package providerload).
 const LoadFilterName = providerload.Name
 
-// FallbackKey is the reference param that names the balancer used for a
-// provider that names a balancer this process does not know (one WARN per
-// provider, service and name); default DefaultFallback.
+// FallbackKey is the reference param, "loadbalance.fallback", that names
+// the balancer used for a provider that names a balancer this process does
+// not know (one WARN per provider, service and name); default
+// DefaultFallback.
 const FallbackKey = lbname.FallbackKey
 
-// DefaultFallback is the fallback balancer when FallbackKey is unset.
+// DefaultFallback is the fallback balancer when FallbackKey is unset:
+// dubbo-go's default, "random".
 const DefaultFallback = lbname.DefaultFallback
 
 // registered lists the names this package registers.

@@ -5,6 +5,7 @@ import (
 	"net/http/httptest"
 	"strings"
 	"testing"
+	"time"
 
 	cluster "dubbo.apache.org/dubbo-go/v3/cluster/cluster/base"
 	"dubbo.apache.org/dubbo-go/v3/common"
@@ -209,4 +210,12 @@ func TestOverrideFromTheConfigCenterIsChecked(t *testing.T) {
 	assert.Same(t, inv, cluster.GetLoadBalance(inv, "Say").Select([]base.Invoker{inv}, nil))
 	require.Len(t, logs(), 1, "%q", logs())
 	assert.Contains(t, logs()[0], `provider 10.0.0.8:20000 names load balancer "config-center-typo" for service org.Greeter`)
+}
+
+// The values the doc comments of the aliased constants state (go doc shows
+// an alias's name, not its value).
+func TestDocumentedConstantValues(t *testing.T) {
+	assert.Equal(t, "loadbalance.fallback", FallbackKey)
+	assert.Equal(t, "random", DefaultFallback)
+	assert.Equal(t, 10*time.Second, DefaultKeepInterval)
 }

@@ -26,7 +26,8 @@ type KeepOptions struct {
 	Warnf func(format string, args ...any)
 }
 
-// DefaultKeepInterval is how often KeepRegistered reads Nacos by default.
+// DefaultKeepInterval is how often KeepRegistered reads Nacos by default:
+// every 10 s.
 const DefaultKeepInterval = keeper.DefaultInterval
 
 // appRegistrations are the application-level instances our Nacos service
