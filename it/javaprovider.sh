@@ -32,9 +32,7 @@ set -euo pipefail
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 # shellcheck source=it/mavenbuild.sh
 source "$HERE/mavenbuild.sh" # log, die and the Maven build
-PROJECT="$HERE/javaprovider"
-CACHE="${JAVAPROVIDER_CACHE:-${HOME:-/root}/.cache/dubbogo-lb/javaprovider}"
-BUILD="$CACHE/build"
+maven_project javaprovider "${JAVAPROVIDER_CACHE:-}"
 MAIN_CLASS="io.github.dubbogolb.javaprovider.JavaProvider"
 CONSUMER_CLASS="io.github.dubbogolb.javaprovider.JavaConsumer"
 

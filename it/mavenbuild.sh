@@ -2,14 +2,22 @@
 # and build a small Maven project once into a cache, rebuilding only when its sources
 # change or a jar of its classpath is gone.
 #
-# The sourcing script sets PROJECT (the Maven project), CACHE, BUILD (the build
-# directory inside CACHE) and MAIN_CLASS before it calls these functions. log and die
-# (below) print in the name of the script that was run.
+# The sourcing script calls maven_project (PROJECT, CACHE and BUILD) and sets MAIN_CLASS
+# before it calls the other functions. log and die (below) print in the name of the
+# script that was run.
 
 JAVA=""
 
 log() { printf '%s: %s\n' "${0##*/}" "$*" >&2; }
 die() { log "$*"; exit 1; }
+
+# maven_project NAME [CACHE]: the Maven project it/NAME, built into CACHE/build (default
+# CACHE: ~/.cache/dubbogo-lb/NAME).
+maven_project() {
+  PROJECT="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)/$1"
+  CACHE="${2:-${HOME:-/root}/.cache/dubbogo-lb/$1}"
+  BUILD="$CACHE/build"
+}
 
 apt_install() {
   if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then

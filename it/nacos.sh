@@ -75,9 +75,7 @@ set -euo pipefail
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 # shellcheck source=it/mavenbuild.sh
 source "$HERE/mavenbuild.sh" # log, die and the Maven build
-PROJECT="$HERE/nacos"
-CACHE="${NACOS_CACHE:-${HOME:-/root}/.cache/dubbogo-lb/nacos}"
-BUILD="$CACHE/build"
+maven_project nacos "${NACOS_CACHE:-}"
 RUN_DIR="${NACOS_RUN_DIR:-/tmp/dubbogo-lb-nacos}"
 PID_FILE="$RUN_DIR/nacos.pid"
 OUT_FILE="$RUN_DIR/start.out"
