@@ -3,7 +3,6 @@ package simulate_test
 import (
 	"context"
 	"fmt"
-	"math/rand/v2"
 	"testing"
 	"time"
 
@@ -39,8 +38,9 @@ func (r *roundRobin) Select(l []base.Invoker, _ base.Invocation) base.Invoker {
 	return l[r.n%len(l)]
 }
 
+// fixed is a provider whose calls all take d ns.
 func fixed(d int64) simulate.Server {
-	return func(now int64, _ *rand.Rand) (int64, bool) { return now + d, false }
+	return simulate.Model{Latency: simulate.Constant(time.Duration(d))}.Server()
 }
 
 // One closed-loop caller on a 2 ms provider: a call every 2 ms of virtual

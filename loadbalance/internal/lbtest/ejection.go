@@ -1,7 +1,6 @@
 package lbtest
 
 import (
-	"math/rand/v2"
 	"slices"
 	"strconv"
 	"strings"
@@ -11,6 +10,7 @@ import (
 	"dubbo.apache.org/dubbo-go/v3/cluster/loadbalance"
 	"dubbo.apache.org/dubbo-go/v3/protocol/base"
 
+	"github.com/dubbogo-lb/lb/internal/simulate"
 	"github.com/dubbogo-lb/lb/internal/urlparam"
 	"github.com/dubbogo-lb/lb/loadbalance/lbenv"
 	"github.com/dubbogo-lb/lb/rpcstatus"
@@ -172,15 +172,12 @@ func tally(owners []int, n int) string {
 // fails fast. A balancer that a fast failure makes look better gives it
 // more than the fair 20 %. build makes the balancer on the driver's clocks.
 func FastFailureShare(t testing.TB, build func(env lbenv.Env) loadbalance.LoadBalance) float64 {
-	const ms = int64(time.Millisecond)
 	d := NewDriver(t, 3, 100*time.Millisecond, build)
-	healthy := func(now int64, _ *rand.Rand) (int64, bool) { return now + 2*ms, false }
-	failing := func(now int64, rng *rand.Rand) (int64, bool) {
-		if now >= int64(time.Second) {
-			return now + ms/10, true
-		}
-		return healthy(now, rng)
-	}
+	healthy := simulate.Model{Latency: simulate.Constant(2 * time.Millisecond)}.Server()
+	failing := simulate.Model{
+		Latency:   simulate.Steps([]time.Duration{2 * time.Millisecond, 100 * time.Microsecond}, time.Second),
+		ErrorRate: simulate.Steps([]float64{0, 1}, time.Second),
+	}.Server()
 	d.AddN(failing, healthy, healthy, healthy, healthy)
 	EjectionOff(d.List...)
 	d.Run(20, 4*time.Second)
