@@ -3,6 +3,7 @@ package lbtest
 import (
 	"fmt"
 	"math"
+	"math/rand/v2"
 	"runtime"
 	"slices"
 	"strconv"
@@ -166,9 +167,12 @@ func BenchChange(b *testing.B, sizes []int, lbs []Named, list func(n int) []base
 // the calling goroutine (SetInlineUpTo(math.MaxInt)), for the balancers of
 // lbs that build one: "one" alternates the two lists of BenchChange, which
 // differ in one provider, so each build reuses the state of the others;
-// "full" alternates list(n) with n other providers, so each build starts
-// from nothing. B/op and allocs/op are those of one build (and its call).
+// "shuffled" is "one" with the changed list in another order, as dubbo-go's
+// registry directory hands every new membership (it lists its invokers
+// from a sync.Map); "full" alternates list(n) with n other providers, so
+// each build starts from nothing. B/op and allocs/op are those of one build (and its call).
 func BenchBuild(b *testing.B, sizes []int, lbs []Named, list func(n int) []base.Invoker, inv base.Invocation) {
+	built := 0
 	for _, n := range sizes {
 		l := list(n)
 		others := make([]base.Invoker, n)
@@ -177,14 +181,18 @@ func BenchBuild(b *testing.B, sizes []int, lbs []Named, list func(n int) []base.
 			others[i].GetURL().Port = strconv.Itoa(50000 + i)
 		}
 		Feed(l[0], rpcstatus.Nanotime(), 1, time.Millisecond, false) // settles the missing-filter watch
-		cases := map[string][2][]base.Invoker{"one": changing(l), "full": {l, others}}
+		one := changing(l)
+		shuffled := append([]base.Invoker(nil), one[1]...)
+		rand.New(rand.NewPCG(uint64(n), 1)).Shuffle(n, func(i, j int) { shuffled[i], shuffled[j] = shuffled[j], shuffled[i] })
+		cases := map[string][2][]base.Invoker{"one": one, "shuffled": {l, shuffled}, "full": {l, others}}
 		for _, lb := range lbs {
-			in, ok := lb.LB.(interface{ SetInlineUpTo(int) })
+			in, ok := builds.Of(lb.LB)
 			if !ok {
-				continue
+				continue // dubbo-go's own keep no snapshot
 			}
+			built++
 			in.SetInlineUpTo(math.MaxInt)
-			for _, c := range []string{"one", "full"} {
+			for _, c := range []string{"one", "shuffled", "full"} {
 				lists := cases[c]
 				b.Run(fmt.Sprintf("%s/N=%d/%s", lb.Name, n, c), func(b *testing.B) {
 					lb.LB.Select(lists[1], inv)
@@ -195,6 +203,9 @@ func BenchBuild(b *testing.B, sizes []int, lbs []Named, list func(n int) []base.
 				})
 			}
 		}
+	}
+	if built == 0 {
+		b.Fatal("no balancer of lbs builds snapshots")
 	}
 }
 
