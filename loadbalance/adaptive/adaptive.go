@@ -70,12 +70,18 @@ type table struct {
 func (b *Balancer) build(s *member.Set, prev *member.View[table]) *table {
 	now := b.now()
 	t := &table{picked: make([]atomic.Int64, s.Len()), probe: make([]int64, s.Len())}
+	member.Carry(s, prev, func(i, j int) {
+		t.picked[i].Store(prev.Table.picked[j].Load())
+		t.probe[i] = prev.Table.probe[j]
+	})
 	for i, inv := range s.Invokers {
+		if t.probe[i] != 0 {
+			continue // carried over: only newcomers' URLs are read
+		}
 		d, _ := urlparam.MethodTimeout(inv.GetURL(), s.Method)
 		t.probe[i] = 2 * int64(d)
 		t.picked[i].Store(now)
 	}
-	member.Carry(s, prev, func(i, j int) { t.picked[i].Store(prev.Table.picked[j].Load()) })
 	return t
 }
 

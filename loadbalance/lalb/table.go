@@ -150,13 +150,16 @@ func (b *Balancer) build(s *member.Set, prev *member.View[table]) *table {
 	var knownSum, refSum, refQPS, latSum float64
 	var knownN, refN, latN int
 	qps := make([]float64, n)
+	if b.chargeTimeout {
+		member.Carry(s, prev, func(i, j int) { t.timeout[i] = prev.Table.timeout[j] })
+	}
 	for i := range n {
 		t.warm[i] = warmFraction(s, i)
 		if t.warm[i] == 0 {
 			continue
 		}
 		t.live++
-		if b.chargeTimeout {
+		if b.chargeTimeout && t.timeout[i] == 0 { // not carried over: read the URL once
 			t.timeout[i], _ = urlparam.MethodTimeout(s.Invokers[i].GetURL(), s.Method)
 		}
 		st := s.Stats[i]

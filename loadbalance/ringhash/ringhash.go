@@ -213,8 +213,17 @@ func (b *Balancer) build(set *member.Set, prev *member.View[table]) *table {
 	skeleton.Report(Name, set, problems, before)
 	u := set.Invokers[0].GetURL() // Dubbo reads the first provider's URL
 	t := &table{cfg: cfg, problems: problems, addrs: make([]string, len(set.Invokers))}
+	// from[i] is provider i's slot in prev, -1 for a newcomer, whose
+	// address alone is read from its URL.
+	from := make([]int, len(set.Invokers))
+	for i := range from {
+		from[i] = -1
+	}
+	member.Carry(set, prev, func(i, j int) { from[i], t.addrs[i] = j, old.addrs[j] })
 	for i, inv := range set.Invokers {
-		t.addrs[i] = javaAddress(inv.GetURL())
+		if from[i] < 0 {
+			t.addrs[i] = javaAddress(inv.GetURL())
+		}
 	}
 	if old != nil {
 		t.where = old.where
@@ -249,14 +258,6 @@ func (b *Balancer) build(set *member.Set, prev *member.View[table]) *table {
 	if old != nil && old.cfg.nodesRaw == cfg.nodesRaw {
 		// Hash only the newcomers: a provider that stays keeps its
 		// address, and its position on the old ring is its old slot.
-		from := make([]int, len(members))
-		for i, inv := range set.Invokers {
-			if j, ok := prev.Index(inv); ok && old.addrs[j] == t.addrs[i] {
-				from[i] = j
-			} else {
-				from[i] = -1
-			}
-		}
 		t.ring = old.ring.Rebuild(members, from, nodes)
 	} else {
 		t.ring = buildRing(members, nodes)

@@ -30,7 +30,7 @@ type errState struct {
 }
 
 // build makes the table of a snapshot, carrying each staying provider's
-// error state over from prev.
+// error state and error cost over from prev: only newcomers' URLs are read.
 func (b *Balancer) build(s *member.Set, prev *member.View[table]) *table {
 	n := s.Len()
 	t := &table{errCost: make([]time.Duration, n), errs: make([]errState, n)}
@@ -40,15 +40,16 @@ func (b *Balancer) build(s *member.Set, prev *member.View[table]) *table {
 		es, old := &t.errs[i], &prev.Table.errs[j]
 		es.failed.Store(old.failed.Load())
 		es.at.Store(old.at.Load())
+		t.errCost[i] = prev.Table.errCost[j]
 		kept[i] = true
 	})
 	for i, inv := range s.Invokers {
+		if kept[i] {
+			continue
+		}
 		t.errCost[i] = b.errorCost
 		if t.errCost[i] == 0 {
 			t.errCost[i], _ = urlparam.MethodTimeout(inv.GetURL(), s.Method)
-		}
-		if kept[i] {
-			continue
 		}
 		// First seen: errors already in its window date from its last
 		// completion at the latest.
