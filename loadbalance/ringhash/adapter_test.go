@@ -232,6 +232,26 @@ func TestMethodsShareTheRing(t *testing.T) {
 	}
 }
 
+// A membership change in another order reads the address of the newcomer
+// alone and keeps every other provider's: each slot holds its own
+// provider's address, and the keys go where a ring built from nothing
+// sends them.
+func TestShuffledChangeKeepsEachProvidersAddress(t *testing.T) {
+	list := ports(20880, 10, nil)
+	b := New(Options{})
+	b.Select(list, lbtest.Call("a", key(0)))
+	changed := append(slices.Clone(list[1:]), providerAt("127.0.0.1:30000", nil))
+	rand.New(rand.NewPCG(3, 4)).Shuffle(len(changed), func(i, j int) { changed[i], changed[j] = changed[j], changed[i] })
+	v, _ := b.sk.View(changed, "a")
+	for i, p := range v.Invokers {
+		assert.Equal(t, javaAddress(p.GetURL()), v.Table.addrs[i])
+	}
+	want := ringOf(changed, defaultNodes)
+	for i := range 100 {
+		assert.Equal(t, changed[want.Lookup(hashString(key(i)))], b.Select(changed, lbtest.Call("a", key(i))))
+	}
+}
+
 // Method-level hash parameters win over the service-level ones, in
 // dubbo-go's spelling (methods.<method>.hash.*) and in Java's
 // (<method>.hash.*, read when the URL's methods list names the method).

@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/dubbogo-lb/lb/internal/urlparam"
 	"github.com/dubbogo-lb/lb/loadbalance/internal/lbtest"
 	"github.com/dubbogo-lb/lb/loadbalance/lbenv"
 	"github.com/dubbogo-lb/lb/rpcstatus"
@@ -146,6 +147,28 @@ func TestErrorsAreCharged(t *testing.T) {
 	assert.Less(t, during, 0.02)
 	assert.Greater(t, uncharged, 0.4, "the bug the charge prevents")
 	assert.InDelta(t, 0.25, after, 0.1, "share regained")
+}
+
+// An error costs at least the method timeout of the provider that made it,
+// read from its URL when it joins and kept while it stays, whatever the
+// order of the list.
+func TestErrorCostIsEachProvidersTimeoutAcrossChanges(t *testing.T) {
+	b := New(Options{})
+	a := lbtest.Provider(20000, map[string]string{"timeout": "500ms"})
+	c := lbtest.Provider(20001, map[string]string{"methods.Say.timeout": "2s"})
+	costs := func(l []base.Invoker) []time.Duration {
+		v, exact := b.sk.View(l, "Say")
+		require.True(t, exact)
+		out := make([]time.Duration, len(l))
+		for k, p := range l {
+			i, _ := v.Index(p)
+			out[k] = v.Table.errCost[i]
+		}
+		return out
+	}
+	assert.Equal(t, []time.Duration{500 * ms, 2 * sec}, costs([]base.Invoker{a, c}))
+	d := lbtest.Provider(20002, nil)
+	assert.Equal(t, []time.Duration{2 * sec, urlparam.DefaultTimeout, 500 * ms}, costs([]base.Invoker{c, d, a}))
 }
 
 // halfFailed returns a balancer on a clock at 20 s that has seen two
