@@ -63,8 +63,9 @@ type Set struct {
 	Providers []*rpcstatus.Provider
 	// Stats are their statistics for this method.
 	Stats []*rpcstatus.Stats
-	// Meta is what their URLs say about weight and age.
-	Meta []warmup.Meta
+	// Meta is what their URLs say about weight and age, parsed once when a
+	// provider joins and shared by the snapshots that keep it.
+	Meta []*warmup.Meta
 	// Weights are their warm weights now, 0 for an ejected provider. When
 	// every provider that is not ejected has weight 0 (all drained) they
 	// all count as 1, so they share traffic evenly.
@@ -85,12 +86,13 @@ type Set struct {
 	// Panic is true when outlier detection ignores its ejections: fewer
 	// providers than its panic threshold would be left (outlier.Decision).
 	Panic bool
-	// Zones are the providers' zones (urlparam.ZoneKey), "" for none.
+	// Zones are the providers' zones (urlparam.ZoneKey), "" for none; nil
+	// when no provider names one. Zone reads it.
 	Zones []string
 
 	maxWeight float64 // the largest of Weights
 
-	index map[base.Invoker]int
+	index index
 	given *base.Invoker // first element of the list the Set was built from
 	// refreshAt is when warm weights must be recomputed (Unix ns), or 0
 	// when every provider is warm.
@@ -111,13 +113,20 @@ func (s *Set) IsEjected(i int) bool { return s.Ejected != nil && s.Ejected[i] }
 // stale reports whether outlier detection has news since the Set was built.
 func (s *Set) stale() bool { return s.board.Raised() != s.alarm }
 
+// Zone returns the zone of provider i, "" for none.
+func (s *Set) Zone(i int) string {
+	if s.Zones == nil {
+		return ""
+	}
+	return s.Zones[i]
+}
+
 // Len returns the number of providers.
 func (s *Set) Len() int { return len(s.Invokers) }
 
 // Index returns the position of inv in the Set.
 func (s *Set) Index(inv base.Invoker) (int, bool) {
-	i, ok := s.index[inv]
-	return i, ok
+	return s.index.find(s.Invokers, inv)
 }
 
 // matches reports whether list holds exactly the Set's providers in order.
@@ -214,7 +223,7 @@ func (s *Set) contains(list []base.Invoker) bool {
 		return true
 	}
 	for _, inv := range list {
-		if _, ok := s.index[inv]; !ok {
+		if _, ok := s.Index(inv); !ok {
 			return false
 		}
 	}
@@ -226,7 +235,7 @@ func (s *Set) contains(list []base.Invoker) bool {
 // provider of list has weight). It is the default pick of the failover
 // cluster's reselection lists.
 func (s *Set) PickAmong(list []base.Invoker, r uint64) base.Invoker {
-	return list[algo.Weighted(len(list), func(k int) float64 { return s.Weights[s.index[list[k]]] }, r)]
+	return list[algo.Weighted(len(list), func(k int) float64 { i, _ := s.Index(list[k]); return s.Weights[i] }, r)]
 }
 
 // interimDraws bounds the draws of Interim.
@@ -246,7 +255,7 @@ func Interim(old *Set, list []base.Invoker, next func() uint64) base.Invoker {
 		return c
 	}
 	for range interimDraws {
-		if j, ok := old.index[c]; ok {
+		if j, ok := old.Index(c); ok {
 			if w := old.Weights[j]; w >= old.maxWeight || algo.Float64(next())*old.maxWeight < w {
 				return c
 			}
@@ -573,29 +582,35 @@ func (r *Registry[T]) newSet(list []base.Invoker, method string, prev *View[T], 
 		Invokers:  append([]base.Invoker(nil), list...),
 		Providers: make([]*rpcstatus.Provider, n),
 		Stats:     make([]*rpcstatus.Stats, n),
-		Meta:      make([]warmup.Meta, n),
+		Meta:      make([]*warmup.Meta, n),
 		Weights:   make([]float64, n),
-		Zones:     make([]string, n),
 		Method:    method,
-		index:     make(map[base.Invoker]int, n),
+		index:     newIndex(list),
 		given:     &list[0],
 	}
 	warming := false
 	for i, inv := range list {
-		s.index[inv] = i
+		var zone string
 		if j, ok := prevIndex(prev, inv); ok {
 			// Keep what was parsed: a skewed timestamp stays anchored
 			// where it was first seen.
-			s.Providers[i], s.Stats[i], s.Meta[i], s.Zones[i] = prev.Providers[j], prev.Stats[j], prev.Meta[j], prev.Zones[j]
+			s.Providers[i], s.Stats[i], s.Meta[i], zone = prev.Providers[j], prev.Stats[j], prev.Meta[j], prev.Zone(j)
 		} else {
 			u := inv.GetURL()
-			s.Zones[i] = strings.TrimSpace(u.GetParam(urlparam.ZoneKey, ""))
+			zone = strings.TrimSpace(u.GetParam(urlparam.ZoneKey, ""))
 			s.Providers[i] = rpcstatus.Of(u)
 			s.Stats[i] = s.Providers[i].Method(method)
-			s.Meta[i] = warmup.Parse(u, method, now)
-			if p := s.Meta[i].Problem; p != "" {
-				lblog.Warnf("provider %s: %s", u.Location, p)
+			m := warmup.Parse(u, method, now)
+			s.Meta[i] = &m
+			if m.Problem != "" {
+				lblog.Warnf("provider %s: %s", u.Location, m.Problem)
 			}
+		}
+		if zone != "" {
+			if s.Zones == nil {
+				s.Zones = make([]string, n)
+			}
+			s.Zones[i] = zone
 		}
 		if at := s.Meta[i].WarmAt(); !at.IsZero() && now.Before(at) {
 			warming = true
@@ -609,7 +624,7 @@ func (r *Registry[T]) newSet(list []base.Invoker, method string, prev *View[T], 
 			usable--
 			continue
 		}
-		s.Weights[i] = r.opts.Weight(s.Meta[i], now)
+		s.Weights[i] = r.opts.Weight(*s.Meta[i], now)
 		s.Total += s.Weights[i]
 	}
 	if s.Total <= 0 {

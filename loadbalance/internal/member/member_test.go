@@ -16,6 +16,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/dubbogo-lb/lb/internal/lblog"
+	"github.com/dubbogo-lb/lb/internal/urlparam"
 	"github.com/dubbogo-lb/lb/loadbalance/internal/algo"
 	"github.com/dubbogo-lb/lb/loadbalance/internal/lbtest"
 	"github.com/dubbogo-lb/lb/warmup"
@@ -62,6 +63,31 @@ func TestLookupReusesSnapshotUntilMembershipChanges(t *testing.T) {
 	assert.Equal(t, 2, i)
 	// Kept providers keep their statistics.
 	assert.Same(t, v.Stats[0], v3.Stats[0])
+}
+
+// What a provider's URL says is read when it joins: the snapshots that keep
+// it share its parsed metadata, and a fleet that names no zone keeps no
+// zone per provider.
+func TestSnapshotsShareWhatJoiningProvidersParsed(t *testing.T) {
+	r, _ := newCounting()
+	list := lbtest.Weighted("100", "200")
+	v, _ := r.Lookup(list, "Say")
+	assert.Nil(t, v.Zones)
+	assert.Equal(t, "", v.Zone(1))
+
+	zoned := lbtest.Provider(20009, map[string]string{urlparam.ZoneKey: " east "})
+	changed := []base.Invoker{list[1], zoned, list[0]}
+	v2, _ := r.Lookup(changed, "Say")
+	require.NotSame(t, v, v2)
+	assert.Same(t, v.Meta[0], v2.Meta[2])
+	assert.Same(t, v.Meta[1], v2.Meta[0])
+	assert.Equal(t, 100.0, v2.Meta[1].Weight)
+	assert.Equal(t, []string{"", "east", ""}, v2.Zones)
+
+	v3, _ := r.Lookup([]base.Invoker{zoned, list[0], lbtest.Provider(20010, nil)}, "Say")
+	require.NotSame(t, v2, v3)
+	assert.Same(t, v2.Meta[1], v3.Meta[0])
+	assert.Equal(t, []string{"east", "", ""}, []string{v3.Zone(0), v3.Zone(1), v3.Zone(2)})
 }
 
 func TestSubsetIsARetryUntilItPersists(t *testing.T) {

@@ -41,8 +41,8 @@ func (r *Registry[T]) zoning(v *View[T], prev *View[T], cfg urlparam.ZoneRouting
 	}
 	s := v.Set
 	zn := &Zoning[T]{Local: cfg.Local}
-	for _, name := range s.Zones {
-		if !slices.Contains(zn.Names, name) {
+	for i := range s.Invokers {
+		if name := s.Zone(i); !slices.Contains(zn.Names, name) {
 			zn.Names = append(zn.Names, name)
 		}
 	}
@@ -57,8 +57,8 @@ func (r *Registry[T]) zoning(v *View[T], prev *View[T], cfg urlparam.ZoneRouting
 			local = z
 		}
 	}
-	for i, name := range s.Zones {
-		z, _ := slices.BinarySearch(zn.Names, name)
+	for i := range s.Invokers {
+		z, _ := slices.BinarySearch(zn.Names, s.Zone(i))
 		zones[z].Providers++
 		zones[z].Weight += s.Meta[i].Weight
 		zones[z].Healthy += s.Weights[i]
@@ -90,20 +90,23 @@ func (s *Set) subset(slots []int) *Set {
 		Invokers:  make([]base.Invoker, n),
 		Providers: make([]*rpcstatus.Provider, n),
 		Stats:     make([]*rpcstatus.Stats, n),
-		Meta:      make([]warmup.Meta, n),
+		Meta:      make([]*warmup.Meta, n),
 		Weights:   make([]float64, n),
-		Zones:     make([]string, n),
 		Method:    s.Method,
 		Outliers:  s.Outliers,
-		index:     make(map[base.Invoker]int, n),
 		refreshAt: s.refreshAt,
 		board:     s.board,
 		alarm:     s.alarm,
 	}
 	for j, i := range slots {
-		sub.Invokers[j], sub.Providers[j], sub.Stats[j], sub.Meta[j], sub.Weights[j], sub.Zones[j] =
-			s.Invokers[i], s.Providers[i], s.Stats[i], s.Meta[i], s.Weights[i], s.Zones[i]
-		sub.index[s.Invokers[i]] = j
+		sub.Invokers[j], sub.Providers[j], sub.Stats[j], sub.Meta[j], sub.Weights[j] =
+			s.Invokers[i], s.Providers[i], s.Stats[i], s.Meta[i], s.Weights[i]
+		if s.Zones != nil {
+			if sub.Zones == nil {
+				sub.Zones = make([]string, n)
+			}
+			sub.Zones[j] = s.Zones[i]
+		}
 		sub.Total += s.Weights[i]
 		if s.IsEjected(i) {
 			if sub.Ejected == nil {
@@ -112,6 +115,7 @@ func (s *Set) subset(slots []int) *Set {
 			sub.Ejected[j] = true
 		}
 	}
+	sub.index = newIndex(sub.Invokers)
 	if n > 0 {
 		sub.given = &sub.Invokers[0]
 	}

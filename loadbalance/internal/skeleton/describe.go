@@ -37,7 +37,7 @@ func (b *Balancer[T]) describe(v *member.View[T], now int64) (m describe.Method,
 		st := v.Stats[i]
 		p := &ps[i]
 		p.URL, p.Stats = inv.GetURL(), st
-		p.Zone = v.Zones[i]
+		p.Zone = v.Zone(i)
 		p.Weight = v.Weights[i]
 		p.Picks, p.InFlight, p.Calls, p.Failures = st.Picks(), st.Active(), st.Total(), st.Failed()
 		p.Ejections = st.Ejections()

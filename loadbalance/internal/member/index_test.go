@@ -1,0 +1,91 @@
+package member
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"testing"
+
+	"dubbo.apache.org/dubbo-go/v3/protocol/base"
+	"github.com/stretchr/testify/assert"
+
+	"github.com/dubbogo-lb/lb/loadbalance/internal/lbtest"
+)
+
+// providers returns n distinct invokers.
+func providers(n int) []base.Invoker {
+	l := make([]base.Invoker, n)
+	for i := range l {
+		l[i] = lbtest.Provider(20000+i, nil)
+	}
+	return l
+}
+
+// The index answers as a map filled in list order would, duplicates
+// included (last slot wins), for providers in the list and outside it.
+func TestIndexAnswersAsAMap(t *testing.T) {
+	r := rand.New(rand.NewPCG(1, 2))
+	outside := providers(50)
+	for _, n := range []int{0, 1, 2, 3, 7, 64, 1000} {
+		pool := providers(n)
+		list := make([]base.Invoker, n)
+		for i := range list {
+			list[i] = pool[i]
+			if i > 0 && r.IntN(8) == 0 {
+				list[i] = list[r.IntN(i)] // a duplicate
+			}
+		}
+		want := make(map[base.Invoker]int, n)
+		for i, inv := range list {
+			want[inv] = i
+		}
+		x := newIndex(list)
+		for _, inv := range append(append([]base.Invoker(nil), pool...), outside...) {
+			i, ok := x.find(list, inv)
+			j, inMap := want[inv]
+			assert.Equal(t, inMap, ok, "n=%d", n)
+			assert.Equal(t, j, i, "n=%d", n)
+		}
+	}
+}
+
+var sinkSlot int
+
+// BenchmarkIndex: making the index of n providers and finding one, against
+// the map[base.Invoker]int it replaced.
+func BenchmarkIndex(b *testing.B) {
+	for _, n := range []int{100, 10000} {
+		list := providers(n)
+		b.Run(fmt.Sprintf("make/index/N=%d", n), func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				_ = newIndex(list)
+			}
+		})
+		b.Run(fmt.Sprintf("make/map/N=%d", n), func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				m := make(map[base.Invoker]int, n)
+				for i, inv := range list {
+					m[inv] = i
+				}
+			}
+		})
+		x := newIndex(list)
+		m := make(map[base.Invoker]int, n)
+		for i, inv := range list {
+			m[inv] = i
+		}
+		b.Run(fmt.Sprintf("find/index/N=%d", n), func(b *testing.B) {
+			b.ReportAllocs()
+			for i := 0; b.Loop(); i++ {
+				sinkSlot, _ = x.find(list, list[i%n])
+			}
+		})
+		b.Run(fmt.Sprintf("find/map/N=%d", n), func(b *testing.B) {
+			b.ReportAllocs()
+			for i := 0; b.Loop(); i++ {
+				sinkSlot = m[list[i%n]]
+			}
+		})
+	}
+}
