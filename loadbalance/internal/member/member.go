@@ -206,7 +206,7 @@ func words(list []base.Invoker) []byte {
 
 // contains reports whether every provider of list is in the Set. A list
 // in the Set's order (a retry's subset, a provider that left) is found in
-// one pass of comparisons; another order takes a map lookup per provider.
+// one pass of comparisons; another order takes an index lookup per provider.
 func (s *Set) contains(list []base.Invoker) bool {
 	j, ordered := 0, true
 	for _, inv := range list {
@@ -247,7 +247,7 @@ const interimDraws = 8
 // rejection from uniform draws of list. A provider old does not hold (a
 // newcomer, still to warm up) is skipped, as is an ejected or drained
 // one, unless interimDraws draws found no other; without old the draw is
-// uniform. It costs O(1): a few draws and map lookups, whatever the size.
+// uniform. It costs O(1): a few draws and index lookups, whatever the size.
 func Interim(old *Set, list []base.Invoker, next func() uint64) base.Invoker {
 	n := len(list)
 	c := list[algo.IntN(next(), n)]
