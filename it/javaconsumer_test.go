@@ -8,20 +8,19 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/dubbogo-lb/lb/internal/callstats"
 )
 
 // The Dubbo Java consumer of the greeter (JavaConsumer in it/javaprovider,
 // run by it/javaprovider.sh consume).
 
-// javaSummary is the JSON line the Java consumer prints at the end.
+// javaSummary is the JSON line the Java consumer prints at the end: the
+// sample consumer's fields that it measures too (calls, errors, seconds,
+// by, mean_ms, last_error), and Dubbo's own view of the providers.
 type javaSummary struct {
-	JavaConsumer bool               `json:"java_consumer"`
-	Calls        int64              `json:"calls"`
-	Errors       int64              `json:"errors"`
-	Seconds      float64            `json:"seconds"`
-	By           map[string]int64   `json:"by"`
-	MeanMs       map[string]float64 `json:"mean_ms"`
-	LastError    string             `json:"last_error"`
+	callstats.Stats
+	JavaConsumer bool `json:"java_consumer"`
 	// Adaptive is what Dubbo's AdaptiveMetrics recorded per provider
 	// (host:port): the load and curTime of its last lb_adaptive report
 	// (0 when none came), its RT average, its calls.
