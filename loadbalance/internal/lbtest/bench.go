@@ -170,7 +170,8 @@ func BenchChange(b *testing.B, sizes []int, lbs []Named, list func(n int) []base
 // "shuffled" is "one" with the changed list in another order, as dubbo-go's
 // registry directory hands every new membership (it lists its invokers
 // from a sync.Map); "full" alternates list(n) with n other providers, so
-// each build starts from nothing. B/op and allocs/op are those of one build (and its call).
+// each build starts from nothing. B/op and allocs/op are those of one
+// build (and its call).
 func BenchBuild(b *testing.B, sizes []int, lbs []Named, list func(n int) []base.Invoker, inv base.Invocation) {
 	built := 0
 	for _, n := range sizes {
