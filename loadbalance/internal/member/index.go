@@ -9,7 +9,7 @@ import (
 
 // index finds a provider's slot in a Set. It is an open-addressing table
 // with linear probing of slot+1 (0: empty), at most two-thirds full,
-// hashed with maphash.Comparable: about 6 bytes a provider and nothing for
+// hashed with maphash.Comparable: 6 to 12 bytes a provider and nothing for
 // the garbage collector to scan, where the map[base.Invoker]int it replaced
 // took about 44, more than any array of the Set. Immutable once made.
 type index []int32
