@@ -134,7 +134,7 @@ func checkJavaAppInstance(t *testing.T, p *provider, in instance, storage string
 // its millisecond timestamp (in its instance's metadata only) describes;
 // no call fails.
 func TestApplicationLevelJavaMixedFleet(t *testing.T) {
-	t.Parallel() // harness_test.go: which tests run alone
+	parallelJVM(t) // schedule_test.go
 	e := setup(t)
 	needJava(t)
 	// One at a time (startBothLevels), local metadata (Java's default)

@@ -124,10 +124,10 @@ func starved(t *testing.T, c *consumer, changed time.Time, provider string) repo
 // the same way whether providers register at interface or at application
 // level.
 func TestApplicationLevelWeightsAndWarmup(t *testing.T) {
-	t.Parallel() // harness_test.go: which tests run alone
+	t.Parallel() // its subtests call parallel (schedule_test.go)
 	for _, lv := range []registryLevel{interfaceLevel, applicationLevel} {
 		t.Run(lv.typ, func(t *testing.T) {
-			t.Parallel()
+			parallel(t)
 			e := setup(t)
 			ps, insts := e.startAt(t, lv, nil, providerSpec{name: "w1", weight: 1}, providerSpec{name: "w3", weight: 3})
 			if p := e.providerParams(t, lv, insts[0]); p["weight"] != "1" {
@@ -168,10 +168,10 @@ func TestApplicationLevelWeightsAndWarmup(t *testing.T) {
 // doubled, an instance disabled and enabled again, an instance drained
 // (weight 0); no call fails throughout.
 func TestNacosConsoleOperations(t *testing.T) {
-	t.Parallel() // harness_test.go: which tests run alone
+	t.Parallel() // its subtests call parallel (schedule_test.go)
 	for _, lv := range []registryLevel{interfaceLevel, applicationLevel, bothLevels} {
 		t.Run(lv.typ, func(t *testing.T) {
-			t.Parallel()
+			parallel(t)
 			e := setup(t)
 			_, insts := e.startAt(t, lv, nil, providerSpec{name: "a"}, providerSpec{name: "b"}, providerSpec{name: "c"})
 			a, b, cc := insts[0], insts[1], insts[2]

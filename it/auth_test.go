@@ -162,7 +162,7 @@ func (e *env) authConsumerYAML(t *testing.T, user, password string) string {
 // by the registry keys of conf/consumer.yaml): every provider gets
 // traffic from every consumer, and no call fails.
 func TestNacosAuthProvidersAndConsumersInANamespace(t *testing.T) {
-	t.Parallel() // harness_test.go: which tests run alone
+	parallel(t) // schedule_test.go
 	e := setupAuth(t)
 	names := []string{"a", "b", "c"}
 	var ps []*provider
@@ -194,7 +194,7 @@ func TestNacosAuthProvidersAndConsumersInANamespace(t *testing.T) {
 // message that names the Nacos and says what failed, and no stack trace
 // or password; dubbo-go alone would wait for providers it never gets.
 func TestNacosAuthWrongCredentialsStopTheConsumerAtStart(t *testing.T) {
-	t.Parallel() // harness_test.go: which tests run alone
+	parallel(t) // schedule_test.go
 	e := setupAuth(t)
 	for name, tc := range map[string]struct{ user, password, want string }{
 		"wrong_password": {e.username, e.password + "-wrong", `login as "` + e.username + `" failed`},

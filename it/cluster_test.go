@@ -21,14 +21,16 @@ import (
 // addresses, and its subtests kill or restart nodes under load. It starts
 // the cluster once for all of them, and stops it when they are done (a
 // healthy cluster that runs already is used, and left running); each
-// subtest restores the nodes it stopped. It runs alone (no t.Parallel):
-// beside three parallel tests (-parallel 3) it passed, but the extra load
-// delayed a Dubbo Java provider's registration 20 s into its warmup in
-// another test, whose ramp then could not be told from full weight.
-// Outside CI it skips without a JDK (nacos.sh builds the server with one).
+// subtest restores the nodes it stopped. It runs beside the parallel tests
+// that start no JVM, and those that do wait until it is done
+// (besideParallel): beside a Dubbo Java provider's start, its node starts
+// delayed the provider's registration 20 s into its warmup, and the ramp
+// could not be told from full weight. Outside CI it skips without a JDK
+// (nacos.sh builds the server with one).
 //
 // docs/nacos-cluster.md has the findings and figures.
 func TestNacosCluster(t *testing.T) {
+	besideParallel(t)
 	c := startCluster(t)
 	t.Run("NodeKilledUnderLoadLosesNoCallNorProvider", func(t *testing.T) { testNodeKilled(t, c) })
 	t.Run("WithoutQuorumConsumersKeepTheirProviders", func(t *testing.T) { testWithoutQuorum(t, c) })

@@ -16,7 +16,7 @@ import (
 // call fails, and the table comes out with one row per balancer, each
 // with calls spread over the providers. It needs no Nacos.
 func TestDemoRunsEveryBalancerWithoutError(t *testing.T) {
-	t.Parallel() // harness_test.go: which tests run alone
+	parallel(t) // schedule_test.go
 	setupOnce.Do(func() { setupErr = build() })
 	if setupErr != nil {
 		t.Fatal(setupErr)

@@ -15,7 +15,7 @@
 //
 // TestNacosCluster (cluster_test.go) starts a three-node Nacos cluster of
 // its own (it/nacos.sh cluster), whose subtests kill and restart nodes
-// under load, and stops it when they are done; it runs alone.
+// under load, and stops it when they are done.
 //
 // The TestJava… tests run Dubbo Java providers (it/javaprovider, built
 // and run by it/javaprovider.sh; providerSpec.java) beside dubbo-go ones.
@@ -39,21 +39,26 @@
 // from the consumers' own per-second reports.
 //
 // Tests whose assertions are shares of calls by weight, stickiness, states
-// or counts run in parallel (t.Parallel; -parallel, GOMAXPROCS by default,
-// of them at once): another test's load slows their calls down but does
-// not change how the calls split. The others run alone, and first (go test
-// runs every test that does not call t.Parallel before the parallel ones
-// start): those that compare latencies (TestLatencyAware…,
-// TestJavaSlowProvider…, TestJavaProviderNamesTheBalancerLatencyAware,
-// whose two subtests run at once), that burn CPU or read the machine's
-// load (TestProviderLoadMoves…, TestProviderLoadJavaProviderIsRead…), the
-// one that restarts Nacos under everybody's feet, and TestNacosCluster.
-// Tried: three parallel tests at once with TestNacosCluster and the Java
-// latency tests among them (the it package 1 101 s instead of 1 257 s
-// alone), but the extra load delayed a Dubbo Java provider's registration
-// 20 s into its 60 s warmup (TestApplicationLevelJavaMixedFleet failed its
-// ramp's power check) and brought TestLatencyAware…'s measured contrast
-// down to 2.6 (its bound needs 2.5). Parallel tests share one thing, the
-// greeter's interface-to-application mapping in Nacos, and startProvider
-// lets one provider at a time write it.
+// or counts run in parallel, as many at once as -parallel (GOMAXPROCS by
+// default; the harness counts them, schedule_test.go): another test's load
+// slows their calls down but does not change how the calls split. The
+// others run alone, and first (go test runs every test that does not call
+// t.Parallel before the parallel ones start): those that compare latencies
+// (TestLatencyAware…, TestJavaSlowProvider…,
+// TestJavaProviderNamesTheBalancerLatencyAware, whose two subtests run at
+// once), that burn CPU or read the machine's load
+// (TestProviderLoadMoves…, TestProviderLoadJavaProviderIsRead…), and the
+// one that restarts Nacos under everybody's feet.
+//
+// TestNacosCluster runs beside the parallel tests without taking one of
+// their places: its time is mostly waiting for its nodes to start. The
+// parallel tests that start a JVM (a Dubbo Java provider or consumer) wait
+// until it is done. Tried before: three parallel tests at once with
+// TestNacosCluster and the Java latency tests among them; the extra load
+// delayed a Dubbo Java provider's registration 20 s into its 60 s warmup
+// (TestApplicationLevelJavaMixedFleet failed its ramp's power check) and
+// brought TestLatencyAware…'s measured contrast down to 2.6 (its bound
+// needs 2.5). Parallel tests share one thing, the greeter's
+// interface-to-application mapping in Nacos, and startProvider lets one
+// provider at a time write it.
 package it

@@ -153,7 +153,7 @@ func specsFor(balancers []string, args ...string) []consumerSpec {
 // names the valid choices, instead of dubbo-go's nil-pointer panic on the
 // first call.
 func TestUnknownBalancerIsAClearStartupError(t *testing.T) {
-	t.Parallel() // harness_test.go: which tests run alone
+	parallel(t) // schedule_test.go
 	e := setup(t)
 	cases := map[string][]string{
 		"in_the_YAML":  {"-conf", consumerYAML(t, "no-such-balancer", "")},
@@ -196,7 +196,7 @@ func TestUnknownBalancerIsAClearStartupError(t *testing.T) {
 // Providers weighted 1:3 in their Nacos metadata get 25 % and 75 % of the
 // calls; editing the weight in Nacos takes effect in the running consumer.
 func TestNacosMetadataWeightsSplitTheCallsAndAnEditIsFollowed(t *testing.T) {
-	t.Parallel() // harness_test.go: which tests run alone
+	parallel(t) // schedule_test.go
 	e := setup(t)
 	light := e.startProvider(t, providerSpec{name: "w1", weight: 1})
 	heavy := e.startProvider(t, providerSpec{name: "w3", weight: 3})
@@ -253,7 +253,7 @@ func TestNacosMetadataWeightsSplitTheCallsAndAnEditIsFollowed(t *testing.T) {
 // A provider that starts while the others are warm ramps up along the
 // warmup curve that its Nacos metadata (timestamp, warmup) describes.
 func TestWarmupRampsUpANewProvider(t *testing.T) {
-	t.Parallel() // harness_test.go: which tests run alone
+	parallel(t) // schedule_test.go
 	e := setup(t)
 	const warmup = 30 * time.Second
 	a := e.startProvider(t, providerSpec{name: "warmA"})
@@ -642,7 +642,7 @@ func latencies(r report) string {
 // With ringhash, a key goes to the same provider on every call and after
 // the consumer restarts.
 func TestRingHashKeepsAKeyOnOneProviderAcrossRestarts(t *testing.T) {
-	t.Parallel() // harness_test.go: which tests run alone
+	parallel(t) // schedule_test.go
 	e := setup(t)
 	balancers(t, "ringhash") // fails the test if ringhash is not registered
 	ps := []*provider{
@@ -703,7 +703,7 @@ func ringOwners(t *testing.T, c *consumer, total report) map[string]string {
 // retries elsewhere), leaves selection once Nacos drops it, and is used
 // again when it comes back.
 func TestProviderKilledDuringLoadCostsNoFailedCall(t *testing.T) {
-	t.Parallel() // harness_test.go: which tests run alone
+	parallel(t) // schedule_test.go
 	e := setup(t)
 	ps := []*provider{
 		e.startProvider(t, providerSpec{name: "k1", latency: "5ms"}),

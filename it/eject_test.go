@@ -26,7 +26,7 @@ import (
 // failSpell, less than that, so it recovers while ejected and its return
 // shows the ejection time, not its recovery.
 func TestOutlierEjectionTakesAFailingProviderOutAndBack(t *testing.T) {
-	t.Parallel() // harness_test.go: which tests run alone
+	parallel(t) // schedule_test.go
 	e := setup(t)
 	const (
 		ejectionTime = 20 * time.Second

@@ -51,6 +51,7 @@ func TestMain(m *testing.M) {
 	if wd, err := os.Getwd(); err == nil {
 		rootDir = filepath.Dir(wd) // go test runs in it/; build checks it
 	}
+	takeParallelFlag()
 	code := m.Run()
 	printDiscovery()
 	if binDir != "" {

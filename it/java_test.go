@@ -37,7 +37,7 @@ import (
 // later ramps up along the warmup that its millisecond timestamp and
 // warmup describe; and no call fails.
 func TestJavaMixedFleet(t *testing.T) {
-	t.Parallel() // harness_test.go: which tests run alone
+	parallelJVM(t) // schedule_test.go
 	e := setup(t)
 	needJava(t)
 	ps := []*provider{
@@ -187,7 +187,7 @@ func TestJavaSlowProviderAvoided(t *testing.T) {
 // or a filter's Invoke sets: the Result's attachments, all that a filter's
 // OnResponse is given otherwise, do not hold it.
 func TestJavaProviderReportsLoadInATrailer(t *testing.T) {
-	t.Parallel() // harness_test.go: which tests run alone
+	parallelJVM(t) // schedule_test.go
 	e := setup(t)
 	needJava(t)
 	p := e.startProvider(t, providerSpec{name: "jload", java: true})

@@ -138,7 +138,7 @@ const javaAdaptiveCalls = 1500
 // machine's, the same for every provider of one machine, so the report
 // does not tell our providers apart here (see DESIGN.md of loadaware).
 func TestProviderLoadJavaAdaptiveConsumerReadsOurReports(t *testing.T) {
-	t.Parallel() // harness_test.go: which tests run alone
+	parallelJVM(t) // schedule_test.go
 	e := setup(t)
 	needJava(t)
 	ps := e.startRegistered(t,

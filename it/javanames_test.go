@@ -22,7 +22,7 @@ const noBalancer = "none"
 // and no call fails; the same consumer's calls under dubbo-go's random
 // (the negative control) spread a key over several providers.
 func TestJavaProviderNamesTheBalancerConsistentHash(t *testing.T) {
-	t.Parallel() // harness_test.go: which tests run alone
+	parallelJVM(t) // schedule_test.go
 	e, ps := startJavaNaming(t, "-loadbalance", "consistenthash", "jc1", "jc2", "jc3")
 	ring := e.startConsumer(t, noBalancer, ringArgs(len(ps))...)
 	control := e.startConsumer(t, "random", ringArgs(len(ps))...)
@@ -47,7 +47,7 @@ func TestJavaProviderNamesTheBalancerConsistentHash(t *testing.T) {
 // spelling (Hello.loadbalance): the consumer reads it as dubbo-go's
 // methods.Hello.loadbalance, and keeps each key on one provider.
 func TestJavaProviderNamesTheBalancerPerMethod(t *testing.T) {
-	t.Parallel() // harness_test.go: which tests run alone
+	parallelJVM(t) // schedule_test.go
 	e, ps := startJavaNaming(t, "-method-loadbalance", "consistenthash", "jm1", "jm2", "jm3")
 	ring := e.startConsumer(t, noBalancer, ringArgs(len(ps))...)
 	ringOwners(t, ring, ring.result(t, reactDeadline))
@@ -122,7 +122,7 @@ func TestJavaProviderNamesTheBalancerLatencyAware(t *testing.T) {
 // naming a provider, the service and the name, however often the providers
 // are notified again, and never panics.
 func TestProviderNamesAnUnknownBalancerFallsBackWithOneWarn(t *testing.T) {
-	t.Parallel() // harness_test.go: which tests run alone
+	parallel(t) // schedule_test.go
 	e := setup(t)
 	ps := []*provider{
 		e.startProvider(t, providerSpec{name: "u1", args: []string{"-loadbalance", "java-team-lb"}}),

@@ -29,10 +29,10 @@ import (
 // instance stays), so the provider withdraws its instances itself through
 // its own pooled Nacos client on SIGUSR1 (-usr1-loses-registration).
 func TestProviderRegistersAgainAfterItsNacosClientLostTheRegistration(t *testing.T) {
-	t.Parallel() // harness_test.go: which tests run alone
+	t.Parallel() // its subtests call parallel (schedule_test.go)
 	for _, lv := range []registryLevel{interfaceLevel, applicationLevel, bothLevels} {
 		t.Run(lv.typ, func(t *testing.T) {
-			t.Parallel()
+			parallel(t)
 			testRegistersAgain(t, lv)
 		})
 	}

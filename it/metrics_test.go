@@ -38,7 +38,7 @@ const envScreenshot = "DUBBOGO_LB_SCREENSHOT"
 // after its run, so that both scrapes see no call in flight. Its live page
 // and JSON show the same counters.
 func TestMetricsAndLivePageMatchTheConsumersCounts(t *testing.T) {
-	t.Parallel() // harness_test.go: which tests run alone
+	parallel(t) // schedule_test.go
 	e := setup(t)
 	ps := e.startRegistered(t, providerSpec{name: "m2ms", latency: "2ms"},
 		providerSpec{name: "m5ms", latency: "5ms"}, providerSpec{name: "m10ms", latency: "10ms"})

@@ -47,7 +47,7 @@ import (
 // for: 1m 10 s): a test of minutes, on the same expressions and
 // thresholds.
 func TestPrometheusDashboardAndAlertsOnTheSampleFleet(t *testing.T) {
-	t.Parallel() // harness_test.go: which tests run alone; alerts are about counts and states
+	parallel(t) // alerts are about counts and states: schedule_test.go
 	bin := prometheusBinary(t)
 	base := setup(t)
 	scenario := func(name string) *env {

@@ -25,7 +25,7 @@ import (
 //   - Zone az-a goes down whole: its consumer's calls all go to az-b, and
 //     no call fails; when az-a comes back, its calls come back too.
 func TestZoneAwareRoutingStaysLocalSpillsAndFailsOver(t *testing.T) {
-	t.Parallel() // shares by zone: harness_test.go, which tests run alone
+	parallelJVM(t) // shares by zone; a Java provider: schedule_test.go
 	e := setup(t)
 	lv := applicationLevel
 	needJava(t)
