@@ -389,6 +389,14 @@ func (w *reportLog) errorsSince(t0 time.Time) (int64, string) {
 	return n, last
 }
 
+// clusterRate is the calls per second of each consumer of clusterLoad: at
+// 60, a 500 ms report holds 30 calls, more than the 3 per provider that
+// longestMissing needs to tell (12 for four providers), and swrr calls each
+// of four providers 75 times within missingBound. The consumers do not run
+// flat out (about 110 calls per second each here): the subtests last
+// minutes, and the tests beside them need the CPU.
+const clusterRate = 60
+
 // clusterLoad starts the providers specs and n swrr consumers of them in
 // e's group, waits until every consumer calls every provider, and returns
 // them, the consumers' reports logged (logReports).
@@ -402,7 +410,7 @@ func clusterLoad(t *testing.T, e *env, n int, specs ...providerSpec) ([]*provide
 	cspecs := make([]consumerSpec, n)
 	for i := range cspecs {
 		cspecs[i] = consumerSpec{balancer: "swrr", name: fmt.Sprintf("consumer %d", i+1),
-			args: []string{"-concurrency", "2", "-interval", "500ms"}}
+			args: []string{"-concurrency", "2", "-interval", "500ms", "-rate", strconv.Itoa(clusterRate)}}
 	}
 	cs := e.startConsumers(t, len(ps), cspecs...)
 	ws := make([]*reportLog, len(cs))

@@ -5,6 +5,7 @@ import (
 	"strconv"
 	"sync"
 	"testing"
+	"time"
 )
 
 // How the tests share the machine (it/doc.go says which run alone and why).
@@ -47,8 +48,19 @@ func takeParallelFlag() {
 func parallel(t *testing.T) {
 	t.Helper()
 	t.Parallel()
+	takeSlot(t)
+}
+
+// takeSlot waits for one of the slots and gives it back when t ends. The
+// wait counts in t's time as go test -v prints it, so it is logged.
+func takeSlot(t *testing.T) {
+	t.Helper()
+	t0 := time.Now()
 	slots <- struct{}{}
 	t.Cleanup(func() { <-slots })
+	if waited := time.Since(t0); waited > time.Second {
+		t.Logf("waited %v for a place among the parallel tests", waited.Round(time.Second))
+	}
 }
 
 // parallelJVM is parallel for a test that starts a JVM (a Dubbo Java
@@ -58,10 +70,13 @@ func parallel(t *testing.T) {
 func parallelJVM(t *testing.T) {
 	t.Helper()
 	t.Parallel()
+	t0 := time.Now()
 	clusterRuns.RLock()
 	t.Cleanup(clusterRuns.RUnlock)
-	slots <- struct{}{}
-	t.Cleanup(func() { <-slots })
+	if waited := time.Since(t0); waited > time.Second {
+		t.Logf("waited %v for TestNacosCluster to end", waited.Round(time.Second))
+	}
+	takeSlot(t)
 }
 
 // besideParallel runs TestNacosCluster beside the parallel tests that

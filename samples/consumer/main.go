@@ -88,6 +88,7 @@ func run() error {
 	flag.DurationVar(&cfg.Interval, "interval", time.Second, "reporting interval")
 	flag.IntVar(&cfg.Keys, "keys", 1000, "distinct request keys sent in turn")
 	flag.BoolVar(&cfg.TrackKeys, "track-keys", false, "report which providers answered each key")
+	flag.Float64Var(&cfg.Rate, "rate", 0, "the most calls started per second, all workers together (0: no limit)")
 	flag.DurationVar(&cfg.Timeout, "timeout", 3*time.Second, "timeout of each call (when given, also the reference's timeout, which bounds each attempt)")
 	var registry app.RegistryFlags
 	registry.Register(flag.CommandLine)

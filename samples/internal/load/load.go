@@ -41,6 +41,11 @@ type Config struct {
 	TrackKeys bool
 	// Timeout bounds each call; default 3s.
 	Timeout time.Duration
+	// Rate, if positive, is the most calls the workers start per second
+	// together, one every 1/Rate; a worker that falls behind does not make
+	// up for it later. Default 0: every worker sends its next call as soon
+	// as the last one is answered.
+	Rate float64
 }
 
 func (c Config) withDefaults() Config {
@@ -78,6 +83,9 @@ type run struct {
 	reqs     []string
 	issued   atomic.Int64
 	stopping atomic.Bool
+	// pace ticks once per call the workers may start, when Config.Rate
+	// is set; nil otherwise.
+	pace <-chan time.Time
 }
 
 // Run drives the load until the duration or the call count is reached or
@@ -99,6 +107,13 @@ func Run(ctx context.Context, g greeter.Greeter, cfg Config, onInterval func(cal
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithTimeout(ctx, cfg.Duration)
 		defer cancel()
+	}
+	if cfg.Rate > 0 {
+		// A ticker drops the ticks no worker waits for: no burst after a
+		// stall.
+		pace := time.NewTicker(max(time.Duration(float64(time.Second)/cfg.Rate), time.Microsecond))
+		defer pace.Stop()
+		r.pace = pace.C
 	}
 	r.started = time.Now()
 	var wg sync.WaitGroup
@@ -138,6 +153,13 @@ func Run(ctx context.Context, g greeter.Greeter, cfg Config, onInterval func(cal
 
 func (r *run) work(ctx context.Context) {
 	for ctx.Err() == nil {
+		if r.pace != nil {
+			select {
+			case <-r.pace:
+			case <-ctx.Done():
+				return
+			}
+		}
 		n := r.issued.Add(1)
 		if r.cfg.Calls > 0 && n > r.cfg.Calls {
 			return

@@ -137,3 +137,29 @@ func TestWaitProviders(t *testing.T) {
 		t.Fatal("Run with a nil greeter did not fail")
 	}
 }
+
+// With Rate, the workers start at most one call per 1/Rate: 21 instant
+// calls at 10 per second take at least 20 gaps of 100 ms (a busy machine
+// only makes them take longer); without Rate they take microseconds, and
+// fail the check (the control) unless the machine stalls the run for 2 s.
+func TestRateSpacesTheCalls(t *testing.T) {
+	const calls, rate = 21, 10
+	least := time.Duration(calls-1) * time.Second / rate
+	for _, c := range []struct {
+		name  string
+		rate  float64
+		paced bool
+	}{{"paced", rate, true}, {"negative_control_unpaced", 0, false}} {
+		t.Run(c.name, func(t *testing.T) {
+			t0 := time.Now()
+			total, err := Run(context.Background(), fake{}, Config{Concurrency: 4, Calls: calls, Interval: time.Hour, Rate: c.rate}, nil)
+			took := time.Since(t0)
+			if err != nil || total.Calls != calls {
+				t.Fatalf("calls %d, err %v; want %d calls", total.Calls, err, calls)
+			}
+			if paced := took >= least; paced != c.paced {
+				t.Fatalf("%d calls took %v: paced %v, want %v (at least %v when paced)", calls, took, paced, c.paced, least)
+			}
+		})
+	}
+}
