@@ -1,6 +1,9 @@
 package algo
 
-import "math"
+import (
+	"math"
+	"sync"
+)
 
 // Alias is Vose's alias table: a weighted pick in O(1) with one random
 // number, whatever the number of items. It knows nothing of dubbo-go.
@@ -33,10 +36,13 @@ func NewAlias(weights []float64) *Alias {
 	for _, w := range weights {
 		total += clean(w)
 	}
-	// scaled[i] = weight × n / total: a column of height 1 is "full".
-	scaled := make([]float64, n)
-	small := make([]int32, 0, n)
-	large := make([]int32, 0, n)
+	work := aliasWorkFor(n)
+	defer work.release()
+	// scaled[i] = weight × n / total: a column of height 1 is "full". The
+	// columns still open are on two stacks in one array: those below 1
+	// (small) from its front, the others (large) from its back.
+	scaled, stack := work.scaled[:n], work.stack[:n]
+	small, large := 0, 0
 	for i, w := range weights {
 		if total > 0 {
 			scaled[i] = clean(w) * float64(n) / total
@@ -44,27 +50,32 @@ func NewAlias(weights []float64) *Alias {
 			scaled[i] = 1
 		}
 		if scaled[i] < 1 {
-			small = append(small, int32(i))
+			stack[small] = int32(i)
+			small++
 		} else {
-			large = append(large, int32(i))
+			large++
+			stack[n-large] = int32(i)
 		}
 	}
-	for len(small) > 0 && len(large) > 0 {
-		s, l := small[len(small)-1], large[len(large)-1]
-		small = small[:len(small)-1]
+	for small > 0 && large > 0 {
+		small--
+		s, l := stack[small], stack[n-large]
 		a.threshold[s] = toThreshold(scaled[s])
 		a.alias[s] = l
 		// The large column gives what the small one lacked.
 		scaled[l] -= 1 - scaled[s]
 		if scaled[l] < 1 {
-			large = large[:len(large)-1]
-			small = append(small, l)
+			large--
+			stack[small] = l
+			small++
 		}
 	}
 	// What is left is full up to rounding.
-	for _, i := range append(small, large...) {
-		a.threshold[i] = math.MaxUint32
-		a.alias[i] = i
+	for _, i := range stack[:small] {
+		a.threshold[i], a.alias[i] = math.MaxUint32, i
+	}
+	for _, i := range stack[n-large:] {
+		a.threshold[i], a.alias[i] = math.MaxUint32, i
 	}
 	return a
 }
@@ -97,4 +108,35 @@ func (a *Alias) Pick(r uint64) int {
 		return i
 	}
 	return int(a.alias[i])
+}
+
+// aliasWork is the work memory of NewAlias, kept for the next table: a
+// change of membership comes with others (a deploy), and at 10 000 items
+// it is 120 KB. Tables of more than maxPooledAlias items get their own.
+type aliasWork struct {
+	scaled []float64
+	stack  []int32
+}
+
+const maxPooledAlias = 1 << 20
+
+var aliasWorks = sync.Pool{New: func() any { return new(aliasWork) }}
+
+// aliasWorkFor returns work memory for n items; release it when done.
+func aliasWorkFor(n int) *aliasWork {
+	if n > maxPooledAlias {
+		return &aliasWork{scaled: make([]float64, n), stack: make([]int32, n)}
+	}
+	w := aliasWorks.Get().(*aliasWork)
+	if cap(w.scaled) < n {
+		w.scaled, w.stack = make([]float64, n), make([]int32, n)
+	}
+	return w
+}
+
+// release gives w back for the next table, unless it is too large to keep.
+func (w *aliasWork) release() {
+	if cap(w.scaled) <= maxPooledAlias {
+		aliasWorks.Put(w)
+	}
 }

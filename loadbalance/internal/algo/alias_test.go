@@ -99,3 +99,22 @@ func TestDrawIsUniformWithoutATable(t *testing.T) {
 		t.Errorf("a table with one positive weight drew %d, want 1", got)
 	}
 }
+
+// Tables built one after another share NewAlias's work memory: each is
+// still exact, whatever the size and weights of the one before.
+func TestAliasesBuiltInTurnAreExact(t *testing.T) {
+	for k, n := range []int{1000, 7, 1000, 3, 2500} {
+		w := make([]float64, n)
+		total := 0.0
+		for i := range w {
+			w[i] = float64((i*7+k*13)%11) + 0.5*float64(k%2)
+			total += w[i]
+		}
+		p := exact(NewAlias(w))
+		for i := range w {
+			if !assert.InDelta(t, w[i]/total, p[i], 1e-8, "table %d of %d items, item %d", k, n, i) {
+				break
+			}
+		}
+	}
+}

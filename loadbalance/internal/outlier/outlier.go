@@ -40,6 +40,9 @@ type Detector struct {
 	records  urlmap.Store[rpcstatus.Stats, record]
 	nextTick int64 // when the interval rules look next; 0: not scheduled
 	panicked bool  // ejection is ignored under the panic threshold
+	// recs is evaluate's work array, kept for the next snapshot and
+	// cleared after each, so that it holds no record of a provider gone.
+	recs []*record
 }
 
 // record is what the Detector keeps of one provider (one Stats).
@@ -115,7 +118,11 @@ func (d *Detector) configure(u *common.URL, method string) {
 func (d *Detector) evaluate(now int64, invokers []base.Invoker, stats []*rpcstatus.Stats, method string) []bool {
 	cfg := &d.cfg
 	n := len(stats)
-	recs := make([]*record, n)
+	if cap(d.recs) < n {
+		d.recs = make([]*record, n)
+	}
+	recs := d.recs[:n]
+	defer clear(recs)
 	ejected := 0
 	for i, s := range stats {
 		r := d.records.Get(s)
