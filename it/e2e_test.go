@@ -448,7 +448,7 @@ func TestLatencyAwareBalancersAvoidASlowProvider(t *testing.T) {
 		c.collectCalls(t, 500) // adaptation
 		switch b {
 		case "warmrandom", "swrr", "random":
-			measured[b] = c.collectCalls(t, shareCalls)
+			measured[b] = c.collectCallsTo(t, shareCalls, "fast1", "fast2", "slow")
 		default:
 			measured[b] = collectLatencyAware(t, c)
 		}
