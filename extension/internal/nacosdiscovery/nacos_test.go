@@ -166,9 +166,10 @@ func register(t tb, group string, port uint64) { plainNacos(t).register(t, group
 //
 // A connection that the client drops between its health check and the
 // registration (seen under two CPU hogs, a Nacos with authentication just
-// started: "client not connected, current status:UNHEALTHY") is waited
-// for again, as a provider process's nacos.retry does, under the client's
-// 2-minute deadline; any other error fails t at once.
+// started: "client not connected, current status:UNHEALTHY", and the
+// server's "Connection is unregistered." for a connection it had dropped)
+// is waited for again, as a provider process's nacos.retry does, under the
+// client's 2-minute deadline; any other error fails t at once.
 func (s nacosServer) register(t tb, group string, port uint64) {
 	t.Helper()
 	c := s.client(t)
@@ -182,13 +183,19 @@ func (s nacosServer) register(t tb, group string, port uint64) {
 		if err == nil && ok {
 			return
 		}
-		if err == nil || !strings.Contains(err.Error(), "client not connected") || time.Now().After(deadline) {
+		if err == nil || !connectionLost(err) || time.Now().After(deadline) {
 			t.Fatalf("register 127.0.0.1:%d: %v", port, err)
 		}
 		for !c.ServerHealthy() && time.Now().Before(deadline) {
 			time.Sleep(50 * time.Millisecond) // polling the client's connection state
 		}
 	}
+}
+
+// connectionLost reports whether err says that the client's connection to
+// the server was lost (by the client or by the server) before the request.
+func connectionLost(err error) bool {
+	return strings.Contains(err.Error(), "client not connected") || strings.Contains(err.Error(), "Connection is unregistered")
 }
 
 // dubboRegistry returns dubbo-go's Nacos registry for group of the Nacos
