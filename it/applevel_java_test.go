@@ -182,7 +182,7 @@ func TestApplicationLevelJavaMixedFleet(t *testing.T) {
 	// A Java provider of weight 800 joins: it ramps up to 800 of 1500
 	// along its warmup, from the timestamp of its application-level
 	// instance.
-	const warmup = 60 * time.Second // as TestJavaMixedFleet's, for a JVM's slow start
+	const warmup = javaWarmup
 	fresh := e.startProvider(t, providerSpec{name: "javanew", weight: 800, warmup: warmup, java: true})
 	in := e.waitRegisteredIn(t, javaAppService, ps[1], fresh)[1] // java300 is disabled: the list leaves it out
 	checkJavaAppInstance(t, fresh, in, "local")
