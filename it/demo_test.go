@@ -21,7 +21,9 @@ func TestDemoRunsEveryBalancerWithoutError(t *testing.T) {
 	if setupErr != nil {
 		t.Fatal(setupErr)
 	}
-	p := startProc(t, "demo", "demo", nil, "-duration", "500ms", "-debug", "")
+	// A call of a 10 ms provider took 3 s, the default timeout, on a
+	// fresh machine compiling beside the test: the timeout is generous.
+	p := startProc(t, "demo", "demo", nil, "-duration", "500ms", "-timeout", "30s", "-debug", "")
 	if err := p.wait(3 * time.Minute); err != nil {
 		t.Fatalf("make demo: %v; log:\n%s", err, tail(p.log.String(), 30))
 	}

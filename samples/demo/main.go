@@ -60,6 +60,7 @@ type options struct {
 	latencies   []string
 	duration    time.Duration
 	concurrency int
+	timeout     time.Duration
 	balancers   []string
 	nacos       bool
 	nacosAddr   string
@@ -73,6 +74,7 @@ func main() {
 	bal := flag.String("balancers", "", "comma-separated balancers to run (default: dubbo-go's random, then every balancer of the module)")
 	flag.DurationVar(&o.duration, "duration", 3*time.Second, "load phase per balancer")
 	flag.IntVar(&o.concurrency, "concurrency", 16, "calls in flight")
+	flag.DurationVar(&o.timeout, "timeout", 3*time.Second, "timeout of each call and of each attempt (dubbo-go's default)")
 	flag.BoolVar(&o.nacos, "nacos", false, "run through a real Nacos with provider and consumer processes")
 	flag.StringVar(&o.nacosAddr, "nacos-addr", "127.0.0.1:8848", "Nacos address for -nacos; a cluster's as a list, e.g. $(bash it/nacos.sh cluster addresses)")
 	flag.StringVar(&o.debug, "debug", "127.0.0.1:0", `address of the live page of the balancers (port 0: a free one; "": no page)`)
@@ -125,8 +127,8 @@ func (o options) check() error {
 			return err
 		}
 	}
-	if o.duration <= 0 || o.concurrency <= 0 {
-		return fmt.Errorf("-duration and -concurrency must be positive")
+	if o.duration <= 0 || o.concurrency <= 0 || o.timeout <= 0 {
+		return fmt.Errorf("-duration, -concurrency and -timeout must be positive")
 	}
 	return nil
 }
@@ -206,6 +208,7 @@ func embedded(ctx context.Context, o options) error {
 			client.WithLoadBalance(name),
 			client.WithClusterFailOver(),
 			client.WithRetries(2),
+			client.WithRequestTimeout(o.timeout),
 			client.WithFilter(filter.Name),
 		)
 		if err != nil {
@@ -214,7 +217,7 @@ func embedded(ctx context.Context, o options) error {
 		if _, err := load.WaitProviders(ctx, g, 1, 10*time.Second); err != nil {
 			return fmt.Errorf("balancer %s: %w", name, err)
 		}
-		total, err := load.Run(ctx, g, load.Config{Concurrency: o.concurrency, Duration: o.duration}, nil)
+		total, err := load.Run(ctx, g, load.Config{Concurrency: o.concurrency, Duration: o.duration, Timeout: o.timeout}, nil)
 		if err != nil {
 			return fmt.Errorf("balancer %s: %w", name, err)
 		}

@@ -117,7 +117,7 @@ func runConsumer(ctx context.Context, root, bin string, o options, b string, pro
 	cmd := exec.CommandContext(ctx, filepath.Join(bin, "consumer"),
 		"-conf", filepath.Join(root, "conf", "consumer.yaml"), "-registry", o.nacosAddr,
 		"-balancer", b, "-json", "-duration", o.duration.String(),
-		"-concurrency", strconv.Itoa(o.concurrency),
+		"-concurrency", strconv.Itoa(o.concurrency), "-timeout", o.timeout.String(),
 		"-providers", strconv.Itoa(providers), "-ready-timeout", "15s", "-debug", o.debug)
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
