@@ -25,11 +25,14 @@ import (
 //
 //   - healthy: loadaware over three providers that report their load;
 //   - faults: warmrandom over one provider that works and two that fail
-//     every call, with no cap on ejections, short ejection times and a
-//     panic threshold of 80 % (panic mode from the first ejection on, not
-//     only while both are out: steady while they take turns), and
-//     the working one's weight edited in Nacos every second (a rebuild
-//     storm);
+//     every call, with no cap on ejections, a panic threshold of 80 %
+//     (panic mode from the first ejection on, not only while both are
+//     out), ejections of 2 s growing by 2 s each time to 20 s (panic mode
+//     steady: it lapses only while both failing providers are back at
+//     once until 5 failures eject one again, a second on a busy machine;
+//     with ejections of 1 to 2 s, that lapse came every 3 s and the 10 s
+//     for: of the panic alert never passed), and the working one's weight
+//     edited in Nacos every second (a rebuild storm);
 //   - idle: ringhash over two providers with one request key, so that one
 //     of them gets no pick (the other is the alert's negative control);
 //   - quiet: loadaware over a provider that reports its load and one that
@@ -77,7 +80,7 @@ func TestPrometheusDashboardAndAlertsOnTheSampleFleet(t *testing.T) {
 	metrics := func(name string) []string { return []string{"-metrics", strconv.Itoa(ports[name])} }
 	faultsConf := editConsumerYAML(t, "        retries: 2\n", "        retries: 2\n        params:\n"+
 		"          outlier.max-ejection-percent: \"100\"\n          outlier.panic-threshold: \"80\"\n"+
-		"          outlier.base-ejection-time: 1s\n          outlier.max-ejection-time: 2s\n", "consumer-faults.yaml")
+		"          outlier.base-ejection-time: 2s\n          outlier.max-ejection-time: 20s\n", "consumer-faults.yaml")
 	// The healthy consumer names its zone, so that the zones panel has
 	// its series (its providers name none: zones stay off, every call
 	// as without them).
