@@ -500,8 +500,10 @@ func (s *Scenario) Bound() float64 {
 // in the largest zone, whose providers answer in 2 ms, the others in 3 ms
 // (a cross-zone hop costs 1 ms). Halfway, half of the local zone's
 // providers leave.
-func ZoneShrink() Scenario {
-	half := 10 * time.Second
+func ZoneShrink() Scenario { return zoneShrink(10 * time.Second) }
+
+// zoneShrink is ZoneShrink with phases of length half.
+func zoneShrink(half time.Duration) Scenario {
 	var ps []Provider
 	for i := range 6 {
 		p := Provider{Name: fmt.Sprintf("a%d", i), Latency: 2 * ms, Zone: "az-a"}
