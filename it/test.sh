@@ -115,12 +115,12 @@ fuzz() {
 # 100 000 in several targets, but what the loop takes once go test is done
 # is the run's time, and the inputs that found coverage stay in the build
 # cache's fuzz corpus, from which the next run starts.
-fuzz_inputs=${FUZZ_INPUTS:-30000x}
+export fuzz_inputs=${FUZZ_INPUTS:-30000x} # read by fuzz, in its own shell
 fuzz_log=$(mktemp)
 # Its own session and process group (setsid), so that an early exit stops
 # all of it; the session's autogroup at nice 19 (above), where the kernel
 # has autogroups.
-setsid nice -n 19 bash -c "{ echo 19 >/proc/self/autogroup; } 2>/dev/null; fuzz_inputs=$fuzz_inputs; $(declare -f fuzz); fuzz" >"$fuzz_log" 2>&1 &
+setsid nice -n 19 bash -c "{ echo 19 >/proc/self/autogroup; } 2>/dev/null; $(declare -f fuzz); fuzz" >"$fuzz_log" 2>&1 &
 fuzz_pid=$!
 
 go_rc=0
