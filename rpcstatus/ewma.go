@@ -81,6 +81,21 @@ func (e *PeakEWMA) Value(now int64) (time.Duration, bool) {
 	return time.Duration(v), true
 }
 
+// Last returns the average as of the last sample, not decayed, and
+// whether any sample was seen: the latency the provider showed while it
+// served, where Value is what a pick should believe of it now.
+func (e *PeakEWMA) Last() (time.Duration, bool) {
+	s := e.state.Load()
+	if s == 0 {
+		return 0, false
+	}
+	v := float64(math.Float32frombits(uint32(s >> 32)))
+	if !finite(v) {
+		return 0, true
+	}
+	return time.Duration(v), true
+}
+
 // Pair returns the averages of a and b, the older decayed to the time of
 // the later's last sample, and whether each has a sample. Decaying both on
 // to any later time scales them by one common factor, so Pair orders two

@@ -16,11 +16,13 @@
 //	w = qps / (utilization + ErrorPenalty × eps / qps)
 //
 // from its report (utilization: the larger of its CPU utilization and its
-// calls in flight over its configured capacity). A Dubbo Java provider
-// reports only its machine's load, which is no utilization of its own: it
-// gets the mean of the others, as a provider without a report. Capacities
-// are computed every UpdatePeriod by one caller, off the other
-// callers' path; a provider whose reports began less than Blackout ago,
+// calls in flight over its configured capacity). The cost (CostWRR's too)
+// decays with the time since the provider's last call, as rtadaptive's
+// does, so that a provider that gets no call (and so no new report) is
+// probed again. A Dubbo Java provider reports only its machine's load,
+// which is no utilization of its own: it gets the mean of the others, as
+// a provider without a report. Capacities are computed every UpdatePeriod
+// by one caller, off the other callers' path; a provider whose reports began less than Blackout ago,
 // or whose last report is older than Expiration, gets the mean weight of
 // the others, as in gRPC; when no provider has a weight the balancer falls
 // back to rtadaptive's cost (peak-EWMA RTT × (calls in flight + 1)). Dubbo

@@ -69,6 +69,9 @@ type Balancer struct {
 	rand algo.Rand
 	two  skeleton.TwoChoices[table] // the pick: the cheaper of two candidates
 	now  func() int64
+	// holdSilent, for the tests' negative control only, keeps a silent
+	// provider's cost as it was (no decay with the silence; see cost).
+	holdSilent bool
 }
 
 // hook lets the module's tests and simulator reach the skeleton's builds
@@ -118,6 +121,9 @@ func (b *Balancer) pick(v *member.View[table], inv base.Invocation) int {
 // reading the clock or fading both.
 func (b *Balancer) better(v *member.View[table], i, j int) bool {
 	ri, rj, ki, kj := rpcstatus.Pair(v.Stats[i].EWMA(), v.Stats[j].EWMA())
+	if b.holdSilent {
+		ri, rj = lastRTT(v.Stats[i]), lastRTT(v.Stats[j])
+	}
 	ci, cj := b.cost(v, i, ri, ki), b.cost(v, j, rj, kj)
 	if ci == cj {
 		return b.rand.Uint64()&1 == 0
@@ -126,9 +132,20 @@ func (b *Balancer) better(v *member.View[table], i, j int) bool {
 }
 
 // cost returns what a pick weighs provider i of v at, its RTT being rtt
-// (ns; known false when it has none, when it borrows the mean): by its
-// value (or the mean value) when some provider has one, else rtadaptive's
-// cost.
+// (ns, decayed by the silence since its last call; known false when it has
+// none, when it borrows the mean): by its value (or the mean value) when
+// some provider has one, else rtadaptive's cost.
+//
+// The value is frozen while a provider gets no call (its reports come with
+// its calls), and at low load, with no call in flight anywhere, the two
+// candidates' costs are their values alone: the provider of the lowest
+// value would then lose every comparison, hear no new report and stay out
+// for the whole expiration (seen: one of three equal providers without a
+// call for 40 s at 50 calls a second). So the cost fades with the silence
+// as rtadaptive's does: the capacity is w × the RTT of its last call
+// (update), the pick divides the decayed RTT by it, and CostWRR's cost is
+// scaled by the same decay. A silent provider gets cheaper until it is
+// probed, and the probe brings a fresh report.
 func (b *Balancer) cost(v *member.View[table], i int, rtt float64, known bool) float64 {
 	t := v.Table
 	if !known {
@@ -143,13 +160,29 @@ func (b *Balancer) cost(v *member.View[table], i int, rtt float64, known bool) f
 	case CostJava:
 		return javaCost(val, rtt/1e6, active, success(v.Stats[i]), v.Weights[i])
 	case CostWRR:
-		return wrrCost(active, val)
+		return wrrCost(active, val) * silence(v.Stats[i], rtt, known)
 	}
 	return capacityCost(rtt, active, val)
 }
 
 // minRTT is the least RTT the fallback charges (1 µs), as rtadaptive.
 const minRTT = float64(time.Microsecond)
+
+// lastRTT returns st's latency average as of its last call (ns).
+func lastRTT(st *rpcstatus.Stats) float64 {
+	d, _ := st.EWMA().Last()
+	return float64(d)
+}
+
+// silence returns the decay of st's latency average since its last call,
+// given its decayed value rtt: 1 for a provider with no sample.
+func silence(st *rpcstatus.Stats, rtt float64, known bool) float64 {
+	last, ok := st.EWMA().Last()
+	if !known || !ok || last <= 0 {
+		return 1
+	}
+	return min(rtt/float64(last), 1)
+}
 
 // success is Dubbo Java's success ratio of st (algo.JavaSuccess).
 func success(st *rpcstatus.Stats) float64 {

@@ -1,6 +1,7 @@
 package loadaware
 
 import (
+	"slices"
 	"testing"
 	"time"
 
@@ -200,6 +201,61 @@ func TestJavaReportBorrowsTheMean(t *testing.T) {
 	v := view(t, b, l)
 	assert.Equal(t, 530.0, v.Table.value(0), "Java's cost reads Java's load of every provider")
 	assert.Equal(t, 530.0, v.Table.value(1))
+}
+
+// lowLoadGaps runs a minute of calls at 50 a second, each over before the
+// next begins (no call in flight at any pick: the costs are the
+// candidates' values alone), on three equal providers of 10 ms whose
+// reports differ a little (the third: CPU 0.55 against 0.5, a weight 9 %
+// lower). Each call brings its provider a sample and a fresh report, as
+// the filter does. It returns each provider's longest silence (s).
+func lowLoadGaps(t *testing.T, cost Cost, holdSilent bool) [3]float64 {
+	c := &lbtest.Nanos{NS: 1000 * sec}
+	b := New(Options{Cost: cost, Blackout: time.Nanosecond, Env: lbenv.Env{Now: c.Now, Rand: algo.Seeded(6).Uint64}})
+	b.holdSilent = holdSilent
+	l := lbtest.NoEjection(21600, 3, nil)
+	cpu := []float64{0.5, 0.5, 0.55}
+	var last [3]int64
+	for i := range l {
+		lbtest.Feed(l[i], c.NS, 1, 10*time.Millisecond, false)
+		report(l[i], c.NS, 100, cpu[i])
+		last[i] = c.NS
+	}
+	var gaps [3]float64
+	for range 60 * 50 {
+		c.NS += sec / 50
+		p := b.Select(l, lbtest.Call("Say"))
+		k := slices.Index(l, p)
+		require.GreaterOrEqual(t, k, 0)
+		lbtest.Feed(l[k], c.NS, 1, 10*time.Millisecond, false)
+		report(l[k], c.NS, 100, cpu[k])
+		gaps[k] = max(gaps[k], float64(c.NS-last[k])/float64(sec))
+		last[k] = c.NS
+	}
+	for k := range last {
+		gaps[k] = max(gaps[k], float64(c.NS-last[k])/float64(sec))
+	}
+	return gaps
+}
+
+// At low load a provider whose value is a little lower than the others'
+// is still called every few seconds: its cost decays with its silence
+// until it is probed (Balancer.cost). Without that (the negative control)
+// it loses every comparison and hears nothing for the whole run, until its
+// report would expire.
+func TestSilentProviderIsProbedAtLowLoad(t *testing.T) {
+	for _, cost := range []Cost{CostCapacity, CostWRR} {
+		gaps := lowLoadGaps(t, cost, false)
+		t.Logf("%s: longest silences %v s", cost, gaps)
+		for k, g := range gaps {
+			assert.LessOrEqual(t, g, 5.0, "%s: provider %d silent for %.1f s (%v)", cost, k, g, gaps)
+		}
+		t.Run("negative_control_"+string(cost), func(t *testing.T) {
+			held := lowLoadGaps(t, cost, true)
+			t.Logf("%s without the decay: longest silences %v s", cost, held)
+			assert.Greater(t, held[2], 30.0, "%s without the decay: the provider of the lower value is locked out (%v)", cost, held)
+		})
+	}
 }
 
 // URL parameters override the options per method.

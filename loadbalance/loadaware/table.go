@@ -136,7 +136,9 @@ func (b *Balancer) reported(v *member.View[table], i int, now int64) (float64, b
 			ok = ok && rates
 			break
 		}
-		rtt, known := v.Stats[i].EWMA().Value(now)
+		// The RTT of its last call, not decayed: the pick's decayed RTT
+		// over it makes a silent provider cheaper (Balancer.cost).
+		rtt, known := v.Stats[i].EWMA().Last()
 		if !known {
 			rtt = time.Duration(math.Float64frombits(t.meanRTT.Load()))
 		}
