@@ -201,7 +201,7 @@ func run() error {
 		fmt.Fprintln(os.Stderr, "live page of the balancers:", page)
 	}
 	out := json.NewEncoder(os.Stdout)
-	seen, err := load.WaitProviders(ctx, g, *providers, *ready)
+	seen, err := load.WaitProviders(ctx, g, *providers, *ready, cfg.Timeout)
 	if err != nil {
 		return err
 	}

@@ -214,7 +214,7 @@ func embedded(ctx context.Context, o options) error {
 		if err != nil {
 			return fmt.Errorf("balancer %s: %w", name, err)
 		}
-		if _, err := load.WaitProviders(ctx, g, 1, 10*time.Second); err != nil {
+		if _, err := load.WaitProviders(ctx, g, 1, 10*time.Second, o.timeout); err != nil {
 			return fmt.Errorf("balancer %s: %w", name, err)
 		}
 		total, err := load.Run(ctx, g, load.Config{Concurrency: o.concurrency, Duration: o.duration, Timeout: o.timeout}, nil)

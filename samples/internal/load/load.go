@@ -278,16 +278,18 @@ func (s *snap) stats(prev *snap, from, to, started time.Time) callstats.Stats {
 
 func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
 
-// WaitProviders calls g until n distinct providers have answered or
-// timeout passes, and returns their names. Calls that fail (no provider
-// known yet) are retried after a short pause.
-func WaitProviders(ctx context.Context, g greeter.Greeter, n int, timeout time.Duration) ([]string, error) {
+// WaitProviders calls g, each call bounded by callTimeout (a provider's
+// service time and more, or the slowest never answers in time), until n
+// distinct providers have answered or timeout passes, and returns their
+// names. Calls that fail (no provider known yet) are retried after a
+// short pause.
+func WaitProviders(ctx context.Context, g greeter.Greeter, n int, timeout, callTimeout time.Duration) ([]string, error) {
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	seen := map[string]bool{}
 	var lastErr error
 	for i := 0; len(seen) < n && ctx.Err() == nil; i++ {
-		cctx, ccancel := context.WithTimeout(ctx, time.Second)
+		cctx, ccancel := context.WithTimeout(ctx, callTimeout)
 		resp, err := g.Hello(cctx, wrapperspb.String("ready-"+strconv.Itoa(i)))
 		ccancel()
 		if err == nil {

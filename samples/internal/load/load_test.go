@@ -124,13 +124,13 @@ func TestMeanLatencyPerProvider(t *testing.T) {
 }
 
 func TestWaitProviders(t *testing.T) {
-	names, err := WaitProviders(context.Background(), fake{}, 1, time.Second)
+	names, err := WaitProviders(context.Background(), fake{}, 1, time.Second, time.Second)
 	if err != nil || len(names) != 1 || names[0] != "even" {
 		t.Fatalf("WaitProviders = %v, %v; want [even]", names, err)
 	}
 	// Only one provider ever answers the ready calls: asking for two fails
 	// at the timeout, with a message that says so.
-	if _, err := WaitProviders(context.Background(), fake{}, 2, 50*time.Millisecond); err == nil || !strings.Contains(err.Error(), "1 of 2") {
+	if _, err := WaitProviders(context.Background(), fake{}, 2, 50*time.Millisecond, time.Second); err == nil || !strings.Contains(err.Error(), "1 of 2") {
 		t.Fatalf("WaitProviders(2) = %v, want an error naming 1 of 2", err)
 	}
 	if _, err := Run(context.Background(), nil, Config{}, nil); err == nil {
