@@ -402,25 +402,27 @@ func checkRamp(t *testing.T, c *consumer, p *provider, started time.Time, warmup
 	shareOf(t, c.name+": share of the new provider once warm", c.collectCalls(t, shareCalls), name, warmShare)
 }
 
-// A provider sixty times slower than the others gets a small share under
-// the latency-aware balancers and its fair share under weighted random. A
-// balancer configured for the method alone (random for the reference, lalb
-// for Hello) is the one that serves the method. The bound on the slow
-// provider's share (slowShareBound) is checked on dubbo-go's random too,
-// and on the two weight-driven balancers, as negative controls: being
-// blind to latency, they must fail it (subtests negative_control_…).
+// A provider two hundred times slower than the others gets a small share
+// under the latency-aware balancers and its fair share under weighted
+// random. A balancer configured for the method alone (random for the
+// reference, lalb for Hello) is the one that serves the method. The bound
+// on the slow provider's share (slowShareBound) is checked on dubbo-go's
+// random too, and on the two weight-driven balancers, as negative
+// controls: being blind to latency, they must fail it (subtests
+// negative_control_…).
 //
 // How much smaller a share is expected follows the latencies each consumer
 // measured, not the configured service times: a busy machine adds its own
-// delay to every call (at a load average of 20 on 2 cores, fast providers
-// of 5 ms answered in 33 ms). The contrast comes from timers far apart,
-// 5 ms and slowLatency, not from CPU work, so that it survives a busy
-// machine: 300 ms stays more than 2.5 times (minRatio) a fast call even
-// when the machine adds 100 ms to every call. If a machine still cannot
-// produce the contrast, the test fails with the ratio it measured; it
-// never skips. It runs alone (it/doc.go): beside the parallel tests, its
-// latency-blind controls at 16 calls in flight measured the slow provider
-// only 2.6 times slower (fast calls of 150 to 190 ms).
+// delay to every call. The contrast comes from timers far apart, 5 ms and
+// slowLatency, not from CPU work, so that it survives a busy machine: 1 s
+// stays more than 2.5 times (minRatio) a fast call even when the machine
+// adds 600 ms to every call. The consumers are paced, and the blind ones
+// stop once measured (awareArgs, blindArgs): flat out, the six of them
+// kept two cores saturated by themselves, and the delay that made added
+// 110 to 280 ms to every fast call (with a slow provider of 300 ms then,
+// the contrast fell to 2.3). If a machine still cannot produce the
+// contrast, the test fails with the ratio it measured; it never skips. It
+// runs alone (it/doc.go).
 func TestLatencyAwareBalancersAvoidASlowProvider(t *testing.T) {
 	e := setup(t)
 	ps := []*provider{
@@ -432,9 +434,9 @@ func TestLatencyAwareBalancersAvoidASlowProvider(t *testing.T) {
 	const perMethod = "random, Hello: lalb"
 	// The latency-blind consumers spend a third of their calls on the slow
 	// provider: more calls in flight keep their measurements short.
-	specs := append(specsFor(balancers(t, "lalb", "rtadaptive"), "-concurrency", "4"),
-		consumerSpec{name: perMethod, args: []string{"-conf", consumerYAML(t, "random", "lalb"), "-concurrency", "4"}})
-	specs = append(specs, specsFor(append(balancers(t, "warmrandom", "swrr"), "random"), "-concurrency", blindConcurrency)...)
+	specs := append(specsFor(balancers(t, "lalb", "rtadaptive"), awareArgs...),
+		consumerSpec{name: perMethod, args: append([]string{"-conf", consumerYAML(t, "random", "lalb")}, awareArgs...)})
+	specs = append(specs, specsFor(append(balancers(t, "warmrandom", "swrr"), "random"), blindArgs...)...)
 	cs := map[string]*consumer{}
 	for _, c := range e.startConsumers(t, 3, specs...) {
 		if c.balancer == "" {
@@ -469,12 +471,25 @@ func TestLatencyAwareBalancersAvoidASlowProvider(t *testing.T) {
 }
 
 // slowLatency is the service time of the slow provider of the
-// latency-aware tests (TestLatencyAware…, TestJavaSlowProvider…), and
-// blindConcurrency the calls in flight of their latency-blind consumers.
+// latency-aware tests (TestLatencyAware…, TestJavaSlowProvider…,
+// TestJavaProviderNamesTheBalancerLatencyAware).
 const (
-	slowLatency      = "300ms"
-	slowLatencyMs    = 300
-	blindConcurrency = "16"
+	slowLatency   = "1s"
+	slowLatencyMs = 1000
+)
+
+// awareArgs and blindArgs are the flags of the latency-aware and of the
+// latency-blind consumers of those tests. Each calls at most 100 times a
+// second. The blind ones spend a third of their calls on the slow
+// provider, and need about 100/3 × 1 s in flight to keep that pace; they
+// stop after their measurement (500 calls of adaptation and shareCalls,
+// with a margin), which leaves the machine to the aware ones, whose 8 in
+// flight bound their pace when the machine slows every call down (seen:
+// fast calls of 100 ms, 40 a second at 4 in flight, while the blind ones
+// went on calling).
+var (
+	awareArgs = []string{"-concurrency", "8", "-rate", "100"}
+	blindArgs = []string{"-concurrency", "48", "-rate", "100", "-calls", "4000"}
 )
 
 // collectLatencyAware measures c, a consumer of fast1, fast2 and slow

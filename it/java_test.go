@@ -161,8 +161,8 @@ func TestJavaSlowProviderAvoided(t *testing.T) {
 	for i, in := range e.waitRegistered(t, ps...) {
 		checkJavaInstance(t, ps[i], in)
 	}
-	specs := append(specsFor(balancers(t, "lalb", "rtadaptive"), "-concurrency", "4"),
-		consumerSpec{balancer: "random", args: []string{"-concurrency", blindConcurrency}})
+	specs := append(specsFor(balancers(t, "lalb", "rtadaptive"), awareArgs...),
+		consumerSpec{balancer: "random", args: blindArgs})
 	cs := e.startConsumers(t, len(ps), specs...)
 	measured := map[*consumer]report{}
 	for _, c := range cs {

@@ -82,17 +82,14 @@ func TestJavaProviderNamesTheBalancerLatencyAware(t *testing.T) {
 			// The control names random where the providers name their
 			// balancer: a provider's method-level balancer wins over a
 			// consumer's service-level one, in Dubbo Java as in dubbo-go.
-			// Random spends a third of its calls on the slow provider
-			// whatever the calls in flight: blindConcurrency of them keep
-			// its 3 000 calls short (about 20 s instead of 80 at 4).
-			randomSpec := consumerSpec{balancer: "random", args: []string{"-concurrency", blindConcurrency}}
+			randomSpec := consumerSpec{balancer: "random", args: blindArgs}
 			if java.flag == "-method-loadbalance" {
-				randomSpec = consumerSpec{name: "consumer random (Hello: random)", args: []string{"-conf", consumerYAML(t, "random", "random"), "-concurrency", blindConcurrency}}
+				randomSpec = consumerSpec{name: "consumer random (Hello: random)", args: append([]string{"-conf", consumerYAML(t, "random", "random")}, blindArgs...)}
 			}
 			// A window of 3 s instead of Java's 30: a provider whose first
 			// calls were slow (a cold JVM) is probed again at the next
 			// window, within the test's time.
-			namedArgs := []string{"-concurrency", "4", "-param", "shortestresponse.slidePeriod=3000"}
+			namedArgs := append([]string{"-param", "shortestresponse.slidePeriod=3000"}, awareArgs...)
 			cs := e.startConsumers(t, len(ps), consumerSpec{balancer: noBalancer, args: namedArgs}, randomSpec)
 			named, control := cs[0], cs[1]
 			named.until(t, reactDeadline, "calling both fast providers", func(r report) bool { return all(r, "fast1", "fast2") })
