@@ -798,7 +798,8 @@ type consumer struct {
 	balancer  string
 	intervals chan report
 	total     chan report
-	first     *report // an interval already read by startConsumers
+	first     *report      // an interval already read by startConsumers
+	calls     atomic.Int64 // calls of the intervals read, for the log
 }
 
 // consumerSpec describes a consumer for startConsumers.
@@ -865,6 +866,12 @@ func (e *env) startConsumer(t *testing.T, balancer string, extra ...string) *con
 		name = "consumer (YAML balancer)"
 	}
 	c.proc = startProc(t, name, "consumer", pw, args...)
+	// The calls a consumer makes are most of the CPU the tests take (a
+	// few ms each, provider and consumer together, with the race
+	// detector): the log says how many each made.
+	t.Cleanup(func() {
+		t.Logf("%s: %d calls in %v", name, c.calls.Load(), time.Since(c.started).Round(time.Second))
+	})
 	go func() {
 		<-c.done
 		_ = pw.Close()
@@ -889,6 +896,7 @@ func (c *consumer) read(r io.Reader) {
 			rep.end = time.Now()
 		}
 		if rep.Interval {
+			c.calls.Add(rep.Calls)
 			c.intervals <- rep
 		} else {
 			c.total <- rep

@@ -21,7 +21,7 @@ import (
 
 // The shipped dashboard and alert rules (loadbalance/lbmetrics/operators)
 // against a real Prometheus (Debian's package) scraping sample consumers
-// every second, each with its own providers in Nacos:
+// every 2 s, each with its own providers in Nacos:
 //
 //   - healthy: loadaware over three providers that report their load;
 //   - faults: warmrandom over one provider that works and two that fail
@@ -77,7 +77,10 @@ func TestPrometheusDashboardAndAlertsOnTheSampleFleet(t *testing.T) {
 	qp := quiet.startRegistered(t, providerSpec{name: "loud"}, providerSpec{name: "mute", args: []string{"-load-report=false"}})
 	mute := qp[1]
 
-	metrics := func(name string) []string { return []string{"-metrics", strconv.Itoa(ports[name])} }
+	// Every consumer paced: the alerts are about states and counts, not
+	// volume, and flat out the faults consumer spun through calls that fail
+	// at once, starving its own metrics endpoint on a busy machine.
+	metrics := func(name string) []string { return []string{"-metrics", strconv.Itoa(ports[name]), "-rate", "50"} }
 	faultsConf := editConsumerYAML(t, "        retries: 2\n", "        retries: 2\n        params:\n"+
 		"          outlier.max-ejection-percent: \"100\"\n          outlier.panic-threshold: \"80\"\n"+
 		"          outlier.base-ejection-time: 2s\n          outlier.max-ejection-time: 20s\n", "consumer-faults.yaml")
@@ -155,7 +158,11 @@ func TestPrometheusDashboardAndAlertsOnTheSampleFleet(t *testing.T) {
 			break
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("not fired after %v:%s; fired: %v", time.Since(start).Round(time.Second), missing, fired)
+			run := strconv.Itoa(int(time.Since(start).Seconds())) + "s"
+			t.Fatalf("not fired after %v:%s; fired: %v\nthe faults consumer, one sample a scrape: panic %s; scrape up %s",
+				time.Since(start).Round(time.Second), missing, fired,
+				prom.history(t, `dubbo_consumer_lb_outlier_panic{instance="`+instance("faults")+`"}[`+run+`]`),
+				prom.history(t, `up{instance="`+instance("faults")+`"}[`+run+`]`))
 		}
 		if _, ok := fired[want[2]]; !ok {
 			if weight == goodInst.Weight { // w, w/2, w…
@@ -263,7 +270,10 @@ type promServer struct {
 }
 
 // startPrometheus starts Prometheus scraping the consumers' endpoints on
-// ports (which need not answer yet) every second, with the shipped alert
+// ports (which need not answer yet) every 2 s (a scrape that fails marks
+// every series of its target stale, which resets the for: of the alerts
+// on them: 2 s gives a consumer slowed by a busy machine twice the time
+// to answer), with the shipped alert
 // rules scaled (scaleRules), and waits until it is ready. It is stopped
 // when t ends.
 func startPrometheus(t *testing.T, bin string, ports map[string]int) *promServer {
@@ -278,8 +288,8 @@ func startPrometheus(t *testing.T, bin string, ports map[string]int) *promServer
 		targets = append(targets, fmt.Sprintf("'127.0.0.1:%d'", p))
 	}
 	conf := fmt.Sprintf(`global:
-  scrape_interval: 1s
-  scrape_timeout: 1s
+  scrape_interval: 2s
+  scrape_timeout: 2s
   evaluation_interval: 1s
 rule_files: [%q]
 scrape_configs:
@@ -375,6 +385,54 @@ func (s *promServer) query(t *testing.T, expr string) []map[string]string {
 		out = append(out, x.Metric)
 	}
 	return out
+}
+
+// history returns the samples of the range query expr (one series
+// expected) as runs: "0×12 1×20 (gap 6s) 1×4" for twelve 0s, twenty 1s,
+// no sample for 6 s (failed scrapes), four 1s. It is for messages: a
+// failed query says so instead of failing t.
+func (s *promServer) history(t *testing.T, expr string) string {
+	t.Helper()
+	var r struct {
+		Data struct {
+			Result []struct {
+				Values [][2]any `json:"values"`
+			} `json:"result"`
+		} `json:"data"`
+	}
+	s.api(t, "/api/v1/query?query="+url.QueryEscape(expr), &r)
+	var b strings.Builder
+	for i, series := range r.Data.Result {
+		if i > 0 {
+			b.WriteString("; next series: ")
+		}
+		last, run, prevAt := "", 0, 0.0
+		flush := func() {
+			if run > 0 {
+				fmt.Fprintf(&b, "%s×%d ", last, run)
+			}
+		}
+		for _, v := range series.Values {
+			at, _ := v[0].(float64)
+			val, _ := v[1].(string)
+			if prevAt != 0 && at-prevAt > 3 { // scrapes every 2 s
+				flush()
+				run = 0
+				fmt.Fprintf(&b, "(gap %.0fs) ", at-prevAt)
+			}
+			if val != last {
+				flush()
+				last, run = val, 0
+			}
+			run++
+			prevAt = at
+		}
+		flush()
+	}
+	if b.Len() == 0 {
+		return "no samples"
+	}
+	return strings.TrimSpace(b.String())
 }
 
 // api GETs path of the HTTP API into v, failing t on an error answer.
