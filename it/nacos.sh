@@ -358,7 +358,15 @@ cmd_start() {
 
   local t0
   t0=$(date +%s.%N)
-  (cd "$RUN_DIR" && exec nohup "$JAVA" "${jvm[@]}" "${extra[@]}" -cp "$cp" "$MAIN_CLASS" \
+  # A session of its own (setsid), so that the server is not one process
+  # among the many of whoever starts it: Linux shares the CPU between
+  # sessions (autogroups) first, and a node that TestNacosCluster started
+  # inside go test's session, beside dozens of busy sample processes, took
+  # up to 5 minutes to start (35 s of CPU). The registry is infrastructure;
+  # the processes under test are the load. setsid does not fork here: a
+  # background job of a script is not a process group leader, so $! stays
+  # the JVM's pid.
+  (cd "$RUN_DIR" && exec setsid nohup "$JAVA" "${jvm[@]}" "${extra[@]}" -cp "$cp" "$MAIN_CLASS" \
     </dev/null >"$OUT_FILE" 2>&1) &
   local pid=$!
   echo "$pid" >"$PID_FILE"
