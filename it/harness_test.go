@@ -701,11 +701,15 @@ func (e *env) console(t *testing.T, service string, in instance, weight float64,
 	if err := e.scope(context.Background(), q); err != nil {
 		t.Fatal(err)
 	}
-	req, err := http.NewRequest(http.MethodPut, "http://"+e.nacos+"/nacos/v1/ns/instance?"+q.Encode(), nil)
+	// A minute, not httpClient's 5 s: a busy Nacos has taken longer than
+	// 5 s to answer an edit (CI-like run at a load average of 44).
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodPut, "http://"+e.nacos+"/nacos/v1/ns/instance?"+q.Encode(), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	resp, err := httpClient.Do(req)
+	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
 		t.Fatal(err)
 	}
