@@ -15,15 +15,35 @@ const (
 	// NacosRetryKey is how many more times a failed registration is tried
 	// (default 10, at most 100; 0: none).
 	NacosRetryKey = "nacos.retry"
-	// NacosRetryWaitKey is the wait between two tries, in milliseconds
-	// (default 10, at most 60 000).
+	// NacosRetryWaitKey is the wait before the first retry, in
+	// milliseconds (default 10, at most 60 000); see NacosRetry.Before.
 	NacosRetryWaitKey = "nacos.retry-wait"
 )
 
 // NacosRetry says how a registration that Nacos failed is tried again.
 type NacosRetry struct {
 	Tries int           // more tries after the first
-	Wait  time.Duration // between two tries
+	Wait  time.Duration // before the first retry
+}
+
+// maxNacosBackoff caps the doubling of NacosRetry.Before.
+const maxNacosBackoff = 5 * time.Second
+
+// Before returns the wait before retry number try (1 for the first):
+// Wait, doubled for each retry after the first, up to 5 s (or Wait, if
+// longer). Dubbo Java waits Wait every time, but it creates its Nacos
+// client only once the client is connected; dubbo-go registers through a
+// client that may still be connecting, which fails each try at once
+// ("client not connected"), and ten tries 10 ms apart were over within
+// 4 s of a Nacos started on a busy machine. With the defaults the ten
+// retries span about 10 s, beside the time the tries themselves take.
+func (r NacosRetry) Before(try int) time.Duration {
+	limit := max(r.Wait, maxNacosBackoff)
+	d := r.Wait
+	for i := 1; i < try && d < limit; i++ {
+		d *= 2
+	}
+	return min(d, limit)
 }
 
 // Defaults and bounds of NacosRetry, Dubbo Java's.

@@ -21,6 +21,7 @@ import (
 	"dubbo.apache.org/dubbo-go/v3/metadata/info"
 	"dubbo.apache.org/dubbo-go/v3/registry"
 
+	"github.com/dubbogo-lb/lb/internal/urlparam"
 	"github.com/dubbogo-lb/lb/warmup"
 )
 
@@ -298,8 +299,9 @@ func TestRegistration(t *testing.T) {
 }
 
 // A registration that Nacos refuses is tried again as Dubbo Java's Nacos
-// registry does: nacos.retry more times (default 10), nacos.retry-wait ms
-// apart (default 10); bad values get the defaults.
+// registry does: nacos.retry more times (default 10), the first
+// nacos.retry-wait ms later (default 10), then doubling; bad values get the
+// defaults.
 func TestFailedAppRegistrationIsTriedAgain(t *testing.T) {
 	for _, c := range []struct {
 		name     string
@@ -333,9 +335,10 @@ func TestFailedAppRegistrationIsTriedAgain(t *testing.T) {
 			if fc.tries != c.wantTry || len(waits) != c.wantTry-1 {
 				t.Fatalf("%d tries, %d waits; want %d and %d", fc.tries, len(waits), c.wantTry, c.wantTry-1)
 			}
-			for _, w := range waits {
-				if w != c.wantWait {
-					t.Errorf("waited %v; want %v", w, c.wantWait)
+			backoff := urlparam.NacosRetry{Wait: c.wantWait}
+			for i, w := range waits {
+				if want := backoff.Before(i + 1); w != want {
+					t.Errorf("waited %v before retry %d; want %v", w, i+1, want)
 				}
 			}
 			if got := len(d.registration.byService[app]); c.ok != (got == 1) {

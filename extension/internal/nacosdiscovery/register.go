@@ -124,8 +124,8 @@ func (r *registration) batchLocked(client naming_client.INamingClient, name stri
 }
 
 // batchRetryLocked is batchLocked, tried again up to nacos.retry more
-// times, nacos.retry-wait apart, while it fails; r.mu held (a start or an
-// Update waits for it, as in Dubbo Java).
+// times while it fails, waiting longer each time (NacosRetry.Before); r.mu
+// held (a start or an Update waits for it, as in Dubbo Java).
 func (r *registration) batchRetryLocked(client naming_client.INamingClient, name string, list []sentInstance) error {
 	retry, problems := urlparam.ReadNacosRetry(r.regURL)
 	for _, p := range problems {
@@ -134,7 +134,7 @@ func (r *registration) batchRetryLocked(client naming_client.INamingClient, name
 	err := r.batchLocked(client, name, list)
 	for try := 1; err != nil && try <= retry.Tries; try++ {
 		lblog.Warnf("nacos discovery: %v; trying again (%d of %d)", err, try, retry.Tries)
-		r.sleep(retry.Wait)
+		r.sleep(retry.Before(try))
 		err = r.batchLocked(client, name, list)
 	}
 	if err != nil && retry.Tries > 0 {

@@ -87,14 +87,17 @@ func newProtocol(inner base.Protocol) *protocol {
 // registration when the registry is Nacos (interface level).
 //
 // A registration that Nacos refuses or does not answer in time (dubbo-go
-// then returns no exporter and the server does not start) is tried again,
+// then returns no exporter and the server does not start), or at
+// application level the mapping of the interface to the application, is
+// tried again,
 // as Dubbo Java's Nacos registry does: up to nacos.retry more times
-// (default 10), nacos.retry-wait apart (default 10 ms; a try that timed out
-// has waited nacos.timeout already). dubbo-go's Export is safe to repeat:
+// (default 10), the first nacos.retry-wait later (default 10 ms), each
+// next twice as long up to 5 s (urlparam.NacosRetry.Before; a try that
+// timed out has waited nacos.timeout already). dubbo-go's Export is safe to repeat:
 // the local export is cached, only the registration is done again.
 func (p *protocol) Export(invoker base.Invoker) base.Exporter {
 	exp := p.exportOnce(invoker)
-	if exp != nil || !isNacos(invoker.GetURL()) {
+	if exp != nil || !isNacos(invoker.GetURL()) && !isNacosDiscovery(invoker.GetURL()) {
 		return exp
 	}
 	u := invoker.GetURL()
@@ -105,7 +108,7 @@ func (p *protocol) Export(invoker base.Invoker) base.Exporter {
 	for try := 1; exp == nil && try <= retry.Tries; try++ {
 		logger.Warnf("[nacoskeeper] registering %s in Nacos %s failed (the error is logged above); trying again (%d of %d)",
 			u.SubURL.ServiceKey(), u.Location, try, retry.Tries)
-		p.sleep(retry.Wait)
+		p.sleep(retry.Before(try))
 		exp = p.exportOnce(invoker)
 	}
 	if exp == nil {
@@ -141,6 +144,15 @@ func isNacos(regURL *common.URL) bool {
 		name = regURL.GetParam(constant.RegistryKey, "")
 	}
 	return name == nacosProtocol
+}
+
+// isNacosDiscovery tells whether regURL, an export's invoker URL, is the
+// registry URL of application-level discovery in Nacos: its export maps
+// the interface to the application in Nacos's configuration, which fails
+// as a registration does while the client connects.
+func isNacosDiscovery(regURL *common.URL) bool {
+	return regURL != nil && regURL.SubURL != nil && regURL.Protocol == constant.ServiceRegistryProtocol &&
+		regURL.GetParam(constant.RegistryKey, "") == nacosProtocol
 }
 
 // record notes what Export registered for invoker, whose URL is the

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -16,6 +17,7 @@ import (
 	"dubbo.apache.org/dubbo-go/v3/registry"
 
 	"github.com/dubbogo-lb/lb/extension/internal/keeper"
+	"github.com/dubbogo-lb/lb/internal/urlparam"
 )
 
 // fakeNacos answers the Open API's instance list from hosts, by service.
@@ -303,8 +305,9 @@ func TestKeepRefusesASecondRun(t *testing.T) {
 	}
 }
 
-// A registration Nacos failed is tried again nacos.retry times,
-// nacos.retry-wait apart, and recorded once when a try succeeds; a bad
+// A registration Nacos failed is tried again nacos.retry times, the first
+// nacos.retry-wait later, then doubling, and recorded once when a try
+// succeeds; a bad
 // parameter gets the default; other registries are not tried again.
 func TestFailedRegistrationIsTriedAgain(t *testing.T) {
 	for _, c := range []struct {
@@ -341,9 +344,10 @@ func TestFailedRegistrationIsTriedAgain(t *testing.T) {
 			if len(waits) != c.wantExports-1 {
 				t.Errorf("%d waits; want %d", len(waits), c.wantExports-1)
 			}
-			for _, d := range waits {
-				if d != c.wantWait {
-					t.Errorf("waited %v; want %v", d, c.wantWait)
+			backoff := urlparam.NacosRetry{Wait: c.wantWait}
+			for i, d := range waits {
+				if want := backoff.Before(i + 1); d != want {
+					t.Errorf("waited %v before retry %d; want %v", d, i+1, want)
 				}
 			}
 			want := 0
@@ -355,6 +359,22 @@ func TestFailedRegistrationIsTriedAgain(t *testing.T) {
 			}
 		})
 	}
+	t.Run("application level", func(t *testing.T) {
+		// The export of application-level discovery in Nacos maps the
+		// interface in Nacos's configuration: tried again the same way.
+		inner := &fakeRegistryProtocol{nacos: newFakeNacos(t), fail: 2}
+		w := newProtocol(inner)
+		var waits []time.Duration
+		w.sleep = func(d time.Duration) { waits = append(waits, d) }
+		reg, _ := common.NewURL("service-discovery-registry://" + inner.nacos.addr() + "?registry=nacos&registry.group=G")
+		reg.SubURL, _ = common.NewURL("tri://127.0.0.1:20000/org.example.A?interface=org.example.A")
+		if exp := w.Export(base.NewBaseInvoker(reg)); exp == nil || inner.exports != 3 {
+			t.Fatalf("exporter %v after %d exports; want one after 3", exp, inner.exports)
+		}
+		if want := []time.Duration{10 * time.Millisecond, 20 * time.Millisecond}; !slices.Equal(waits, want) {
+			t.Errorf("waited %v; want %v", waits, want)
+		}
+	})
 	t.Run("other registries", func(t *testing.T) {
 		inner := &fakeRegistryProtocol{nacos: newFakeNacos(t), fail: 1}
 		w := newProtocol(inner)
