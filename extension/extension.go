@@ -35,11 +35,14 @@ import (
 	dgext "dubbo.apache.org/dubbo-go/v3/common/extension"
 	dgfilter "dubbo.apache.org/dubbo-go/v3/filter"
 	"dubbo.apache.org/dubbo-go/v3/global"
+	"dubbo.apache.org/dubbo-go/v3/metadata/report"
 	dgmetrics "dubbo.apache.org/dubbo-go/v3/metrics"
 	"dubbo.apache.org/dubbo-go/v3/protocol/base"
 	"dubbo.apache.org/dubbo-go/v3/protocol/protocolwrapper"
-	// dubbo-go's Nacos registry and service discovery: imported so that
-	// their init runs before this package's, which replaces the latter.
+	// dubbo-go's Nacos metadata report, registry and service discovery:
+	// imported so that their init runs before this package's, which wraps
+	// the first and replaces the last.
+	_ "dubbo.apache.org/dubbo-go/v3/metadata/report/nacos"
 	_ "dubbo.apache.org/dubbo-go/v3/registry/nacos"
 
 	"github.com/dubbogo-lb/lb/extension/internal/lbname"
@@ -87,6 +90,12 @@ func init() {
 	// instance weight over the provider's weight.
 	// It records what it registers for KeepRegistered (appRegistrations).
 	dgext.SetServiceDiscovery(nacosdiscovery.Protocol, nacosdiscovery.NewServiceDiscovery(nacosdiscovery.Options{Registrations: appRegistrations}))
+	// The application's metadata, which dubbo-go publishes in Nacos before
+	// it registers the instance, is tried again as registrations are.
+	if f := dgext.GetMetadataReportFactory(nacosdiscovery.Protocol); f != nil {
+		reports := nacosdiscovery.RetryingReports(f)
+		dgext.SetMetadataReportFactory(nacosdiscovery.Protocol, func() report.MetadataReportFactory { return reports })
+	}
 
 	// A provider that names a balancer this consumer does not know never
 	// panics it (dubbo-go looks the name up with MustGet): every provider

@@ -1,6 +1,7 @@
 package extension
 
 import (
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -156,6 +157,14 @@ func TestNacosServiceDiscoveryIsOurs(t *testing.T) {
 	require.NoError(t, err)
 	assert.Contains(t, sd.String(), "github.com/dubbogo-lb/lb")
 	require.NoError(t, sd.Destroy()) // made no client: nothing to close
+}
+
+// dubbo-go's Nacos metadata reports are wrapped so that a publication
+// Nacos fails is tried again (nacosdiscovery.RetryingReports).
+func TestNacosMetadataReportsAreTriedAgain(t *testing.T) {
+	f := dgext.GetMetadataReportFactory("nacos")
+	require.NotNil(t, f)
+	assert.Equal(t, "*nacosdiscovery.retryingFactory", fmt.Sprintf("%T", f))
 }
 
 // fakeProtocol refers any URL as a bare invoker, without dialing.

@@ -27,16 +27,19 @@ type NacosRetry struct {
 }
 
 // maxNacosBackoff caps the doubling of NacosRetry.Before.
-const maxNacosBackoff = 5 * time.Second
+const maxNacosBackoff = 10 * time.Second
 
 // Before returns the wait before retry number try (1 for the first):
-// Wait, doubled for each retry after the first, up to 5 s (or Wait, if
+// Wait, doubled for each retry after the first, up to 10 s (or Wait, if
 // longer). Dubbo Java waits Wait every time, but it creates its Nacos
 // client only once the client is connected; dubbo-go registers through a
 // client that may still be connecting, which fails each try at once
 // ("client not connected"), and ten tries 10 ms apart were over within
 // 4 s of a Nacos started on a busy machine. With the defaults the ten
-// retries span about 10 s, beside the time the tries themselves take.
+// retries wait about 20 s in all, beside the time the tries themselves
+// take (a try that times out takes nacos.timeout): a provider outlasts a
+// Nacos that does not answer for half a minute, and still fails its start
+// within a minute or two when no Nacos is there.
 func (r NacosRetry) Before(try int) time.Duration {
 	limit := max(r.Wait, maxNacosBackoff)
 	d := r.Wait
@@ -44,6 +47,19 @@ func (r NacosRetry) Before(try int) time.Duration {
 		d *= 2
 	}
 	return min(d, limit)
+}
+
+// Do calls f until it returns nil, at most Tries more times than once;
+// before retry k it calls retrying with the error and k, then sleeps
+// Before(k). It returns f's last error.
+func (r NacosRetry) Do(sleep func(time.Duration), retrying func(err error, try int), f func() error) error {
+	err := f()
+	for try := 1; err != nil && try <= r.Tries; try++ {
+		retrying(err, try)
+		sleep(r.Before(try))
+		err = f()
+	}
+	return err
 }
 
 // Defaults and bounds of NacosRetry, Dubbo Java's.

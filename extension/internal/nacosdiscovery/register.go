@@ -131,12 +131,9 @@ func (r *registration) batchRetryLocked(client naming_client.INamingClient, name
 	for _, p := range problems {
 		lblog.Warnf("nacos discovery: %s", p)
 	}
-	err := r.batchLocked(client, name, list)
-	for try := 1; err != nil && try <= retry.Tries; try++ {
+	err := retry.Do(r.sleep, func(err error, try int) {
 		lblog.Warnf("nacos discovery: %v; trying again (%d of %d)", err, try, retry.Tries)
-		r.sleep(retry.Before(try))
-		err = r.batchLocked(client, name, list)
-	}
+	}, func() error { return r.batchLocked(client, name, list) })
 	if err != nil && retry.Tries > 0 {
 		err = fmt.Errorf("%w (tried %d times, %s)", err, retry.Tries+1, urlparam.NacosRetryKey)
 	}

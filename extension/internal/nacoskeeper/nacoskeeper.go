@@ -92,31 +92,38 @@ func newProtocol(inner base.Protocol) *protocol {
 // tried again,
 // as Dubbo Java's Nacos registry does: up to nacos.retry more times
 // (default 10), the first nacos.retry-wait later (default 10 ms), each
-// next twice as long up to 5 s (urlparam.NacosRetry.Before; a try that
+// next twice as long up to 10 s (urlparam.NacosRetry.Before; a try that
 // timed out has waited nacos.timeout already). dubbo-go's Export is safe to repeat:
 // the local export is cached, only the registration is done again.
 func (p *protocol) Export(invoker base.Invoker) base.Exporter {
-	exp := p.exportOnce(invoker)
-	if exp != nil || !isNacos(invoker.GetURL()) && !isNacosDiscovery(invoker.GetURL()) {
-		return exp
-	}
 	u := invoker.GetURL()
+	if !isNacos(u) && !isNacosDiscovery(u) {
+		return p.exportOnce(invoker)
+	}
 	retry, problems := urlparam.ReadNacosRetry(u)
 	for _, pr := range problems {
 		logger.Warnf("[nacoskeeper] %s", pr)
 	}
-	for try := 1; exp == nil && try <= retry.Tries; try++ {
+	var exp base.Exporter
+	err := retry.Do(p.sleep, func(_ error, try int) {
 		logger.Warnf("[nacoskeeper] registering %s in Nacos %s failed (the error is logged above); trying again (%d of %d)",
 			u.SubURL.ServiceKey(), u.Location, try, retry.Tries)
-		p.sleep(retry.Before(try))
-		exp = p.exportOnce(invoker)
-	}
-	if exp == nil {
+	}, func() error {
+		if exp = p.exportOnce(invoker); exp == nil {
+			return errNotExported
+		}
+		return nil
+	})
+	if err != nil && retry.Tries > 0 {
 		logger.Errorf("[nacoskeeper] registering %s in Nacos %s failed %d times; giving up (%s)",
 			u.SubURL.ServiceKey(), u.Location, retry.Tries+1, urlparam.NacosRetryKey)
 	}
 	return exp
 }
+
+// errNotExported stands for an export that dubbo-go failed (it returns no
+// exporter and logs the error).
+var errNotExported = errors.New("not exported")
 
 // exportOnce is one Export through dubbo-go's registry protocol, recorded.
 func (p *protocol) exportOnce(invoker base.Invoker) base.Exporter {
