@@ -157,7 +157,7 @@ func TestApplicationLevelJavaMixedFleet(t *testing.T) {
 	weights := map[string]float64{"go100": 100, "java300": 300, "go300": 300, "java100": 100}
 	for _, c := range cs {
 		c.until(t, reactDeadline, "reaching every provider", func(r report) bool { return all(r, "go100", "java300", "go300", "java100") })
-		m := c.collectCalls(t, shareCalls)
+		m := c.collectCallsTo(t, shareCalls, "go100", "java300", "go300", "java100")
 		for name, w := range weights {
 			shareOf(t, c.name+": share of "+name+" (weights 100:300:300:100)", m, name, 100*w/800)
 		}
@@ -169,7 +169,7 @@ func TestApplicationLevelJavaMixedFleet(t *testing.T) {
 	e.console(t, javaAppService, java100, 3*java100.Weight, true)
 	for _, c := range cs {
 		followed(t, c, changed, "java100", 12.5, true)
-		shareOf(t, c.name+": share of java100, its instance weight tripled (100:300:300:300)", c.collectCalls(t, shareCalls), "java100", 30)
+		shareOf(t, c.name+": share of java100, its instance weight tripled (100:300:300:300)", c.collectCallsTo(t, shareCalls, "go100", "java300", "go300", "java100"), "java100", 30)
 	}
 
 	// java300 disabled: no call to it; go300 has 300 of 700.

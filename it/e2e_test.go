@@ -66,7 +66,11 @@ func within(t *testing.T, what string, got, want, tol float64) {
 func shareOf(t *testing.T, what string, r report, provider string, want float64) {
 	t.Helper()
 	n := successes(r)
-	within(t, fmt.Sprintf("%s (%d calls)", what, n), r.share(provider), want, shareTol(want, n, edgeAllowance))
+	got, tol := r.share(provider), shareTol(want, n, edgeAllowance)
+	within(t, fmt.Sprintf("%s (%d calls)", what, n), got, want, tol)
+	if math.Abs(got-want) > tol {
+		t.Logf("%s: calls by provider %v", what, r.By)
+	}
 }
 
 // shareControl is shareOf's negative control for a share set by weights:
@@ -214,7 +218,7 @@ func TestNacosMetadataWeightsSplitTheCallsAndAnEditIsFollowed(t *testing.T) {
 	cs := e.startConsumers(t, 2, specs...)
 	for _, c := range cs {
 		c.until(t, reactDeadline, "reaching both providers", func(r report) bool { return all(r, "w1", "w3") })
-		m := c.collectCalls(t, shareCalls)
+		m := c.collectCallsTo(t, shareCalls, "w1", "w3")
 		shareOf(t, c.name+": share of weight 1 of 1:3", m, "w1", 25)
 		shareControl(t, "unweighted_"+c.name, c.name+": share of weight 1 of 1:3", m, "w1", 50)
 	}
@@ -243,7 +247,7 @@ func TestNacosMetadataWeightsSplitTheCallsAndAnEditIsFollowed(t *testing.T) {
 			return m.share("w1") > 25+noise(25, successes(m))
 		})
 		t.Logf("%s: new weight in force within %v", c.name, r.end.Sub(changed).Round(time.Second))
-		shareOf(t, c.name+": share of weight 3 of 3:3", c.collectCalls(t, shareCalls), "w1", 50)
+		shareOf(t, c.name+": share of weight 3 of 3:3", c.collectCallsTo(t, shareCalls, "w1", "w3"), "w1", 50)
 	}
 	for _, c := range cs {
 		noErrors(t, c, c.finish(t))
@@ -310,7 +314,7 @@ func checkRamp(t *testing.T, c *consumer, p *provider, started time.Time, warmup
 	// the ramp adds: the balancers recompute warm weights every 100 ms, so
 	// they lag the curve by up to 0.1 s; the most the expected share moves
 	// in 0.1 s anywhere along the warmup (0.2 points in
-	// TestWarmupRampsUpANewProvider, 0.7 in
+	// TestWarmupRampsUpANewProvider, 0.3 in
 	// TestApplicationLevelWeightsAndWarmup) is added.
 	lag := 0.0
 	for i := range 300 {
@@ -342,11 +346,29 @@ func checkRamp(t *testing.T, c *consumer, p *provider, started time.Time, warmup
 	name := p.spec.name
 	found := c.finds(t, p)
 	t.Logf("%s: found the new provider %.1fs into its warmup", c.name, found.end.Sub(started).Seconds())
+	// beside are the providers that answered beside it then. An
+	// interval in which one of them answered no call is left out, as
+	// collectCallsTo does: a busy machine's Nacos sometimes drops every
+	// client's connection at once (seen at 57 s into a ramp: the new
+	// provider alone got 98 % of a window) until their clients register
+	// again, and the curve assumes all of them.
+	var beside []string
+	for n := range found.By {
+		if n != name {
+			beside = append(beside, n)
+		}
+	}
+	slices.Sort(beside)
 	var ws []*window
 	cur := &window{}
+	skipped := 0
 	for {
 		r := c.next(t, reportTimeout)
 		from, to := r.start().Sub(started).Seconds(), r.end.Sub(started).Seconds()
+		if !all(r, beside...) && to <= warmup.Seconds() {
+			skipped++
+			continue
+		}
 		if to > warmup.Seconds() {
 			// What the last window holds is checked too, if it is enough
 			// for a binomial tolerance to mean something.
@@ -367,6 +389,9 @@ func checkRamp(t *testing.T, c *consumer, p *provider, started time.Time, warmup
 			ws = append(ws, cur)
 			cur = &window{}
 		}
+	}
+	if skipped > 0 {
+		t.Logf("%s: %d report intervals of the ramp left out, each without a call to one of %v", c.name, skipped, beside)
 	}
 	if len(ws) == 0 {
 		t.Fatalf("%s: %d calls during the rest of the warmup, want %d to check the ramp", c.name, cur.calls, rampCalls)
@@ -399,7 +424,7 @@ func checkRamp(t *testing.T, c *consumer, p *provider, started time.Time, warmup
 	}
 	// Once warm, the new provider has its full share.
 	c.until(t, reactDeadline, "past the warmup", func(r report) bool { return r.start().After(started.Add(warmup + time.Second)) })
-	shareOf(t, c.name+": share of the new provider once warm", c.collectCalls(t, shareCalls), name, warmShare)
+	shareOf(t, c.name+": share of the new provider once warm", c.collectCallsTo(t, shareCalls, append(beside, name)...), name, warmShare)
 }
 
 // A provider two hundred times slower than the others gets a small share
@@ -787,9 +812,11 @@ func TestNacosRestartDuringLoadLosesNoCallNorProvider(t *testing.T) {
 		e.startProvider(t, providerSpec{name: "r3", latency: "5ms"}),
 	}
 	e.waitRegistered(t, ps...)
-	// Few consumers: Nacos restarts on the same two cores, and its embedded
-	// Derby store gives up when starved for CPU.
-	cs := e.startConsumers(t, 3, specsFor(balancers(t, "warmrandom", "swrr", "lalb"), "-concurrency", "2")...)
+	// Few consumers, paced: Nacos restarts on the same two cores, and its
+	// embedded Derby store gives up when starved for CPU. Flat out, the
+	// three made 50 000 calls in CI while Nacos took 166 s to start again
+	// (13 s on an idle machine); what is checked needs a few hundred.
+	cs := e.startConsumers(t, 3, specsFor(balancers(t, "warmrandom", "swrr", "lalb"), "-concurrency", "2", "-rate", "30")...)
 	for _, c := range cs {
 		c.until(t, reactDeadline, "reaching all providers", func(r report) bool { return all(r, "r1", "r2", "r3") })
 	}

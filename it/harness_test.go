@@ -948,10 +948,11 @@ func (c *consumer) collectCalls(t *testing.T, want int64) report {
 }
 
 // collectCallsTo is collectCalls over the intervals in which every
-// provider of names answered a call: for a latency-blind balancer, whose
-// shares assume every provider listed, the intervals in which a busy
-// machine's Nacos had lost one (its keeper registers it again) are left
-// out, and their number logged. No names: every interval.
+// provider of names answered a call: for a share that assumes every
+// provider listed, the intervals in which a busy machine's Nacos had lost
+// one (every client reconnected at once, or its keeper registered it
+// again; docs/testing.md) are left out, and their number logged. No
+// names: every interval.
 func (c *consumer) collectCallsTo(t *testing.T, want int64, names ...string) report {
 	t.Helper()
 	deadline := time.Now().Add(collectDeadline)

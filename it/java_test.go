@@ -68,7 +68,7 @@ func TestJavaMixedFleet(t *testing.T) {
 		c.until(t, reactDeadline, "reaching every provider", func(r report) bool {
 			return all(r, "go100", "java300", "go300", "java100")
 		})
-		m := c.collectCalls(t, shareCalls)
+		m := c.collectCallsTo(t, shareCalls, "go100", "java300", "go300", "java100")
 		for _, p := range ps {
 			shareOf(t, c.name+": share of "+p.spec.name+" (weights 100:300:300:100)", m, p.spec.name, 100*float64(p.spec.weight)/800)
 		}

@@ -81,6 +81,9 @@ func TestZoneAwareRoutingStaysLocalSpillsAndFailsOver(t *testing.T) {
 	if r := control.collectCalls(t, shareCalls); atHome(r, zoneA, 99) == nil {
 		t.Errorf("%s passed the at-home check (%v): the check proves nothing", control.name, r)
 	}
+	// Its part is done: flat out to the end, it made a third of the test's
+	// calls, and the machine's CPU is what every test waits for.
+	noErrors(t, control, control.finish(t))
 
 	// az-a shrinks to a1: it keeps half of its consumer's calls.
 	ps[1].stop()
@@ -123,7 +126,7 @@ func TestZoneAwareRoutingStaysLocalSpillsAndFailsOver(t *testing.T) {
 	if r := ca.collectCalls(t, shareCalls); atHome(r, zoneA, 99) != nil {
 		t.Errorf("%s, az-a back: %v; want at least 99 %% at home", ca.name, r)
 	}
-	for _, c := range []*consumer{ca, cb, control} {
+	for _, c := range []*consumer{ca, cb} {
 		noErrors(t, c, c.finish(t))
 	}
 }
