@@ -701,9 +701,13 @@ func (e *env) console(t *testing.T, service string, in instance, weight float64,
 	if err := e.scope(context.Background(), q); err != nil {
 		t.Fatal(err)
 	}
-	// A minute, not httpClient's 5 s: a busy Nacos has taken longer than
-	// 5 s to answer an edit (CI-like run at a load average of 44).
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	// Three minutes, not httpClient's 5 s: a busy Nacos has taken longer
+	// than 5 s to answer an edit (CI-like run at a load average of 44), and
+	// longer than a minute to answer two at once (load average 60: Nacos 3
+	// writes an ephemeral instance's edited metadata through its Raft
+	// group). How long it took is logged when it is more than 5 s.
+	start := time.Now()
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 	req, err := http.NewRequestWithContext(ctx, http.MethodPut, "http://"+e.nacos+"/nacos/v1/ns/instance?"+q.Encode(), nil)
 	if err != nil {
@@ -718,7 +722,11 @@ func (e *env) console(t *testing.T, service string, in instance, weight float64,
 	if resp.StatusCode != http.StatusOK || string(body) != "ok" {
 		t.Fatalf("console edit of %s:%d in %s: %s: %s", in.IP, in.Port, service, resp.Status, body)
 	}
-	t.Logf("console: %s:%d in %s: weight %g, enabled %v", in.IP, in.Port, service, weight, enabled)
+	took := ""
+	if d := time.Since(start); d > 5*time.Second {
+		took = fmt.Sprintf(" (Nacos answered after %v)", d.Round(100*time.Millisecond))
+	}
+	t.Logf("console: %s:%d in %s: weight %g, enabled %v%s", in.IP, in.Port, service, weight, enabled, took)
 }
 
 // ---------------------------------------------------------------- consumers

@@ -115,6 +115,7 @@ type fakeNacos struct {
 	v3Login  int // status of POST /v3/auth/user/login; 200 gives a token
 	v1Login  int
 	list     int // status of GET /v1/ns/instance/list
+	listBusy int // the first listBusy list reads answer 503 instead
 	mu       sync.Mutex
 	logins   []string          // paths, in order
 	tokens   []string          // accessToken of each list read
@@ -146,6 +147,11 @@ func (f *fakeNacos) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	case "/nacos/v1/ns/instance/list":
 		f.tokens = append(f.tokens, r.FormValue("accessToken"))
 		f.lastList = map[string]string{"namespaceId": r.FormValue("namespaceId"), "groupName": r.FormValue("groupName")}
+		if f.listBusy > 0 {
+			f.listBusy--
+			answer(http.StatusServiceUnavailable, "")
+			return
+		}
 		answer(f.list, `{"hosts":[]}`)
 	default:
 		answer(http.StatusNotFound, "")
@@ -243,6 +249,29 @@ func TestCheckLoginVerdicts(t *testing.T) {
 	}
 	if err := CheckLogin(&global.RegistryConfig{Protocol: Protocol, Address: "no-port"}); err == nil {
 		t.Error("an address without a port: no error")
+	}
+}
+
+// A server too busy to tell in one round is asked again, 1 s and then 2 s
+// later, before the consumer is let start unchecked.
+func TestCheckLoginAsksABusyServerAgain(t *testing.T) {
+	for _, tc := range []struct {
+		busy      int
+		wantErr   bool
+		wantWaits []time.Duration
+	}{
+		{0, true, nil},
+		{2, true, []time.Duration{time.Second, 2 * time.Second}},
+		{3, false, []time.Duration{time.Second, 2 * time.Second}},
+	} {
+		f := &fakeNacos{v3Login: http.StatusOK, list: http.StatusForbidden, listBusy: tc.busy}
+		a := fakeAPI(t, f, "u")
+		a.password = "wrong"
+		var waits []time.Duration
+		err := a.checkLogins(func(d time.Duration) { waits = append(waits, d) })
+		if (err != nil) != tc.wantErr || !slices.Equal(waits, tc.wantWaits) {
+			t.Errorf("%d busy answers: %v after waits %v; want an error %v after %v", tc.busy, err, waits, tc.wantErr, tc.wantWaits)
+		}
 	}
 }
 

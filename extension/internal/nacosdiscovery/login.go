@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
+	"time"
 
 	"dubbo.apache.org/dubbo-go/v3/common"
 	"dubbo.apache.org/dubbo-go/v3/common/constant"
@@ -18,8 +19,8 @@ import (
 // password, or, without a username, checks that the server serves readers
 // without a login. It returns an error naming the server when the server
 // requires a login and refuses the one configured (or none is), and nil
-// when it takes it, needs none, or cannot be reached or asked (a consumer
-// may start before its Nacos). dubbo-go itself only logs a refused login
+// when it takes it, needs none, or cannot be reached or asked in three
+// rounds 1 s and 2 s apart (a consumer may start before its Nacos). dubbo-go itself only logs a refused login
 // and then finds no provider, without saying why.
 func CheckLogin(reg *global.RegistryConfig) error {
 	u, err := nacosURL(reg)
@@ -30,13 +31,31 @@ func CheckLogin(reg *global.RegistryConfig) error {
 	if err != nil {
 		return fmt.Errorf("Nacos at %s: %w", reg.Address, err)
 	}
-	a := newOpenAPI(servers, config)
-	for _, base := range a.bases {
-		if decided, err := a.checkLogin(base); decided {
-			return err
+	return newOpenAPI(servers, config).checkLogins(time.Sleep)
+}
+
+// checkLoginWaits are the waits before the second and the third round of
+// CheckLogin over the servers. A busy Nacos may not answer in time, or
+// answer with a 5xx: seen at a load average of 60, a wrong password refused
+// with 500 and the read that tells a login is required not answered, and
+// the consumer started unchecked. A Nacos that is not there yet costs a
+// consumer 3 s more at start.
+var checkLoginWaits = []time.Duration{time.Second, 2 * time.Second}
+
+// checkLogins is CheckLogin over a's servers, in rounds while no server
+// decides, sleeping checkLoginWaits between them.
+func (a *openAPI) checkLogins(sleep func(time.Duration)) error {
+	for round := 0; ; round++ {
+		for _, base := range a.bases {
+			if decided, err := a.checkLogin(base); decided {
+				return err
+			}
 		}
+		if round == len(checkLoginWaits) {
+			return nil
+		}
+		sleep(checkLoginWaits[round])
 	}
-	return nil
 }
 
 // checkLogin checks the login at one server; decided is false when the
