@@ -71,10 +71,16 @@ const (
 )
 
 // ReadNacosRetry reads NacosRetryKey and NacosRetryWaitKey from the
-// registry URL u. A value that is not a whole number in range is dropped
-// (its default applies) and problems says so, one entry per value.
+// registry URL u (nil: the defaults). A value that is not a whole number
+// in range is dropped (its default applies) and problems says so, one
+// entry per value.
 func ReadNacosRetry(u *common.URL) (NacosRetry, []string) {
-	return ParseNacosRetry(func(key string) string { return u.GetParam(key, "") })
+	return ParseNacosRetry(func(key string) string {
+		if u == nil {
+			return ""
+		}
+		return u.GetParam(key, "")
+	})
 }
 
 // ParseNacosRetry is ReadNacosRetry over param, which returns a key's raw

@@ -283,3 +283,10 @@ func TestNacosRetryBackoff(t *testing.T) {
 		t.Errorf("the longest wait before the 100th retry: %v; want 1m0s", got)
 	}
 }
+
+// A report or registry without a URL gets the default retries.
+func TestReadNacosRetryWithoutURL(t *testing.T) {
+	if r, problems := ReadNacosRetry(nil); r != (NacosRetry{Tries: defaultNacosRetries, Wait: defaultNacosRetryWait}) || len(problems) != 0 {
+		t.Errorf("ReadNacosRetry(nil) = %+v, %q; want the defaults", r, problems)
+	}
+}

@@ -43,13 +43,7 @@ type retryingReport struct {
 
 // PublishAppMetadata publishes, tried again while Nacos fails it.
 func (r *retryingReport) PublishAppMetadata(application, revision string, mi *info.MetadataInfo) error {
-	var retry urlparam.NacosRetry
-	var problems []string
-	if u := r.URL(); u != nil {
-		retry, problems = urlparam.ReadNacosRetry(u)
-	} else {
-		retry, problems = urlparam.ParseNacosRetry(func(string) string { return "" })
-	}
+	retry, problems := urlparam.ReadNacosRetry(r.URL())
 	for _, p := range problems {
 		lblog.Warnf("nacos discovery: %s", p)
 	}
