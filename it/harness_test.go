@@ -703,24 +703,37 @@ func (e *env) console(t *testing.T, service string, in instance, weight float64,
 	}
 	// Three minutes, not httpClient's 5 s: a busy Nacos has taken longer
 	// than 5 s to answer an edit (CI-like run at a load average of 44), and
-	// longer than a minute to answer two at once (load average 60: Nacos 3
-	// writes an ephemeral instance's edited metadata through its Raft
-	// group). How long it took is logged when it is more than 5 s.
+	// longer than a minute to answer two at once (load average 60). Nacos 3
+	// writes an ephemeral instance's edited metadata through its Raft group
+	// and gives the write 10 s (hard-coded in JRaftProtocol.write); at a
+	// load average of 124 it answered "500 ... do metadata operation
+	// failed". The edit is idempotent, and an operator whose console shows
+	// that error saves again: so does the harness, 2 s later, within the
+	// same three minutes, and logs it. How long the edit took is logged
+	// when it is more than 5 s.
 	start := time.Now()
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
-	req, err := http.NewRequestWithContext(ctx, http.MethodPut, "http://"+e.nacos+"/nacos/v1/ns/instance?"+q.Encode(), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	body, _ := io.ReadAll(resp.Body)
-	if resp.StatusCode != http.StatusOK || string(body) != "ok" {
-		t.Fatalf("console edit of %s:%d in %s: %s: %s", in.IP, in.Port, service, resp.Status, body)
+	for {
+		req, err := http.NewRequestWithContext(ctx, http.MethodPut, "http://"+e.nacos+"/nacos/v1/ns/instance?"+q.Encode(), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode >= 500 && ctx.Err() == nil {
+			t.Logf("console edit of %s:%d in %s: Nacos answered %s: %s; saving it again", in.IP, in.Port, service, resp.Status, body)
+			time.Sleep(2 * time.Second)
+			continue
+		}
+		if resp.StatusCode != http.StatusOK || string(body) != "ok" {
+			t.Fatalf("console edit of %s:%d in %s: %s: %s", in.IP, in.Port, service, resp.Status, body)
+		}
+		break
 	}
 	took := ""
 	if d := time.Since(start); d > 5*time.Second {
