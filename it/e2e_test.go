@@ -314,7 +314,7 @@ func checkRamp(t *testing.T, c *consumer, p *provider, started time.Time, warmup
 	// the ramp adds: the balancers recompute warm weights every 100 ms, so
 	// they lag the curve by up to 0.1 s; the most the expected share moves
 	// in 0.1 s anywhere along the warmup (0.2 points in
-	// TestWarmupRampsUpANewProvider, 0.3 in
+	// TestWarmupRampsUpANewProvider, 0.2 in
 	// TestApplicationLevelWeightsAndWarmup) is added.
 	lag := 0.0
 	for i := range 300 {

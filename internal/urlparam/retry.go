@@ -27,19 +27,21 @@ type NacosRetry struct {
 }
 
 // maxNacosBackoff caps the doubling of NacosRetry.Before.
-const maxNacosBackoff = 10 * time.Second
+const maxNacosBackoff = 30 * time.Second
 
 // Before returns the wait before retry number try (1 for the first):
-// Wait, doubled for each retry after the first, up to 10 s (or Wait, if
+// Wait, doubled for each retry after the first, up to 30 s (or Wait, if
 // longer). Dubbo Java waits Wait every time, but it creates its Nacos
 // client only once the client is connected; dubbo-go registers through a
 // client that may still be connecting, which fails each try at once
 // ("client not connected"), and ten tries 10 ms apart were over within
-// 4 s of a Nacos started on a busy machine. With the defaults the ten
-// retries wait about 20 s in all, beside the time the tries themselves
-// take (a try that times out takes nacos.timeout): a provider outlasts a
-// Nacos that does not answer for half a minute, and still fails its start
-// within a minute or two when no Nacos is there.
+// 4 s of a Nacos started on a busy machine; with a cap of 10 s, the ten
+// retries (20 s of waits) were over before a Nacos at a load average of 65
+// answered. With the defaults the ten retries now wait about 70 s in all,
+// beside the time the tries themselves take (a try that times out takes
+// nacos.timeout): a provider outlasts a Nacos that does not answer for a
+// minute, and still fails its start within two or three when none is
+// there.
 func (r NacosRetry) Before(try int) time.Duration {
 	limit := max(r.Wait, maxNacosBackoff)
 	d := r.Wait

@@ -260,16 +260,16 @@ func FuzzParseZoneRouting(f *testing.F) {
 }
 
 // The wait before each retry of a registration doubles from nacos.retry-wait
-// up to 10 s, or stays at a longer nacos.retry-wait.
+// up to 30 s, or stays at a longer nacos.retry-wait.
 func TestNacosRetryBackoff(t *testing.T) {
 	ms := time.Millisecond
 	for _, c := range []struct {
 		wait time.Duration
 		want []time.Duration // before retries 1, 2, ...
 	}{
-		{10 * ms, []time.Duration{10 * ms, 20 * ms, 40 * ms, 80 * ms, 160 * ms, 320 * ms, 640 * ms, 1280 * ms, 2560 * ms, 5120 * ms, 10000 * ms, 10000 * ms}},
-		{1500 * ms, []time.Duration{1500 * ms, 3000 * ms, 6000 * ms, 10000 * ms, 10000 * ms}},
-		{15 * time.Second, []time.Duration{15 * time.Second, 15 * time.Second}},
+		{10 * ms, []time.Duration{10 * ms, 20 * ms, 40 * ms, 80 * ms, 160 * ms, 320 * ms, 640 * ms, 1280 * ms, 2560 * ms, 5120 * ms, 10240 * ms, 20480 * ms, 30000 * ms, 30000 * ms}},
+		{1500 * ms, []time.Duration{1500 * ms, 3000 * ms, 6000 * ms, 12000 * ms, 24000 * ms, 30000 * ms}},
+		{45 * time.Second, []time.Duration{45 * time.Second, 45 * time.Second}},
 		{0, []time.Duration{0, 0, 0}},
 	} {
 		r := NacosRetry{Tries: len(c.want), Wait: c.wait}
