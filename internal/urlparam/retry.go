@@ -35,13 +35,10 @@ const maxNacosBackoff = 30 * time.Second
 // client only once the client is connected; dubbo-go registers through a
 // client that may still be connecting, which fails each try at once
 // ("client not connected"), and ten tries 10 ms apart were over within
-// 4 s of a Nacos started on a busy machine; with a cap of 10 s, the ten
-// retries (20 s of waits) were over before a Nacos at a load average of 65
-// answered. With the defaults the ten retries now wait about 70 s in all,
-// beside the time the tries themselves take (a try that times out takes
-// nacos.timeout): a provider outlasts a Nacos that does not answer for a
-// minute, and still fails its start within two or three when none is
-// there.
+// 4 s of a Nacos started on a busy machine. With the defaults the ten
+// retries wait about 10 s in all (the last 5.1 s), beside the time the
+// tries themselves take; the cap matters for more retries or a longer
+// nacos.retry-wait.
 func (r NacosRetry) Before(try int) time.Duration {
 	limit := max(r.Wait, maxNacosBackoff)
 	d := r.Wait
