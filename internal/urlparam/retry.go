@@ -26,24 +26,26 @@ type NacosRetry struct {
 	Wait  time.Duration // before the first retry
 }
 
-// maxNacosBackoff caps the doubling of NacosRetry.Before.
+// maxNacosBackoff caps the growth of NacosRetry.Before.
 const maxNacosBackoff = 30 * time.Second
 
 // Before returns the wait before retry number try (1 for the first):
-// Wait, doubled for each retry after the first, up to 30 s (or Wait, if
-// longer). Dubbo Java waits Wait every time, but it creates its Nacos
-// client only once the client is connected; dubbo-go registers through a
-// client that may still be connecting, which fails each try at once
-// ("client not connected"), and ten tries 10 ms apart were over within
-// 4 s of a Nacos started on a busy machine. With the defaults the ten
-// retries wait about 10 s in all (the last 5.1 s), beside the time the
-// tries themselves take; the cap matters for more retries or a longer
-// nacos.retry-wait.
+// Wait, three times as long for each retry after the first, up to 30 s (or
+// Wait, if longer). Dubbo Java waits Wait every time, but it creates its
+// Nacos client only once the client is connected; dubbo-go registers
+// through a client that may still be connecting, which fails each try at
+// once ("client not connected"): ten tries 10 ms apart were over within
+// 4 s of a Nacos started on a busy machine, and doubling waits (10 s for
+// the ten) within 20 s of a Nacos at a load average of 65. With the
+// defaults the ten retries now wait about 93 s in all, beside the time the
+// tries themselves take: a provider outlasts a registry silent for a
+// minute and a half, and still fails its start within a few minutes when
+// none is there.
 func (r NacosRetry) Before(try int) time.Duration {
 	limit := max(r.Wait, maxNacosBackoff)
 	d := r.Wait
 	for i := 1; i < try && d < limit; i++ {
-		d *= 2
+		d *= 3
 	}
 	return min(d, limit)
 }

@@ -259,7 +259,7 @@ func FuzzParseZoneRouting(f *testing.F) {
 	})
 }
 
-// The wait before each retry of a registration doubles from nacos.retry-wait
+// The wait before each retry of a registration triples from nacos.retry-wait
 // up to 30 s, or stays at a longer nacos.retry-wait.
 func TestNacosRetryBackoff(t *testing.T) {
 	ms := time.Millisecond
@@ -267,8 +267,8 @@ func TestNacosRetryBackoff(t *testing.T) {
 		wait time.Duration
 		want []time.Duration // before retries 1, 2, ...
 	}{
-		{10 * ms, []time.Duration{10 * ms, 20 * ms, 40 * ms, 80 * ms, 160 * ms, 320 * ms, 640 * ms, 1280 * ms, 2560 * ms, 5120 * ms, 10240 * ms, 20480 * ms, 30000 * ms, 30000 * ms}},
-		{1500 * ms, []time.Duration{1500 * ms, 3000 * ms, 6000 * ms, 12000 * ms, 24000 * ms, 30000 * ms}},
+		{10 * ms, []time.Duration{10 * ms, 30 * ms, 90 * ms, 270 * ms, 810 * ms, 2430 * ms, 7290 * ms, 21870 * ms, 30000 * ms, 30000 * ms, 30000 * ms}},
+		{1500 * ms, []time.Duration{1500 * ms, 4500 * ms, 13500 * ms, 30000 * ms, 30000 * ms}},
 		{45 * time.Second, []time.Duration{45 * time.Second, 45 * time.Second}},
 		{0, []time.Duration{0, 0, 0}},
 	} {

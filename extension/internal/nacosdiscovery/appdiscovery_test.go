@@ -300,7 +300,7 @@ func TestRegistration(t *testing.T) {
 
 // A registration that Nacos refuses is tried again as Dubbo Java's Nacos
 // registry does: nacos.retry more times (default 10), the first
-// nacos.retry-wait ms later (default 10), then doubling; bad values get the
+// nacos.retry-wait ms later (default 10), then tripling; bad values get the
 // defaults.
 func TestFailedAppRegistrationIsTriedAgain(t *testing.T) {
 	for _, c := range []struct {

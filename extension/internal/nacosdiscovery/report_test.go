@@ -42,7 +42,7 @@ func TestMetadataPublicationIsTriedAgain(t *testing.T) {
 		waits        []time.Duration
 		ok           bool
 	}{
-		{"defaults", "", 3, 4, []time.Duration{10 * ms, 20 * ms, 40 * ms}, true},
+		{"defaults", "", 3, 4, []time.Duration{10 * ms, 30 * ms, 90 * ms}, true},
 		{"none failed", "", 0, 1, nil, true},
 		{"retries used up", "?nacos.retry=1&nacos.retry-wait=100", 3, 2, []time.Duration{100 * ms}, false},
 	} {

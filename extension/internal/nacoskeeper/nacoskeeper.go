@@ -92,7 +92,7 @@ func newProtocol(inner base.Protocol) *protocol {
 // tried again,
 // as Dubbo Java's Nacos registry does: up to nacos.retry more times
 // (default 10), the first nacos.retry-wait later (default 10 ms), each
-// next twice as long up to 30 s (urlparam.NacosRetry.Before; a try that
+// next three times as long up to 30 s (urlparam.NacosRetry.Before; a try that
 // timed out has waited nacos.timeout already). dubbo-go's Export is safe to repeat:
 // the local export is cached, only the registration is done again.
 func (p *protocol) Export(invoker base.Invoker) base.Exporter {

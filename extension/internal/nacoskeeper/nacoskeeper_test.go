@@ -306,7 +306,7 @@ func TestKeepRefusesASecondRun(t *testing.T) {
 }
 
 // A registration Nacos failed is tried again nacos.retry times, the first
-// nacos.retry-wait later, then doubling, and recorded once when a try
+// nacos.retry-wait later, then tripling, and recorded once when a try
 // succeeds; a bad
 // parameter gets the default; other registries are not tried again.
 func TestFailedRegistrationIsTriedAgain(t *testing.T) {
@@ -371,7 +371,7 @@ func TestFailedRegistrationIsTriedAgain(t *testing.T) {
 		if exp := w.Export(base.NewBaseInvoker(reg)); exp == nil || inner.exports != 3 {
 			t.Fatalf("exporter %v after %d exports; want one after 3", exp, inner.exports)
 		}
-		if want := []time.Duration{10 * time.Millisecond, 20 * time.Millisecond}; !slices.Equal(waits, want) {
+		if want := []time.Duration{10 * time.Millisecond, 30 * time.Millisecond}; !slices.Equal(waits, want) {
 			t.Errorf("waited %v; want %v", waits, want)
 		}
 	})
