@@ -344,12 +344,15 @@ func (w *reportLog) waitCalling(t *testing.T, t0 time.Time, timeout time.Duratio
 
 // longestMissing returns, over the intervals that began at or after t0
 // and ended before t1, the longest time one of names got no call in a row
-// of intervals, and which one. An interval without a call to it counts
-// only if it had enough calls to reach every provider (swrr: each n
-// consecutive picks go to n providers of equal weight; an interval of 3n
-// calls holds a whole cycle whatever the interleaving at its ends); one
-// with a call to it ends the run, however few calls it had.
-func (w *reportLog) longestMissing(t0, t1 time.Time, names ...string) (time.Duration, string) {
+// of intervals while Nacos listed it, and which one. An interval without a
+// call to it counts only if it had enough calls to reach every provider
+// (swrr: each n consecutive picks go to n providers of equal weight; an
+// interval of 3n calls holds a whole cycle whatever the interleaving at its
+// ends); one with a call to it ends the run, however few calls it had. A
+// run is counted from the last time a node answered without the provider
+// (unlisted; nil for never), if that is later than the run's start: a
+// consumer cannot call what its registry does not list.
+func (w *reportLog) longestMissing(t0, t1 time.Time, unlisted func(name string, before time.Time) time.Time, names ...string) (time.Duration, string) {
 	var worst time.Duration
 	who := ""
 	for _, n := range names {
@@ -368,7 +371,13 @@ func (w *reportLog) longestMissing(t0, t1 time.Time, names ...string) (time.Dura
 			if since.IsZero() {
 				since = r.start()
 			}
-			if d := r.end.Sub(since); d > worst {
+			from := since
+			if unlisted != nil {
+				if u := unlisted(n, r.end); u.After(from) {
+					from = u
+				}
+			}
+			if d := r.end.Sub(from); d > worst {
 				worst, who = d, n
 			}
 		}
@@ -446,24 +455,133 @@ func procsOf(ps []*provider, ws []*reportLog) []*proc {
 }
 
 // missingBound is how long a consumer may go without calling a provider
-// that stays registered, under any node loss: see docs/nacos-cluster.md.
+// that every Nacos node answering lists, under any node loss: see
+// docs/nacos-cluster.md.
 const missingBound = 5 * time.Second
 
 // checkKept fails t for every consumer that failed a call since t0 or went
-// without one of names for longer than missingBound between t0 and t1.
-func checkKept(t *testing.T, ws []*reportLog, t0, t1 time.Time, what string, names ...string) {
+// without one of names for longer than missingBound between t0 and t1,
+// counted while every node that answered l listed the provider. It logs
+// the stretches in which a node answered without one of names: Nacos's own
+// gaps, which the consumers follow.
+func checkKept(t *testing.T, ws []*reportLog, l *listings, t0, t1 time.Time, what string, names ...string) {
 	t.Helper()
+	for _, n := range names {
+		for _, g := range l.gaps(n, t0, t1) {
+			t.Logf("%s: Nacos node %s answered without %s from +%v to +%v (%d answers)",
+				what, g.node, n, g.from.Sub(t0).Round(100*time.Millisecond), g.to.Sub(t0).Round(100*time.Millisecond), g.polls)
+		}
+	}
 	for _, w := range ws {
 		if n, last := w.errorsSince(t0); n != 0 {
 			t.Errorf("%s %s: %d failed calls (last: %s); want none", w.c.name, what, n, last)
 		}
-		d, who := w.longestMissing(t0, t1, names...)
+		d, who := w.longestMissing(t0, t1, l.lastUnlisted, names...)
 		if d > missingBound {
-			t.Errorf("%s %s: no call to %s for %v; want every provider called, gaps of at most %v", w.c.name, what, who, d, missingBound)
+			t.Errorf("%s %s: no call to %s for %v while every Nacos node that answered listed it; want every provider called, gaps of at most %v", w.c.name, what, who, d, missingBound)
 		} else {
-			t.Logf("%s %s: no failed call; longest stretch without a call to a provider: %v", w.c.name, what, d)
+			t.Logf("%s %s: no failed call; longest stretch without a call to a provider Nacos listed: %v", w.c.name, what, d)
 		}
 	}
+}
+
+// listingPoll is how often watchListings asks each node.
+const listingPoll = 250 * time.Millisecond
+
+// listings records, for each provider, the answers of Nacos nodes that did
+// not list it (watchListings).
+type listings struct {
+	mu      sync.Mutex
+	without map[string][]unlistedAt // by provider name, in time order per node
+}
+
+// unlistedAt is one answer of node that did not list a provider.
+type unlistedAt struct {
+	at   time.Time
+	node string
+}
+
+// watchListings polls every node of c for e's providers ps every
+// listingPoll until t ends, each node on its own (a node that does not
+// answer, stopped or starting, delays no other), and records every answer
+// that lacks one of ps.
+func (c *nacosCluster) watchListings(t *testing.T, e *env, ps []*provider) *listings {
+	l := &listings{without: map[string][]unlistedAt{}}
+	ctx, cancel := context.WithCancel(context.Background())
+	var wg sync.WaitGroup
+	t.Cleanup(func() { cancel(); wg.Wait() })
+	for _, node := range c.addrs {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			tick := time.NewTicker(listingPoll)
+			defer tick.Stop()
+			for {
+				rctx, rcancel := context.WithTimeout(ctx, 2*time.Second)
+				list, err := e.instancesAt(rctx, node, serviceName)
+				rcancel()
+				if err == nil {
+					at := time.Now()
+					l.mu.Lock()
+					for _, p := range ps {
+						if !hasPort(list, p.spec.port) {
+							l.without[p.spec.name] = append(l.without[p.spec.name], unlistedAt{at, node})
+						}
+					}
+					l.mu.Unlock()
+				}
+				select {
+				case <-ctx.Done():
+					return
+				case <-tick.C:
+				}
+			}
+		}()
+	}
+	return l
+}
+
+// lastUnlisted returns the last time before which a node answered without
+// the provider name, or the zero time.
+func (l *listings) lastUnlisted(name string, before time.Time) time.Time {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	var last time.Time
+	for _, u := range l.without[name] {
+		if !u.at.After(before) && u.at.After(last) {
+			last = u.at
+		}
+	}
+	return last
+}
+
+// listingGap is a run of a node's answers without a provider.
+type listingGap struct {
+	node     string
+	from, to time.Time
+	polls    int
+}
+
+// gaps returns the runs, between t0 and t1, of a node's answers without
+// the provider name: answers at most 4 polls apart make one run.
+func (l *listings) gaps(name string, t0, t1 time.Time) []listingGap {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	var out []listingGap
+	open := map[string]int{} // node -> index in out of its current run
+	for _, u := range l.without[name] {
+		if u.at.Before(t0) || u.at.After(t1) {
+			continue
+		}
+		if i, ok := open[u.node]; ok && u.at.Sub(out[i].to) <= 4*listingPoll {
+			out[i].to = u.at
+			out[i].polls++
+			continue
+		}
+		open[u.node] = len(out)
+		out = append(out, listingGap{node: u.node, from: u.at, to: u.at, polls: 1})
+	}
+	return out
 }
 
 // ---------------------------------------------------------------- tests
@@ -480,6 +598,7 @@ func testNodeKilled(t *testing.T, c *nacosCluster) {
 		specs[2].args = []string{"-register-mode", "interface"}
 	}
 	ps, ws := clusterLoad(t, e, 3, specs...)
+	l := c.watchListings(t, e, ps)
 	node, counts := c.busiest(t, procsOf(ps, ws))
 	t.Logf("Nacos connections of the providers and consumers per node: %v", counts)
 
@@ -499,7 +618,7 @@ func testNodeKilled(t *testing.T, c *nacosCluster) {
 	// Ten more seconds: the surviving nodes drop the killed node's clients
 	// in this time, and a provider lost with them would show.
 	watchFor(10 * time.Second)
-	checkKept(t, ws, killed, time.Now(), "after the kill of the node most clients were on", names(ps)...)
+	checkKept(t, ws, l, killed, time.Now(), "after the kill of the node most clients were on", names(ps)...)
 	c.start(t, node)
 	for _, w := range ws {
 		noErrors(t, w.c, w.c.finish(t))
@@ -532,6 +651,7 @@ func testWithoutQuorum(t *testing.T, c *nacosCluster) {
 	e := c.env(t)
 	ps, ws := clusterLoad(t, e, 3,
 		providerSpec{name: "q1", latency: "5ms"}, providerSpec{name: "q2", latency: "5ms"}, providerSpec{name: "q3", latency: "5ms"})
+	l := c.watchListings(t, e, ps)
 	counts := c.connections(t, procsOf(ps, ws))
 	// Keep the node with the fewest clients: most of them lose theirs.
 	keep := 0
@@ -575,7 +695,7 @@ func testWithoutQuorum(t *testing.T, c *nacosCluster) {
 			reactDeadline, tail(late.log.String(), 10))
 	}
 	watchFor(10 * time.Second)
-	checkKept(t, ws, killed, time.Now(), "without quorum", names(ps)...)
+	checkKept(t, ws, l, killed, time.Now(), "without quorum", names(ps)...)
 
 	// Both nodes started again at once (a wait for each in turn was a
 	// minute of the package's longest test); quorum is back when the first
@@ -604,7 +724,7 @@ func testWithoutQuorum(t *testing.T, c *nacosCluster) {
 		}
 		t.Logf("%s: calls the true set %v %v after quorum was back", w.c.name, want, max(at.Sub(quorum), 0).Round(100*time.Millisecond))
 	}
-	checkKept(t, ws, killed, time.Now(), "through the loss and return of quorum", names(ps)...)
+	checkKept(t, ws, l, killed, time.Now(), "through the loss and return of quorum", names(ps)...)
 	for _, w := range ws {
 		noErrors(t, w.c, w.c.finish(t))
 	}
@@ -618,6 +738,7 @@ func testRollingRestart(t *testing.T, c *nacosCluster) {
 	e := c.env(t)
 	ps, ws := clusterLoad(t, e, 3,
 		providerSpec{name: "r1", latency: "5ms"}, providerSpec{name: "r2", latency: "5ms"}, providerSpec{name: "r3", latency: "5ms"})
+	l := c.watchListings(t, e, ps)
 	t0 := time.Now()
 	for n := range c.addrs {
 		c.stop(t, n+1)
@@ -631,7 +752,7 @@ func testRollingRestart(t *testing.T, c *nacosCluster) {
 	for _, w := range ws {
 		w.waitCalling(t, rolled, reactDeadline, "r1", "r2", "r3", "r4")
 	}
-	checkKept(t, ws, t0, time.Now(), "through the rolling restart", names(ps)...)
+	checkKept(t, ws, l, t0, time.Now(), "through the rolling restart", names(ps)...)
 	for _, w := range ws {
 		noErrors(t, w.c, w.c.finish(t))
 	}
