@@ -39,6 +39,8 @@
 #   NACOS_START_TIMEOUT  seconds to wait for readiness (default 180; 600 for `cluster`)
 #   NACOS_STOP_TIMEOUT   seconds between SIGTERM and SIGKILL (default 20)
 #   NACOS_JAVA_OPTS      extra JVM options
+#   NACOS_CDS_PORT       HTTP port of the server `install` starts once to make the class
+#                        data sharing archive every start uses (default 8838; see below)
 #   JAVA_HOME            JDK 17+ to use (else `java` on PATH)
 #   NACOS_AUTH           true: authentication on (default false, off)
 #   NACOS_AUTH_PASSWORD  with NACOS_AUTH=true: the password of the user `nacos`, the
@@ -132,6 +134,79 @@ need_tools() {
 cmd_install() {
   need_tools
   install_once "the Nacos launcher" nacos.build.dir
+  cds_once
+}
+
+# ---------------------------------------------------------------- class data sharing
+
+# Most of a Nacos start is loading and verifying its classes: 33 CPU-seconds
+# here for a standalone server, 17 with a cluster node's C1 and serial GC, and
+# 30 and 12 with a dynamic CDS archive of the classes it loaded (JDK 13+,
+# -XX:SharedArchiveFile). Starts under load take minutes for want of CPU, so
+# the install makes the archive once, from a server it starts on CDS_PORT and
+# stops (the JVM writes the archive when it exits), and every start uses it.
+# A failed attempt is recorded and tried again a day later; without an archive, or with
+# one the JVM rejects, Nacos starts as before. CDS reads jars only: the
+# launcher's classes go in launcher.jar.
+CDS_PORT="${NACOS_CDS_PORT:-8838}"
+
+cds_archive() { # the archive's path for this JDK
+  echo "$BUILD/cds-$("$JAVA" -version 2>&1 | cksum | cut -d' ' -f1).jsa"
+}
+
+launcher_jar() { # make $BUILD/launcher.jar unless it exists; false without a jar tool
+  [ -f "$BUILD/launcher.jar" ] && return 0
+  local jar
+  jar="$(dirname "$(readlink -f "$JAVA")")/jar"
+  [ -x "$jar" ] || return 1
+  "$jar" cf "$BUILD/launcher.jar.$$" -C "$BUILD/classes" . && mv "$BUILD/launcher.jar.$$" "$BUILD/launcher.jar"
+}
+
+# class_path: the server's class path, the launcher as a jar when there is one.
+class_path() {
+  if [ -f "$BUILD/launcher.jar" ]; then
+    echo "$BUILD/launcher.jar:$(cat "$BUILD/classpath.txt")"
+  else
+    echo "$BUILD/classes:$(cat "$BUILD/classpath.txt")"
+  fi
+}
+
+cds_once() {
+  [ -z "${NACOS_CDS_TRAINING:-}" ] || return 0
+  local archive
+  archive="$(cds_archive)"
+  # A failed attempt is tried again a day later.
+  [ -f "$archive" ] || [ -n "$(find "$archive.failed" -mmin -1440 2>/dev/null)" ] && return 0
+  (
+    if command -v flock >/dev/null 2>&1; then flock 9; fi
+    [ -f "$archive" ] || [ -n "$(find "$archive.failed" -mmin -1440 2>/dev/null)" ] || cds_train "$archive"
+  ) 9>"$CACHE/.cds.lock"
+  return 0
+}
+
+cds_train() { # cds_train ARCHIVE: start a server that writes it, and stop it
+  local dir=/tmp/dubbogo-lb-nacos-cds why="" t0
+  t0=$(date +%s)
+  launcher_jar || why="no jar tool next to $JAVA"
+  if [ -z "$why" ]; then
+    log "making the class data sharing archive (once per JDK; a server on port $CDS_PORT starts and stops)"
+    # A standalone server with the defaults, whatever asked for the install.
+    if ! env -u NACOS_MEMBERS -u NACOS_KEEP_DATA -u NACOS_HEAP -u NACOS_JAVA_OPTS \
+      NACOS_PORT="$CDS_PORT" NACOS_RUN_DIR="$dir" NACOS_AUTH=false NACOS_CDS_TRAINING="$dir/nacos.jsa" \
+      NACOS_START_TIMEOUT=600 NACOS_STOP_TIMEOUT=120 bash "${BASH_SOURCE[0]}" start >"$CACHE/cds.log" 2>&1; then
+      why="the server did not start (see $CACHE/cds.log)"
+    fi
+    env NACOS_PORT="$CDS_PORT" NACOS_RUN_DIR="$dir" NACOS_STOP_TIMEOUT=120 bash "${BASH_SOURCE[0]}" stop >>"$CACHE/cds.log" 2>&1 || true
+  fi
+  if [ -z "$why" ] && [ -s "$dir/nacos.jsa" ] &&
+    "$JAVA" -XX:SharedArchiveFile="$dir/nacos.jsa" -Xshare:on -cp "$(class_path)" -version >/dev/null 2>&1; then
+    cp "$dir/nacos.jsa" "$1.$$" && mv "$1.$$" "$1"
+    log "class data sharing archive made in $(($(date +%s) - t0)) s: $1"
+  else
+    log "no class data sharing archive: ${why:-the JVM wrote none it can map (see $CACHE/cds.log)}; Nacos starts without one"
+    : >"$1.failed"
+  fi
+  rm -rf "$dir"
 }
 
 # ---------------------------------------------------------------- process helpers
@@ -265,8 +340,9 @@ cmd_start() {
     tr ',' '\n' <<<"$MEMBERS" >"$NACOS_HOME_DIR/conf/cluster.conf"
   fi
 
-  local cp
-  cp="$BUILD/classes:$(cat "$BUILD/classpath.txt")"
+  local cp archive
+  cp="$(class_path)"
+  archive="$(cds_archive)"
   local -a jvm=(
     -Xms"$HEAP" -Xmx"$HEAP"
     -XX:+HeapDumpOnOutOfMemoryError -XX:HeapDumpPath="$RUN_DIR"
@@ -333,6 +409,11 @@ cmd_start() {
       -Dnacos.core.protocol.raft.data.election_timeout_ms=15000
       -Dnacos.core.protocol.raft.data.rpc_request_timeout_ms=15000
     )
+  fi
+  if [ -n "${NACOS_CDS_TRAINING:-}" ]; then
+    jvm+=(-XX:ArchiveClassesAtExit="$NACOS_CDS_TRAINING")
+  elif [ -f "$archive" ] && [ -f "$BUILD/launcher.jar" ]; then
+    jvm+=(-XX:SharedArchiveFile="$archive")
   fi
   if [ "$AUTH" = 1 ]; then
     # The keys Nacos 3.1.0 checks at start when auth is on (NacosServerAuthConfig,
