@@ -176,7 +176,7 @@ func TestApplicationLevelJavaMixedFleet(t *testing.T) {
 	changed = time.Now()
 	e.console(t, javaAppService, java300, java300.Weight, false)
 	for _, c := range cs {
-		shareOf(t, c.name+": share of go300, java300 disabled (100:300:300)", starved(t, c, changed, "java300"), "go300", 300.0/7)
+		shareOf(t, c.name+": share of go300, java300 disabled (100:300:300)", starved(t, c, changed, "java300", "go100", "go300", "java100"), "go300", 300.0/7)
 	}
 
 	// A Java provider of weight 800 joins: it ramps up to 800 of 1500

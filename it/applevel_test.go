@@ -106,14 +106,18 @@ func followed(t *testing.T, c *consumer, changed time.Time, provider string, old
 }
 
 // starved reads c's intervals until one that starts after changed gives
-// provider no call, then checks that shareCalls more calls give it none.
-func starved(t *testing.T, c *consumer, changed time.Time, provider string) report {
+// provider no call, then checks that shareCalls more calls give it none,
+// and returns those calls. They are counted over the intervals in which
+// every one of others answered (collectCallsTo): the shares among them
+// assume that Nacos lists them all (seen: a busy Nacos lost the provider
+// c, its keeper registered it again, and a measured 94 % of 2:1).
+func starved(t *testing.T, c *consumer, changed time.Time, provider string, others ...string) report {
 	t.Helper()
 	r := c.until(t, reactDeadline, "giving "+provider+" no call", func(r report) bool {
 		return r.start().After(changed) && r.By[provider] == 0 && successes(r) > 0
 	})
 	t.Logf("%s: no call to %s from %v after the change", c.name, provider, r.start().Sub(changed).Round(time.Second))
-	m := c.collectCalls(t, shareCalls)
+	m := c.collectCallsTo(t, shareCalls, others...)
 	if n := m.By[provider]; n != 0 {
 		t.Errorf("%s: %d of %d calls went to %s after it stopped getting any", c.name, n, successes(m), provider)
 	}
@@ -198,7 +202,7 @@ func TestNacosConsoleOperations(t *testing.T) {
 			// Disable b: no call to it; a gets 2/3.
 			changed = time.Now()
 			e.console(t, lv.service, b, b.Weight, false)
-			shareOf(t, "share of a, b disabled (2:1)", starved(t, c, changed, "b"), "a", 200.0/3)
+			shareOf(t, "share of a, b disabled (2:1)", starved(t, c, changed, "b", "a", "c"), "a", 200.0/3)
 
 			// Enable b again: its share comes back.
 			changed = time.Now()
@@ -209,7 +213,7 @@ func TestNacosConsoleOperations(t *testing.T) {
 			// Drain c: weight 0.
 			changed = time.Now()
 			e.console(t, lv.service, cc, 0, true)
-			shareOf(t, "share of a, c drained (2:1)", starved(t, c, changed, "c"), "a", 200.0/3)
+			shareOf(t, "share of a, c drained (2:1)", starved(t, c, changed, "c", "a", "b"), "a", 200.0/3)
 
 			noErrors(t, c, c.finish(t))
 		})
