@@ -139,15 +139,17 @@ cmd_install() {
 
 # ---------------------------------------------------------------- class data sharing
 
-# Most of a Nacos start is loading and verifying its classes: 33 CPU-seconds
-# here for a standalone server, 17 with a cluster node's C1 and serial GC, and
-# 30 and 12 with a dynamic CDS archive of the classes it loaded (JDK 13+,
+# Most of a Nacos start is loading and verifying its classes: 34 CPU-seconds
+# here for a standalone server, 15 with a cluster node's C1 and serial GC, and
+# 20 and 11 with a dynamic CDS archive of the classes it loaded (JDK 13+,
 # -XX:SharedArchiveFile). Starts under load take minutes for want of CPU, so
 # the install makes the archive once, from a server it starts on CDS_PORT and
 # stops (the JVM writes the archive when it exits), and every start uses it.
-# A failed attempt is recorded and tried again a day later; without an archive, or with
-# one the JVM rejects, Nacos starts as before. CDS reads jars only: the
-# launcher's classes go in launcher.jar.
+# The archive is moved into place only once a JVM has mapped it (-Xshare:on):
+# a truncated one crashes the JVM (SIGBUS), one of another JDK it ignores.
+# A failed attempt is recorded and tried again a day later; without an
+# archive Nacos starts as before. CDS reads jars only: the launcher's classes
+# go in launcher.jar.
 CDS_PORT="${NACOS_CDS_PORT:-8838}"
 
 cds_archive() { # the archive's path for this JDK
