@@ -222,14 +222,21 @@ func TestPrometheusDashboardAndAlertsOnTheSampleFleet(t *testing.T) {
 		time.Sleep(time.Second) // the evaluation interval
 	}
 	t.Logf("every alert cleared within %v", time.Since(cleared).Round(time.Second))
-	// ... with the providers that failed there, serving, in no panic.
+	// ... with the providers that failed there, serving, in no panic: once
+	// the consumer has found them again and been scraped since (seen on a
+	// busy machine: not yet when the alerts had cleared).
 	for _, q := range []string{
 		`dubbo_consumer_lb_outlier_panic{instance="` + instance("faults") + `"} == 0`,
 		`dubbo_consumer_lb_ejected{instance="` + instance("faults") + `", provider="` + addr(bad[0]) + `"} == 0`,
 		`dubbo_consumer_lb_ejected{instance="` + instance("faults") + `", provider="` + addr(bad[1]) + `"} == 0`,
 	} {
-		if len(prom.query(t, q)) == 0 {
-			t.Errorf("no series for %s", q)
+		deadline := time.Now().Add(reactDeadline)
+		for len(prom.query(t, q)) == 0 {
+			if time.Now().After(deadline) {
+				t.Errorf("no series for %s within %v of the restart", q, reactDeadline)
+				break
+			}
+			time.Sleep(time.Second) // the evaluation interval
 		}
 	}
 
