@@ -36,9 +36,13 @@ type answer struct {
 // is subscribed and after every push (when two of the client's goroutines
 // can race), then at doubling intervals up to Options.Resync, and again
 // Options.Confirm after an answer that differed; until the feed's last
-// subscription leaves.
+// subscription leaves. A read that fails is tried again Options.Confirm
+// later, the waits doubling up to Options.Resync while reads fail: a busy
+// server that times out one read may answer the next, and a change the
+// client missed is found then, not a whole Resync later.
 func (f *feed) resync() {
 	wait := f.opts.Confirm
+	failing := false // the last read failed
 	due := time.Now().Add(wait)
 	timer := time.NewTimer(wait)
 	defer timer.Stop()
@@ -57,15 +61,19 @@ func (f *feed) resync() {
 		f.mu.Lock()
 		pushes := f.pushes
 		f.mu.Unlock()
-		switch list, err := f.src.api.instances(f.service, f.group); {
+		list, err := f.src.api.instances(f.service, f.group)
+		switch {
+		case err != nil && failing:
+			wait = min(2*wait, f.opts.Resync)
 		case err != nil:
 			lblog.Warnf("nacos discovery: resync of %s: %v", f, err)
-			wait = f.opts.Resync
+			wait = f.opts.Confirm
 		case f.reconcile(list, pushes):
 			wait = f.opts.Confirm
 		default:
 			wait = min(2*wait, f.opts.Resync)
 		}
+		failing = err != nil
 		due = time.Now().Add(wait)
 		timer.Reset(wait)
 	}

@@ -89,3 +89,37 @@ func TestResyncRepairsAStaleCallback(t *testing.T) {
 		t.Fatalf("after the stale callback: %v, want 2 added again (events %v)", rec.providers(), rec.log())
 	}
 }
+
+// A resync read that fails (a busy server timing out) is tried again soon,
+// not a whole Resync later: the stale callback is repaired though the two
+// reads after it fail. Resync is an hour here, so that waiting it out, as
+// a failed read did before, fails the test.
+func TestResyncTriesAFailedReadAgainSoon(t *testing.T) {
+	c := &fakeClient{list: []model.Instance{instance(1, true, true), instance(2, true, true)}}
+	rec := newRecorder()
+	sub := fakeSubscriptionWith(c, rec, Options{Confirm: 10 * time.Millisecond, Resync: time.Hour})
+	if err := sub.load(); err != nil {
+		t.Fatal(err)
+	}
+	sub.subscribe()
+	defer sub.close()
+	if !rec.waitProviders(30*time.Second, "127.0.0.1:1", "127.0.0.1:2") {
+		t.Fatalf("after subscribing: %v (events %v)", rec.providers(), rec.log())
+	}
+	c.mu.Lock()
+	c.failAPI = 2
+	c.mu.Unlock()
+	sub.feed.onPush([]model.Instance{instance(1, true, true)}, nil)
+	if !rec.waitEvent(30*time.Second, "delete 127.0.0.1:2") {
+		t.Fatalf("the stale callback did not reach the listener: %v (events %v)", rec.providers(), rec.log())
+	}
+	if !rec.waitProviders(30*time.Second, "127.0.0.1:1", "127.0.0.1:2") {
+		t.Fatalf("after the stale callback and two failed reads: %v, want 2 added again (events %v)", rec.providers(), rec.log())
+	}
+	c.mu.Lock()
+	left := c.failAPI
+	c.mu.Unlock()
+	if left != 0 {
+		t.Errorf("%d of the 2 failing reads left: the repair did not go through them", left)
+	}
+}

@@ -24,6 +24,7 @@ type fakeClient struct {
 	list      []model.Instance
 	callbacks []func([]model.Instance, error)
 	failSub   int // Subscribe calls left to fail
+	failAPI   int // server reads (instances) left to fail
 }
 
 func (f *fakeClient) Subscribe(p *vo.SubscribeParam) error {
@@ -47,6 +48,10 @@ func (f *fakeClient) CloseClient()                         {}
 func (f *fakeClient) instances(string, string) ([]model.Instance, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
+	if f.failAPI > 0 {
+		f.failAPI--
+		return nil, errors.New("context deadline exceeded")
+	}
 	return slices.Clone(f.list), nil
 }
 
