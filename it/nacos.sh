@@ -389,6 +389,11 @@ cmd_start() {
     # failed, and Dubbo Java never wrote its interface-to-application
     # mapping.
     -Dnacos.config.namespace.compatible.mode=false
+    # No metrics pushed to an Influx or an Elastic that is not there: their
+    # registries are on the class path and, by Spring Boot's defaults, each
+    # tried to connect every minute ("failed to send metrics to influx").
+    -Dmanagement.influx.metrics.export.enabled=false
+    -Dmanagement.elastic.metrics.export.enabled=false
   )
   if [ -n "$MEMBERS" ]; then
     jvm+=(
