@@ -70,15 +70,7 @@ func TestReconcile(t *testing.T) {
 func TestResyncRepairsAStaleCallback(t *testing.T) {
 	c := &fakeClient{list: []model.Instance{instance(1, true, true), instance(2, true, true)}}
 	rec := newRecorder()
-	sub := fakeSubscriptionWith(c, rec, Options{Confirm: 10 * time.Millisecond, Resync: 50 * time.Millisecond})
-	if err := sub.load(); err != nil {
-		t.Fatal(err)
-	}
-	sub.subscribe()
-	defer sub.close()
-	if !rec.waitProviders(30*time.Second, "127.0.0.1:1", "127.0.0.1:2") {
-		t.Fatalf("after subscribing: %v (events %v)", rec.providers(), rec.log())
-	}
+	sub := subscribedToTwo(t, c, rec, Options{Confirm: 10 * time.Millisecond, Resync: 50 * time.Millisecond})
 	// The stale callback: the client's older list, while the server (and
 	// the client's cache) keep both.
 	sub.feed.onPush([]model.Instance{instance(1, true, true)}, nil)
@@ -97,15 +89,7 @@ func TestResyncRepairsAStaleCallback(t *testing.T) {
 func TestResyncTriesAFailedReadAgainSoon(t *testing.T) {
 	c := &fakeClient{list: []model.Instance{instance(1, true, true), instance(2, true, true)}}
 	rec := newRecorder()
-	sub := fakeSubscriptionWith(c, rec, Options{Confirm: 10 * time.Millisecond, Resync: time.Hour})
-	if err := sub.load(); err != nil {
-		t.Fatal(err)
-	}
-	sub.subscribe()
-	defer sub.close()
-	if !rec.waitProviders(30*time.Second, "127.0.0.1:1", "127.0.0.1:2") {
-		t.Fatalf("after subscribing: %v (events %v)", rec.providers(), rec.log())
-	}
+	sub := subscribedToTwo(t, c, rec, Options{Confirm: 10 * time.Millisecond, Resync: time.Hour})
 	c.mu.Lock()
 	c.failAPI = 2
 	c.mu.Unlock()
@@ -122,4 +106,21 @@ func TestResyncTriesAFailedReadAgainSoon(t *testing.T) {
 	if left != 0 {
 		t.Errorf("%d of the 2 failing reads left: the repair did not go through them", left)
 	}
+}
+
+// subscribedToTwo loads and subscribes a subscription of c, whose list
+// holds providers 1 and 2, and waits until rec has both; it is closed
+// when t ends.
+func subscribedToTwo(t *testing.T, c *fakeClient, rec *recorder, o Options) *subscription {
+	t.Helper()
+	sub := fakeSubscriptionWith(c, rec, o)
+	if err := sub.load(); err != nil {
+		t.Fatal(err)
+	}
+	sub.subscribe()
+	t.Cleanup(func() { sub.close() })
+	if !rec.waitProviders(30*time.Second, "127.0.0.1:1", "127.0.0.1:2") {
+		t.Fatalf("after subscribing: %v (events %v)", rec.providers(), rec.log())
+	}
+	return sub
 }
