@@ -124,6 +124,18 @@ func Pair(a, b *PeakEWMA) (va, vb float64, oka, okb bool) {
 	return va, vb, oka, okb
 }
 
+// SilentLonger returns how much longer a has gone without a sample than b
+// (ns; negative when b is the more silent), from the stamps of their last
+// samples, without reading a clock; 0 when either has none.
+func SilentLonger(a, b *PeakEWMA) int64 {
+	sa, sb := a.state.Load(), b.state.Load()
+	if sa == 0 || sb == 0 {
+		return 0
+	}
+	// Stamps are 32-bit, wrap-safe within half their range (26 days).
+	return int64(int32(uint32(sb)-uint32(sa))) << stampShift
+}
+
 // decay returns e^(-dt/EWMADecay). Samples of a provider with traffic are
 // at most a few hundred milliseconds apart (x < 1/16), where five terms of
 // the series, x^6/720 < 1e-10 from the exact value, cost a few

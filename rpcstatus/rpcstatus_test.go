@@ -185,6 +185,26 @@ func TestPairOrdersLikeValue(t *testing.T) {
 	assert.Zero(t, ve)
 }
 
+// SilentLonger tells which of two averages went longer without a sample,
+// and by how much, to the stamp's resolution (2^20 ns), across the wrap
+// of the stamp.
+func TestSilentLonger(t *testing.T) {
+	ms := int64(time.Millisecond)
+	var a, b, empty PeakEWMA
+	a.observe(1000*ms, 4*ms)
+	b.observe(9000*ms, 3*ms)
+	assert.InDelta(t, 8000*ms, SilentLonger(&a, &b), float64(2<<stampShift))
+	assert.Equal(t, -SilentLonger(&a, &b), SilentLonger(&b, &a))
+	assert.Zero(t, SilentLonger(&a, &empty), "no sample: no comparison")
+	assert.Zero(t, SilentLonger(&empty, &b))
+
+	var c, d PeakEWMA
+	wrap := int64(1) << (32 + stampShift) // the stamps' period
+	c.observe(wrap-500*ms, ms)
+	d.observe(wrap+500*ms, ms)
+	assert.InDelta(t, 1000*ms, SilentLonger(&c, &d), float64(2<<stampShift), "across the wrap")
+}
+
 // Judge keeps the run of failures the board counts, raises the alarm when
 // the run reaches the threshold and when the time asked for has come.
 func TestJudgeRunsAndAlarm(t *testing.T) {

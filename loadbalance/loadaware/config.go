@@ -25,18 +25,21 @@ const (
 	updateKey = "loadaware.update-period"
 	// errorPenaltyKey is Options.ErrorPenalty, a number in [0, 100].
 	errorPenaltyKey = "loadaware.error-penalty"
+	// probeAfterKey is Options.ProbeAfter ("0" none).
+	probeAfterKey = "loadaware.probe-after"
 )
 
 // config is what one (service, method) runs with.
 type config struct {
 	cost                         Cost
 	blackout, expiration, update int64 // ns
+	probe                        int64 // ns; 0: no probe
 	penalty                      float64
 }
 
 func (o *Options) config() config {
 	return config{cost: o.Cost, blackout: int64(o.Blackout), expiration: int64(o.Expiration),
-		update: int64(o.UpdatePeriod), penalty: o.ErrorPenalty}
+		update: int64(o.UpdatePeriod), probe: int64(o.ProbeAfter), penalty: o.ErrorPenalty}
 }
 
 // parseConfig applies the parameters that param returns (by key, "" when
@@ -71,6 +74,7 @@ func parseConfig(base Options, param func(key string) string) (Options, []string
 	dur(blackoutKey, &o.Blackout, true)
 	dur(expirationKey, &o.Expiration, false)
 	dur(updateKey, &o.UpdatePeriod, false)
+	dur(probeAfterKey, &o.ProbeAfter, true)
 	if v := strings.TrimSpace(param(errorPenaltyKey)); v != "" {
 		f, err := strconv.ParseFloat(v, 64)
 		if err == nil && f >= 0 && f <= 100 {

@@ -19,7 +19,9 @@
 // calls in flight over its configured capacity). The cost (CostWRR's too)
 // decays with the time since the provider's last call, as rtadaptive's
 // does, so that a provider that gets no call (and so no new report) is
-// probed again. A Dubbo Java provider reports only its machine's load,
+// probed again; a provider with no call in flight that has gone
+// ProbeAfter longer than the other candidate without a call is probed
+// whatever its cost. A Dubbo Java provider reports only its machine's load,
 // which is no utilization of its own: it gets the mean of the others, as
 // a provider without a report. Capacities are computed every UpdatePeriod
 // by one caller, off the other callers' path; a provider whose reports began less than Blackout ago,

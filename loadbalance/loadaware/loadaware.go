@@ -31,13 +31,17 @@ const (
 	defaultUpdatePeriod = time.Second
 	// defaultErrorPenalty is gRPC WRR's error_utilization_penalty.
 	defaultErrorPenalty = 1.0
+	// defaultProbeAfter bounds how long a provider that is free goes
+	// without a call while the other candidate of its pick is called:
+	// five update periods (DESIGN.md, "Probes").
+	defaultProbeAfter = 5 * time.Second
 )
 
 // Options configure a Balancer. The zero value is ready to use; zero or
-// negative durations and penalty mean the default (a zero Blackout is
-// none when set through loadaware.blackout). The URL parameters
-// loadaware.cost, .blackout, .expiration, .update-period and
-// .error-penalty override them per (service, method).
+// negative durations and penalty mean the default (a zero Blackout or
+// ProbeAfter is none when set through its URL parameter). The URL
+// parameters loadaware.cost, .blackout, .expiration, .update-period,
+// .error-penalty and .probe-after override them per (service, method).
 type Options struct {
 	// Warmup configures the warmup of new providers.
 	Warmup warmup.Options
@@ -58,6 +62,11 @@ type Options struct {
 	// ErrorPenalty weighs the failures a provider reports against its
 	// utilization; default 1.
 	ErrorPenalty float64
+	// ProbeAfter is how much longer than the other candidate a provider
+	// with no call in flight may go without a call before it wins a pick
+	// whatever its cost, so that its report and latency are fresh again;
+	// default 5 s.
+	ProbeAfter time.Duration
 }
 
 // Balancer is the load-aware balancer. It is safe for concurrent use; one
@@ -96,6 +105,9 @@ func New(opts Options) *Balancer {
 	if opts.ErrorPenalty <= 0 {
 		opts.ErrorPenalty = defaultErrorPenalty
 	}
+	if opts.ProbeAfter <= 0 {
+		opts.ProbeAfter = defaultProbeAfter
+	}
 	b := &Balancer{opts: opts, rand: algo.Source(opts.Env.Rand), now: opts.Env.Now}
 	spec := skeleton.Spec[table]{Name: Name, Warmup: opts.Warmup, Env: opts.Env, Build: b.build, Pick: b.pick, Describe: b.describe}
 	b.two = skeleton.TwoChoices[table]{Rand: b.rand, Alias: func(v *member.View[table]) *algo.Alias { return v.Table.alias }, Better: b.better}
@@ -116,11 +128,22 @@ func (b *Balancer) pick(v *member.View[table], inv base.Invocation) int {
 }
 
 // better reports whether provider i of v is the better choice against j.
-// The RTTs of the two are compared as of the later of their last samples
-// (rpcstatus.Pair), which orders them as their values now would, without
-// reading the clock or fading both.
+// A provider with no call in flight that has gone ProbeAfter longer than
+// the other without a call is probed (see probe). Otherwise the costs
+// decide; the RTTs of the two are compared as of the later of their last
+// samples (rpcstatus.Pair), which orders them as their values now would,
+// without reading the clock or fading both.
 func (b *Balancer) better(v *member.View[table], i, j int) bool {
-	ri, rj, ki, kj := rpcstatus.Pair(v.Stats[i].EWMA(), v.Stats[j].EWMA())
+	ei, ej := v.Stats[i].EWMA(), v.Stats[j].EWMA()
+	if p := v.Table.cfg.probe; p > 0 {
+		switch gap := rpcstatus.SilentLonger(ei, ej); {
+		case gap > p && v.Stats[i].Active() == 0:
+			return true
+		case gap < -p && v.Stats[j].Active() == 0:
+			return false
+		}
+	}
+	ri, rj, ki, kj := rpcstatus.Pair(ei, ej)
 	if b.holdSilent {
 		ri, rj = lastRTT(v.Stats[i]), lastRTT(v.Stats[j])
 	}
@@ -146,6 +169,12 @@ func (b *Balancer) better(v *member.View[table], i, j int) bool {
 // (update), the pick divides the decayed RTT by it, and CostWRR's cost is
 // scaled by the same decay. A silent provider gets cheaper until it is
 // probed, and the probe brings a fresh report.
+//
+// The decay alone takes EWMADecay × ln(ratio) to overcome a value ratio
+// (46 s for a provider whose last report gave a hundredth of the others'
+// weight, which a provider that got few calls reports: its qps fell with
+// its share), so better also probes a provider that is free and has gone
+// ProbeAfter longer than the other candidate without a call.
 func (b *Balancer) cost(v *member.View[table], i int, rtt float64, known bool) float64 {
 	t := v.Table
 	if !known {

@@ -203,22 +203,32 @@ func TestJavaReportBorrowsTheMean(t *testing.T) {
 	assert.Equal(t, 530.0, v.Table.value(1))
 }
 
+// lowLoad is a run of lowLoadGaps: the cost function, the third
+// provider's report (CPU, qps; the others report CPU 0.5 at 100 qps), the
+// providers' URL parameters, and holdSilent (Balancer.holdSilent).
+type lowLoad struct {
+	cost       Cost
+	cpu3, qps3 float64
+	params     map[string]string
+	holdSilent bool
+}
+
 // lowLoadGaps runs a minute of calls at 50 a second, each over before the
 // next begins (no call in flight at any pick: the costs are the
 // candidates' values alone), on three equal providers of 10 ms whose
-// reports differ a little (the third: CPU 0.55 against 0.5, a weight 9 %
-// lower). Each call brings its provider a sample and a fresh report, as
-// the filter does. It returns each provider's longest silence (s).
-func lowLoadGaps(t *testing.T, cost Cost, holdSilent bool) [3]float64 {
+// reports differ as r says. Each call brings its provider a sample and a
+// fresh report, as the filter does. It returns each provider's longest
+// silence (s).
+func lowLoadGaps(t *testing.T, r lowLoad) [3]float64 {
 	c := &lbtest.Nanos{NS: 1000 * sec}
-	b := New(Options{Cost: cost, Blackout: time.Nanosecond, Env: lbenv.Env{Now: c.Now, Rand: algo.Seeded(6).Uint64}})
-	b.holdSilent = holdSilent
-	l := lbtest.NoEjection(21600, 3, nil)
-	cpu := []float64{0.5, 0.5, 0.55}
+	b := New(Options{Cost: r.cost, Blackout: time.Nanosecond, Env: lbenv.Env{Now: c.Now, Rand: algo.Seeded(6).Uint64}})
+	b.holdSilent = r.holdSilent
+	l := lbtest.NoEjection(21600, 3, r.params)
+	cpu, qps := []float64{0.5, 0.5, r.cpu3}, []float64{100, 100, r.qps3}
 	var last [3]int64
 	for i := range l {
 		lbtest.Feed(l[i], c.NS, 1, 10*time.Millisecond, false)
-		report(l[i], c.NS, 100, cpu[i])
+		report(l[i], c.NS, qps[i], cpu[i])
 		last[i] = c.NS
 	}
 	var gaps [3]float64
@@ -228,7 +238,7 @@ func lowLoadGaps(t *testing.T, cost Cost, holdSilent bool) [3]float64 {
 		k := slices.Index(l, p)
 		require.GreaterOrEqual(t, k, 0)
 		lbtest.Feed(l[k], c.NS, 1, 10*time.Millisecond, false)
-		report(l[k], c.NS, 100, cpu[k])
+		report(l[k], c.NS, qps[k], cpu[k])
 		gaps[k] = max(gaps[k], float64(c.NS-last[k])/float64(sec))
 		last[k] = c.NS
 	}
@@ -238,23 +248,65 @@ func lowLoadGaps(t *testing.T, cost Cost, holdSilent bool) [3]float64 {
 	return gaps
 }
 
-// At low load a provider whose value is a little lower than the others'
-// is still called every few seconds: its cost decays with its silence
-// until it is probed (Balancer.cost). Without that (the negative control)
-// it loses every comparison and hears nothing for the whole run, until its
-// report would expire.
+// noProbe turns the probe off (Options.ProbeAfter).
+var noProbe = map[string]string{probeAfterKey: "0"}
+
+// At low load a provider whose value is lower than the others' is still
+// called every few seconds, though it loses every comparison of costs:
+//   - a little lower (CPU 0.55 against 0.5: a weight 9 % lower): its cost
+//     decays with its silence until it wins a pick (Balancer.cost), long
+//     before a probe is due; its negative control, without the decay and
+//     the probe, hears nothing for the whole run, until its report would
+//     expire;
+//   - far lower (1 qps against 100, as one that got few calls reports: a
+//     hundredth of the weight): the decay would take EWMADecay × ln 100 =
+//     46 s, the probe calls it once it has gone ProbeAfter (5 s) longer
+//     than the other candidate without a call; its negative control is
+//     the probe off (loadaware.probe-after 0).
 func TestSilentProviderIsProbedAtLowLoad(t *testing.T) {
-	for _, cost := range []Cost{CostCapacity, CostWRR} {
-		gaps := lowLoadGaps(t, cost, false)
-		t.Logf("%s: longest silences %v s", cost, gaps)
-		for k, g := range gaps {
-			assert.LessOrEqual(t, g, 5.0, "%s: provider %d silent for %.1f s (%v)", cost, k, g, gaps)
+	cases := []struct {
+		name                 string
+		run, control         lowLoad
+		longest, shortestGap float64 // s: bounds of the third's longest silence
+	}{
+		{"a little lower", lowLoad{cpu3: 0.55, qps3: 100}, lowLoad{cpu3: 0.55, qps3: 100, params: noProbe, holdSilent: true}, 5, 0},
+		{"far lower", lowLoad{cpu3: 0.5, qps3: 1}, lowLoad{cpu3: 0.5, qps3: 1, params: noProbe}, 5.5, 4},
+	}
+	for _, tc := range cases {
+		for _, cost := range []Cost{CostCapacity, CostWRR} {
+			t.Run(tc.name+"/"+string(cost), func(t *testing.T) {
+				tc.run.cost, tc.control.cost = cost, cost
+				gaps := lowLoadGaps(t, tc.run)
+				t.Logf("longest silences %v s", gaps)
+				for k, g := range gaps {
+					assert.LessOrEqual(t, g, tc.longest, "provider %d silent for %.1f s (%v)", k, g, gaps)
+				}
+				assert.GreaterOrEqual(t, gaps[2], tc.shortestGap, "the worse provider waits for the decay or the probe (%v)", gaps)
+				off := lowLoadGaps(t, tc.control)
+				t.Logf("negative control: longest silences %v s", off)
+				assert.Greater(t, off[2], 30.0, "negative control: the provider of the lower value is locked out (%v)", off)
+			})
 		}
-		t.Run("negative_control_"+string(cost), func(t *testing.T) {
-			held := lowLoadGaps(t, cost, true)
-			t.Logf("%s without the decay: longest silences %v s", cost, held)
-			assert.Greater(t, held[2], 30.0, "%s without the decay: the provider of the lower value is locked out (%v)", cost, held)
-		})
+	}
+}
+
+// A provider with a call in flight is not probed, however long its
+// silence: a provider that hangs gets one call, not every call.
+func TestProbeSkipsAProviderWithACallInFlight(t *testing.T) {
+	c := &lbtest.Nanos{NS: 1000 * sec}
+	b := New(Options{Blackout: time.Nanosecond, Env: lbenv.Env{Now: c.Now, Rand: algo.Seeded(7).Uint64}})
+	l := lbtest.NoEjection(21610, 2, nil)
+	for i := range l {
+		lbtest.Feed(l[i], c.NS, 1, 10*time.Millisecond, false)
+		report(l[i], c.NS, []float64{100, 1}[i], 0.5)
+	}
+	hung := rpcstatus.Of(l[1].GetURL()).Method("Say")
+	hung.Begin(c.NS)
+	defer hung.End(c.NS, c.NS, false)
+	for range 50 * 20 { // 20 s at 50 a second: the hung one's silence grows
+		c.NS += sec / 50
+		require.Equal(t, l[0], b.Select(l, lbtest.Call("Say")), "the provider with a call in flight is not probed")
+		lbtest.Feed(l[0], c.NS, 1, 10*time.Millisecond, false)
 	}
 }
 
@@ -283,28 +335,33 @@ func TestParamsOverrideOptions(t *testing.T) {
 func TestParseConfig(t *testing.T) {
 	base := New(Options{}).opts
 	o, problems := parseConfig(base, func(k string) string {
-		return map[string]string{costKey: "WRR", blackoutKey: "2500", expirationKey: "1m", updateKey: "-1s", errorPenaltyKey: "0.5"}[k]
+		return map[string]string{costKey: "WRR", blackoutKey: "2500", expirationKey: "1m", updateKey: "-1s", errorPenaltyKey: "0.5", probeAfterKey: "0"}[k]
 	})
 	assert.Equal(t, CostWRR, o.Cost)
 	assert.Equal(t, 2500*time.Millisecond, o.Blackout)
 	assert.Equal(t, time.Minute, o.Expiration)
 	assert.Equal(t, defaultUpdatePeriod, o.UpdatePeriod)
 	assert.Equal(t, 0.5, o.ErrorPenalty)
+	assert.Zero(t, o.ProbeAfter, "0 turns the probe off")
+	o, problems2 := parseConfig(base, func(k string) string { return map[string]string{probeAfterKey: "2s"}[k] })
+	assert.Empty(t, problems2)
+	assert.Equal(t, 2*time.Second, o.ProbeAfter)
+	assert.Equal(t, defaultProbeAfter, base.ProbeAfter)
 	assert.Equal(t, []string{`loadaware.update-period "-1s" is not a positive duration (10s, or milliseconds) of at most a year; using 1s`}, problems)
 }
 
 func FuzzParseConfig(f *testing.F) {
-	f.Add("wrr", "10s", "3m", "1s", "1")
-	f.Add("java", "0", "180000", "500", "0")
-	f.Add("x", "-1", "1e99s", "", "NaN")
+	f.Add("wrr", "10s", "3m", "1s", "1", "5s")
+	f.Add("java", "0", "180000", "500", "0", "0")
+	f.Add("x", "-1", "1e99s", "", "NaN", "-5s")
 	base := New(Options{}).opts
-	f.Fuzz(func(t *testing.T, cost, blackout, expiration, update, penalty string) {
-		vals := map[string]string{costKey: cost, blackoutKey: blackout, expirationKey: expiration, updateKey: update, errorPenaltyKey: penalty}
+	f.Fuzz(func(t *testing.T, cost, blackout, expiration, update, penalty, probe string) {
+		vals := map[string]string{costKey: cost, blackoutKey: blackout, expirationKey: expiration, updateKey: update, errorPenaltyKey: penalty, probeAfterKey: probe}
 		o, _ := parseConfig(base, func(k string) string { return vals[k] })
 		if o.Cost != CostCapacity && o.Cost != CostWRR && o.Cost != CostJava {
 			t.Fatalf("cost %q", o.Cost)
 		}
-		if o.Blackout < 0 || o.Expiration <= 0 || o.UpdatePeriod <= 0 || !(o.ErrorPenalty >= 0 && o.ErrorPenalty <= 100) {
+		if o.Blackout < 0 || o.Expiration <= 0 || o.UpdatePeriod <= 0 || o.ProbeAfter < 0 || !(o.ErrorPenalty >= 0 && o.ErrorPenalty <= 100) {
 			t.Fatalf("out of range: %+v", o)
 		}
 	})
