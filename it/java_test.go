@@ -28,8 +28,9 @@ import (
 	"google.golang.org/protobuf/types/known/wrapperspb"
 )
 
-// javaWarmup is the warmup of a Dubbo Java provider whose ramp a test
-// checks, three times the Go tests': a JVM on a busy machine takes 10 to
+// javaWarmup is the warmup of a provider whose ramp a test checks (the
+// Go ramps use it too: TestWarmupRampsUpANewProvider, at 30 s, had too few
+// calls under load for any window to tell): a JVM on a busy machine takes 10 to
 // 20 s from its timestamp to its registration (seen: 20.7 s on a fresh
 // machine compiling beside it, found 24.5 s into the ramp), and the ramp
 // must still have windows far enough below full weight to be told from
