@@ -129,7 +129,7 @@ func (b *Balancer) pick(v *member.View[table], inv base.Invocation) int {
 
 // better reports whether provider i of v is the better choice against j.
 // A provider with no call in flight that has gone ProbeAfter longer than
-// the other without a call is probed (see probe). Otherwise the costs
+// the other without a call is probed (see cost). Otherwise the costs
 // decide; the RTTs of the two are compared as of the later of their last
 // samples (rpcstatus.Pair), which orders them as their values now would,
 // without reading the clock or fading both.
