@@ -62,15 +62,45 @@ type ringMember struct {
 	Index int
 }
 
+// chunkSize returns the size, in points, of the chunks of a ring of points
+// points (see [hashRing]): Rebuild splits a chunk that grows past twice
+// that and joins one that falls below a quarter of it to the next. A
+// change of one member copies the chunks its 2 × nodes points fall in, and
+// the chunk directory (about 32 bytes a chunk): their sum is smallest near
+// √(points/32), rounded down to a power of two, from 16 to 1024 (64 for
+// 1 000 members of 160 points, 128 for 10 000).
+func chunkSize(points int) int {
+	size := 16
+	for size < 1024 && 2*size*2*size*32 <= points {
+		size *= 2
+	}
+	return size
+}
+
+// deleted is the slot of an edit that removes its point (see Rebuild).
+const deleted = math.MaxUint32
+
 // hashRing is an immutable consistent-hash ring. The zero value and a nil *hashRing
 // are empty rings. A hashRing is safe for concurrent use.
+//
+// Each point is an entry point<<32 | slot: the slot is the member's place in
+// the ring's tables, which a member keeps across Rebuilds for as long as it
+// stays. The entries are kept in chunks of about chunkSize points, so that
+// Rebuild copies only the chunks a change touches and shares the others
+// with the ring it was made from.
 type hashRing struct {
-	points []uint32 // ring points, strictly increasing
-	owners []int32  // owners[i]: position in index of the member owning points[i]
-	index  []int    // index[pos]: ringMember.Index of the member at position pos
-	nodes  int      // virtual nodes per member actually used
-	// hidden are the entries (point<<32 | position) that a later member's
-	// equal point hides, sorted: a Rebuild without that member shows them
+	chunks [][]uint64 // the entries in increasing point order; no chunk is empty
+	firsts []uint32   // firsts[c]: the first point of chunks[c]
+	points int        // the number of entries in chunks
+	chunk  int        // the chunk size (chunkSize) of the ring built whole
+	index  []int      // index[slot]: the ringMember.Index of its member, -1 for a free slot
+	pos    []int32    // pos[slot]: its member's position in members, -1 for a free slot
+	slots  []int32    // slots[position]: the slot of the member at position
+	// members are the members as given (Rebuild hashes again those that leave).
+	members []ringMember
+	nodes   int // virtual nodes per member actually used
+	// hidden are the entries that the equal point of a member later in
+	// members hides, sorted: a Rebuild without that member shows them
 	// again (about P²/2³³ of them for P points: 300 at 1.6 million).
 	hidden []uint64
 }
@@ -86,149 +116,283 @@ type hashRing struct {
 // nodes is normalised by [normalizeNodes]. If members × nodes exceeds
 // [MaxPoints], nodes is lowered to the largest multiple of 4 (at least 4)
 // that fits, which no longer matches Dubbo; [hashRing.Nodes] reports the value
-// used. Empty members give an empty ring. buildRing never panics.
+// used. Empty members give an empty ring. buildRing never panics. The ring
+// keeps members: do not change them afterwards.
 func buildRing(members []ringMember, nodes int) *hashRing {
 	if len(members) > math.MaxInt32 {
 		members = members[:math.MaxInt32]
 	}
 	n := len(members)
 	nodes = effectiveNodes(n, nodes)
-	r := &hashRing{nodes: nodes}
+	r := &hashRing{nodes: nodes, members: members}
 	if n == 0 {
 		return r
 	}
-
-	// Each entry packs point<<32 | position, so sorting orders by point and,
-	// among equal points, by member position: the last entry of a run of
-	// equal points is the member Dubbo's later put leaves in place.
-	r.index = make([]int, n)
-	for pos, m := range members {
-		r.index[pos] = m.Index
+	// A ring built whole gives the member at each position that slot.
+	r.index, r.pos, r.slots = make([]int, n), make([]int32, n), make([]int32, n)
+	entries := make([]uint64, 0, n*nodes)
+	var buf []byte
+	for p, m := range members {
+		r.index[p], r.pos[p], r.slots[p] = m.Index, int32(p), int32(p)
+		entries, buf = appendPoints(entries, buf, m.Address, nodes, int32(p))
 	}
-	entries := hashPoints(nil, members, nil, nodes)
+	// Sorting orders the entries by point and, among equal points, by
+	// slot, which is the position here: the last of a run of equal points
+	// is the member Dubbo's later put leaves in place.
 	slices.Sort(entries)
-	r.lay(len(entries), func(yield func(uint64)) {
-		for _, e := range entries {
-			yield(e)
+	visible := entries[:0]
+	for i, e := range entries {
+		if i+1 < len(entries) && entries[i+1]>>32 == e>>32 {
+			r.hidden = append(r.hidden, e)
+			continue
 		}
-	}, entries)
+		visible = append(visible, e)
+	}
+	var chunks [][]uint64
+	r.chunk = chunkSize(len(visible))
+	for len(visible) > 0 {
+		k := min(r.chunk, len(visible))
+		chunks = append(chunks, slices.Clone(visible[:k])) // apart: a chunk outlives its neighbours
+		visible = visible[k:]
+	}
+	r.setChunks(chunks)
 	return r
 }
 
-// hashPoints appends to entries the points of the members whose from is
-// -1 (every member when from is nil), each packed point<<32 | position.
-func hashPoints(entries []uint64, members []ringMember, from []int, nodes int) []uint64 {
-	var buf []byte
-	for pos, m := range members {
-		if from != nil && from[pos] >= 0 {
-			continue
-		}
-		for i := 0; i < nodes/4; i++ {
-			buf = strconv.AppendInt(append(buf[:0], m.Address...), int64(i), 10)
-			d := md5.Sum(buf)
-			for h := 0; h < 4; h++ {
-				p := binary.LittleEndian.Uint32(d[4*h:])
-				entries = append(entries, uint64(p)<<32|uint64(pos))
-			}
+// appendPoints appends to entries the nodes points of address, each packed
+// point<<32 | slot; buf is scratch space, returned for reuse.
+func appendPoints(entries []uint64, buf []byte, address string, nodes int, slot int32) ([]uint64, []byte) {
+	for i := 0; i < nodes/4; i++ {
+		buf = strconv.AppendInt(append(buf[:0], address...), int64(i), 10)
+		d := md5.Sum(buf)
+		for h := 0; h < 4; h++ {
+			p := binary.LittleEndian.Uint32(d[4*h:])
+			entries = append(entries, uint64(p)<<32|uint64(uint32(slot)))
 		}
 	}
-	return entries
+	return entries, buf
 }
 
-// lay fills r.points, r.owners and r.hidden from entries, which each yields
-// in the order of their points (at most size of them; any order among
-// equal points): of a run of equal points, the member at the latest
-// position owns the point and the others are hidden. count, when not nil,
-// is the same entries as a slice, to size the ring exactly.
-func (r *hashRing) lay(size int, each func(yield func(uint64)), count []uint64) {
-	if count != nil {
-		distinct := 0
-		for i, e := range count {
-			if i+1 == len(count) || count[i+1]>>32 != e>>32 {
-				distinct++
-			}
-		}
-		size = distinct
+// setChunks makes chunks the ring's points, with their firsts.
+func (r *hashRing) setChunks(chunks [][]uint64) {
+	r.chunks, r.points = chunks, 0
+	r.firsts = make([]uint32, len(chunks))
+	for c, ch := range chunks {
+		r.firsts[c] = uint32(ch[0] >> 32)
+		r.points += len(ch)
 	}
-	r.points = make([]uint32, 0, size)
-	r.owners = make([]int32, 0, size)
-	each(func(e uint64) {
-		p, pos := uint32(e>>32), int32(uint32(e))
-		if k := len(r.points) - 1; k >= 0 && r.points[k] == p {
-			if pos > r.owners[k] {
-				pos, r.owners[k] = r.owners[k], pos
-			}
-			r.hidden = append(r.hidden, uint64(p)<<32|uint64(uint32(pos)))
-			return
-		}
-		r.points = append(r.points, p)
-		r.owners = append(r.owners, pos)
-	})
-	slices.Sort(r.hidden)
 }
 
 // Rebuild returns the ring of members with nodes virtual nodes each, the
 // same ring as buildRing(members, nodes), made from r: from[pos] is the position
 // in r of the member at pos of members with the same Address, or -1 for a
-// member r does not hold. Only those are hashed; the points of the others
-// are taken from r in one pass and merged with the new ones, so a change of
-// a few members costs O(changed·nodes·log) plus a linear copy of the ring.
-// When the virtual nodes per member would change, it is buildRing. Each
-// position of r must appear at most once in from.
+// member r does not hold. Each position of r must appear at most once in
+// from. When the virtual nodes per member would change, or more than a
+// quarter of the members come or go, it is buildRing.
+//
+// Only the members that come and those that leave are hashed; the points of
+// the others stay where they are, in chunks shared with r. A change of a
+// few members costs O(changed·nodes·log P) for P points, a copy of the
+// chunks it touches (a member's points fall in about nodes of them), and a
+// linear copy of the per-member tables and of the chunk directory. The ring keeps
+// members: do not change them afterwards.
 func (r *hashRing) Rebuild(members []ringMember, from []int, nodes int) *hashRing {
 	n := len(members)
-	if r == nil || len(from) != n || n == 0 || n > math.MaxInt32 || effectiveNodes(n, nodes) != r.nodes {
+	if r == nil || len(from) != n || n == 0 || n > math.MaxInt32 || r.Len() == 0 || effectiveNodes(n, nodes) != r.nodes {
 		return buildRing(members, nodes)
 	}
-	to := make([]int32, len(r.index)) // position in r → in members, -1: gone
-	for i := range to {
-		to[i] = -1
-	}
-	for pos, j := range from {
-		if j >= len(to) || j >= 0 && to[j] >= 0 {
+	// The members that stay keep their slots; the newcomers take the
+	// slots free in r (not those freed now: r's entries still name them),
+	// then new ones.
+	newcomers, free := 0, 0
+	for _, j := range from {
+		if j >= len(r.slots) {
 			return buildRing(members, nodes) // a caller's mistake: no ring of r's
 		}
+		if j < 0 {
+			newcomers++
+		}
+	}
+	for _, p := range r.pos {
+		if p < 0 {
+			free++
+		}
+	}
+	if left := len(r.slots) - (n - newcomers); 4*(newcomers+left) > n+len(r.slots) {
+		// More than a quarter of the members come or go: most chunks
+		// would be copied anyway, and a whole build hashes fewer members.
+		return buildRing(members, nodes)
+	}
+	size := len(r.pos) + max(0, newcomers-free)
+	nr := &hashRing{nodes: r.nodes, chunk: r.chunk, members: members,
+		index: make([]int, size), pos: make([]int32, size), slots: make([]int32, n)}
+	for s := range nr.pos {
+		nr.index[s], nr.pos[s] = -1, -1
+	}
+	for p, j := range from {
+		if j < 0 {
+			continue
+		}
+		s := r.slots[j]
+		if nr.pos[s] >= 0 {
+			return buildRing(members, nodes) // a position of r given twice
+		}
+		nr.pos[s], nr.slots[p], nr.index[s] = int32(p), s, members[p].Index
+	}
+	next := 0
+	var fresh, gone []uint64
+	var buf []byte
+	for p, j := range from {
 		if j >= 0 {
-			to[j] = int32(pos)
+			continue
+		}
+		for next < len(r.pos) && r.pos[next] >= 0 {
+			next++
+		}
+		nr.pos[next], nr.slots[p], nr.index[next] = int32(p), int32(next), members[p].Index
+		fresh, buf = appendPoints(fresh, buf, members[p].Address, r.nodes, int32(next))
+		next++
+	}
+	for s, p := range r.pos {
+		if p >= 0 && nr.pos[s] < 0 {
+			gone, buf = appendPoints(gone, buf, r.members[p].Address, r.nodes, int32(s))
 		}
 	}
-	fresh := hashPoints(nil, members, from, r.nodes)
 	slices.Sort(fresh)
-	nr := &hashRing{nodes: r.nodes, index: make([]int, n)}
-	for pos, m := range members {
-		nr.index[pos] = m.Index
-	}
-	nr.lay(len(r.points)+len(fresh), func(yield func(uint64)) {
-		// Three sorted streams: r's points, r's hidden entries, the fresh
-		// points; the first two remapped to positions in members, dropping
-		// the members that left.
-		i, h, f := 0, 0, 0
-		for {
-			for i < len(r.points) && to[r.owners[i]] < 0 {
-				i++
-			}
-			for h < len(r.hidden) && to[uint32(r.hidden[h])] < 0 {
-				h++
-			}
-			var e uint64
-			switch {
-			case i < len(r.points) && (h == len(r.hidden) || r.points[i] <= uint32(r.hidden[h]>>32)) &&
-				(f == len(fresh) || r.points[i] <= uint32(fresh[f]>>32)):
-				e = uint64(r.points[i])<<32 | uint64(to[r.owners[i]])
-				i++
-			case h < len(r.hidden) && (f == len(fresh) || r.hidden[h]>>32 <= fresh[f]>>32):
-				e = r.hidden[h]&^0xffffffff | uint64(to[uint32(r.hidden[h])])
-				h++
-			case f < len(fresh):
-				e = fresh[f]
-				f++
-			default:
-				return
-			}
-			yield(e)
-		}
-	}, nil)
+	slices.Sort(gone)
+	edits, hidden := r.resolve(nr.pos, fresh, gone)
+	nr.hidden = hidden
+	nr.setChunks(r.patch(edits))
 	return nr
+}
+
+// resolve returns the edits (point<<32 | owner slot, or deleted) that turn
+// r's points into those of a ring whose members sit at pos (by slot), with
+// the fresh entries added (sorted) and the members that left gone (gone:
+// their points, sorted), and the new ring's hidden entries. It decides
+// every point that an entry comes to, leaves or hides: of the entries left
+// at a point, the member at the latest position owns it and the others
+// are hidden, as in buildRing. A point whose owner stays has no edit.
+func (r *hashRing) resolve(pos []int32, fresh, gone []uint64) (edits, hidden []uint64) {
+	f, g, h := 0, 0, 0
+	var cands []int32
+	for f < len(fresh) || g < len(gone) || h < len(r.hidden) {
+		p := uint32(math.MaxUint32)
+		for _, s := range [...][]uint64{fresh[f:], gone[g:], r.hidden[h:]} {
+			if len(s) > 0 {
+				p = min(p, uint32(s[0]>>32))
+			}
+		}
+		cands = cands[:0]
+		was, had := r.owner(p)
+		if had && pos[was] >= 0 {
+			cands = append(cands, was)
+		}
+		for ; h < len(r.hidden) && uint32(r.hidden[h]>>32) == p; h++ {
+			if s := int32(uint32(r.hidden[h])); pos[s] >= 0 {
+				cands = append(cands, s)
+			}
+		}
+		for ; f < len(fresh) && uint32(fresh[f]>>32) == p; f++ {
+			cands = append(cands, int32(uint32(fresh[f])))
+		}
+		for g < len(gone) && uint32(gone[g]>>32) == p {
+			g++
+		}
+		if len(cands) == 0 {
+			edits = append(edits, uint64(p)<<32|deleted)
+			continue
+		}
+		win := 0
+		for k, s := range cands {
+			if pos[s] > pos[cands[win]] {
+				win = k
+			}
+		}
+		if !had || cands[win] != was {
+			edits = append(edits, uint64(p)<<32|uint64(cands[win]))
+		}
+		for k, s := range cands {
+			if k != win {
+				hidden = append(hidden, uint64(p)<<32|uint64(s))
+			}
+		}
+	}
+	slices.Sort(hidden)
+	return edits, hidden
+}
+
+// owner returns the slot that owns point p exactly, if p is a point of r.
+func (r *hashRing) owner(p uint32) (int32, bool) {
+	c, k := r.locate(p)
+	if c == len(r.chunks) || uint32(r.chunks[c][k]>>32) != p {
+		return 0, false
+	}
+	return int32(uint32(r.chunks[c][k])), true
+}
+
+// patch returns r's chunks with edits (sorted by point) applied: an edit
+// sets its point's owner, adding the point if r lacks it, or removes it.
+// A chunk no edit touches is r's own; one that grows past twice r.chunk is
+// split into pieces of at most r.chunk, one that falls below a quarter of
+// it joins the next.
+func (r *hashRing) patch(edits []uint64) [][]uint64 {
+	out := make([][]uint64, 0, len(r.chunks)+len(edits)/r.chunk+1)
+	var carry []uint64 // a short chunk, to join the next
+	e := 0
+	for c, ch := range r.chunks {
+		end := len(edits) // the edits of chunk c: those before the next chunk's first point
+		if c+1 < len(r.chunks) {
+			next := uint64(r.firsts[c+1]) << 32
+			end = e
+			for end < len(edits) && edits[end] < next {
+				end++
+			}
+		}
+		if end == e && carry == nil {
+			out = append(out, ch)
+			continue
+		}
+		merged := make([]uint64, len(carry), len(carry)+len(ch)+end-e)
+		copy(merged, carry)
+		merged, carry = applyEdits(merged, ch, edits[e:end]), nil
+		e = end
+		switch {
+		case len(merged) > 2*r.chunk:
+			pieces := (len(merged) + r.chunk - 1) / r.chunk
+			size := (len(merged) + pieces - 1) / pieces
+			for len(merged) > 0 {
+				k := min(size, len(merged))
+				out = append(out, merged[:k:k])
+				merged = merged[k:]
+			}
+		case 4*len(merged) < r.chunk && c+1 < len(r.chunks):
+			carry = merged
+		case len(merged) > 0:
+			out = append(out, merged)
+		}
+	}
+	return out
+}
+
+// applyEdits appends to dst the entries of ch with edits (sorted, each at
+// or after ch's first point but for those of the first chunk) applied.
+func applyEdits(dst, ch, edits []uint64) []uint64 {
+	i := 0
+	for _, ed := range edits {
+		p := ed >> 32
+		for i < len(ch) && ch[i]>>32 < p {
+			dst = append(dst, ch[i])
+			i++
+		}
+		if i < len(ch) && ch[i]>>32 == p {
+			i++ // replaced or removed
+		}
+		if uint32(ed) != deleted {
+			dst = append(dst, ed)
+		}
+	}
+	return append(dst, ch[i:]...)
 }
 
 // Len returns the number of distinct points on the ring.
@@ -236,7 +400,7 @@ func (r *hashRing) Len() int {
 	if r == nil {
 		return 0
 	}
-	return len(r.points)
+	return r.points
 }
 
 // Members returns the number of members the ring was built from.
@@ -244,7 +408,7 @@ func (r *hashRing) Members() int {
 	if r == nil {
 		return 0
 	}
-	return len(r.index)
+	return len(r.slots)
 }
 
 // Nodes returns the number of virtual nodes per member the ring was built
@@ -256,32 +420,73 @@ func (r *hashRing) Nodes() int {
 	return r.nodes
 }
 
-// search returns the position of the first point at or after keyPoint,
-// wrapping to 0 past the last point, or -1 if the ring is empty. Positions
-// run from 0 to Len()-1; step clockwise with pos+1, wrapping at Len().
-func (r *hashRing) search(keyPoint uint32) int {
-	if r.Len() == 0 {
-		return -1
-	}
-	// Hand-rolled lower bound: first i with points[i] >= keyPoint.
-	lo, hi := 0, len(r.points)
+// locate returns the chunk and offset of the first point at or after p,
+// without wrapping: c == len(r.chunks) when p is past the last point.
+func (r *hashRing) locate(p uint32) (c, k int) {
+	// c: the last chunk whose first point is at most p (hand-rolled
+	// binary searches: no closure, no generic call on the pick).
+	lo, hi := 0, len(r.firsts)
 	for lo < hi {
 		mid := int(uint(lo+hi) >> 1)
-		if r.points[mid] < keyPoint {
+		if r.firsts[mid] <= p {
 			lo = mid + 1
 		} else {
 			hi = mid
 		}
 	}
-	if lo == len(r.points) {
-		lo = 0
+	if lo == 0 {
+		return 0, 0
 	}
-	return lo
+	c = lo - 1
+	ch := r.chunks[c]
+	key := uint64(p) << 32
+	lo, hi = 0, len(ch)
+	for lo < hi {
+		mid := int(uint(lo+hi) >> 1)
+		if ch[mid] < key {
+			lo = mid + 1
+		} else {
+			hi = mid
+		}
+	}
+	if lo == len(ch) {
+		return c + 1, 0 // the next chunk's first point, greater than p
+	}
+	return c, lo
+}
+
+// search returns the position of the first point at or after keyPoint,
+// wrapping to 0 past the last point, or -1 if the ring is empty. Positions
+// run from 0 to Len()-1; step clockwise with pos+1, wrapping at Len().
+// O(Len()/chunk): for tests and inspection.
+func (r *hashRing) search(keyPoint uint32) int {
+	if r.Len() == 0 {
+		return -1
+	}
+	c, k := r.locate(keyPoint)
+	if c == len(r.chunks) {
+		return 0
+	}
+	for _, ch := range r.chunks[:c] {
+		k += len(ch)
+	}
+	return k
+}
+
+// entry returns the entry at position pos, 0 <= pos < Len(), in
+// O(Len()/chunk): for tests and inspection.
+func (r *hashRing) entry(pos int) uint64 {
+	c := 0
+	for pos >= len(r.chunks[c]) {
+		pos -= len(r.chunks[c])
+		c++
+	}
+	return r.chunks[c][pos]
 }
 
 // At returns the point at position pos (see [hashRing.search]) and the Index of
 // the member owning it. pos is taken modulo Len(); on an empty ring At
-// returns (0, -1).
+// returns (0, -1). O(Len()/chunk): for tests and inspection.
 func (r *hashRing) At(pos int) (point uint32, index int) {
 	n := r.Len()
 	if n == 0 {
@@ -293,7 +498,8 @@ func (r *hashRing) At(pos int) (point uint32, index int) {
 			pos += n
 		}
 	}
-	return r.points[pos], r.index[r.owners[pos]]
+	e := r.entry(pos)
+	return uint32(e >> 32), r.index[uint32(e)]
 }
 
 // Shares returns the fraction of the hash space that each member owns, in
@@ -303,17 +509,24 @@ func (r *hashRing) At(pos int) (point uint32, index int) {
 func (r *hashRing) Shares() []float64 {
 	out := make([]float64, r.Members())
 	n := r.Len()
-	if n == 1 {
-		out[r.owners[0]] = 1
-	}
-	if n <= 1 {
+	if n == 0 {
 		return out
 	}
-	for k, p := range r.points {
-		// A point owns the keys after the point before it, up to itself;
-		// the first point's arc wraps past 2^32 (uint32 arithmetic).
-		arc := p - r.points[(k+n-1)%n]
-		out[r.owners[k]] += float64(arc) / (1 << 32)
+	last := r.chunks[len(r.chunks)-1]
+	prev := uint32(last[len(last)-1] >> 32)
+	for _, ch := range r.chunks {
+		for _, e := range ch {
+			// A point owns the keys after the point before it, up to
+			// itself; the first point's arc wraps past 2^32 (uint32
+			// arithmetic). A lone point owns everything.
+			p := uint32(e >> 32)
+			arc := float64(p - prev)
+			if n == 1 {
+				arc = 1 << 32
+			}
+			out[r.pos[uint32(e)]] += arc / (1 << 32)
+			prev = p
+		}
 	}
 	return out
 }
@@ -322,11 +535,14 @@ func (r *hashRing) Shares() []float64 {
 // or after it, wrapping), the member Dubbo would choose, or -1 if the ring is
 // empty. It does not allocate.
 func (r *hashRing) Lookup(keyPoint uint32) int {
-	pos := r.search(keyPoint)
-	if pos < 0 {
+	if r.Len() == 0 {
 		return -1
 	}
-	return r.index[r.owners[pos]]
+	c, k := r.locate(keyPoint)
+	if c == len(r.chunks) {
+		c, k = 0, 0
+	}
+	return r.index[uint32(r.chunks[c][k])]
 }
 
 // lookupFunc is [hashRing.Lookup] skipping rejected members: it walks clockwise
@@ -342,9 +558,9 @@ func (r *hashRing) Lookup(keyPoint uint32) int {
 // rejects members of a ring of more than 1024 members.
 func (r *hashRing) lookupFunc(keyPoint uint32, accept func(index int) bool) (index int, ok bool) {
 	var found int32 = -1
-	r.walk(keyPoint, func(pos int32) bool {
-		if accept == nil || accept(r.index[pos]) {
-			found = pos
+	r.walk(keyPoint, func(slot int32) bool {
+		if accept == nil || accept(r.index[slot]) {
+			found = slot
 			return true
 		}
 		return false
@@ -402,16 +618,16 @@ func (r *hashRing) lookupBounded(keyPoint uint32, factor float64, totalLoad int6
 	}
 	limit := boundedCapacity(factor, totalLoad, r.Members())
 	var found, fallback int32 = -1, -1
-	r.walk(keyPoint, func(pos int32) bool {
-		idx := r.index[pos]
+	r.walk(keyPoint, func(slot int32) bool {
+		idx := r.index[slot]
 		if accept != nil && !accept(idx) {
 			return false
 		}
 		if fallback < 0 {
-			fallback = pos
+			fallback = slot
 		}
 		if l := load(idx); l < limit { // l+1 <= limit without overflow
-			found = pos
+			found = slot
 			return true
 		}
 		return false
@@ -425,36 +641,41 @@ func (r *hashRing) lookupBounded(keyPoint uint32, factor float64, totalLoad int6
 	return r.index[found], true
 }
 
-// walk calls visit with the position (in r.index) of each distinct member met
-// clockwise from keyPoint's point, at most once per member, until visit
-// returns true, every member has been visited, or one full turn is done.
-func (r *hashRing) walk(keyPoint uint32, visit func(pos int32) bool) {
-	start := r.search(keyPoint)
-	if start < 0 {
+// walk calls visit with the slot of each distinct member met clockwise
+// from keyPoint's point, at most once per member, until visit returns true,
+// every member has been visited, or one full turn is done.
+func (r *hashRing) walk(keyPoint uint32, visit func(slot int32) bool) {
+	n := r.Len()
+	if n == 0 {
 		return
 	}
-	members := len(r.index)
+	c, k := r.locate(keyPoint)
+	if c == len(r.chunks) {
+		c, k = 0, 0
+	}
 	// First candidate: the common case, with no bookkeeping.
-	last := r.owners[start]
+	last := int32(uint32(r.chunks[c][k]))
+	members := len(r.slots)
 	if visit(last) || members == 1 {
 		return
 	}
-	var small [16]uint64 // visited bitmap, enough for 1024 members
+	var small [16]uint64 // visited bitmap, enough for 1024 slots
 	var seen []uint64
-	if words := (members + 63) / 64; words <= len(small) {
+	if words := (len(r.index) + 63) / 64; words <= len(small) {
 		seen = small[:words]
 	} else {
 		seen = make([]uint64, words)
 	}
 	seen[last/64] |= 1 << (last % 64)
 	visited := 1
-	n := len(r.points)
-	for k := 1; k < n; k++ {
-		i := start + k
-		if i >= n {
-			i -= n
+	for range n - 1 {
+		if k++; k == len(r.chunks[c]) {
+			c, k = c+1, 0
+			if c == len(r.chunks) {
+				c = 0
+			}
 		}
-		o := r.owners[i]
+		o := int32(uint32(r.chunks[c][k]))
 		if o == last {
 			continue
 		}

@@ -110,3 +110,34 @@ func BenchmarkBuild(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkRebuildOne rebuilds a ring for a change of one member (the last
+// replaced), alternating the two memberships; beside it, the whole build.
+func BenchmarkRebuildOne(b *testing.B) {
+	for _, n := range []int{100, 1000, 10000} {
+		a := providers(n)
+		c := providers(n)
+		c[n-1] = ringMember{Address: "10.9.9.9:20880", Index: n - 1}
+		from := make([]int, n)
+		for i := range from {
+			from[i] = i
+		}
+		from[n-1] = -1
+		b.Run("N="+strconv.Itoa(n)+"/one", func(b *testing.B) {
+			rings := [2]*hashRing{buildRing(a, defaultNodes), nil}
+			rings[1] = rings[0].Rebuild(c, from, defaultNodes)
+			lists := [2][]ringMember{a, c}
+			b.ReportAllocs()
+			for i := 0; b.Loop(); i++ {
+				k := i & 1
+				rings[k] = rings[1-k].Rebuild(lists[k], from, defaultNodes)
+			}
+		})
+		b.Run("N="+strconv.Itoa(n)+"/whole", func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				_ = buildRing(a, defaultNodes)
+			}
+		})
+	}
+}

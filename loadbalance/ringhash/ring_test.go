@@ -494,62 +494,174 @@ func TestRingShares(t *testing.T) {
 // Rebuild makes exactly the ring buildRing makes, hidden points included, for
 // members that come, go, move and share addresses (every point of two
 // members at one address collides, so a member that leaves shows the
-// points it hid).
+// points it hid): a few members, and hundreds whose changes of many members
+// at once split and join chunks.
 func TestRebuildIsBuild(t *testing.T) {
-	rng := rand.New(rand.NewPCG(22, 1))
-	type mem struct {
-		addr string
-		id   int
-	}
-	members := func(ms []mem) []ringMember {
-		out := make([]ringMember, len(ms))
-		for i, m := range ms {
-			out[i] = ringMember{Address: m.addr, Index: 1000 + m.id}
-		}
-		return out
-	}
-	id := 0
-	newMem := func() mem {
-		id++
-		return mem{"10.0.0." + strconv.Itoa(rng.IntN(40)) + ":20880", id} // collisions likely
-	}
-	var cur []mem
-	for range 12 {
-		cur = append(cur, newMem())
-	}
-	ring := buildRing(members(cur), 16)
-	collided := 0
-	for step := range 300 {
-		next := slices.Clone(cur)
-		switch rng.IntN(4) {
-		case 0:
-			next = append(next, newMem())
-		case 1:
-			if len(next) > 1 {
-				k := rng.IntN(len(next))
-				next = slices.Delete(next, k, k+1+rng.IntN(2)*min(1, len(next)-k-1))
+	for _, tc := range []struct {
+		name             string
+		start, addresses int // members at first; distinct addresses drawn from
+		bulk             int // members a bulk step adds or removes; 0: none
+	}{
+		{"few members", 12, 40, 0},
+		{"many members", 300, 2000, 120},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			rng := rand.New(rand.NewPCG(22, 1))
+			type mem struct {
+				addr string
+				id   int
 			}
-		case 2:
-			next[rng.IntN(len(next))] = newMem()
-		default:
-			rng.Shuffle(len(next), func(i, j int) { next[i], next[j] = next[j], next[i] })
-		}
-		if len(next) == 0 {
-			next = append(next, newMem())
-		}
-		from := make([]int, len(next))
-		for i, m := range next {
-			from[i] = slices.Index(cur, m) // -1 for a newcomer
-		}
-		got, want := ring.Rebuild(members(next), from, 16), buildRing(members(next), 16)
-		require.Equal(t, want.points, got.points, "step %d", step)
-		require.Equal(t, want.owners, got.owners, "step %d", step)
-		require.Equal(t, want.index, got.index, "step %d", step)
-		require.Equal(t, want.hidden, got.hidden, "step %d", step)
-		if len(want.hidden) > 0 {
-			collided++
-		}
-		cur, ring = next, got
+			members := func(ms []mem) []ringMember {
+				out := make([]ringMember, len(ms))
+				for i, m := range ms {
+					out[i] = ringMember{Address: m.addr, Index: 1000 + m.id}
+				}
+				return out
+			}
+			id := 0
+			newMem := func() mem {
+				id++
+				return mem{"10.0." + strconv.Itoa(rng.IntN(tc.addresses)) + ":20880", id} // collisions likely
+			}
+			var cur []mem
+			for range tc.start {
+				cur = append(cur, newMem())
+			}
+			ring := buildRing(members(cur), 16)
+			collided := 0
+			for step := range 300 {
+				next := slices.Clone(cur)
+				switch k := rng.IntN(6); {
+				case k == 0:
+					next = append(next, newMem())
+				case k == 1:
+					if len(next) > 1 {
+						k := rng.IntN(len(next))
+						next = slices.Delete(next, k, k+1+rng.IntN(2)*min(1, len(next)-k-1))
+					}
+				case k == 2:
+					next[rng.IntN(len(next))] = newMem()
+				case k == 3:
+					rng.Shuffle(len(next), func(i, j int) { next[i], next[j] = next[j], next[i] })
+				case k == 4 && tc.bulk > 0 && len(next) < 2*tc.start:
+					for range tc.bulk {
+						next = slices.Insert(next, rng.IntN(len(next)+1), newMem())
+					}
+				case k == 5 && tc.bulk > 0 && len(next) > tc.bulk:
+					for range tc.bulk {
+						k := rng.IntN(len(next))
+						next = slices.Delete(next, k, k+1)
+					}
+				}
+				if len(next) == 0 {
+					next = append(next, newMem())
+				}
+				at := make(map[mem]int, len(cur))
+				for i, m := range cur {
+					at[m] = i
+				}
+				from := make([]int, len(next))
+				for i, m := range next {
+					from[i] = -1 // a newcomer
+					if j, ok := at[m]; ok {
+						from[i] = j
+					}
+				}
+				got, want := ring.Rebuild(members(next), from, 16), buildRing(members(next), 16)
+				checkChunks(t, got)
+				wantVisible, wantHidden := flatRing(want)
+				gotVisible, gotHidden := flatRing(got)
+				require.Equal(t, wantVisible, gotVisible, "step %d", step)
+				require.Equal(t, wantHidden, gotHidden, "step %d", step)
+				require.Equal(t, want.Len(), got.Len(), "step %d", step)
+				require.Equal(t, want.Members(), got.Members(), "step %d", step)
+				require.Equal(t, want.Shares(), got.Shares(), "step %d", step)
+				if len(wantHidden) > 0 {
+					collided++
+				}
+				cur, ring = next, got
+			}
+			require.Greater(t, collided, 20, "steps with hidden points")
+		})
 	}
-	require.Greater(t, collided, 20, "steps with hidden points")
+}
+
+// A one-member change copies only the chunks its points fall in: each of
+// the 2 × 160 points of the member that left and the one that came touches
+// one chunk, and the others are the old ring's own.
+func TestRebuildSharesUntouchedChunks(t *testing.T) {
+	members := providers(2000)
+	ring := buildRing(members, defaultNodes)
+	next := slices.Clone(members)
+	next[700] = ringMember{Address: "10.9.9.9:20880", Index: 700}
+	from := make([]int, len(next))
+	for i := range from {
+		from[i] = i
+	}
+	from[700] = -1
+	got := ring.Rebuild(next, from, defaultNodes)
+	checkChunks(t, got)
+	wantVisible, wantHidden := flatRing(buildRing(next, defaultNodes))
+	gotVisible, gotHidden := flatRing(got)
+	require.Equal(t, wantVisible, gotVisible)
+	require.Equal(t, wantHidden, gotHidden)
+
+	old := map[*uint64]bool{}
+	for _, ch := range ring.chunks {
+		old[&ch[0]] = true
+	}
+	copied := 0
+	for _, ch := range got.chunks {
+		if !old[&ch[0]] {
+			copied++
+		}
+	}
+	require.Greater(t, len(got.chunks), 1000)
+	require.LessOrEqual(t, copied, 2*defaultNodes, "chunks copied of %d", len(got.chunks))
+	require.Equal(t, ring.chunk, got.chunk)
+	require.Positive(t, copied)
+}
+
+// flatRing returns r's visible entries, in ring order, and its hidden ones,
+// sorted, each as point<<32 | the owner's Index: what two rings of the same
+// members in the same order must agree on, whatever their slots and chunks.
+func flatRing(r *hashRing) (visible, hidden []uint64) {
+	for _, ch := range r.chunks {
+		for _, e := range ch {
+			visible = append(visible, e&^0xffffffff|uint64(uint32(r.index[uint32(e)])))
+		}
+	}
+	for _, e := range r.hidden {
+		hidden = append(hidden, e&^0xffffffff|uint64(uint32(r.index[uint32(e)])))
+	}
+	slices.Sort(hidden)
+	return visible, hidden
+}
+
+// checkChunks fails t unless r's chunks are non-empty, hold increasing
+// points of live slots, and agree with firsts and the count of points.
+func checkChunks(t *testing.T, r *hashRing) {
+	t.Helper()
+	require.Len(t, r.firsts, len(r.chunks))
+	var prev uint64
+	points := 0
+	for c, ch := range r.chunks {
+		if len(ch) == 0 || len(ch) > 2*r.chunk || uint32(ch[0]>>32) != r.firsts[c] {
+			t.Fatalf("chunk %d of %d points (chunk size %d), first %d, firsts %d", c, len(ch), r.chunk, ch[0]>>32, r.firsts[c])
+		}
+		for k, e := range ch {
+			if c+k > 0 && e>>32 <= prev>>32 {
+				t.Fatalf("chunk %d entry %d: point %d after %d", c, k, e>>32, prev>>32)
+			}
+			if r.pos[uint32(e)] < 0 {
+				t.Fatalf("chunk %d entry %d: free slot %d", c, k, uint32(e))
+			}
+			prev = e
+		}
+		points += len(ch)
+	}
+	require.Equal(t, points, r.points)
+	for p, s := range r.slots {
+		require.Equal(t, int32(p), r.pos[s], "slot of position %d", p)
+	}
 }
