@@ -66,12 +66,12 @@ type ringMember struct {
 // points (see [hashRing]): Rebuild splits a chunk that grows past twice
 // that and joins one that falls below a quarter of it to the next. A
 // change of one member copies the chunks its 2 × nodes points fall in, and
-// the chunk directory (about 32 bytes a chunk): their sum is smallest near
-// √(points/32), rounded down to a power of two, from 16 to 1024 (64 for
-// 1 000 members of 160 points, 128 for 10 000).
+// the chunk directory (12 bytes a chunk): their sum is smallest near
+// √(points/128), rounded down to a power of two, from 16 to 1024 (32 for
+// 1 000 members of 160 points, 64 for 10 000).
 func chunkSize(points int) int {
 	size := 16
-	for size < 1024 && 2*size*2*size*32 <= points {
+	for size < 1024 && 2*size*2*size*128 <= points {
 		size *= 2
 	}
 	return size
@@ -89,13 +89,13 @@ const deleted = math.MaxUint32
 // Rebuild copies only the chunks a change touches and shares the others
 // with the ring it was made from.
 type hashRing struct {
-	chunks [][]uint64 // the entries in increasing point order; no chunk is empty
-	firsts []uint32   // firsts[c]: the first point of chunks[c]
-	points int        // the number of entries in chunks
-	chunk  int        // the chunk size (chunkSize) of the ring built whole
-	index  []int      // index[slot]: the ringMember.Index of its member, -1 for a free slot
-	pos    []int32    // pos[slot]: its member's position in members, -1 for a free slot
-	slots  []int32    // slots[position]: the slot of the member at position
+	chunks []*[]uint64 // the entries in increasing point order; no chunk is empty
+	firsts []uint32    // firsts[c]: the first point of chunks[c]
+	points int         // the number of entries in chunks
+	chunk  int         // the chunk size (chunkSize) of the ring built whole
+	index  []int       // index[slot]: the ringMember.Index of its member, -1 for a free slot
+	pos    []int32     // pos[slot]: its member's position in members, -1 for a free slot
+	slots  []int32     // slots[position]: the slot of the member at position
 	// members are the members as given (Rebuild hashes again those that leave).
 	members []ringMember
 	nodes   int // virtual nodes per member actually used
@@ -148,11 +148,12 @@ func buildRing(members []ringMember, nodes int) *hashRing {
 		}
 		visible = append(visible, e)
 	}
-	var chunks [][]uint64
+	var chunks []*[]uint64
 	r.chunk = chunkSize(len(visible))
 	for len(visible) > 0 {
 		k := min(r.chunk, len(visible))
-		chunks = append(chunks, slices.Clone(visible[:k])) // apart: a chunk outlives its neighbours
+		ch := slices.Clone(visible[:k]) // apart: a chunk outlives its neighbours
+		chunks = append(chunks, &ch)
 		visible = visible[k:]
 	}
 	r.setChunks(chunks)
@@ -174,14 +175,17 @@ func appendPoints(entries []uint64, buf []byte, address string, nodes int, slot 
 }
 
 // setChunks makes chunks the ring's points, with their firsts.
-func (r *hashRing) setChunks(chunks [][]uint64) {
+func (r *hashRing) setChunks(chunks []*[]uint64) {
 	r.chunks, r.points = chunks, 0
 	r.firsts = make([]uint32, len(chunks))
 	for c, ch := range chunks {
-		r.firsts[c] = uint32(ch[0] >> 32)
-		r.points += len(ch)
+		r.firsts[c] = uint32((*ch)[0] >> 32)
+		r.points += len(*ch)
 	}
 }
+
+// chunkAt returns the entries of chunk c.
+func (r *hashRing) chunkAt(c int) []uint64 { return *r.chunks[c] }
 
 // Rebuild returns the ring of members with nodes virtual nodes each, the
 // same ring as buildRing(members, nodes), made from r: from[pos] is the position
@@ -325,10 +329,10 @@ func (r *hashRing) resolve(pos []int32, fresh, gone []uint64) (edits, hidden []u
 // owner returns the slot that owns point p exactly, if p is a point of r.
 func (r *hashRing) owner(p uint32) (int32, bool) {
 	c, k := r.locate(p)
-	if c == len(r.chunks) || uint32(r.chunks[c][k]>>32) != p {
+	if c == len(r.chunks) || uint32(r.chunkAt(c)[k]>>32) != p {
 		return 0, false
 	}
-	return int32(uint32(r.chunks[c][k])), true
+	return int32(uint32(r.chunkAt(c)[k])), true
 }
 
 // patch returns r's chunks with edits (sorted by point) applied: an edit
@@ -336,11 +340,12 @@ func (r *hashRing) owner(p uint32) (int32, bool) {
 // A chunk no edit touches is r's own; one that grows past twice r.chunk is
 // split into pieces of at most r.chunk, one that falls below a quarter of
 // it joins the next.
-func (r *hashRing) patch(edits []uint64) [][]uint64 {
-	out := make([][]uint64, 0, len(r.chunks)+len(edits)/r.chunk+1)
+func (r *hashRing) patch(edits []uint64) []*[]uint64 {
+	out := make([]*[]uint64, 0, len(r.chunks)+len(edits)/r.chunk+1)
 	var carry []uint64 // a short chunk, to join the next
 	e := 0
-	for c, ch := range r.chunks {
+	for c, shared := range r.chunks {
+		ch := *shared
 		end := len(edits) // the edits of chunk c: those before the next chunk's first point
 		if c+1 < len(r.chunks) {
 			next := uint64(r.firsts[c+1]) << 32
@@ -350,7 +355,7 @@ func (r *hashRing) patch(edits []uint64) [][]uint64 {
 			}
 		}
 		if end == e && carry == nil {
-			out = append(out, ch)
+			out = append(out, shared)
 			continue
 		}
 		merged := make([]uint64, len(carry), len(carry)+len(ch)+end-e)
@@ -363,13 +368,14 @@ func (r *hashRing) patch(edits []uint64) [][]uint64 {
 			size := (len(merged) + pieces - 1) / pieces
 			for len(merged) > 0 {
 				k := min(size, len(merged))
-				out = append(out, merged[:k:k])
+				piece := merged[:k:k]
+				out = append(out, &piece)
 				merged = merged[k:]
 			}
 		case 4*len(merged) < r.chunk && c+1 < len(r.chunks):
 			carry = merged
 		case len(merged) > 0:
-			out = append(out, merged)
+			out = append(out, &merged)
 		}
 	}
 	return out
@@ -438,7 +444,7 @@ func (r *hashRing) locate(p uint32) (c, k int) {
 		return 0, 0
 	}
 	c = lo - 1
-	ch := r.chunks[c]
+	ch := r.chunkAt(c)
 	key := uint64(p) << 32
 	lo, hi = 0, len(ch)
 	for lo < hi {
@@ -468,7 +474,7 @@ func (r *hashRing) search(keyPoint uint32) int {
 		return 0
 	}
 	for _, ch := range r.chunks[:c] {
-		k += len(ch)
+		k += len(*ch)
 	}
 	return k
 }
@@ -477,11 +483,11 @@ func (r *hashRing) search(keyPoint uint32) int {
 // O(Len()/chunk): for tests and inspection.
 func (r *hashRing) entry(pos int) uint64 {
 	c := 0
-	for pos >= len(r.chunks[c]) {
-		pos -= len(r.chunks[c])
+	for pos >= len(r.chunkAt(c)) {
+		pos -= len(r.chunkAt(c))
 		c++
 	}
-	return r.chunks[c][pos]
+	return r.chunkAt(c)[pos]
 }
 
 // At returns the point at position pos (see [hashRing.search]) and the Index of
@@ -512,10 +518,10 @@ func (r *hashRing) Shares() []float64 {
 	if n == 0 {
 		return out
 	}
-	last := r.chunks[len(r.chunks)-1]
+	last := r.chunkAt(len(r.chunks) - 1)
 	prev := uint32(last[len(last)-1] >> 32)
 	for _, ch := range r.chunks {
-		for _, e := range ch {
+		for _, e := range *ch {
 			// A point owns the keys after the point before it, up to
 			// itself; the first point's arc wraps past 2^32 (uint32
 			// arithmetic). A lone point owns everything.
@@ -542,7 +548,7 @@ func (r *hashRing) Lookup(keyPoint uint32) int {
 	if c == len(r.chunks) {
 		c, k = 0, 0
 	}
-	return r.index[uint32(r.chunks[c][k])]
+	return r.index[uint32(r.chunkAt(c)[k])]
 }
 
 // lookupFunc is [hashRing.Lookup] skipping rejected members: it walks clockwise
@@ -654,7 +660,7 @@ func (r *hashRing) walk(keyPoint uint32, visit func(slot int32) bool) {
 		c, k = 0, 0
 	}
 	// First candidate: the common case, with no bookkeeping.
-	last := int32(uint32(r.chunks[c][k]))
+	last := int32(uint32(r.chunkAt(c)[k]))
 	members := len(r.slots)
 	if visit(last) || members == 1 {
 		return
@@ -669,13 +675,13 @@ func (r *hashRing) walk(keyPoint uint32, visit func(slot int32) bool) {
 	seen[last/64] |= 1 << (last % 64)
 	visited := 1
 	for range n - 1 {
-		if k++; k == len(r.chunks[c]) {
+		if k++; k == len(r.chunkAt(c)) {
 			c, k = c+1, 0
 			if c == len(r.chunks) {
 				c = 0
 			}
 		}
-		o := int32(uint32(r.chunks[c][k]))
+		o := int32(uint32(r.chunkAt(c)[k]))
 		if o == last {
 			continue
 		}

@@ -606,13 +606,13 @@ func TestRebuildSharesUntouchedChunks(t *testing.T) {
 	require.Equal(t, wantVisible, gotVisible)
 	require.Equal(t, wantHidden, gotHidden)
 
-	old := map[*uint64]bool{}
+	old := map[*[]uint64]bool{}
 	for _, ch := range ring.chunks {
-		old[&ch[0]] = true
+		old[ch] = true
 	}
 	copied := 0
 	for _, ch := range got.chunks {
-		if !old[&ch[0]] {
+		if !old[ch] {
 			copied++
 		}
 	}
@@ -627,7 +627,7 @@ func TestRebuildSharesUntouchedChunks(t *testing.T) {
 // members in the same order must agree on, whatever their slots and chunks.
 func flatRing(r *hashRing) (visible, hidden []uint64) {
 	for _, ch := range r.chunks {
-		for _, e := range ch {
+		for _, e := range *ch {
 			visible = append(visible, e&^0xffffffff|uint64(uint32(r.index[uint32(e)])))
 		}
 	}
@@ -645,7 +645,8 @@ func checkChunks(t *testing.T, r *hashRing) {
 	require.Len(t, r.firsts, len(r.chunks))
 	var prev uint64
 	points := 0
-	for c, ch := range r.chunks {
+	for c := range r.chunks {
+		ch := r.chunkAt(c)
 		if len(ch) == 0 || len(ch) > 2*r.chunk || uint32(ch[0]>>32) != r.firsts[c] {
 			t.Fatalf("chunk %d of %d points (chunk size %d), first %d, firsts %d", c, len(ch), r.chunk, ch[0]>>32, r.firsts[c])
 		}
