@@ -561,7 +561,8 @@ func (r *hashRing) Lookup(keyPoint uint32) int {
 // of a rejected member spread over the other members in proportion to their
 // share of the ring, and return to it as soon as it is accepted again.
 // lookupFunc does not allocate, except once for a small bitmap when it
-// rejects members of a ring of more than 1024 members.
+// rejects members of a ring of more than 1024 slots (its members, and
+// after a Rebuild up to as many more as last came while others left).
 func (r *hashRing) lookupFunc(keyPoint uint32, accept func(index int) bool) (index int, ok bool) {
 	var found int32 = -1
 	r.walk(keyPoint, func(slot int32) bool {
