@@ -363,6 +363,7 @@ func (r *hashRing) patch(edits []uint64) []*[]uint64 {
 		merged, carry = applyEdits(merged, ch, edits[e:end]), nil
 		e = end
 		switch {
+		case len(merged) == 0: // every point of the chunk left
 		case len(merged) > 2*r.chunk:
 			pieces := (len(merged) + r.chunk - 1) / r.chunk
 			size := (len(merged) + pieces - 1) / pieces
@@ -374,7 +375,7 @@ func (r *hashRing) patch(edits []uint64) []*[]uint64 {
 			}
 		case 4*len(merged) < r.chunk && c+1 < len(r.chunks):
 			carry = merged
-		case len(merged) > 0:
+		default:
 			out = append(out, &merged)
 		}
 	}
