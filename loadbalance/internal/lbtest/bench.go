@@ -166,11 +166,11 @@ func BenchChange(b *testing.B, sizes []int, lbs []Named, list func(n int) []base
 // BenchBuild benchmarks the build of a snapshot at each size of sizes, on
 // the calling goroutine (SetInlineUpTo(math.MaxInt)), for the balancers of
 // lbs that build one: "one" alternates the two lists of BenchChange, which
-// differ in one provider, so each build reuses the state of the others;
-// "shuffled" is "one" with the changed list in another order, as dubbo-go's
-// registry directory hands every new membership (it lists its invokers
-// from a sync.Map); "full" alternates list(n) with n other providers, so
-// each build starts from nothing. B/op and allocs/op are those of one
+// differ in one provider and keep the order of the others, as dubbo-go's
+// registry directory does (see the member design note), so each build
+// reuses the state of the others; "shuffled" is "one" with the changed
+// list in another order; "full" alternates list(n) with n other providers,
+// so each build starts from nothing. B/op and allocs/op are those of one
 // build (and its call).
 func BenchBuild(b *testing.B, sizes []int, lbs []Named, list func(n int) []base.Invoker, inv base.Invocation) {
 	built := 0
