@@ -98,7 +98,8 @@ fuzz() {
   for target in warmup:FuzzParseWeight warmup:FuzzParseAge warmup:FuzzParseFactor \
 	internal/urlparam:FuzzParseTimeout internal/urlparam:FuzzParseActives internal/urlparam:FuzzParseOutlier \
 	loadbalance/ringhash:FuzzParseArguments loadbalance/ringhash:FuzzParseNodes \
-	loadbalance/ringhash:FuzzAppendJava extension/internal/nacosdiscovery:FuzzInstanceList \
+	loadbalance/ringhash:FuzzAppendJava loadbalance/ringhash:FuzzRebuildIsBuild \
+	extension/internal/nacosdiscovery:FuzzInstanceList \
 	extension/internal/nacosweight:FuzzFactor extension/internal/nacosdiscovery:FuzzAppInstanceURL \
 	samples/internal/greeter:FuzzParseWhen samples/internal/greeter:FuzzParseCode \
 	rpcstatus/loadreport:FuzzParse loadbalance/loadaware:FuzzParseConfig \

@@ -131,3 +131,73 @@ func checkJavaFloat(t *testing.T, got string, f float64, bits int) {
 		t.Fatalf("%v formatted as %q: not Java's d.dddE±n", f, got)
 	}
 }
+
+// FuzzRebuildIsBuild checks Rebuild against buildRing over changes of
+// membership the fuzzer picks: after two bytes that choose the virtual
+// nodes and how few addresses the members share (so that points collide),
+// each pair of bytes adds, removes or replaces a member at a place, moves
+// the members round, or adds or removes many, so that chunks split and
+// join. Rings stay small (at most 64 members, 16 changes) for fast inputs.
+func FuzzRebuildIsBuild(f *testing.F) {
+	f.Add([]byte{0, 5, 0, 3, 1, 9, 2, 4, 3, 1, 4, 40, 5, 30})
+	f.Add([]byte{1, 60, 4, 63, 4, 63, 5, 62, 0, 0, 1, 0, 3, 2})
+	f.Add([]byte{2, 1, 2, 0, 2, 1, 2, 2, 4, 20, 5, 19})
+	f.Fuzz(func(t *testing.T, data []byte) {
+		if len(data) < 2 {
+			return
+		}
+		const most = 64
+		nodes := []int{4, 8, 16}[data[0]%3]
+		addresses := 2 + int(data[1])%62
+		id := 0
+		member := func(b int) ringMember {
+			id++
+			return ringMember{Address: "10.0.0." + strconv.Itoa(b%addresses) + ":20880", Index: id}
+		}
+		var cur []ringMember
+		for i := range 8 {
+			cur = append(cur, member(i*7))
+		}
+		ring := buildRing(cur, nodes)
+		for step, op := range slices.Collect(slices.Chunk(data[2:], 2)) {
+			if len(op) < 2 || step == 16 {
+				break
+			}
+			kind, arg := int(op[0]), int(op[1])
+			next := slices.Clone(cur)
+			at := arg % (len(next) + 1)
+			switch kind % 6 {
+			case 0:
+				if len(next) < most {
+					next = slices.Insert(next, at, member(kind+arg))
+				}
+			case 1:
+				next = slices.Delete(next, min(at, len(next)-1), min(at, len(next)-1)+1)
+			case 2:
+				next[min(at, len(next)-1)] = member(kind ^ arg)
+			case 3:
+				next = append(next[at%len(next):], next[:at%len(next)]...)
+				if arg&1 == 1 {
+					slices.Reverse(next)
+				}
+			case 4:
+				for k := range 1 + arg%32 {
+					if len(next) < most {
+						next = slices.Insert(next, (arg*k+kind)%(len(next)+1), member(arg+k))
+					}
+				}
+			case 5:
+				for k := range 1 + arg%32 {
+					if len(next) > 1 {
+						next = slices.Delete(next, (arg+k*kind)%len(next), (arg+k*kind)%len(next)+1)
+					}
+				}
+			}
+			if len(next) == 0 {
+				next = append(next, member(arg))
+			}
+			ring, _ = rebuildIsBuild(t, ring, cur, next, nodes, "step %d: op %d %d", step, kind, arg)
+			cur = next
+		}
+	})
+}

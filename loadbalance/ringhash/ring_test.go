@@ -556,27 +556,8 @@ func TestRebuildIsBuild(t *testing.T) {
 				if len(next) == 0 {
 					next = append(next, newMem())
 				}
-				at := make(map[mem]int, len(cur))
-				for i, m := range cur {
-					at[m] = i
-				}
-				from := make([]int, len(next))
-				for i, m := range next {
-					from[i] = -1 // a newcomer
-					if j, ok := at[m]; ok {
-						from[i] = j
-					}
-				}
-				got, want := ring.Rebuild(members(next), from, 16), buildRing(members(next), 16)
-				checkChunks(t, got)
-				wantVisible, wantHidden := flatRing(want)
-				gotVisible, gotHidden := flatRing(got)
-				require.Equal(t, wantVisible, gotVisible, "step %d", step)
-				require.Equal(t, wantHidden, gotHidden, "step %d", step)
-				require.Equal(t, want.Len(), got.Len(), "step %d", step)
-				require.Equal(t, want.Members(), got.Members(), "step %d", step)
-				require.Equal(t, want.Shares(), got.Shares(), "step %d", step)
-				if len(wantHidden) > 0 {
+				got, hidden := rebuildIsBuild(t, ring, members(cur), members(next), 16, "step %d", step)
+				if hidden {
 					collided++
 				}
 				cur, ring = next, got
@@ -584,6 +565,35 @@ func TestRebuildIsBuild(t *testing.T) {
 			require.Greater(t, collided, 20, "steps with hidden points")
 		})
 	}
+}
+
+// rebuildIsBuild rebuilds r, the ring of cur, for next (a member is the
+// same in both when its Index is) and fails t unless the result is
+// buildRing's ring of next, hidden points included, saying what (a format
+// and its arguments). It returns the ring and whether it hides points.
+func rebuildIsBuild(t *testing.T, r *hashRing, cur, next []ringMember, nodes int, what ...any) (*hashRing, bool) {
+	t.Helper()
+	at := make(map[int]int, len(cur))
+	for i, m := range cur {
+		at[m.Index] = i
+	}
+	from := make([]int, len(next))
+	for i, m := range next {
+		from[i] = -1 // a newcomer
+		if j, ok := at[m.Index]; ok {
+			from[i] = j
+		}
+	}
+	got, want := r.Rebuild(next, from, nodes), buildRing(next, nodes)
+	checkChunks(t, got)
+	wantVisible, wantHidden := flatRing(want)
+	gotVisible, gotHidden := flatRing(got)
+	require.Equal(t, wantVisible, gotVisible, what...)
+	require.Equal(t, wantHidden, gotHidden, what...)
+	require.Equal(t, want.Len(), got.Len(), what...)
+	require.Equal(t, want.Members(), got.Members(), what...)
+	require.Equal(t, want.Shares(), got.Shares(), what...)
+	return got, len(wantHidden) > 0
 }
 
 // A one-member change copies only the chunks its points fall in: each of
