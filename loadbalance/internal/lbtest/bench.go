@@ -170,7 +170,8 @@ func BenchChange(b *testing.B, sizes []int, lbs []Named, list func(n int) []base
 // registry directory does (see the member design note), so each build
 // reuses the state of the others; "shuffled" is "one" with the changed
 // list in another order; "full" alternates list(n) with n other providers,
-// so each build starts from nothing. B/op and allocs/op are those of one
+// so each build starts from nothing; "one-4methods" is "one" seen by four
+// methods of the service in turn (four builds a change). B/op and allocs/op are those of one
 // build (and its call).
 func BenchBuild(b *testing.B, sizes []int, lbs []Named, list func(n int) []base.Invoker, inv base.Invocation) {
 	built := 0
@@ -203,6 +204,19 @@ func BenchBuild(b *testing.B, sizes []int, lbs []Named, list func(n int) []base.
 					}
 				})
 			}
+			b.Run(fmt.Sprintf("%s/N=%d/one-4methods", lb.Name, n), func(b *testing.B) {
+				invs := make([]base.Invocation, 4)
+				for m := range invs {
+					invs[m] = Call(inv.MethodName()+strconv.Itoa(m), inv.Arguments()...)
+					lb.LB.Select(one[1], invs[m])
+				}
+				b.ReportAllocs()
+				for i := 0; b.Loop(); i++ {
+					for _, inv := range invs {
+						sinkInvoker = lb.LB.Select(one[i&1], inv)
+					}
+				}
+			})
 		}
 	}
 	if built == 0 {

@@ -1,7 +1,5 @@
 package member
 
-import "github.com/dubbogo-lb/lb/internal/urlmap"
-
 // What the metrics and package describe read of a Registry, off the hot
 // path.
 
@@ -17,13 +15,13 @@ func (r *Registry[T]) Rebuilds() (membership, warmup int64) {
 // it allocates and briefly takes the Registry's lock, never held by Select.
 func (r *Registry[T]) Range(f func(v *View[T])) {
 	r.mu.Lock()
-	services := make([]*urlmap.Index[state[T]], 0, len(r.services))
-	for _, methods := range r.services {
-		services = append(services, methods)
+	services := make([]*service[T], 0, len(r.services))
+	for _, svc := range r.services {
+		services = append(services, svc)
 	}
 	r.mu.Unlock()
-	for _, methods := range services {
-		methods.Range(func(_ string, st *state[T]) bool {
+	for _, svc := range services {
+		svc.methods.Range(func(_ string, st *state[T]) bool {
 			if v := st.view.Load(); v != nil {
 				f(v)
 			}

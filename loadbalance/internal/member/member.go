@@ -315,7 +315,7 @@ type Registry[T any] struct {
 	// service key on every call; it forgets URLs that are gone.
 	routes   urlmap.Store[common.URL, route[T]]
 	mu       sync.Mutex
-	services map[string]*urlmap.Index[state[T]]
+	services map[string]*service[T]
 	// rebuilds counts the snapshots built for a change of membership (the
 	// first included) and for a warmup refresh.
 	rebuilds, refreshes atomic.Int64
@@ -356,7 +356,15 @@ func hotSlot(u *common.URL, method string) uint {
 }
 
 type route[T any] struct {
-	methods atomic.Pointer[urlmap.Index[state[T]]]
+	service atomic.Pointer[service[T]]
+}
+
+// service is what the methods of one service share: their states, and the
+// members built last by any of them, which the next method to build for
+// the same list takes instead of making its own.
+type service[T any] struct {
+	methods urlmap.Index[state[T]]
+	members atomic.Pointer[members]
 }
 
 type state[T any] struct {
@@ -378,7 +386,7 @@ func NewRegistry[T any](opts warmup.Options, wall func() time.Time, build BuildF
 	if wall == nil {
 		wall = time.Now
 	}
-	r := &Registry[T]{opts: opts.WithDefaults(), wall: wall, build: build, services: map[string]*urlmap.Index[state[T]]{}}
+	r := &Registry[T]{opts: opts.WithDefaults(), wall: wall, build: build, services: map[string]*service[T]{}}
 	r.inline.Store(DefaultInlineUpTo)
 	return r
 }
@@ -504,20 +512,39 @@ func (r *Registry[T]) state(u *common.URL, method string) *state[T] {
 
 // lookup is state through routes.
 func (r *Registry[T]) lookup(u *common.URL, method string) *state[T] {
+	return r.service(u).methods.Get(method)
+}
+
+// service returns the service of the provider URL u through routes.
+func (r *Registry[T]) service(u *common.URL) *service[T] {
 	rt := r.routes.Get(u)
-	methods := rt.methods.Load()
-	if methods == nil {
+	svc := rt.service.Load()
+	if svc == nil {
 		key := u.ServiceKey() // once per provider URL
 		r.mu.Lock()
-		methods = r.services[key]
-		if methods == nil {
-			methods = new(urlmap.Index[state[T]])
-			r.services[key] = methods
+		svc = r.services[key]
+		if svc == nil {
+			svc = new(service[T])
+			r.services[key] = svc
 		}
 		r.mu.Unlock()
-		rt.methods.Store(methods)
+		rt.service.Store(svc)
 	}
-	return methods.Get(method)
+	return svc
+}
+
+// members returns the members of list, a list of one service: those that
+// a method of the service built last if they hold exactly list, else new
+// ones (see newMembers) that the service's other methods then take.
+func (r *Registry[T]) members(list []base.Invoker) *members {
+	svc := r.service(list[0].GetURL())
+	last := svc.members.Load()
+	if last != nil && len(last.invokers) == len(list) && same(list, last.invokers) {
+		return last
+	}
+	m := newMembers(list, last)
+	svc.members.Store(m)
+	return m
 }
 
 // rebuild builds the snapshot of st for list: for a change of membership,
@@ -578,39 +605,32 @@ func (r *Registry[T]) update(st *state[T], list []base.Invoker, method string, s
 
 func (r *Registry[T]) newSet(list []base.Invoker, method string, prev *View[T], now time.Time, det *outlier.Detector) *Set {
 	n := len(list)
+	m := r.members(list)
 	s := &Set{
-		Invokers:  append([]base.Invoker(nil), list...),
-		Providers: make([]*rpcstatus.Provider, n),
+		Invokers:  m.invokers,
+		Providers: m.providers,
+		Zones:     m.zones,
 		Stats:     make([]*rpcstatus.Stats, n),
 		Meta:      make([]*warmup.Meta, n),
 		Weights:   make([]float64, n),
 		Method:    method,
-		index:     newIndex(list),
+		index:     m.index,
 		given:     &list[0],
 	}
 	warming := false
 	for i, inv := range list {
-		var zone string
 		if j, ok := prevIndex(prev, inv); ok {
 			// Keep what was parsed: a skewed timestamp stays anchored
 			// where it was first seen.
-			s.Providers[i], s.Stats[i], s.Meta[i], zone = prev.Providers[j], prev.Stats[j], prev.Meta[j], prev.Zone(j)
+			s.Stats[i], s.Meta[i] = prev.Stats[j], prev.Meta[j]
 		} else {
 			u := inv.GetURL()
-			zone = strings.TrimSpace(u.GetParam(urlparam.ZoneKey, ""))
-			s.Providers[i] = rpcstatus.Of(u)
 			s.Stats[i] = s.Providers[i].Method(method)
 			m := warmup.Parse(u, method, now)
 			s.Meta[i] = &m
 			if m.Problem != "" {
 				lblog.Warnf("provider %s: %s", u.Location, m.Problem)
 			}
-		}
-		if zone != "" {
-			if s.Zones == nil {
-				s.Zones = make([]string, n)
-			}
-			s.Zones[i] = zone
 		}
 		if at := s.Meta[i].WarmAt(); !at.IsZero() && now.Before(at) {
 			warming = true
@@ -651,6 +671,57 @@ func (s *Set) setUniform() {
 			s.Uniform = false
 		}
 	}
+}
+
+// members is the part of a snapshot that does not depend on the method:
+// the providers in the order of the list, their statistics and zones, and
+// the index. The methods of a service that see the same list share one
+// (Registry.members). Immutable once made.
+type members struct {
+	invokers  []base.Invoker
+	providers []*rpcstatus.Provider
+	zones     []string // nil when no provider names one
+	index     index
+}
+
+// newMembers returns the members of list, taking the statistics and zone
+// of a provider that prev (nil at first) holds from it: only newcomers'
+// URLs are read.
+func newMembers(list []base.Invoker, prev *members) *members {
+	n := len(list)
+	m := &members{
+		invokers:  append([]base.Invoker(nil), list...),
+		providers: make([]*rpcstatus.Provider, n),
+		index:     newIndex(list),
+	}
+	for i, inv := range list {
+		var zone string
+		if j, ok := prev.find(inv); ok {
+			m.providers[i] = prev.providers[j]
+			if prev.zones != nil {
+				zone = prev.zones[j]
+			}
+		} else {
+			u := inv.GetURL()
+			m.providers[i] = rpcstatus.Of(u)
+			zone = strings.TrimSpace(u.GetParam(urlparam.ZoneKey, ""))
+		}
+		if zone != "" {
+			if m.zones == nil {
+				m.zones = make([]string, n)
+			}
+			m.zones[i] = zone
+		}
+	}
+	return m
+}
+
+// find returns the position of inv in m; m may be nil.
+func (m *members) find(inv base.Invoker) (int, bool) {
+	if m == nil {
+		return 0, false
+	}
+	return m.index.find(m.invokers, inv)
 }
 
 func prevIndex[T any](prev *View[T], inv base.Invoker) (int, bool) {

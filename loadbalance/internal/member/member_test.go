@@ -282,6 +282,42 @@ func TestMethodWeightAndServiceSeparation(t *testing.T) {
 	assert.Equal(t, []float64{300, 100}, v.Weights)
 }
 
+// The methods of a service that see the same list share its members (the
+// providers, their statistics and zones, the index), built once; each
+// keeps its own statistics per method, metadata and weights. A method that
+// sees another list builds members of its own, taking from the last ones
+// the providers that stay.
+func TestMethodsShareTheMembersOfAList(t *testing.T) {
+	r, _ := newCounting()
+	zone := map[string]string{"weight": "100", urlparam.ZoneKey: "az-a", "methods.Say.weight": "300"}
+	list := []base.Invoker{lbtest.Provider(20000, zone), lbtest.Provider(20001, nil), lbtest.Provider(20002, nil)}
+	say, _ := r.Lookup(list, "Say")
+	hi, _ := r.Lookup(slices.Clone(list), "Hi") // an equal list, as each call gets
+	assert.Same(t, &say.Invokers[0], &hi.Invokers[0], "one copy of the invokers")
+	assert.Same(t, &say.Providers[0], &hi.Providers[0])
+	assert.Same(t, &say.Zones[0], &hi.Zones[0])
+	assert.Equal(t, "az-a", hi.Zone(0))
+	assert.NotSame(t, say.Stats[0], hi.Stats[0], "statistics per method")
+	assert.Equal(t, []float64{300, 100, 100}, say.Weights)
+	assert.Equal(t, []float64{100, 100, 100}, hi.Weights)
+	i, ok := hi.Index(list[2])
+	assert.True(t, ok)
+	assert.Equal(t, 2, i)
+
+	// Another list: members of its own, the providers that stay kept.
+	changed := []base.Invoker{list[2], list[0], lbtest.Provider(20003, nil)}
+	v, exact := r.Lookup(changed, "Hi")
+	require.True(t, exact)
+	assert.Equal(t, changed, v.Invokers)
+	assert.NotSame(t, &say.Invokers[0], &v.Invokers[0])
+	assert.Same(t, say.Providers[2], v.Providers[0])
+	assert.Same(t, hi.Stats[0], v.Stats[1], "a staying provider keeps its statistics")
+	assert.Equal(t, []string{"", "az-a", ""}, v.Zones)
+	// The old list is still Say's own snapshot.
+	v, _ = r.Lookup(list, "Say")
+	assert.Same(t, say, v)
+}
+
 func TestCheckFilterSettlesOncePerMethod(t *testing.T) {
 	r, _ := newCounting()
 	list := lbtest.N(2)
