@@ -664,12 +664,19 @@ cluster_wait_up() {
 # [nacos_config] did not find the Leader node"). The next try usually
 # comes up, as a crashed pod does when its orchestrator restarts it.
 #
+# A try may also hang: seen under two hogs, a restarted node's read of its
+# configuration through JRaft timed out ("read-index request timeout, go to
+# Leader read") and the start sat there for 7 minutes, its web server never
+# up, until the deadline. So a try gets half the time left, at least 240 s
+# (the slowest start seen under two hogs took 192 s, the three nodes' first
+# start 140 s), and the next try the rest.
+#
 # Each try's messages (with the log tail of a failed one) go to
 # $CLUSTER_RUN_DIR/nodeN-start.log, not to the terminal where three nodes'
 # would interleave; when the node does not come up in time, that file's tail
 # is printed with a one-line verdict.
 node_start_retried() {
-  local n="$1" try=0 left rc
+  local n="$1" try=0 left rc per_try
   shift
   local deadline=$(($(date +%s) + START_TIMEOUT)) out="$CLUSTER_RUN_DIR/node$n-start.log"
   mkdir -p "$CLUSTER_RUN_DIR"
@@ -682,8 +689,10 @@ node_start_retried() {
     fi
     try=$((try + 1))
     printf -- '----- try %s (%ss left) -----\n' "$try" "$left" >>"$out"
+    per_try=$((left / 2 > 240 ? left / 2 : 240))
+    [ "$per_try" -le "$left" ] || per_try=$left
     rc=0
-    node_cmd "$n" start NACOS_START_TIMEOUT="$left" "$@" >>"$out" 2>&1 || rc=$?
+    node_cmd "$n" start NACOS_START_TIMEOUT="$per_try" "$@" >>"$out" 2>&1 || rc=$?
     [ "$rc" != 0 ] || return 0
     log "cluster: node $n did not start (try $try): $(grep '^nacos.sh: ' "$out" | grep -v 'starting Nacos\|stopped\|not running' | tail -n 1 | cut -c11-)"
     sleep 2 # not a spin when it fails at once (a port taken)
