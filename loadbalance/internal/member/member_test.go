@@ -344,9 +344,10 @@ func TestCheckFilterSettlesOncePerMethod(t *testing.T) {
 	}
 }
 
-// Warmup refreshes and membership changes of one (service, method) race:
-// whatever Lookup returns as exact must hold exactly the list it was given,
-// whether the builds run on the callers or in the background.
+// Warmup refreshes and membership changes of two methods of a service race
+// (and share their members): whatever Lookup returns as exact must hold
+// exactly the list it was given, for its method, whether the builds run on
+// the callers or in the background.
 func TestLookupExactMatchesListUnderRacingRebuilds(t *testing.T) {
 	t.Run("inline", func(t *testing.T) { racingRebuilds(t, DefaultInlineUpTo) })
 	t.Run("background", func(t *testing.T) { racingRebuilds(t, 0) })
@@ -368,20 +369,23 @@ func racingRebuilds(t *testing.T, inline int) {
 	var bad atomic.Int64
 	var wg sync.WaitGroup
 	for g := range 6 {
+		method := []string{"Say", "Hi"}[g%2] // two methods, whose builds share members
 		wg.Go(func() {
 			for i := range 3000 {
 				l := lists[(g+i)%len(lists)]
 				clock.Advance(time.Microsecond) // every Lookup is due for a refresh
-				if v, exact := r.Lookup(l, "Say"); exact && !v.matches(l) {
+				if v, exact := r.Lookup(l, method); exact && !v.matches(l) {
+					bad.Add(1)
+				} else if j, ok := v.Index(l[0]); exact && (!ok || j != 0 || v.Method != method) {
 					bad.Add(1)
 				}
 				// A quick look checks length and ends only.
-				if v, _, m := r.find(l, "Say", true, nil); m == Exact && (v.Len() != len(l) || l[0] != v.Invokers[0] || l[len(l)-1] != v.Invokers[len(l)-1]) {
+				if v, _, m := r.find(l, method, true, nil); m == Exact && (v.Len() != len(l) || l[0] != v.Invokers[0] || l[len(l)-1] != v.Invokers[len(l)-1]) {
 					bad.Add(1)
 				}
 				// Pick confirms the slot it returns.
 				slot := func(v *View[table], _ base.Invocation) int { return (g + i) % v.Len() }
-				if v, k, m := r.Pick(l, "Say", slot, nil); m == Exact && (v.Len() != len(l) || l[k] != v.Invokers[k]) {
+				if v, k, m := r.Pick(l, method, slot, nil); m == Exact && (v.Len() != len(l) || l[k] != v.Invokers[k]) {
 					bad.Add(1)
 				}
 			}
