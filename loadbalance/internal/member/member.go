@@ -605,16 +605,16 @@ func (r *Registry[T]) update(st *state[T], list []base.Invoker, method string, s
 
 func (r *Registry[T]) newSet(list []base.Invoker, method string, prev *View[T], now time.Time, det *outlier.Detector) *Set {
 	n := len(list)
-	m := r.members(list)
+	ms := r.members(list)
 	s := &Set{
-		Invokers:  m.invokers,
-		Providers: m.providers,
-		Zones:     m.zones,
+		Invokers:  ms.invokers,
+		Providers: ms.providers,
+		Zones:     ms.zones,
 		Stats:     make([]*rpcstatus.Stats, n),
 		Meta:      make([]*warmup.Meta, n),
 		Weights:   make([]float64, n),
 		Method:    method,
-		index:     m.index,
+		index:     ms.index,
 		given:     &list[0],
 	}
 	warming := false
