@@ -171,8 +171,8 @@ func BenchChange(b *testing.B, sizes []int, lbs []Named, list func(n int) []base
 // reuses the state of the others; "shuffled" is "one" with the changed
 // list in another order; "full" alternates list(n) with n other providers,
 // so each build starts from nothing; "one-4methods" is "one" seen by four
-// methods of the service in turn (four builds a change). B/op and allocs/op are those of one
-// build (and its call).
+// methods of the service in turn. B/op and allocs/op are those of one
+// build and its call, of four for "one-4methods".
 func BenchBuild(b *testing.B, sizes []int, lbs []Named, list func(n int) []base.Invoker, inv base.Invocation) {
 	built := 0
 	for _, n := range sizes {
