@@ -50,7 +50,8 @@ func newWeightTree(weights []int64) *weightTree {
 	t := &weightTree{n: n, nodes: make([]treeNode, n+1)}
 	// sub[k] is the weight of the whole subtree under node k. Children have
 	// larger indexes, so one pass from the end fills it bottom-up in O(N).
-	sub := make([]int64, n+2)
+	sub := int64Work.Get(n + 2)
+	defer int64Work.Put(sub)
 	for k := n; k >= 1; k-- {
 		w := clampLeaf(weights[k-1])
 		t.nodes[k].self.Store(w)

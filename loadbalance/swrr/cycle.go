@@ -4,6 +4,8 @@ import (
 	"math"
 	"slices"
 	"sync/atomic"
+
+	"github.com/dubbogo-lb/lb/loadbalance/internal/algo"
 )
 
 const (
@@ -19,6 +21,14 @@ const (
 	// maxWork bounds the cost of building a cycle, its length times the
 	// number of distinct weights: about a millisecond at most.
 	maxWork = 1 << 20
+)
+
+// The work memory of builds (see algo.Work): at 10 000 providers a change
+// would otherwise leave about 600 KB of it to the garbage collector.
+var (
+	floatWork algo.Work[float64]
+	int64Work algo.Work[int64]
+	intWork   algo.Work[int]
 )
 
 // quantizeWeights turns weights into the integer weights of a cycle. Integer
@@ -125,7 +135,9 @@ func sum(q []int64) int64 {
 
 // distinctCount returns the number of distinct positive values in q.
 func distinctCount(q []int64) int {
-	s := slices.Clone(q)
+	s := int64Work.Get(len(q))
+	defer int64Work.Put(s)
+	copy(s, q)
 	slices.Sort(s)
 	n := 0
 	for i, x := range s {
@@ -216,9 +228,9 @@ type position struct {
 
 // newSmoothCycle returns the cycle of integer weights q (see quantizeWeights), positioned
 // at start: the first Next returns entry start mod the cycle's length. When
-// no weight is positive every entry counts as 1.
+// no weight is positive every entry counts as 1. The cycle keeps q: do not
+// modify it afterwards.
 func newSmoothCycle(q []int64, start uint64) *smoothCycle {
-	q = slices.Clone(q)
 	if len(q) > 0 && slices.Max(q) <= 0 {
 		for i := range q {
 			q[i] = 1
@@ -261,18 +273,22 @@ func (c *smoothCycle) currentPosition() int {
 // sum of the weights. Within one cycle every lag stays within [-1, 1] of
 // its offset.
 func (c *smoothCycle) lags() []float64 {
-	k := c.currentPosition()
-	lags := c.cycleLags(k)
+	return c.lagsInto(make([]float64, len(c.weights)))
+}
+
+// lagsInto writes the lags into lags, of the cycle's length and zeroed,
+// and returns it.
+func (c *smoothCycle) lagsInto(lags []float64) []float64 {
+	c.cycleLags(c.currentPosition(), lags)
 	for i := range lags {
 		lags[i] += c.offset[i]
 	}
 	return lags
 }
 
-// cycleLags returns the lags of the cycle alone, from zero, before its
-// entry k.
-func (c *smoothCycle) cycleLags(k int) []float64 {
-	lags := make([]float64, len(c.weights))
+// cycleLags writes into lags, of the cycle's length and zeroed, the lags
+// of the cycle alone, from zero, before its entry k.
+func (c *smoothCycle) cycleLags(k int, lags []float64) {
 	for _, i := range c.seq[:k] {
 		lags[i]--
 	}
@@ -280,7 +296,6 @@ func (c *smoothCycle) cycleLags(k int) []float64 {
 	for i, w := range c.weights {
 		lags[i] += float64(k) * float64(w) / n
 	}
-	return lags
 }
 
 // maxLag bounds the picks a provider can be owed, or be ahead, across a
@@ -315,8 +330,10 @@ func followCycle(prev *smoothCycle, q []int64, from []int) *smoothCycle {
 	if len(c.seq) == 0 || len(from) != len(q) {
 		return c
 	}
-	old := prev.lags()
-	target := make([]float64, len(q))
+	old := prev.lagsInto(floatWork.Get(len(prev.weights)))
+	defer floatWork.Put(old)
+	target := floatWork.Get(len(q))
+	defer floatWork.Put(target)
 	mean, active := 0.0, 0
 	for i, j := range from {
 		if q[i] <= 0 {
@@ -337,7 +354,9 @@ func followCycle(prev *smoothCycle, q []int64, from []int) *smoothCycle {
 		}
 	}
 	k := c.nearest(target)
-	lags := c.cycleLags(k)
+	lags := floatWork.Get(len(q))
+	defer floatWork.Put(lags)
+	c.cycleLags(k, lags)
 	for i := range target {
 		if q[i] > 0 {
 			c.offset[i] = target[i] - lags[i]
@@ -362,7 +381,8 @@ func identity(from []int) bool {
 // share, a step adds p_i to every a_i and takes 1 from the picked one.
 func (c *smoothCycle) nearest(target []float64) int {
 	n := float64(len(c.seq))
-	share := make([]float64, len(c.weights))
+	share := floatWork.Get(len(c.weights))
+	defer floatWork.Put(share)
 	var sq, dot, p2 float64 // Σ a_i², Σ p_i·a_i, Σ p_i²
 	for i, w := range c.weights {
 		if w <= 0 {
@@ -374,7 +394,8 @@ func (c *smoothCycle) nearest(target []float64) int {
 		dot += share[i] * a
 		p2 += share[i] * share[i]
 	}
-	picks := make([]float64, len(c.weights))
+	picks := floatWork.Get(len(c.weights))
+	defer floatWork.Put(picks)
 	best, bestSq := 0, sq
 	for k, j := range c.seq[:len(c.seq)-1] {
 		sq += 2*dot + p2

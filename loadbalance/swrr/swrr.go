@@ -54,7 +54,8 @@ func (b *Balancer) build(s *member.Set, prev *member.View[smoothCycle]) *smoothC
 	if prev == nil {
 		return newSmoothCycle(q, b.sk.Rand())
 	}
-	from := make([]int, s.Len())
+	from := intWork.Get(s.Len())
+	defer intWork.Put(from)
 	for i := range from {
 		from[i] = -1
 	}

@@ -2,7 +2,6 @@ package algo
 
 import (
 	"math"
-	"sync"
 )
 
 // Alias is Vose's alias table: a weighted pick in O(1) with one random
@@ -36,12 +35,12 @@ func NewAlias(weights []float64) *Alias {
 	for _, w := range weights {
 		total += clean(w)
 	}
-	work := aliasWorkFor(n)
-	defer work.release()
+	scaled, stack := aliasScaled.Get(n), aliasStack.Get(n)
+	defer aliasScaled.Put(scaled)
+	defer aliasStack.Put(stack)
 	// scaled[i] = weight × n / total: a column of height 1 is "full". The
 	// columns still open are on two stacks in one array: those below 1
 	// (small) from its front, the others (large) from its back.
-	scaled, stack := work.scaled[:n], work.stack[:n]
 	small, large := 0, 0
 	for i, w := range weights {
 		if total > 0 {
@@ -110,33 +109,9 @@ func (a *Alias) Pick(r uint64) int {
 	return int(a.alias[i])
 }
 
-// aliasWork is the work memory of NewAlias, kept for the next table: a
-// change of membership comes with others (a deploy), and at 10 000 items
-// it is 120 KB. Tables of more than maxPooledAlias items get their own.
-type aliasWork struct {
-	scaled []float64
-	stack  []int32
-}
-
-const maxPooledAlias = 1 << 20
-
-var aliasWorks = sync.Pool{New: func() any { return new(aliasWork) }}
-
-// aliasWorkFor returns work memory for n items; release it when done.
-func aliasWorkFor(n int) *aliasWork {
-	if n > maxPooledAlias {
-		return &aliasWork{scaled: make([]float64, n), stack: make([]int32, n)}
-	}
-	w := aliasWorks.Get().(*aliasWork)
-	if cap(w.scaled) < n {
-		w.scaled, w.stack = make([]float64, n), make([]int32, n)
-	}
-	return w
-}
-
-// release gives w back for the next table, unless it is too large to keep.
-func (w *aliasWork) release() {
-	if cap(w.scaled) <= maxPooledAlias {
-		aliasWorks.Put(w)
-	}
-}
+// aliasScaled and aliasStack are the work memory of NewAlias (120 KB at
+// 10 000 items).
+var (
+	aliasScaled Work[float64]
+	aliasStack  Work[int32]
+)
