@@ -87,6 +87,27 @@ func MethodParam(u *common.URL, method, key string) string {
 	return ""
 }
 
+// MethodKeys are the method-level keys of one parameter for one method
+// (1 and 2 above), built once to read many provider URLs.
+type MethodKeys struct{ method, dubboGo, java string }
+
+// KeysOf returns the method-level keys of key for method.
+func KeysOf(method, key string) MethodKeys {
+	if method == "" {
+		return MethodKeys{}
+	}
+	return MethodKeys{method, "methods." + method + "." + key, method + "." + key}
+}
+
+// In reports whether MethodParam(u, method, key) reads a method-level key
+// of u rather than the service-level one. It does not allocate.
+func (k MethodKeys) In(u *common.URL) bool {
+	if k.method == "" {
+		return false
+	}
+	return u.GetParam(k.dubboGo, "") != "" || javaMethod(u, k.method) && u.GetParam(k.java, "") != ""
+}
+
 // ServiceParam returns the service-level value of key on the provider URL
 // u, or "": for parameters that have no method level (timestamp, warmup,
 // release), as Dubbo Java reads them.

@@ -44,6 +44,9 @@ func TestMethodParam(t *testing.T) {
 	assert.Equal(t, "service", MethodParam(u, "Other", "k"))
 	assert.Equal(t, "service", MethodParam(u, "", "k"))
 	assert.Equal(t, "", MethodParam(u, "Say", "missing"))
+	assert.True(t, KeysOf("Say", "k").In(u))
+	assert.False(t, KeysOf("Other", "k").In(u))
+	assert.False(t, KeysOf("", "k").In(u))
 }
 
 // javaProvider is a provider URL as a Dubbo Java 3 provider registers it: a
@@ -65,6 +68,11 @@ func TestMethodParamReadsJavaSpelling(t *testing.T) {
 	assert.Equal(t, "100", MethodParam(u, "sayBye", "weight"), "another method: service level")
 	assert.Equal(t, "", MethodParam(u, "sayBye", "actives"))
 	assert.Equal(t, "100", MethodParam(u, "", "weight"))
+	assert.True(t, KeysOf("sayHello", "weight").In(u))
+	assert.False(t, KeysOf("sayBye", "weight").In(u))
+	assert.False(t, KeysOf("sayHello", "weight").In(javaProvider(t, "sayHello.weight=")), "empty counts as absent")
+	// Java reads <method>.<key> only for the methods the URL lists.
+	assert.False(t, KeysOf("other", "weight").In(javaProvider(t, "other.weight=5")))
 }
 
 func TestMethodParamDubboGoSpellingWinsOverJava(t *testing.T) {

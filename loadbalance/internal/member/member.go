@@ -91,6 +91,9 @@ type Set struct {
 	Zones []string
 
 	maxWeight float64 // the largest of Weights
+	// alias caches the alias table of Weights when they are shared with
+	// other methods (see warmWeights); nil otherwise.
+	alias *aliasCache
 
 	index index
 	given *base.Invoker // first element of the list the Set was built from
@@ -536,13 +539,13 @@ func (r *Registry[T]) service(u *common.URL) *service[T] {
 // members returns the members of list, a list of one service: those that
 // a method of the service built last if they hold exactly list, else new
 // ones (see newMembers) that the service's other methods then take.
-func (r *Registry[T]) members(list []base.Invoker) *members {
+func (r *Registry[T]) members(list []base.Invoker, now time.Time) *members {
 	svc := r.service(list[0].GetURL())
 	last := svc.members.Load()
 	if last != nil && len(last.invokers) == len(list) && same(list, last.invokers) {
 		return last
 	}
-	m := newMembers(list, last)
+	m := newMembers(list, last, now)
 	svc.members.Store(m)
 	return m
 }
@@ -605,99 +608,161 @@ func (r *Registry[T]) update(st *state[T], list []base.Invoker, method string, s
 
 func (r *Registry[T]) newSet(list []base.Invoker, method string, prev *View[T], now time.Time, det *outlier.Detector) *Set {
 	n := len(list)
-	ms := r.members(list)
+	ms := r.members(list, now)
 	s := &Set{
 		Invokers:  ms.invokers,
 		Providers: ms.providers,
 		Zones:     ms.zones,
 		Stats:     make([]*rpcstatus.Stats, n),
-		Meta:      make([]*warmup.Meta, n),
-		Weights:   make([]float64, n),
+		Meta:      ms.meta,
 		Method:    method,
 		index:     ms.index,
 		given:     &list[0],
 	}
-	warming := false
+	var own []*warmup.Meta // Meta once a provider's differs from the members'
+	weightKeys := urlparam.KeysOf(method, constant.WeightKey)
 	for i, inv := range list {
-		if j, ok := prevIndex(prev, inv); ok {
+		m := ms.meta[i]
+		j, stays := prevIndex(prev, inv)
+		if stays {
+			s.Stats[i] = prev.Stats[j]
+		} else {
+			s.Stats[i] = s.Providers[i].Method(method)
+		}
+		switch u := inv.GetURL(); {
+		case stays && prev.Meta[j] != m && weightKeys.In(u):
 			// Keep what was parsed: a skewed timestamp stays anchored
 			// where it was first seen.
-			s.Stats[i], s.Meta[i] = prev.Stats[j], prev.Meta[j]
-		} else {
-			u := inv.GetURL()
-			s.Stats[i] = s.Providers[i].Method(method)
-			m := warmup.Parse(u, method, now)
-			s.Meta[i] = &m
-			if m.Problem != "" {
-				lblog.Warnf("provider %s: %s", u.Location, m.Problem)
+			m = prev.Meta[j]
+		case !stays && weightKeys.In(u):
+			p := warmup.Parse(u, method, now)
+			if p.Problem != "" {
+				lblog.Warnf("provider %s, method %s: %s", u.Location, method, p.Problem)
 			}
+			m = &p
 		}
-		if at := s.Meta[i].WarmAt(); !at.IsZero() && now.Before(at) {
-			warming = true
+		if m != ms.meta[i] && own == nil {
+			own = make([]*warmup.Meta, n)
+			copy(own, ms.meta[:i])
 		}
+		if own != nil {
+			own[i] = m
+		}
+	}
+	if own != nil {
+		s.Meta = own
 	}
 	d := det.Decide(method, s.Invokers, s.Stats)
 	s.Ejected, s.Outliers, s.Panic, s.board, s.alarm = d.Ejected, d.Enabled, d.Panic, det.Board(), d.Alarm
-	usable := n
-	for i := range list {
-		if s.IsEjected(i) {
-			usable--
-			continue
+	var w *warmWeights
+	if own == nil && s.Ejected == nil {
+		// The weights of every method that reads the members' metadata
+		// and ejects no provider: computed once for them all.
+		if w = ms.warm.Load(); w == nil || w.refreshAt != 0 && now.UnixNano() >= w.refreshAt {
+			w = r.newWarmWeights(s.Meta, nil, now)
+			ms.warm.Store(w)
 		}
-		s.Weights[i] = r.opts.Weight(*s.Meta[i], now)
-		s.Total += s.Weights[i]
+	} else {
+		w = r.newWarmWeights(s.Meta, s.Ejected, now)
 	}
-	if s.Total <= 0 {
-		for i := range s.Weights {
-			if !s.IsEjected(i) {
-				s.Weights[i] = 1
-			}
-		}
-		s.Total = float64(usable)
-	}
-	s.setUniform()
-	if warming {
-		s.refreshAt = now.Add(r.opts.RefreshStep).UnixNano()
-	}
+	s.Weights, s.Total, s.Uniform, s.maxWeight, s.refreshAt, s.alias = w.weights, w.total, w.uniform, w.maxWeight, w.refreshAt, &w.alias
 	return s
 }
 
+// warmWeights are the warm weights of a Set (Set.Weights and the fields
+// that go with them), shared by the Sets of the methods that read the same
+// metadata and eject no provider (members.warm). Immutable but for alias.
+type warmWeights struct {
+	weights   []float64
+	total     float64
+	uniform   bool
+	maxWeight float64
+	refreshAt int64
+	alias     aliasCache
+}
+
+// newWarmWeights returns the warm weights of providers with metadata meta
+// at now, 0 for those that ejected marks (nil: none).
+func (r *Registry[T]) newWarmWeights(meta []*warmup.Meta, ejected []bool, now time.Time) *warmWeights {
+	w := &warmWeights{weights: make([]float64, len(meta))}
+	warming := false
+	usable := len(meta)
+	for i, m := range meta {
+		if at := m.WarmAt(); !at.IsZero() && now.Before(at) {
+			warming = true
+		}
+		if ejected != nil && ejected[i] {
+			usable--
+			continue
+		}
+		w.weights[i] = r.opts.Weight(*m, now)
+		w.total += w.weights[i]
+	}
+	if w.total <= 0 {
+		for i := range w.weights {
+			if ejected == nil || !ejected[i] {
+				w.weights[i] = 1
+			}
+		}
+		w.total = float64(usable)
+	}
+	w.uniform, w.maxWeight = uniform(w.weights)
+	if warming {
+		w.refreshAt = now.Add(r.opts.RefreshStep).UnixNano()
+	}
+	return w
+}
+
 // setUniform sets Uniform and maxWeight from Weights.
-func (s *Set) setUniform() {
-	s.Uniform = true
-	for _, w := range s.Weights {
-		s.maxWeight = max(s.maxWeight, w)
-		if w != s.Weights[0] {
-			s.Uniform = false
+func (s *Set) setUniform() { s.Uniform, s.maxWeight = uniform(s.Weights) }
+
+// uniform reports whether weights are all equal, and the largest.
+func uniform(weights []float64) (equal bool, top float64) {
+	equal = true
+	for _, w := range weights {
+		top = max(top, w)
+		if w != weights[0] {
+			equal = false
 		}
 	}
+	return equal, top
 }
 
 // members is the part of a snapshot that does not depend on the method:
-// the providers in the order of the list, their statistics and zones, and
-// the index. The methods of a service that see the same list share one
-// (Registry.members). Immutable once made.
+// the providers in the order of the list, their statistics, zones and
+// service-level metadata, and the index. The methods of a service that see
+// the same list share one (Registry.members). Immutable once made, but for
+// warm.
 type members struct {
 	invokers  []base.Invoker
 	providers []*rpcstatus.Provider
 	zones     []string // nil when no provider names one
-	index     index
+	// meta is what the providers' URLs say of weight and age at the
+	// service level: the Set.Meta of every method for which no provider
+	// has a method-level weight.
+	meta  []*warmup.Meta
+	index index
+	// warm are the warm weights from meta of the methods that eject no
+	// provider, computed by the first to need them and replaced when a
+	// warmup refresh is due (newSet).
+	warm atomic.Pointer[warmWeights]
 }
 
-// newMembers returns the members of list, taking the statistics and zone
-// of a provider that prev (nil at first) holds from it: only newcomers'
-// URLs are read.
-func newMembers(list []base.Invoker, prev *members) *members {
+// newMembers returns the members of list, taking the statistics, zone and
+// metadata of a provider that prev (nil at first) holds from it: only
+// newcomers' URLs are read, at now.
+func newMembers(list []base.Invoker, prev *members, now time.Time) *members {
 	n := len(list)
 	m := &members{
 		invokers:  append([]base.Invoker(nil), list...),
 		providers: make([]*rpcstatus.Provider, n),
+		meta:      make([]*warmup.Meta, n),
 		index:     newIndex(list),
 	}
 	for i, inv := range list {
 		var zone string
 		if j, ok := prev.find(inv); ok {
-			m.providers[i] = prev.providers[j]
+			m.providers[i], m.meta[i] = prev.providers[j], prev.meta[j]
 			if prev.zones != nil {
 				zone = prev.zones[j]
 			}
@@ -705,6 +770,11 @@ func newMembers(list []base.Invoker, prev *members) *members {
 			u := inv.GetURL()
 			m.providers[i] = rpcstatus.Of(u)
 			zone = strings.TrimSpace(u.GetParam(urlparam.ZoneKey, ""))
+			meta := warmup.Parse(u, "", now)
+			if meta.Problem != "" {
+				lblog.Warnf("provider %s: %s", u.Location, meta.Problem)
+			}
+			m.meta[i] = &meta
 		}
 		if zone != "" {
 			if m.zones == nil {

@@ -318,6 +318,68 @@ func TestMethodsShareTheMembersOfAList(t *testing.T) {
 	assert.Same(t, say, v)
 }
 
+// Methods that read the same metadata and eject no provider share their
+// metadata, warm weights and alias table; a method-level weight or an
+// ejection gives a method its own, and the others keep sharing.
+func TestMethodsShareWarmWeightsUnlessTheirsDiffer(t *testing.T) {
+	defer lblog.Capture(func(string) {})()
+	r, _ := newCounting()
+	list := []base.Invoker{
+		lbtest.Provider(20000, map[string]string{"weight": "100", "methods.Heavy.weight": "300"}),
+		lbtest.Provider(20001, map[string]string{"weight": "200"}),
+		lbtest.Provider(20002, nil),
+	}
+	say, _ := r.Lookup(list, "Say")
+	hi, _ := r.Lookup(slices.Clone(list), "Hi")
+	heavy, _ := r.Lookup(slices.Clone(list), "Heavy")
+	assert.Equal(t, []float64{100, 200, 100}, say.Weights)
+	assert.Same(t, &say.Weights[0], &hi.Weights[0], "one array of warm weights")
+	assert.Same(t, &say.Meta[0], &hi.Meta[0], "one array of metadata")
+	assert.Same(t, say.WarmAlias(), hi.WarmAlias(), "one alias table")
+	assert.Equal(t, []float64{300, 200, 100}, heavy.Weights, "a method-level weight")
+	assert.NotSame(t, &say.Meta[0], &heavy.Meta[0])
+	assert.Same(t, say.Meta[1], heavy.Meta[1], "the metadata of the other providers is shared")
+
+	// An ejection for Say: weights of its own; Hi keeps the shared ones.
+	lbtest.OutlierFail(list[1], int64(time.Hour), 5)
+	say, _ = r.Lookup(slices.Clone(list), "Say")
+	assert.Equal(t, []float64{100, 0, 100}, say.Weights)
+	again, _ := r.Lookup(slices.Clone(list), "Hi")
+	assert.Same(t, hi, again)
+	assert.Equal(t, []float64{100, 200, 100}, hi.Weights)
+
+	// A new membership: Heavy keeps the metadata it parsed for the
+	// provider that stays; Hi shares the new members'.
+	changed := []base.Invoker{list[0], list[2], lbtest.Provider(20003, nil)}
+	hi, _ = r.Lookup(changed, "Hi")
+	moved, _ := r.Lookup(slices.Clone(changed), "Heavy")
+	assert.Same(t, heavy.Meta[0], moved.Meta[0])
+	assert.Equal(t, []float64{300, 100, 100}, moved.Weights)
+	assert.Equal(t, []float64{100, 100, 100}, hi.Weights)
+	assert.Same(t, say.Meta[2], hi.Meta[1], "a staying provider's metadata is parsed once")
+}
+
+// Methods that share warm weights share their refreshes: within a refresh
+// step a method takes the weights another computed, after it the first
+// method due computes them anew for all.
+func TestMethodsShareAWarmupRefresh(t *testing.T) {
+	start := time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC)
+	clock := lbtest.NewClock(start.Add(60 * time.Second))
+	r := NewRegistry(warmup.Options{}, clock.Now, func(*Set, *View[table]) *table { return &table{} })
+	list := []base.Invoker{lbtest.Started(20000, start.Add(-time.Hour), 600*time.Second), lbtest.Started(20001, start, 600*time.Second)}
+	say, _ := r.Lookup(list, "Say")
+	clock.Advance(50 * time.Millisecond)
+	hi, _ := r.Lookup(slices.Clone(list), "Hi")
+	assert.Same(t, &say.Weights[0], &hi.Weights[0], "within the refresh step")
+	assert.InDelta(t, 10, hi.Weights[1], 1e-9)
+
+	clock.Advance(60 * time.Millisecond)
+	hi, _ = r.Lookup(slices.Clone(list), "Hi")
+	say, _ = r.Lookup(slices.Clone(list), "Say")
+	assert.InDelta(t, 10+110.0/6000, hi.Weights[1], 1e-6)
+	assert.Same(t, &say.Weights[0], &hi.Weights[0], "refreshed once for both")
+}
+
 func TestCheckFilterSettlesOncePerMethod(t *testing.T) {
 	r, _ := newCounting()
 	list := lbtest.N(2)
