@@ -27,7 +27,7 @@ import (
 
 	"github.com/dubbogo-lb/lb/extension"
 	"github.com/dubbogo-lb/lb/internal/callstats"
-	"github.com/dubbogo-lb/lb/it/racecheck"
+	"github.com/dubbogo-lb/lb/internal/racecheck"
 )
 
 const (

@@ -12,7 +12,7 @@ import (
 
 	"github.com/dubbogo/gost/log/logger"
 
-	"github.com/dubbogo-lb/lb/it/racecheck"
+	"github.com/dubbogo-lb/lb/internal/racecheck"
 )
 
 // The Nacos scenarios run in a child process of the test binary. The Nacos
