@@ -95,7 +95,8 @@ func (b *Balancer) pick(v *member.View[table], _ base.Invocation) int {
 	return k
 }
 
-// among applies the same rule to a failover retry's subset.
+// among applies the same rule to a subset of v (a failover retry's, or
+// the two candidates of a pick while a new snapshot is built).
 func (b *Balancer) among(v *member.View[table], list []base.Invoker, _ base.Invocation) base.Invoker {
 	k, l := algo.Pair(b.rand.Uint64(), len(list))
 	i, okI := v.Index(list[k])

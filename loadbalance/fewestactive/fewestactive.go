@@ -149,8 +149,9 @@ func (b *Balancer) charge(s *member.Set) failureCharge {
 }
 
 // among applies the least-active rule to list, a subset of s offered by a
-// failover retry. It looks each provider up in s, which is slower than
-// scanFewest but spares a list of indexes; retries are rare.
+// failover retry or the two candidates of a pick while a new snapshot is
+// built. It looks each provider up in s, which is slower than scanFewest
+// but spares a list of indexes; retries are rare.
 func among(s *member.Set, list []base.Invoker, u uint64, c failureCharge) base.Invoker {
 	least := int64(math.MaxInt64)
 	first, last, count := -1, -1, 0

@@ -77,6 +77,39 @@ func TestDubboGoTieDrawIsBiased(t *testing.T) {
 	assert.InDelta(t, 100./12, got[0], lbtest.Tol(1./12, picks), "dubbo-go v3.3.2 gives 8/33/58 %%: %v", got)
 }
 
+// While a new membership's snapshot is built, a pick still avoids the
+// busy: of two candidates of the new list that the old snapshot knows, the
+// one with fewer calls in flight. The control, the weighted random draw
+// that every balancer made meanwhile before, gives the idle provider its
+// plain third and fails the same check.
+func TestInterimAvoidsTheBusierOfTwo(t *testing.T) {
+	b, _ := quiet(seeded(Options{}, 1))
+	list := lbtest.N(4)
+	old, _ := b.sk.View(list, "Say")
+	defer inflight(list[0], "Say", 5)()
+	defer inflight(list[1], "Say", 5)()
+	now := []base.Invoker{list[0], list[1], list[2], lbtest.Provider(20100, nil)} // list[3] left
+	inv := lbtest.Call("Say")
+	const picks = 20_000
+	idleShare := func(pick func() base.Invoker) float64 {
+		n := 0
+		for range picks {
+			if pick() == list[2] {
+				n++
+			}
+		}
+		return 100 * float64(n) / picks
+	}
+	// Candidates drawn evenly from the three providers known to old: the
+	// idle one is picked whenever it is one of the two, 1 - (2/3)² = 5/9.
+	const want = 5. / 9
+	tol := lbtest.Tol(want, picks)
+	assert.InDelta(t, 100*want, idleShare(func() base.Invoker { return b.sk.Interim(old, now, inv) }), tol)
+	r := algo.Seeded(2)
+	control := idleShare(func() base.Invoker { return member.Interim(old.Set, now, r.Uint64) })
+	assert.Greater(t, math.Abs(100*want-control), tol, "control: weighted random, %.1f %%", control)
+}
+
 func TestBusyProviderIsAvoided(t *testing.T) {
 	const picks = 5_000
 	for _, choices := range []int{0, 2} {

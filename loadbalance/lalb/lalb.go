@@ -117,7 +117,8 @@ func (b *Balancer) pick(v *member.View[table], _ base.Invocation) int {
 	return i
 }
 
-// pickAmong picks from list, a failover retry's subset of the snapshot, in
+// pickAmong picks from list, a subset of the snapshot (a failover retry's,
+// or the two candidates of a pick while a new snapshot is built), in
 // proportion to the current tree weights: a retry should go where the
 // first try would most likely have gone, not to a hung provider. O(len(list)).
 func (b *Balancer) pickAmong(v *member.View[table], list []base.Invoker, _ base.Invocation) base.Invoker {

@@ -279,7 +279,8 @@ func (b *Balancer) pick(v *member.View[table], _ base.Invocation) int {
 	return i
 }
 
-// among applies the same rule to a failover retry's subset, unsorted.
+// among applies the same rule, unsorted, to a subset of v: a failover
+// retry's, or the two candidates of a pick while a new snapshot is built.
 func (b *Balancer) among(v *member.View[table], list []base.Invoker, _ base.Invocation) base.Invoker {
 	t := v.Table
 	var buf [16]atomic.Uint64

@@ -10,6 +10,7 @@
 package skeleton
 
 import (
+	"sync"
 	"sync/atomic"
 
 	"dubbo.apache.org/dubbo-go/v3/protocol/base"
@@ -36,14 +37,17 @@ type Spec[T any] struct {
 	Build member.BuildFunc[T]
 	// Pick returns a slot of the snapshot for an invocation (required).
 	Pick member.PickFunc[T]
-	// Among picks from list, a failover retry's strict subset of the
-	// snapshot v. Default: at random in proportion to warm weight.
+	// Among picks from list, a subset of the snapshot v: a failover
+	// retry's, or the two candidates of Interim. Default: at random in
+	// proportion to warm weight.
 	Among func(v *member.View[T], list []base.Invoker, inv base.Invocation) base.Invoker
 	// Interim picks from list, a new membership whose snapshot is being
 	// built off the call's path, knowing old, the snapshot it replaces
 	// (nil at first). It must return a provider of list, in O(1) or a
-	// pass over list at most. Default: member.Interim, weighted random by
-	// old's warm weights, newcomers skipped.
+	// pass over list at most. Default: with Among and an old snapshot,
+	// Among applied to two providers of list drawn as member.Interim
+	// draws them (see Balancer.Interim); else member.Interim, weighted
+	// random by old's warm weights, newcomers skipped.
 	Interim func(old *member.View[T], list []base.Invoker, inv base.Invocation) base.Invoker
 	// ReadsAllUpTo is the largest number of providers among which a pick
 	// reads the state of every one (a full scan, a ring), so that the
@@ -82,6 +86,7 @@ type Balancer[T any] struct {
 	views   *member.Registry[T]
 	missing atomic.Bool
 	pick    member.PickFunc[T] // pickIn, made once
+	pairs   sync.Pool          // of *[2]base.Invoker, the candidates of Interim
 }
 
 // New returns the Balancer of spec.
@@ -89,6 +94,7 @@ func New[T any](spec Spec[T]) *Balancer[T] {
 	b := &Balancer[T]{spec: spec, rand: algo.Source(spec.Env.Rand)}
 	b.views = member.NewRegistry(spec.Warmup, spec.Env.Wall, spec.Build)
 	b.pick = b.pickIn
+	b.pairs.New = func() any { return new([2]base.Invoker) }
 	return b
 }
 
@@ -143,7 +149,7 @@ func (b *Balancer[T]) Select(invokers []base.Invoker, inv base.Invocation) base.
 		v, i, m = b.views.Pick(invokers, method, b.pick, inv)
 	}
 	if v == nil {
-		picked := b.interim(v, invokers, inv)
+		picked := b.Interim(v, invokers, inv)
 		countPick(v, picked, method)
 		return picked
 	}
@@ -158,7 +164,7 @@ func (b *Balancer[T]) Select(invokers []base.Invoker, inv base.Invocation) base.
 	var picked base.Invoker
 	switch {
 	case m == member.Changed:
-		picked = b.interim(v, invokers, inv)
+		picked = b.Interim(v, invokers, inv)
 	case b.spec.Among != nil:
 		picked = b.spec.Among(v, invokers, inv)
 	default:
@@ -185,16 +191,42 @@ func countPick[T any](v *member.View[T], picked base.Invoker, method string) {
 	rpcstatus.Of(picked.GetURL()).Method(method).Picked()
 }
 
-// interim picks from list while its snapshot is being built.
-func (b *Balancer[T]) interim(old *member.View[T], list []base.Invoker, inv base.Invocation) base.Invoker {
+// Interim is the pick from list while its snapshot is being built, old
+// being the snapshot it replaces (nil at first): Spec.Interim when the
+// balancer has one. Else, for a balancer with a rule for subsets
+// (Spec.Among), that rule applied to two candidates drawn from list as
+// member.Interim draws (by old's warm weights, newcomers skipped), when
+// they differ and old knows both, whose state the rule reads: the power
+// of two choices by the balancer's own measure (fewest in flight, lowest
+// cost, ...), O(1) whatever the size. Else the first candidate: weighted
+// random by old's warm weights. It never waits and does not allocate.
+func (b *Balancer[T]) Interim(old *member.View[T], list []base.Invoker, inv base.Invocation) base.Invoker {
 	if b.spec.Interim != nil {
 		return b.spec.Interim(old, list, inv)
 	}
-	var s *member.Set
-	if old != nil {
-		s = old.Set
+	if old == nil {
+		return member.Interim(nil, list, b.rand.Func())
 	}
-	return member.Interim(s, list, b.rand.Func())
+	next := b.rand.Func()
+	a := member.Interim(old.Set, list, next)
+	if b.spec.Among == nil {
+		return a
+	}
+	c := member.Interim(old.Set, list, next)
+	_, knownA := old.Index(a)
+	_, knownC := old.Index(c)
+	switch {
+	case a == c || !knownC:
+		return a
+	case !knownA:
+		return c
+	}
+	pair := b.pairs.Get().(*[2]base.Invoker)
+	pair[0], pair[1] = a, c
+	picked := b.spec.Among(old, pair[:], inv)
+	*pair = [2]base.Invoker{}
+	b.pairs.Put(pair)
+	return picked
 }
 
 // SetInlineUpTo sets the largest list whose snapshot Select builds on the

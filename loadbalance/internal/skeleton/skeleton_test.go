@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/dubbogo-lb/lb/loadbalance/internal/algo"
 	"github.com/dubbogo-lb/lb/loadbalance/internal/lbtest"
 	"github.com/dubbogo-lb/lb/loadbalance/internal/member"
 	"github.com/dubbogo-lb/lb/rpcstatus"
@@ -123,4 +124,63 @@ func TestSelectCountsPicks(t *testing.T) {
 	t.Cleanup(func() { rpcstatus.SetDetailed(true) })
 	b.Select(list, inv)
 	assert.Equal(t, []int64{5, 1, 0}, picks())
+}
+
+// While a new membership's snapshot is built, a balancer with a rule for
+// subsets (Among) applies it to two distinct candidates of the new list
+// that the old snapshot knows, drawn by their old warm weights; without
+// Among, or without an old snapshot, the pick is member.Interim's. No
+// interim pick allocates.
+func TestInterimAppliesTheSubsetRuleToTwoCandidates(t *testing.T) {
+	var seen [][]base.Invoker
+	spec := Spec[struct{}]{
+		Name:  "last",
+		Build: func(*member.Set, *member.View[struct{}]) *struct{} { return &struct{}{} },
+		Pick:  func(*member.View[struct{}], base.Invocation) int { return 0 },
+		Among: func(_ *member.View[struct{}], list []base.Invoker, _ base.Invocation) base.Invoker {
+			seen = append(seen, slices.Clone(list))
+			return list[len(list)-1]
+		},
+	}
+	spec.Env.Rand = algo.Seeded(1).Uint64
+	b := New(spec)
+	list := lbtest.N(4)
+	old, _ := b.View(list, "Say")
+	newcomer := lbtest.Provider(20100, nil)
+	now := []base.Invoker{list[0], list[1], list[2], newcomer} // list[3] left
+	inv := lbtest.Call("Say")
+	const picks = 3000
+	counts := map[base.Invoker]int{}
+	for range picks {
+		counts[b.Interim(old, now, inv)]++
+	}
+	require.NotEmpty(t, seen)
+	for _, pair := range seen {
+		require.Len(t, pair, 2)
+		require.NotSame(t, pair[0], pair[1])
+		for _, c := range pair {
+			require.Contains(t, list[:3], c, "a candidate of the list that the old snapshot knows")
+		}
+	}
+	// Among returns the second candidate when they differ, the pick is the
+	// first when they are the same: list[0..2] share evenly.
+	for _, p := range list[:3] {
+		assert.InDelta(t, 100./3, 100*float64(counts[p])/picks, lbtest.Tol(1./3, picks))
+	}
+	assert.Zero(t, counts[newcomer])
+	assert.Zero(t, testing.AllocsPerRun(100, func() { b.Interim(old, now, inv) }))
+
+	// Without an old snapshot: uniform over the list, Among unused.
+	seen = nil
+	for range 200 {
+		require.Contains(t, now, b.Interim(nil, now, inv))
+	}
+	assert.Empty(t, seen)
+
+	// Without Among: the first candidate, as member.Interim draws it.
+	d := New(Spec[struct{}]{Name: "first", Build: spec.Build, Pick: spec.Pick, Env: spec.Env})
+	dOld, _ := d.View(list, "Say")
+	for range 200 {
+		require.Contains(t, list[:3], d.Interim(dOld, now, inv))
+	}
 }
