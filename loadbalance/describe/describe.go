@@ -151,10 +151,14 @@ type Method struct {
 
 // Rebuilds counts the snapshots a balancer built: for a change of
 // membership (the first of each (service, method) included), and to
-// refresh the warm weights of warming providers.
+// refresh the warm weights of warming providers; and the picks it made
+// while the snapshot of a new membership was built off the call path
+// (InterimPicks), by a rule that only approximates its own (see the
+// balancer's documentation).
 type Rebuilds struct {
-	Membership int64 `json:"membership"`
-	Warmup     int64 `json:"warmup"`
+	Membership   int64 `json:"membership"`
+	Warmup       int64 `json:"warmup"`
+	InterimPicks int64 `json:"interim_picks"`
 }
 
 // Balancer is what one balancer knows.

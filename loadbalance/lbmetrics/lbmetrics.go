@@ -45,6 +45,7 @@ const (
 	metricWeight         = "dubbo_consumer_lb_weight"
 	metricCost           = "dubbo_consumer_lb_cost_seconds"
 	metricRebuildsTotal  = "dubbo_consumer_lb_snapshot_rebuilds_total"
+	metricInterimTotal   = "dubbo_consumer_lb_interim_picks_total"
 	metricEjected        = "dubbo_consumer_lb_ejected"
 	metricEjectionsTotal = "dubbo_consumer_lb_ejections_total"
 	metricPanic          = "dubbo_consumer_lb_outlier_panic"
@@ -60,7 +61,7 @@ const (
 // Names returns every metric name the Collector exports, for dashboards
 // and alert rules to be checked against.
 func Names() []string {
-	return []string{metricPicksTotal, metricInFlight, metricFailedTotal, metricLatencyEWMA, metricLatency, metricWeight, metricCost, metricRebuildsTotal,
+	return []string{metricPicksTotal, metricInFlight, metricFailedTotal, metricLatencyEWMA, metricLatency, metricWeight, metricCost, metricRebuildsTotal, metricInterimTotal,
 		metricEjected, metricEjectionsTotal, metricPanic, metricReportedUtil, metricReportedQPS, metricReportedFlight, metricReportedAge, metricReportedJava,
 		metricZoneLocal, metricZonePicks}
 }
@@ -96,6 +97,9 @@ var balancerLabels = []string{
 	labelBalancer, labelReason,
 }
 
+// interimLabels are balancerLabels without the reason.
+var interimLabels = balancerLabels[:len(balancerLabels)-1]
+
 // Options configure a Collector. The zero value is ready to use.
 type Options struct {
 	// Registry is what the Collector reports; default describe.Default.
@@ -112,12 +116,12 @@ type Options struct {
 // Collector is a prometheus.Collector of the balancers' figures, read from
 // a describe.Registry at each scrape.
 type Collector struct {
-	opts                                                        Options
-	picks, inFlight, failed, ewma, latency, weight, cost, built *prom.Desc
-	ejected, ejections, panic                                   *prom.Desc
-	zoneLocal, zonePicks                                        *prom.Desc
-	repUtil, repQPS, repFlight, repAge, repJava                 *prom.Desc
-	bounds                                                      []float64 // histogram bounds, s
+	opts                                                                 Options
+	picks, inFlight, failed, ewma, latency, weight, cost, built, interim *prom.Desc
+	ejected, ejections, panic                                            *prom.Desc
+	zoneLocal, zonePicks                                                 *prom.Desc
+	repUtil, repQPS, repFlight, repAge, repJava                          *prom.Desc
+	bounds                                                               []float64 // histogram bounds, s
 }
 
 // New returns a Collector.
@@ -156,6 +160,8 @@ func New(opts Options) *Collector {
 			append(append([]string(nil), methodLabels...), labelZone, labelLocal), nil),
 		built: prom.NewDesc(metricRebuildsTotal, "Snapshots the balancer built, for a change of membership or a warmup refresh.",
 			balancerLabels, nil),
+		interim: prom.NewDesc(metricInterimTotal, "Picks the balancer made while the snapshot of a new membership was built off the call path, by its interim rule.",
+			interimLabels, nil),
 	}
 	for i := range rpcstatus.HistogramBuckets {
 		c.bounds = append(c.bounds, rpcstatus.HistogramBound(i).Seconds())
@@ -165,7 +171,7 @@ func New(opts Options) *Collector {
 
 // Describe implements prometheus.Collector.
 func (c *Collector) Describe(ch chan<- *prom.Desc) {
-	for _, d := range []*prom.Desc{c.picks, c.inFlight, c.failed, c.ewma, c.latency, c.weight, c.cost, c.built, c.ejected, c.ejections, c.panic,
+	for _, d := range []*prom.Desc{c.picks, c.inFlight, c.failed, c.ewma, c.latency, c.weight, c.cost, c.built, c.interim, c.ejected, c.ejections, c.panic,
 		c.zoneLocal, c.zonePicks, c.repUtil, c.repQPS, c.repFlight, c.repAge, c.repJava} {
 		ch <- d
 	}
@@ -180,6 +186,7 @@ func (c *Collector) Collect(ch chan<- prom.Metric) {
 		app := []string{c.opts.Application, c.opts.AppVersion, c.opts.Hostname, c.opts.IP, b.Name}
 		ch <- prom.MustNewConstMetric(c.built, prom.CounterValue, float64(b.Rebuilds.Membership), append(app, reasonMember)...)
 		ch <- prom.MustNewConstMetric(c.built, prom.CounterValue, float64(b.Rebuilds.Warmup), append(app, reasonWarmup)...)
+		ch <- prom.MustNewConstMetric(c.interim, prom.CounterValue, float64(b.Rebuilds.InterimPicks), app...)
 		for _, m := range b.Methods {
 			panicked := 0.0
 			if m.Panic {

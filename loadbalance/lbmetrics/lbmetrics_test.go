@@ -247,6 +247,8 @@ func TestOnDubboGoEndpoint(t *testing.T) {
 	for _, want := range []string{
 		`(?m)^dubbo_consumer_lb_picks_total\{application_name="shop",.*loadbalance="test-warmrandom",method="Say",provider="127.0.0.1:20001",version="1.0.0"\} \d+$`,
 		`(?m)^dubbo_consumer_lb_snapshot_rebuilds_total\{application_name="consumer-app",.*loadbalance="test-warmrandom",reason="membership"\} 1$`,
+		// Two providers: the snapshot is built on the call, no interim pick.
+		`(?m)^dubbo_consumer_lb_interim_picks_total\{application_name="consumer-app",.*loadbalance="test-warmrandom"\} 0$`,
 		// dubbo-go's exporter counts its own scrapes: the same endpoint.
 		`(?m)^promhttp_metric_handler_requests_total\{code="200"\} \d+$`,
 	} {

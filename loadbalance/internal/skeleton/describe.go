@@ -27,7 +27,7 @@ func (b *Balancer[T]) Describe(now int64) []describe.Method {
 // Rebuilds implements describe.Source.
 func (b *Balancer[T]) Rebuilds() describe.Rebuilds {
 	membership, warmup := b.views.Rebuilds()
-	return describe.Rebuilds{Membership: membership, Warmup: warmup}
+	return describe.Rebuilds{Membership: membership, Warmup: warmup, InterimPicks: b.interimPicks.Load()}
 }
 
 // describe describes v; ok is false when every provider of v has left.

@@ -87,6 +87,9 @@ type Balancer[T any] struct {
 	missing atomic.Bool
 	pick    member.PickFunc[T] // pickIn, made once
 	pairs   sync.Pool          // of *[2]base.Invoker, the candidates of Interim
+	// interimPicks counts the picks of Select made by Interim: only while
+	// a snapshot is built, so the counter is rarely written.
+	interimPicks atomic.Int64
 }
 
 // New returns the Balancer of spec.
@@ -149,6 +152,7 @@ func (b *Balancer[T]) Select(invokers []base.Invoker, inv base.Invocation) base.
 		v, i, m = b.views.Pick(invokers, method, b.pick, inv)
 	}
 	if v == nil {
+		b.interimPicks.Add(1)
 		picked := b.Interim(v, invokers, inv)
 		countPick(v, picked, method)
 		return picked
@@ -164,6 +168,7 @@ func (b *Balancer[T]) Select(invokers []base.Invoker, inv base.Invocation) base.
 	var picked base.Invoker
 	switch {
 	case m == member.Changed:
+		b.interimPicks.Add(1)
 		picked = b.Interim(v, invokers, inv)
 	case b.spec.Among != nil:
 		picked = b.spec.Among(v, invokers, inv)

@@ -184,3 +184,32 @@ func TestInterimAppliesTheSubsetRuleToTwoCandidates(t *testing.T) {
 		require.Contains(t, list[:3], d.Interim(dOld, now, inv))
 	}
 }
+
+// Select counts its interim picks (describe's Rebuilds.InterimPicks, the
+// metric dubbo_consumer_lb_interim_picks_total): a list above the inline
+// size with no snapshot yet, and a changed one, are picked while their
+// snapshot is built; a list built on the call, and a steady one, are not.
+func TestSelectCountsInterimPicks(t *testing.T) {
+	b, _ := seventh("", true)
+	inv := lbtest.Call("Say")
+	small := lbtest.N(member.DefaultInlineUpTo)
+	b.Select(small, inv)
+	assert.Zero(t, b.Rebuilds().InterimPicks, "built on the call")
+
+	list := lbtest.N(member.DefaultInlineUpTo + 1)
+	b.Select(list, inv)
+	assert.Equal(t, int64(1), b.Rebuilds().InterimPicks, "no snapshot yet")
+	b.WaitBuilds()
+	for range 10 {
+		require.Same(t, list[0], b.Select(list, inv))
+	}
+	assert.Equal(t, int64(1), b.Rebuilds().InterimPicks, "steady")
+
+	changed := slices.Clone(list)
+	changed[len(changed)-1] = lbtest.Provider(21000, nil) // an end: Select checks them always
+	b.Select(changed, inv)
+	assert.Equal(t, int64(2), b.Rebuilds().InterimPicks, "a changed list")
+	b.WaitBuilds()
+	assert.Same(t, changed[0], b.Select(changed, inv))
+	assert.Equal(t, int64(2), b.Rebuilds().InterimPicks)
+}
