@@ -241,8 +241,12 @@ func (s *Set) PickAmong(list []base.Invoker, r uint64) base.Invoker {
 	return list[algo.Weighted(len(list), func(k int) float64 { i, _ := s.Index(list[k]); return s.Weights[i] }, r)]
 }
 
-// interimDraws bounds the draws of Interim.
-const interimDraws = 8
+// interimDraws bounds the draws of Interim, interimZoneDraws those of
+// InterimIn, which keeps only the providers of one zone.
+const (
+	interimDraws     = 8
+	interimZoneDraws = 16
+)
 
 // Interim picks a provider of list, a membership whose snapshot is still
 // being built, knowing only old, the snapshot it replaces (nil at first):
@@ -258,14 +262,39 @@ func Interim(old *Set, list []base.Invoker, next func() uint64) base.Invoker {
 		return c
 	}
 	for range interimDraws {
-		if j, ok := old.Index(c); ok {
-			if w := old.Weights[j]; w >= old.maxWeight || algo.Float64(next())*old.maxWeight < w {
-				return c
-			}
+		if old.keeps(c, next, "", false) {
+			return c
 		}
 		c = list[algo.IntN(next(), n)]
 	}
 	return c
+}
+
+// InterimIn is Interim within one zone, for zone-aware routing while a
+// snapshot is built: it keeps only a provider that old places in zone
+// (Set.Zone), and when interimZoneDraws draws kept none (the zone holds
+// few of list's providers, or none any more) it is Interim over the whole
+// list. old must not be nil.
+func InterimIn(old *Set, list []base.Invoker, next func() uint64, zone string) base.Invoker {
+	n := len(list)
+	for range interimZoneDraws {
+		if c := list[algo.IntN(next(), n)]; old.keeps(c, next, zone, true) {
+			return c
+		}
+	}
+	return Interim(old, list, next)
+}
+
+// keeps reports whether the rejection step of Interim keeps c, drawn
+// uniformly from a new list: s holds it (in zone, when zoned), and a draw
+// in proportion to its warm weight in s keeps it.
+func (s *Set) keeps(c base.Invoker, next func() uint64, zone string, zoned bool) bool {
+	j, ok := s.Index(c)
+	if !ok || zoned && s.Zone(j) != zone {
+		return false
+	}
+	w := s.Weights[j]
+	return w >= s.maxWeight || algo.Float64(next())*s.maxWeight < w
 }
 
 // View pairs a Set with the table a balancer built from it.

@@ -204,7 +204,9 @@ func countPick[T any](v *member.View[T], picked base.Invoker, method string) {
 // they differ and old knows both, whose state the rule reads: the power
 // of two choices by the balancer's own measure (fewest in flight, lowest
 // cost, ...), O(1) whatever the size. Else the first candidate: weighted
-// random by old's warm weights. It never waits and does not allocate.
+// random by old's warm weights. Where old routes by zone, the candidates
+// are drawn in the zone its plan chooses (member.InterimIn). It never
+// waits and does not allocate.
 func (b *Balancer[T]) Interim(old *member.View[T], list []base.Invoker, inv base.Invocation) base.Invoker {
 	if b.spec.Interim != nil {
 		return b.spec.Interim(old, list, inv)
@@ -213,11 +215,12 @@ func (b *Balancer[T]) Interim(old *member.View[T], list []base.Invoker, inv base
 		return member.Interim(nil, list, b.rand.Func())
 	}
 	next := b.rand.Func()
-	a := member.Interim(old.Set, list, next)
+	in, zoned := b.interimZone(old)
+	a := interimDraw(old.Set, list, next, in, zoned)
 	if b.spec.Among == nil {
 		return a
 	}
-	c := member.Interim(old.Set, list, next)
+	c := interimDraw(old.Set, list, next, in, zoned)
 	_, knownA := old.Index(a)
 	_, knownC := old.Index(c)
 	switch {
@@ -232,6 +235,29 @@ func (b *Balancer[T]) Interim(old *member.View[T], list []base.Invoker, inv base
 	*pair = [2]base.Invoker{}
 	b.pairs.Put(pair)
 	return picked
+}
+
+// interimZone returns the zone in which Interim draws for a call, as
+// pickIn chooses it on old's plan; zoned is false where old does not route
+// by zone.
+func (b *Balancer[T]) interimZone(old *member.View[T]) (name string, zoned bool) {
+	zn := old.Zoning
+	if zn == nil || zn.Plan.Mode == zone.Off {
+		return "", false
+	}
+	z := zn.Plan.Local
+	if zn.Plan.Mode == zone.Spill {
+		z = zn.Plan.Choose(b.rand.Uint64())
+	}
+	return zn.Names[z], true
+}
+
+// interimDraw is one candidate of Interim: in the zone named in when zoned.
+func interimDraw(s *member.Set, list []base.Invoker, next func() uint64, in string, zoned bool) base.Invoker {
+	if zoned {
+		return member.InterimIn(s, list, next, in)
+	}
+	return member.Interim(s, list, next)
 }
 
 // SetInlineUpTo sets the largest list whose snapshot Select builds on the

@@ -1,6 +1,7 @@
 package skeleton
 
 import (
+	"math"
 	"slices"
 	"strings"
 	"testing"
@@ -12,6 +13,7 @@ import (
 	"github.com/dubbogo-lb/lb/loadbalance/internal/algo"
 	"github.com/dubbogo-lb/lb/loadbalance/internal/lbtest"
 	"github.com/dubbogo-lb/lb/loadbalance/internal/member"
+	"github.com/dubbogo-lb/lb/loadbalance/internal/zone"
 	"github.com/dubbogo-lb/lb/rpcstatus"
 )
 
@@ -212,4 +214,64 @@ func TestSelectCountsInterimPicks(t *testing.T) {
 	b.WaitBuilds()
 	assert.Same(t, changed[0], b.Select(changed, inv))
 	assert.Equal(t, int64(2), b.Rebuilds().InterimPicks)
+}
+
+// Where the old snapshot routes by zone, the interim pick is drawn in the
+// zone its plan chooses, for a balancer with a subset rule and one
+// without: every call stays local under a direct plan, the plan's local
+// share under a spilling one. The control, the draw over the whole list,
+// gives zone a its share of the providers and fails both checks.
+func TestInterimStaysInThePlannedZone(t *testing.T) {
+	inv := lbtest.Call("Say")
+	const picks = 4000
+	share := func(pick func() base.Invoker) float64 {
+		local := 0
+		for range picks {
+			if pick().GetURL().GetParam("lb.zone", "") == "a" {
+				local++
+			}
+		}
+		return 100 * float64(local) / picks
+	}
+	for _, tc := range []struct {
+		name   string
+		n      []int
+		mode   zone.Mode
+		change int // the provider that a newcomer of its zone replaces
+	}{
+		// Equal zones and callers: all local. A draw is kept with
+		// probability 3/8 (zone a's three known providers of eight), so 16
+		// draws all miss with q = (5/8)^16 < 0.06 %, the only way out of
+		// the zone (for either of two candidates).
+		{"direct", []int{4, 4}, zone.Direct, 0},
+		// Zone a has a quarter of the capacity for half the callers: it
+		// keeps half of its calls (the plan's LocalShare) and spills the
+		// rest to b. A candidate of zone a is kept with probability 2/8, so
+		// it misses with (6/8)^16, 1 %, and is then drawn from the list.
+		{"spill", []int{2, 6}, zone.Spill, 7},
+	} {
+		cfg := map[string]string{"lb.zone.local": "a", "lb.zone.callers": "a:1,b:1"}
+		list := lbtest.Zoned(24000+100*int(tc.mode), []string{"a", "b"}, tc.n, cfg)
+		now := slices.Clone(list)
+		z := now[tc.change].GetURL().GetParam("lb.zone", "")
+		now[tc.change] = lbtest.Provider(24500+100*int(tc.mode), map[string]string{"lb.zone": z, "lb.zone.local": "a", "lb.zone.callers": "a:1,b:1"})
+		for _, among := range []bool{true, false} {
+			b, _ := seventh("", among)
+			b.rand = algo.Seeded(uint64(tc.mode))
+			old, _ := b.View(list, "Say")
+			require.NotNil(t, old.Zoning, tc.name)
+			plan := old.Zoning.Plan
+			require.Equal(t, tc.mode, plan.Mode, tc.name)
+			got := share(func() base.Invoker { return b.Interim(old, now, inv) })
+			if tc.mode == zone.Direct {
+				q := 2 * math.Pow(5./8, 16)
+				assert.GreaterOrEqual(t, got, 100*(1-q)-lbtest.Tol(q, picks), "%s, among %v", tc.name, among)
+			} else {
+				assert.InDelta(t, 100*plan.LocalShare, got, lbtest.Tol(plan.LocalShare, picks)+100*2*math.Pow(6./8, 16), "%s, among %v", tc.name, among)
+			}
+			r := algo.Seeded(9)
+			control := share(func() base.Invoker { return member.Interim(old.Set, now, r.Uint64) })
+			assert.Less(t, control, 100*plan.LocalShare-lbtest.Tol(plan.LocalShare, picks), "control, %s", tc.name)
+		}
+	}
 }
