@@ -275,3 +275,29 @@ func TestInterimStaysInThePlannedZone(t *testing.T) {
 		}
 	}
 }
+
+// TwoChoices compares a list of two as it is, both candidates having a
+// usable weight: Interim's pair, drawn by weight already, is not drawn
+// again (which would compare them only half of the time). A pair with a
+// drained provider is drawn by weight, so the drained one is not picked.
+func TestTwoChoicesAmongComparesAPairAsItIs(t *testing.T) {
+	two := TwoChoices[struct{}]{
+		Rand:   algo.Seeded(3),
+		Alias:  func(*member.View[struct{}]) *algo.Alias { return nil },
+		Better: func(_ *member.View[struct{}], i, j int) bool { return i < j }, // the lower slot
+	}
+	b := New(Spec[struct{}]{
+		Name:  "two",
+		Build: func(*member.Set, *member.View[struct{}]) *struct{} { return &struct{}{} },
+		Pick:  two.Pick, Among: two.Among,
+	})
+	list := lbtest.Weighted("100", "300", "100")
+	list = append(list, lbtest.Provider(20003, map[string]string{"weight": "0", "release": "3.2.15"})) // drained
+	v, _ := b.View(list, "Say")
+	require.False(t, v.Uniform)
+	inv := lbtest.Call("Say")
+	for range 200 {
+		require.Same(t, list[0], two.Among(v, []base.Invoker{list[1], list[0]}, inv))
+		require.Same(t, list[1], two.Among(v, []base.Invoker{list[3], list[1]}, inv))
+	}
+}

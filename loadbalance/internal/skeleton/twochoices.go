@@ -37,10 +37,23 @@ func (c *TwoChoices[T]) Pick(v *member.View[T], _ base.Invocation) int {
 	return j
 }
 
-// Among applies the same rule to list, a failover retry's subset of the
-// snapshot v (Spec.Among). O(len(list)) when weights differ; retries are
+// Among applies the same rule to list, a subset of the snapshot v
+// (Spec.Among): two candidates of list, drawn in proportion to warm weight,
+// the better one kept. A list of two providers that both have a usable
+// weight (Interim's candidates, already drawn so, or a retry's last two)
+// is compared as it is. O(len(list)) when weights differ; retries are
 // rare.
 func (c *TwoChoices[T]) Among(v *member.View[T], list []base.Invoker, _ base.Invocation) base.Invoker {
+	if len(list) == 2 {
+		i, okA := v.Index(list[0])
+		j, okB := v.Index(list[1])
+		if okA && okB && algo.Usable(v.Weights[i]) && algo.Usable(v.Weights[j]) {
+			if c.Better(v, i, j) {
+				return list[0]
+			}
+			return list[1]
+		}
+	}
 	var a, b base.Invoker
 	if v.Uniform {
 		k, l := algo.Pair(c.Rand.Uint64(), len(list))
