@@ -13,6 +13,7 @@ import (
 	"github.com/dubbogo-lb/lb/internal/builds"
 	"github.com/dubbogo-lb/lb/internal/lblog"
 	"github.com/dubbogo-lb/lb/internal/urlparam"
+	"github.com/dubbogo-lb/lb/loadbalance/describe"
 	"github.com/dubbogo-lb/lb/loadbalance/internal/algo"
 	"github.com/dubbogo-lb/lb/loadbalance/lbenv"
 	"github.com/dubbogo-lb/lb/rpcstatus"
@@ -125,6 +126,13 @@ func Conformance(t *testing.T, s Subject) {
 		ChurnPaced(t, append(N(8), Ports(20100, 8)...), func(_, i int, l []base.Invoker) base.Invoker {
 			return lb.Select(l, s.call(i))
 		})
+		src, ok := lb.(describe.Source)
+		if !ok {
+			t.Fatalf("%T is not a describe.Source", lb)
+		}
+		if n := src.Rebuilds().InterimPicks; n == 0 {
+			t.Error("no pick was made by the interim rule: the churn did not exercise it")
+		}
 	})
 	t.Run("Replacement", func(t *testing.T) {
 		CheckReplacement(t, s.new(), s.call)
