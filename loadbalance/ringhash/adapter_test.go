@@ -766,6 +766,42 @@ func TestInterimKeepsTheKeysOfProvidersThatStay(t *testing.T) {
 	assert.Contains(t, changed, b.interim(nil, changed, lbtest.Call("Say", key(1))))
 }
 
+// With zone-aware routing, a key keeps its provider while a new
+// membership's ring is built: the interim pick walks the ring of the zone
+// the plan gives the key, as a pick does, under a direct plan and a
+// spilling one. The control, the walk of the whole old ring (the interim
+// pick before session 25), moves keys, and fails the check.
+func TestInterimKeepsKeysOnTheirZonesProvider(t *testing.T) {
+	cfg := map[string]string{"lb.zone.local": "a", "lb.zone.callers": "a:1,b:1"}
+	for k, n := range [][]int{{4, 4}, {2, 6}} { // a direct plan, a spilling one
+		b := New(Options{})
+		list := lbtest.Zoned(25000+100*k, []string{"a", "b"}, n, cfg)
+		old, _ := b.sk.View(list, "Say")
+		require.NotNil(t, old.Zoning)
+		changed := slices.Clone(list)
+		gone := list[len(list)-1] // a provider of zone b leaves, another comes
+		changed[len(changed)-1] = lbtest.Provider(25090+100*k, map[string]string{"lb.zone": "b", "lb.zone.local": "a", "lb.zone.callers": "a:1,b:1"})
+		moved, blindMoved, keys := 0, 0, 0
+		for i := range 2000 {
+			inv := lbtest.Call("Say", key(i))
+			want := b.Select(list, inv) // the key's provider on the old snapshot
+			if want == gone {
+				continue
+			}
+			keys++
+			if b.interim(old, changed, inv) != want {
+				moved++
+			}
+			if old.Invokers[b.walk(old, false, changed, nil, b.point(old.Table, inv))] != want {
+				blindMoved++
+			}
+		}
+		require.Greater(t, keys, 1000)
+		assert.Zero(t, moved, "plan %d: keys moved while the ring was built", k)
+		assert.Positive(t, blindMoved, "control, plan %d: the zone-blind walk keeps every key", k)
+	}
+}
+
 // With zone-aware routing spilling, a key keeps one provider: its zone is
 // drawn from the key, not at random; about the plan's share of the keys
 // stays local.

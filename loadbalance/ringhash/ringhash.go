@@ -14,6 +14,7 @@ import (
 	"github.com/dubbogo-lb/lb/loadbalance/internal/algo"
 	"github.com/dubbogo-lb/lb/loadbalance/internal/member"
 	"github.com/dubbogo-lb/lb/loadbalance/internal/skeleton"
+	"github.com/dubbogo-lb/lb/loadbalance/internal/zone"
 	"github.com/dubbogo-lb/lb/loadbalance/lbenv"
 	"github.com/dubbogo-lb/lb/warmup"
 )
@@ -307,13 +308,13 @@ func (b *Balancer) pickPoint(v *member.View[table], kp uint32) int {
 			return i
 		}
 	}
-	return b.walk(v, true, v.Invokers, kp)
+	return b.walk(v, true, v.Invokers, nil, kp)
 }
 
 // among returns the provider of list, a failover retry's subset of v, first
 // clockwise from the invocation's key.
 func (b *Balancer) among(v *member.View[table], list []base.Invoker, inv base.Invocation) base.Invoker {
-	i := b.walk(v, false, list, b.point(v.Table, inv))
+	i := b.walk(v, false, list, nil, b.point(v.Table, inv))
 	if i < 0 {
 		return list[0] // unreachable: the ring holds every provider of the Set
 	}
@@ -323,13 +324,25 @@ func (b *Balancer) among(v *member.View[table], list []base.Invoker, inv base.In
 // interim routes a key while the ring of list, a new membership, is being
 // built: to the provider old's ring gives it among those still in list
 // (the pick of a retry's subset), so that the keys of providers that stay
-// do not move; a newcomer gets no key until its ring is published. With
-// no old ring, or none of its providers left, a provider of list at
-// random. It scans list per candidate: O(N), about 10 µs at N = 10 000.
+// do not move; a newcomer gets no key until its ring is published. Where
+// old routes by zone, the ring is that of the zone old's plan gives the
+// key, as a pick does, so that keys stay in their zone and on their
+// provider. With no old ring, or none of its providers left, a provider of
+// list at random. It scans list per candidate: O(N), about 10 µs at
+// N = 10 000.
 func (b *Balancer) interim(old *member.View[table], list []base.Invoker, inv base.Invocation) base.Invoker {
 	if old != nil {
-		if i := b.walk(old, false, list, b.point(old.Table, inv)); i >= 0 {
-			return old.Invokers[i]
+		v, slots := old, []int(nil)
+		kp := b.point(old.Table, inv)
+		if zn := old.Zoning; zn != nil && zn.Plan.Mode != zone.Off {
+			z := zn.Plan.Local
+			if zn.Plan.Mode == zone.Spill {
+				z = zn.Plan.Choose(algo.Mix(uint64(kp))) // as the skeleton chooses a keyed call's zone
+			}
+			v, slots = zn.Views[z], zn.Slots[z]
+		}
+		if i := b.walk(v, false, list, slots, kp); i >= 0 {
+			return v.Invokers[i]
 		}
 	}
 	return list[algo.IntN(b.sk.Rand(), len(list))]
@@ -351,10 +364,21 @@ func (b *Balancer) point(t *table, inv base.Invocation) uint32 {
 
 // walk is the pick past the common case: skipping unavailable providers,
 // keeping to a retry subset (exact false), bounding load. It returns a slot
-// of v, 0 if the ring were ever short of one.
-func (b *Balancer) walk(v *member.View[table], exact bool, list []base.Invoker, kp uint32) int {
+// of v, 0 if the ring were ever short of one. slots, when v is a zone's
+// view, maps its slots to those of the snapshot, where list is looked for
+// first (nil: v is the snapshot).
+func (b *Balancer) walk(v *member.View[table], exact bool, list []base.Invoker, slots []int, kp uint32) int {
 	ring := v.Table.ring
-	inList := func(i int) bool { return exact || holds(list, i, v.Invokers[i]) }
+	inList := func(i int) bool {
+		if exact {
+			return true
+		}
+		at := i
+		if slots != nil {
+			at = slots[i]
+		}
+		return holds(list, at, v.Invokers[i])
+	}
 	usable := func(i int) bool {
 		return inList(i) && !v.IsEjected(i) && v.Invokers[i].IsAvailable()
 	}
