@@ -335,10 +335,7 @@ func (b *Balancer) interim(old *member.View[table], list []base.Invoker, inv bas
 		v, slots := old, []int(nil)
 		kp := b.point(old.Table, inv)
 		if zn := old.Zoning; zn != nil && zn.Plan.Mode != zone.Off {
-			z := zn.Plan.Local
-			if zn.Plan.Mode == zone.Spill {
-				z = zn.Plan.Choose(algo.Mix(uint64(kp))) // as the skeleton chooses a keyed call's zone
-			}
+			z := zn.Plan.Choose(algo.Mix(uint64(kp))) // as the skeleton chooses a keyed call's zone
 			v, slots = zn.Views[z], zn.Slots[z]
 		}
 		if i := b.walk(v, false, list, slots, kp); i >= 0 {

@@ -237,19 +237,15 @@ func (b *Balancer[T]) Interim(old *member.View[T], list []base.Invoker, inv base
 	return picked
 }
 
-// interimZone returns the zone in which Interim draws for a call, as
-// pickIn chooses it on old's plan; zoned is false where old does not route
-// by zone.
+// interimZone returns the zone in which Interim draws for a call, chosen
+// on old's plan as for a pick; zoned is false where old does not route by
+// zone.
 func (b *Balancer[T]) interimZone(old *member.View[T]) (name string, zoned bool) {
 	zn := old.Zoning
 	if zn == nil || zn.Plan.Mode == zone.Off {
 		return "", false
 	}
-	z := zn.Plan.Local
-	if zn.Plan.Mode == zone.Spill {
-		z = zn.Plan.Choose(b.rand.Uint64())
-	}
-	return zn.Names[z], true
+	return zn.Names[zn.Plan.Choose(b.rand.Uint64())], true
 }
 
 // interimDraw is one candidate of Interim: in the zone named in when zoned.
