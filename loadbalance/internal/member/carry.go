@@ -7,9 +7,5 @@ func Carry[T any](s *Set, prev *View[T], f func(i, j int)) {
 	if prev == nil {
 		return
 	}
-	for i, inv := range s.Invokers {
-		if j, ok := prev.Index(inv); ok {
-			f(i, j)
-		}
-	}
+	prev.index.follow(prev.Invokers, s.Invokers, f)
 }

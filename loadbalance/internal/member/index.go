@@ -5,6 +5,8 @@ import (
 	"math/bits"
 
 	"dubbo.apache.org/dubbo-go/v3/protocol/base"
+
+	"github.com/dubbogo-lb/lb/loadbalance/internal/algo"
 )
 
 // index finds a provider's slot in a Set. It is an open-addressing table
@@ -12,7 +14,10 @@ import (
 // hashed with maphash.Comparable: 6 to 12 bytes a provider and nothing for
 // the garbage collector to scan, where the map[base.Invoker]int it replaced
 // took about 44, more than any array of the Set. Immutable once made.
-type index []int32
+type index struct {
+	slots []int32
+	dups  bool // some invoker is listed twice
+}
 
 // indexSeed hashes every index of the process.
 var indexSeed = maphash.MakeSeed()
@@ -21,30 +26,52 @@ var indexSeed = maphash.MakeSeed()
 // at its last slot, as a map filled in order would say.
 func newIndex(invokers []base.Invoker) index {
 	if len(invokers) == 0 {
-		return nil
+		return index{}
 	}
-	x := make(index, 1<<bits.Len(uint(len(invokers)+len(invokers)/2)))
-	mask := uint64(len(x) - 1)
+	x := index{slots: make([]int32, 1<<bits.Len(uint(len(invokers)+len(invokers)/2)))}
+	mask := uint64(len(x.slots) - 1)
 	for i, inv := range invokers {
 		h := maphash.Comparable(indexSeed, inv) & mask
-		for x[h] != 0 && invokers[x[h]-1] != inv {
+		for x.slots[h] != 0 {
+			if invokers[x.slots[h]-1] == inv {
+				x.dups = true
+				break
+			}
 			h = (h + 1) & mask
 		}
-		x[h] = int32(i + 1)
+		x.slots[h] = int32(i + 1)
 	}
 	return x
 }
 
 // find returns the slot of inv in invokers, the list x was made from.
 func (x index) find(invokers []base.Invoker, inv base.Invoker) (int, bool) {
-	if len(x) == 0 {
+	if len(x.slots) == 0 {
 		return 0, false
 	}
-	mask := uint64(len(x) - 1)
-	for h := maphash.Comparable(indexSeed, inv) & mask; x[h] != 0; h = (h + 1) & mask {
-		if i := int(x[h] - 1); invokers[i] == inv {
+	mask := uint64(len(x.slots) - 1)
+	for h := maphash.Comparable(indexSeed, inv) & mask; x.slots[h] != 0; h = (h + 1) & mask {
+		if i := int(x.slots[h] - 1); invokers[i] == inv {
 			return i, true
 		}
 	}
 	return 0, false
+}
+
+// follow calls f(i, j) for each provider i of list that find places at
+// slot j of invokers, the list x was made from. It walks both lists in
+// order (algo.Match): a list that dubbo-go hands after a change of
+// membership keeps the order of the providers that stay, so that only
+// the providers that came are looked up, a comparison where find hashes.
+func (x index) follow(invokers, list []base.Invoker, f func(i, j int)) {
+	find := func(inv base.Invoker) (int, bool) { return x.find(invokers, inv) }
+	if x.dups { // the walk could stop at another copy than find's
+		for i, inv := range list {
+			if j, ok := find(inv); ok {
+				f(i, j)
+			}
+		}
+		return
+	}
+	algo.Match(list, invokers, find, f)
 }

@@ -48,6 +48,45 @@ func TestIndexAnswersAsAMap(t *testing.T) {
 	}
 }
 
+// follow pairs each provider of a new list with the slot find gives it in
+// the old one, whether the old list holds a provider twice (find's last
+// slot, not the walk's) or not, and whether the new list keeps the old
+// order or not.
+func TestFollowPairsAsFindDoes(t *testing.T) {
+	r := rand.New(rand.NewPCG(5, 6))
+	pool := providers(300)
+	for round := range 300 {
+		n := r.IntN(200)
+		old := append([]base.Invoker(nil), pool[:n]...)
+		if round%2 == 1 && n > 1 {
+			old[r.IntN(n)] = old[r.IntN(n)] // perhaps a duplicate
+		}
+		list := append([]base.Invoker(nil), old...)
+		for range r.IntN(4) {
+			if at := r.IntN(len(list) + 1); r.IntN(2) == 0 && at < len(list) {
+				list = append(list[:at], list[at+1:]...)
+			} else {
+				list = append(list[:at], append([]base.Invoker{pool[200+r.IntN(100)]}, list[at:]...)...)
+			}
+		}
+		if round%3 == 2 {
+			r.Shuffle(len(list), func(i, j int) { list[i], list[j] = list[j], list[i] })
+		}
+		x := newIndex(old)
+		want := map[int]int{}
+		for i, inv := range list {
+			if j, ok := x.find(old, inv); ok {
+				want[i] = j
+			}
+		}
+		got := map[int]int{}
+		x.follow(old, list, func(i, j int) { got[i] = j })
+		if !assert.Equal(t, want, got, "round %d", round) {
+			return
+		}
+	}
+}
+
 var sinkSlot int
 
 // BenchmarkIndex: making the index of n providers and finding one, against

@@ -649,33 +649,34 @@ func (r *Registry[T]) newSet(list []base.Invoker, method string, prev *View[T], 
 		given:     &list[0],
 	}
 	var own []*warmup.Meta // Meta once a provider's differs from the members'
-	weightKeys := urlparam.KeysOf(method, constant.WeightKey)
-	for i, inv := range list {
-		m := ms.meta[i]
-		j, stays := prevIndex(prev, inv)
-		if stays {
-			s.Stats[i] = prev.Stats[j]
-		} else {
-			s.Stats[i] = s.Providers[i].Method(method)
+	setOwn := func(i int, m *warmup.Meta) {
+		if own == nil {
+			own = append([]*warmup.Meta(nil), ms.meta...)
 		}
-		switch u := inv.GetURL(); {
-		case stays && prev.Meta[j] != m && weightKeys.In(u):
-			// Keep what was parsed: a skewed timestamp stays anchored
-			// where it was first seen.
-			m = prev.Meta[j]
-		case !stays && weightKeys.In(u):
+		own[i] = m
+	}
+	weightKeys := urlparam.KeysOf(method, constant.WeightKey)
+	if prev != nil {
+		prev.index.follow(prev.Invokers, list, func(i, j int) {
+			s.Stats[i] = prev.Stats[j]
+			if prev.Meta[j] != ms.meta[i] && weightKeys.In(list[i].GetURL()) {
+				// Keep what was parsed: a skewed timestamp stays anchored
+				// where it was first seen.
+				setOwn(i, prev.Meta[j])
+			}
+		})
+	}
+	for i, inv := range list {
+		if s.Stats[i] != nil {
+			continue // prev holds it
+		}
+		s.Stats[i] = s.Providers[i].Method(method)
+		if u := inv.GetURL(); weightKeys.In(u) {
 			p := warmup.Parse(u, method, now)
 			if p.Problem != "" {
 				lblog.Warnf("provider %s, method %s: %s", u.Location, method, p.Problem)
 			}
-			m = &p
-		}
-		if m != ms.meta[i] && own == nil {
-			own = make([]*warmup.Meta, n)
-			copy(own, ms.meta[:i])
-		}
-		if own != nil {
-			own[i] = m
+			setOwn(i, &p)
 		}
 	}
 	if own != nil {
@@ -788,44 +789,38 @@ func newMembers(list []base.Invoker, prev *members, now time.Time) *members {
 		meta:      make([]*warmup.Meta, n),
 		index:     newIndex(list),
 	}
-	for i, inv := range list {
-		var zone string
-		if j, ok := prev.find(inv); ok {
+	if prev != nil {
+		prev.index.follow(prev.invokers, list, func(i, j int) {
 			m.providers[i], m.meta[i] = prev.providers[j], prev.meta[j]
 			if prev.zones != nil {
-				zone = prev.zones[j]
+				m.setZone(i, prev.zones[j])
 			}
-		} else {
-			u := inv.GetURL()
-			m.providers[i] = rpcstatus.Of(u)
-			zone = strings.TrimSpace(u.GetParam(urlparam.ZoneKey, ""))
-			meta := warmup.Parse(u, "", now)
-			if meta.Problem != "" {
-				lblog.Warnf("provider %s: %s", u.Location, meta.Problem)
-			}
-			m.meta[i] = &meta
+		})
+	}
+	for i, inv := range list {
+		if m.providers[i] != nil {
+			continue // prev holds it
 		}
-		if zone != "" {
-			if m.zones == nil {
-				m.zones = make([]string, n)
-			}
-			m.zones[i] = zone
+		u := inv.GetURL()
+		m.providers[i] = rpcstatus.Of(u)
+		m.setZone(i, strings.TrimSpace(u.GetParam(urlparam.ZoneKey, "")))
+		meta := warmup.Parse(u, "", now)
+		if meta.Problem != "" {
+			lblog.Warnf("provider %s: %s", u.Location, meta.Problem)
 		}
+		m.meta[i] = &meta
 	}
 	return m
 }
 
-// find returns the position of inv in m; m may be nil.
-func (m *members) find(inv base.Invoker) (int, bool) {
-	if m == nil {
-		return 0, false
+// setZone sets the zone of provider i, making the zones on the first that
+// names one.
+func (m *members) setZone(i int, zone string) {
+	if zone == "" {
+		return
 	}
-	return m.index.find(m.invokers, inv)
-}
-
-func prevIndex[T any](prev *View[T], inv base.Invoker) (int, bool) {
-	if prev == nil {
-		return 0, false
+	if m.zones == nil {
+		m.zones = make([]string, len(m.invokers))
 	}
-	return prev.Index(inv)
+	m.zones[i] = zone
 }

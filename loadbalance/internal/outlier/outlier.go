@@ -22,6 +22,7 @@ import (
 	"github.com/dubbogo-lb/lb/internal/lblog"
 	"github.com/dubbogo-lb/lb/internal/urlmap"
 	"github.com/dubbogo-lb/lb/internal/urlparam"
+	"github.com/dubbogo-lb/lb/loadbalance/internal/algo"
 	"github.com/dubbogo-lb/lb/rpcstatus"
 )
 
@@ -40,9 +41,15 @@ type Detector struct {
 	records  urlmap.Store[rpcstatus.Stats, record]
 	nextTick int64 // when the interval rules look next; 0: not scheduled
 	panicked bool  // ejection is ignored under the panic threshold
-	// recs is evaluate's work array, kept for the next snapshot and
-	// cleared after each, so that it holds no record of a provider gone.
-	recs []*record
+	// lastStats and lastRecs are the statistics that evaluate saw last
+	// and their records, in the order of that snapshot: the next finds the
+	// records of the providers that stay by walking both lists
+	// (algo.Match), a comparison each, rather than in records. spare is
+	// the other array of records, cleared between uses, so that neither
+	// holds a record of a provider gone.
+	lastStats []*rpcstatus.Stats
+	lastRecs  []*record
+	spare     []*record
 }
 
 // record is what the Detector keeps of one provider (one Stats).
@@ -118,15 +125,25 @@ func (d *Detector) configure(u *common.URL, method string) {
 func (d *Detector) evaluate(now int64, invokers []base.Invoker, stats []*rpcstatus.Stats, method string) []bool {
 	cfg := &d.cfg
 	n := len(stats)
-	if cap(d.recs) < n {
-		d.recs = make([]*record, n)
+	if cap(d.spare) < n {
+		d.spare = make([]*record, n)
 	}
-	recs := d.recs[:n]
-	defer clear(recs)
+	recs := d.spare[:n]
+	algo.Match(stats, d.lastStats, nil, func(i, j int) { recs[i] = d.lastRecs[j] })
+	defer func() { // a copy: the caller may reuse stats
+		clear(d.lastRecs)
+		had := len(d.lastStats)
+		d.lastStats = append(d.lastStats[:0], stats...)
+		clear(d.lastStats[n:max(n, had)])
+		d.lastRecs, d.spare = recs, d.lastRecs
+	}()
 	ejected := 0
 	for i, s := range stats {
-		r := d.records.Get(s)
-		recs[i] = r
+		r := recs[i]
+		if r == nil { // a provider that came, or that the walk missed
+			r = d.records.Get(s)
+			recs[i] = r
+		}
 		if !r.seen {
 			r.seen, r.baseCalls, r.baseFails = true, s.Total(), s.Counted()
 		}

@@ -377,3 +377,48 @@ func TestRunFromAnotherBoard(t *testing.T) {
 	assert.Equal(t, []int{2}, g.ejected())
 	assert.Contains(t, f.logs()[len(f.logs())-1], "127.0.0.1:21002 ejected for 30s")
 }
+
+// An ejection follows its provider through changes of the list: providers
+// gone, come and moved, two gone side by side (where the walk over the
+// previous list loses its place), and a list the caller changed in place.
+func TestEjectionFollowsItsProviderThroughChanges(t *testing.T) {
+	f := newFixture(t, 6, nil)
+	f.fail(3, sec, 5)
+	require.Equal(t, []int{3}, f.ejected())
+	at := func(inv base.Invoker) []int {
+		for i, p := range f.list {
+			if p == inv {
+				return []int{i}
+			}
+		}
+		t.Fatal("the ejected provider is not in the list")
+		return nil
+	}
+	orig, origStats, bad := f.list, f.stats, f.list[3]
+	come := lbtest.Provider(21100, map[string]string{"weight": "100"})
+	for _, change := range []struct {
+		name string
+		list []int // positions in the first list, -1: the newcomer
+	}{
+		{"one gone before it, one come first", []int{-1, 0, 2, 3, 4, 5}},
+		{"moved to the front", []int{3, 0, 1, 2, 4, 5}},
+		{"two gone side by side before it", []int{0, 3, 4, 5}},
+		{"reversed", []int{5, 4, 3, 0, -1}},
+	} {
+		list := make([]base.Invoker, len(change.list))
+		stats := make([]*rpcstatus.Stats, len(change.list))
+		for i, j := range change.list {
+			if j < 0 {
+				list[i], stats[i] = come, rpcstatus.Of(come.GetURL()).Method("Say")
+			} else {
+				list[i], stats[i] = orig[j], origStats[j]
+			}
+		}
+		f.list, f.stats = list, stats
+		assert.Equal(t, at(bad), f.ejected(), change.name)
+	}
+	// The same slices, changed in place.
+	f.list[0], f.list[1] = f.list[1], f.list[0]
+	f.stats[0], f.stats[1] = f.stats[1], f.stats[0]
+	assert.Equal(t, at(bad), f.ejected(), "swapped in place")
+}
