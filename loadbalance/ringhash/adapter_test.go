@@ -671,7 +671,6 @@ func TestSelectDoesNotAllocate(t *testing.T) {
 		args   []any
 		down   bool // the key's provider is unavailable
 		subset bool // a failover retry without the key's provider
-		pooled bool
 	}{
 		{name: "string", args: []any{"user-123"}},
 		{name: "int", args: []any{12345}},
@@ -679,15 +678,12 @@ func TestSelectDoesNotAllocate(t *testing.T) {
 		{name: "no args", args: nil},
 		{name: "long string", args: []any{long}},
 		{name: "two args", params: map[string]string{"hash.arguments": "0,1"}, args: []any{"tenant", int64(7)}},
-		{name: "two long args", params: map[string]string{"hash.arguments": "0,1"}, args: []any{long, long}, pooled: true},
+		{name: "two long args", params: map[string]string{"hash.arguments": "0,1"}, args: []any{long, long}},
 		{name: "owner down", args: []any{"user-123"}, down: true},
 		{name: "bounded", opts: Options{BalanceFactor: 1.25}, args: []any{"user-123"}},
 		{name: "retry subset", args: []any{"user-123"}, subset: true},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			if c.pooled && raceEnabled {
-				t.Skip("sync.Pool drops buffers on purpose under -race")
-			}
 			list := ports(20880, 10, c.params)
 			lb := New(c.opts)
 			inv := lbtest.Call("Say", c.args...)
@@ -711,6 +707,11 @@ func TestSelectDoesNotAllocate(t *testing.T) {
 				}
 				lb.Select(copies[i&1], inv)
 			})
+			// Under -race sync.Pool drops a quarter of what it is given, so
+			// the pooled key buffer of two long arguments is made again on
+			// about one call in four (0.75 allocations a call): AllocsPerRun's
+			// whole-number average is still 0, and 1 or more for a buffer
+			// made on every call.
 			assert.Zero(t, allocs)
 		})
 	}
