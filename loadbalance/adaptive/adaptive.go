@@ -144,7 +144,7 @@ func (b *Balancer) cost(v *member.View[table], i int, now int64) float64 {
 	if now-t.picked[i].Load() > t.probe[i] {
 		return 0
 	}
-	load, _ := v.Providers[i].Load().JavaLoad()
+	load, _ := v.Provider(i).Load().JavaLoad()
 	st := v.Stats[i]
 	rtt, _ := st.EWMA().Value(now)
 	return javaCost(load, float64(rtt)/1e6, st.Active(), algo.JavaSuccess(st.Total(), st.Failed(), st.Active()), v.Weights[i])

@@ -240,7 +240,7 @@ func warmFraction(s *member.Set, i int) float64 {
 	if !(w > 0) {
 		return 0
 	}
-	full := s.Meta[i].Weight
+	full := s.Meta(i).Weight
 	if !(full > 0) || w >= full { // all drained: the Set gives each weight 1
 		return 1
 	}

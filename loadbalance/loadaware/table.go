@@ -106,7 +106,7 @@ func (b *Balancer) update(v *member.View[table], now int64) {
 // value.
 func (b *Balancer) reported(v *member.View[table], i int, now int64) (float64, bool) {
 	t := v.Table
-	l := v.Providers[i].Load()
+	l := v.Provider(i).Load()
 	at := l.At()
 	if at == 0 || now-at > t.cfg.expiration {
 		t.since[i].Store(0)

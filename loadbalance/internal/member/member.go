@@ -57,15 +57,12 @@ const (
 // Set is an immutable snapshot of the providers offered to a balancer for
 // one (service, method). Index i means the same provider in every slice.
 type Set struct {
-	// Invokers are the providers, in the order dubbo-go passed them.
+	// Invokers are the providers, in the order dubbo-go passed them: the
+	// list itself that the first Select of this membership was given, not
+	// a copy (dubbo-go never changes a list it handed out; see matches).
 	Invokers []base.Invoker
-	// Providers are their statistics.
-	Providers []*rpcstatus.Provider
 	// Stats are their statistics for this method.
 	Stats []*rpcstatus.Stats
-	// Meta is what their URLs say about weight and age, parsed once when a
-	// provider joins and shared by the snapshots that keep it.
-	Meta []*warmup.Meta
 	// Weights are their warm weights now, 0 for an ejected provider. When
 	// every provider that is not ejected has weight 0 (all drained) they
 	// all count as 1, so they share traffic evenly.
@@ -86,9 +83,14 @@ type Set struct {
 	// Panic is true when outlier detection ignores its ejections: fewer
 	// providers than its panic threshold would be left (outlier.Decision).
 	Panic bool
-	// Zones are the providers' zones (urlparam.ZoneKey), "" for none; nil
-	// when no provider names one. Zone reads it.
-	Zones []string
+
+	// layout holds what does not depend on the method (Provider, Meta,
+	// Zone), shared with the other methods and, part by part, with the
+	// snapshots before and after.
+	layout *layout
+	// own is Meta when some provider has a method-level weight; nil when
+	// every provider's is the service level's (layout).
+	own []*warmup.Meta
 
 	maxWeight float64 // the largest of Weights
 	// alias caches the alias table of Weights when they are shared with
@@ -116,13 +118,23 @@ func (s *Set) IsEjected(i int) bool { return s.Ejected != nil && s.Ejected[i] }
 // stale reports whether outlier detection has news since the Set was built.
 func (s *Set) stale() bool { return s.board.Raised() != s.alarm }
 
-// Zone returns the zone of provider i, "" for none.
-func (s *Set) Zone(i int) string {
-	if s.Zones == nil {
-		return ""
+// Provider returns the statistics of provider i.
+func (s *Set) Provider(i int) *rpcstatus.Provider { return s.layout.provider(i) }
+
+// Meta returns what provider i's URL says about weight and age, parsed
+// once when it joined and shared by the snapshots that keep it.
+func (s *Set) Meta(i int) *warmup.Meta {
+	if s.own != nil {
+		return s.own[i]
 	}
-	return s.Zones[i]
+	return s.layout.meta(i)
 }
+
+// Zone returns the zone of provider i (urlparam.ZoneKey), "" for none.
+func (s *Set) Zone(i int) string { return s.layout.zone(i) }
+
+// Zoned reports whether some provider names a zone.
+func (s *Set) Zoned() bool { return s.layout.zoned }
 
 // Len returns the number of providers.
 func (s *Set) Len() int { return len(s.Invokers) }
@@ -639,30 +651,30 @@ func (r *Registry[T]) newSet(list []base.Invoker, method string, prev *View[T], 
 	n := len(list)
 	ms := r.members(list, now)
 	s := &Set{
-		Invokers:  ms.invokers,
-		Providers: ms.providers,
-		Zones:     ms.zones,
-		Stats:     make([]*rpcstatus.Stats, n),
-		Meta:      ms.meta,
-		Method:    method,
-		index:     ms.index,
-		given:     &list[0],
+		Invokers: ms.invokers,
+		Stats:    make([]*rpcstatus.Stats, n),
+		Method:   method,
+		layout:   ms.layout,
+		index:    ms.index,
+		given:    &list[0],
 	}
-	var own []*warmup.Meta // Meta once a provider's differs from the members'
 	setOwn := func(i int, m *warmup.Meta) {
-		if own == nil {
-			own = append([]*warmup.Meta(nil), ms.meta...)
+		if s.own == nil {
+			s.own = make([]*warmup.Meta, n)
+			for k := range s.own {
+				s.own[k] = ms.layout.meta(k)
+			}
 		}
-		own[i] = m
+		s.own[i] = m
 	}
 	weightKeys := urlparam.KeysOf(method, constant.WeightKey)
 	if prev != nil {
 		prev.index.follow(prev.Invokers, list, func(i, j int) {
 			s.Stats[i] = prev.Stats[j]
-			if prev.Meta[j] != ms.meta[i] && weightKeys.In(list[i].GetURL()) {
+			if prev.own != nil && prev.own[j] != ms.layout.meta(i) && weightKeys.In(list[i].GetURL()) {
 				// Keep what was parsed: a skewed timestamp stays anchored
 				// where it was first seen.
-				setOwn(i, prev.Meta[j])
+				setOwn(i, prev.own[j])
 			}
 		})
 	}
@@ -670,7 +682,7 @@ func (r *Registry[T]) newSet(list []base.Invoker, method string, prev *View[T], 
 		if s.Stats[i] != nil {
 			continue // prev holds it
 		}
-		s.Stats[i] = s.Providers[i].Method(method)
+		s.Stats[i] = ms.layout.provider(i).Method(method)
 		if u := inv.GetURL(); weightKeys.In(u) {
 			p := warmup.Parse(u, method, now)
 			if p.Problem != "" {
@@ -679,21 +691,18 @@ func (r *Registry[T]) newSet(list []base.Invoker, method string, prev *View[T], 
 			setOwn(i, &p)
 		}
 	}
-	if own != nil {
-		s.Meta = own
-	}
 	d := det.Decide(method, s.Invokers, s.Stats)
 	s.Ejected, s.Outliers, s.Panic, s.board, s.alarm = d.Ejected, d.Enabled, d.Panic, det.Board(), d.Alarm
 	var w *warmWeights
-	if own == nil && s.Ejected == nil {
+	if s.own == nil && s.Ejected == nil {
 		// The weights of every method that reads the members' metadata
 		// and ejects no provider: computed once for them all.
 		if w = ms.warm.Load(); w == nil || w.refreshAt != 0 && now.UnixNano() >= w.refreshAt {
-			w = r.newWarmWeights(s.Meta, nil, now)
+			w = r.newWarmWeights(s, nil, now)
 			ms.warm.Store(w)
 		}
 	} else {
-		w = r.newWarmWeights(s.Meta, s.Ejected, now)
+		w = r.newWarmWeights(s, s.Ejected, now)
 	}
 	s.Weights, s.Total, s.Uniform, s.maxWeight, s.refreshAt, s.alias = w.weights, w.total, w.uniform, w.maxWeight, w.refreshAt, &w.alias
 	return s
@@ -711,13 +720,15 @@ type warmWeights struct {
 	alias     aliasCache
 }
 
-// newWarmWeights returns the warm weights of providers with metadata meta
-// at now, 0 for those that ejected marks (nil: none).
-func (r *Registry[T]) newWarmWeights(meta []*warmup.Meta, ejected []bool, now time.Time) *warmWeights {
-	w := &warmWeights{weights: make([]float64, len(meta))}
+// newWarmWeights returns the warm weights of the providers of s (their
+// Meta) at now, 0 for those that ejected marks (nil: none).
+func (r *Registry[T]) newWarmWeights(s *Set, ejected []bool, now time.Time) *warmWeights {
+	n := s.Len()
+	w := &warmWeights{weights: make([]float64, n)}
 	warming := false
-	usable := len(meta)
-	for i, m := range meta {
+	usable := n
+	for i := range n {
+		m := s.Meta(i)
 		if at := m.WarmAt(); !at.IsZero() && now.Before(at) {
 			warming = true
 		}
@@ -759,19 +770,15 @@ func uniform(weights []float64) (equal bool, top float64) {
 }
 
 // members is the part of a snapshot that does not depend on the method:
-// the providers in the order of the list, their statistics, zones and
-// service-level metadata, and the index. The methods of a service that see
-// the same list share one (Registry.members). Immutable once made, but for
-// warm.
+// the providers in the order of the list, and in its layout their
+// statistics, zones and service-level metadata (the Set.Meta of every
+// method for which no provider has a method-level weight), and the index.
+// The methods of a service that see the same list share one
+// (Registry.members). Immutable once made, but for warm.
 type members struct {
-	invokers  []base.Invoker
-	providers []*rpcstatus.Provider
-	zones     []string // nil when no provider names one
-	// meta is what the providers' URLs say of weight and age at the
-	// service level: the Set.Meta of every method for which no provider
-	// has a method-level weight.
-	meta  []*warmup.Meta
-	index index
+	invokers []base.Invoker // the list itself (see Set.Invokers)
+	layout   *layout
+	index    index
 	// warm are the warm weights from meta of the methods that eject no
 	// provider, computed by the first to need them and replaced when a
 	// warmup refresh is due (newSet).
@@ -779,48 +786,32 @@ type members struct {
 }
 
 // newMembers returns the members of list, taking the statistics, zone and
-// metadata of a provider that prev (nil at first) holds from it: only
-// newcomers' URLs are read, at now.
+// metadata of a provider that prev (nil at first) holds from it, and the
+// parts of prev's layout that stay whole: only newcomers' URLs are read,
+// at now.
 func newMembers(list []base.Invoker, prev *members, now time.Time) *members {
-	n := len(list)
-	m := &members{
-		invokers:  append([]base.Invoker(nil), list...),
-		providers: make([]*rpcstatus.Provider, n),
-		meta:      make([]*warmup.Meta, n),
-		index:     newIndex(list),
+	m := &members{invokers: list, index: newIndex(list)}
+	from := positions.Get(len(list))
+	defer positions.Put(from)
+	for i := range from {
+		from[i] = -1
 	}
+	var old *layout
 	if prev != nil {
-		prev.index.follow(prev.invokers, list, func(i, j int) {
-			m.providers[i], m.meta[i] = prev.providers[j], prev.meta[j]
-			if prev.zones != nil {
-				m.setZone(i, prev.zones[j])
-			}
-		})
+		old = prev.layout
+		prev.index.follow(prev.invokers, list, func(i, j int) { from[i] = int32(j) })
 	}
-	for i, inv := range list {
-		if m.providers[i] != nil {
-			continue // prev holds it
-		}
-		u := inv.GetURL()
-		m.providers[i] = rpcstatus.Of(u)
-		m.setZone(i, strings.TrimSpace(u.GetParam(urlparam.ZoneKey, "")))
+	m.layout = newLayout(list, old, from, func(i int) (*rpcstatus.Provider, *warmup.Meta, string) {
+		u := list[i].GetURL()
 		meta := warmup.Parse(u, "", now)
 		if meta.Problem != "" {
 			lblog.Warnf("provider %s: %s", u.Location, meta.Problem)
 		}
-		m.meta[i] = &meta
-	}
+		return rpcstatus.Of(u), &meta, strings.TrimSpace(u.GetParam(urlparam.ZoneKey, ""))
+	})
 	return m
 }
 
-// setZone sets the zone of provider i, making the zones on the first that
-// names one.
-func (m *members) setZone(i int, zone string) {
-	if zone == "" {
-		return
-	}
-	if m.zones == nil {
-		m.zones = make([]string, len(m.invokers))
-	}
-	m.zones[i] = zone
-}
+// positions is the work memory of newMembers: the old position of each
+// provider.
+var positions algo.Work[int32]

@@ -72,21 +72,21 @@ func TestSnapshotsShareWhatJoiningProvidersParsed(t *testing.T) {
 	r, _ := newCounting()
 	list := lbtest.Weighted("100", "200")
 	v, _ := r.Lookup(list, "Say")
-	assert.Nil(t, v.Zones)
+	assert.False(t, v.Zoned())
 	assert.Equal(t, "", v.Zone(1))
 
 	zoned := lbtest.Provider(20009, map[string]string{urlparam.ZoneKey: " east "})
 	changed := []base.Invoker{list[1], zoned, list[0]}
 	v2, _ := r.Lookup(changed, "Say")
 	require.NotSame(t, v, v2)
-	assert.Same(t, v.Meta[0], v2.Meta[2])
-	assert.Same(t, v.Meta[1], v2.Meta[0])
-	assert.Equal(t, 100.0, v2.Meta[1].Weight)
-	assert.Equal(t, []string{"", "east", ""}, v2.Zones)
+	assert.Same(t, v.Meta(0), v2.Meta(2))
+	assert.Same(t, v.Meta(1), v2.Meta(0))
+	assert.Equal(t, 100.0, v2.Meta(1).Weight)
+	assert.Equal(t, []string{"", "east", ""}, zonesOf(v2.Set))
 
 	v3, _ := r.Lookup([]base.Invoker{zoned, list[0], lbtest.Provider(20010, nil)}, "Say")
 	require.NotSame(t, v2, v3)
-	assert.Same(t, v2.Meta[1], v3.Meta[0])
+	assert.Same(t, v2.Meta(1), v3.Meta(0))
 	assert.Equal(t, []string{"east", "", ""}, []string{v3.Zone(0), v3.Zone(1), v3.Zone(2)})
 }
 
@@ -293,9 +293,9 @@ func TestMethodsShareTheMembersOfAList(t *testing.T) {
 	list := []base.Invoker{lbtest.Provider(20000, zone), lbtest.Provider(20001, nil), lbtest.Provider(20002, nil)}
 	say, _ := r.Lookup(list, "Say")
 	hi, _ := r.Lookup(slices.Clone(list), "Hi") // an equal list, as each call gets
-	assert.Same(t, &say.Invokers[0], &hi.Invokers[0], "one copy of the invokers")
-	assert.Same(t, &say.Providers[0], &hi.Providers[0])
-	assert.Same(t, &say.Zones[0], &hi.Zones[0])
+	assert.Same(t, &list[0], &say.Invokers[0], "the list itself, not a copy")
+	assert.Same(t, &say.Invokers[0], &hi.Invokers[0], "one list of invokers")
+	assert.Same(t, say.layout, hi.layout, "one layout: statistics, zones, metadata")
 	assert.Equal(t, "az-a", hi.Zone(0))
 	assert.NotSame(t, say.Stats[0], hi.Stats[0], "statistics per method")
 	assert.Equal(t, []float64{300, 100, 100}, say.Weights)
@@ -310,9 +310,9 @@ func TestMethodsShareTheMembersOfAList(t *testing.T) {
 	require.True(t, exact)
 	assert.Equal(t, changed, v.Invokers)
 	assert.NotSame(t, &say.Invokers[0], &v.Invokers[0])
-	assert.Same(t, say.Providers[2], v.Providers[0])
+	assert.Same(t, say.Provider(2), v.Provider(0))
 	assert.Same(t, hi.Stats[0], v.Stats[1], "a staying provider keeps its statistics")
-	assert.Equal(t, []string{"", "az-a", ""}, v.Zones)
+	assert.Equal(t, []string{"", "az-a", ""}, zonesOf(v.Set))
 	// The old list is still Say's own snapshot.
 	v, _ = r.Lookup(list, "Say")
 	assert.Same(t, say, v)
@@ -334,11 +334,12 @@ func TestMethodsShareWarmWeightsUnlessTheirsDiffer(t *testing.T) {
 	heavy, _ := r.Lookup(slices.Clone(list), "Heavy")
 	assert.Equal(t, []float64{100, 200, 100}, say.Weights)
 	assert.Same(t, &say.Weights[0], &hi.Weights[0], "one array of warm weights")
-	assert.Same(t, &say.Meta[0], &hi.Meta[0], "one array of metadata")
+	assert.True(t, say.own == nil && hi.own == nil && say.layout == hi.layout, "one array of metadata")
 	assert.Same(t, say.WarmAlias(), hi.WarmAlias(), "one alias table")
 	assert.Equal(t, []float64{300, 200, 100}, heavy.Weights, "a method-level weight")
-	assert.NotSame(t, &say.Meta[0], &heavy.Meta[0])
-	assert.Same(t, say.Meta[1], heavy.Meta[1], "the metadata of the other providers is shared")
+	assert.NotNil(t, heavy.own)
+	assert.NotSame(t, say.Meta(0), heavy.Meta(0))
+	assert.Same(t, say.Meta(1), heavy.Meta(1), "the metadata of the other providers is shared")
 
 	// An ejection for Say: weights of its own; Hi keeps the shared ones.
 	lbtest.OutlierFail(list[1], int64(time.Hour), 5)
@@ -353,10 +354,10 @@ func TestMethodsShareWarmWeightsUnlessTheirsDiffer(t *testing.T) {
 	changed := []base.Invoker{list[0], list[2], lbtest.Provider(20003, nil)}
 	hi, _ = r.Lookup(changed, "Hi")
 	moved, _ := r.Lookup(slices.Clone(changed), "Heavy")
-	assert.Same(t, heavy.Meta[0], moved.Meta[0])
+	assert.Same(t, heavy.Meta(0), moved.Meta(0))
 	assert.Equal(t, []float64{300, 100, 100}, moved.Weights)
 	assert.Equal(t, []float64{100, 100, 100}, hi.Weights)
-	assert.Same(t, say.Meta[2], hi.Meta[1], "a staying provider's metadata is parsed once")
+	assert.Same(t, say.Meta(2), hi.Meta(1), "a staying provider's metadata is parsed once")
 }
 
 // Methods that share warm weights share their refreshes: within a refresh
@@ -398,7 +399,7 @@ func TestCheckFilterSettlesOncePerMethod(t *testing.T) {
 	// Calls counted on one provider: never fires, even across a rebuild.
 	counted := lbtest.N(3)
 	v, _ := r.Lookup(counted, "Counted")
-	v.Providers[1].Begin(v.Stats[1], 0).End(1, false)
+	v.Provider(1).Begin(v.Stats[1], 0).End(1, false)
 	assert.False(t, v.CheckFilter())
 	v, _ = r.Lookup(counted[:2], "Counted")
 	for range 2 * MissingFilterPicks {
@@ -653,4 +654,13 @@ func TestHotStatesKeepServicesAndMethodsApart(t *testing.T) {
 	st := r.state(list[0].GetURL(), "Say")
 	assert.Same(t, list[0].GetURL(), st.hot.Load().url)
 	assert.Same(t, st, r.state(list[0].GetURL(), "Say"))
+}
+
+// zonesOf returns the zones of the providers of s, in order.
+func zonesOf(s *Set) []string {
+	z := make([]string, s.Len())
+	for i := range z {
+		z[i] = s.Zone(i)
+	}
+	return z
 }

@@ -60,7 +60,7 @@ func (r *Registry[T]) zoning(v *View[T], prev *View[T], cfg urlparam.ZoneRouting
 	for i := range s.Invokers {
 		z, _ := slices.BinarySearch(zn.Names, s.Zone(i))
 		zones[z].Providers++
-		zones[z].Weight += s.Meta[i].Weight
+		zones[z].Weight += s.Meta(i).Weight
 		zones[z].Healthy += s.Weights[i]
 		zn.Slots[z] = append(zn.Slots[z], i)
 	}
@@ -88,9 +88,7 @@ func (s *Set) subset(slots []int) *Set {
 	n := len(slots)
 	sub := &Set{
 		Invokers:  make([]base.Invoker, n),
-		Providers: make([]*rpcstatus.Provider, n),
 		Stats:     make([]*rpcstatus.Stats, n),
-		Meta:      make([]*warmup.Meta, n),
 		Weights:   make([]float64, n),
 		Method:    s.Method,
 		Outliers:  s.Outliers,
@@ -98,15 +96,11 @@ func (s *Set) subset(slots []int) *Set {
 		board:     s.board,
 		alarm:     s.alarm,
 	}
+	from := positions.Get(n)
+	defer positions.Put(from)
 	for j, i := range slots {
-		sub.Invokers[j], sub.Providers[j], sub.Stats[j], sub.Meta[j], sub.Weights[j] =
-			s.Invokers[i], s.Providers[i], s.Stats[i], s.Meta[i], s.Weights[i]
-		if s.Zones != nil {
-			if sub.Zones == nil {
-				sub.Zones = make([]string, n)
-			}
-			sub.Zones[j] = s.Zones[i]
-		}
+		sub.Invokers[j], sub.Stats[j], sub.Weights[j] = s.Invokers[i], s.Stats[i], s.Weights[i]
+		from[j] = -1
 		sub.Total += s.Weights[i]
 		if s.IsEjected(i) {
 			if sub.Ejected == nil {
@@ -115,6 +109,10 @@ func (s *Set) subset(slots []int) *Set {
 			sub.Ejected[j] = true
 		}
 	}
+	sub.layout = newLayout(sub.Invokers, nil, from, func(j int) (*rpcstatus.Provider, *warmup.Meta, string) {
+		i := slots[j]
+		return s.Provider(i), s.Meta(i), s.Zone(i)
+	})
 	sub.index = newIndex(sub.Invokers)
 	if n > 0 {
 		sub.given = &sub.Invokers[0]

@@ -41,7 +41,7 @@ func (b *Balancer[T]) describe(v *member.View[T], now int64) (m describe.Method,
 		p.Weight = v.Weights[i]
 		p.Picks, p.InFlight, p.Calls, p.Failures = st.Picks(), st.Active(), st.Total(), st.Failed()
 		p.Ejections = st.Ejections()
-		p.Reported = reported(v.Providers[i].Load(), now)
+		p.Reported = reported(v.Provider(i).Load(), now)
 		if d, ok := st.EWMA().Value(now); ok {
 			p.LatencyMs = float64(d) / 1e6
 		}
@@ -50,9 +50,9 @@ func (b *Balancer[T]) describe(v *member.View[T], now int64) (m describe.Method,
 			p.State = describe.StateUnavailable
 		case v.IsEjected(i):
 			p.State = describe.StateEjected
-		case v.Meta[i].Weight == 0:
+		case v.Meta(i).Weight == 0:
 			p.State = describe.StateDrained
-		case v.Weights[i] < v.Meta[i].Weight:
+		case v.Weights[i] < v.Meta(i).Weight:
 			p.State = describe.StateWarming
 		default:
 			p.State = describe.StateOK
@@ -65,7 +65,7 @@ func (b *Balancer[T]) describe(v *member.View[T], now int64) (m describe.Method,
 	for i := range ps {
 		// dubbo-go destroys the invoker of a provider that left, which
 		// then answers another URL than the one of its statistics.
-		if rpcstatus.Lookup(ps[i].URL) != v.Providers[i] {
+		if rpcstatus.Lookup(ps[i].URL) != v.Provider(i) {
 			continue
 		}
 		ps[i].Address = ps[i].URL.Location
