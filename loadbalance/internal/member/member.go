@@ -93,9 +93,9 @@ type Set struct {
 	own []*warmup.Meta
 
 	maxWeight float64 // the largest of Weights
-	// alias caches the alias table of Weights when they are shared with
-	// other methods (see warmWeights); nil otherwise.
-	alias *aliasCache
+	// warm are the warm weights the Set took its weights from, and
+	// their alias table (WarmAlias); nil for a zone's Set.
+	warm *warmWeights
 
 	index index
 	given *base.Invoker // first element of the list the Set was built from
@@ -693,38 +693,55 @@ func (r *Registry[T]) newSet(list []base.Invoker, method string, prev *View[T], 
 	}
 	d := det.Decide(method, s.Invokers, s.Stats)
 	s.Ejected, s.Outliers, s.Panic, s.board, s.alarm = d.Ejected, d.Enabled, d.Panic, det.Board(), d.Alarm
+	var before *warmWeights // weights whose alias table may serve in part
+	if prev != nil {
+		before = prev.warm
+	}
 	var w *warmWeights
 	if s.own == nil && s.Ejected == nil {
 		// The weights of every method that reads the members' metadata
 		// and ejects no provider: computed once for them all.
 		if w = ms.warm.Load(); w == nil || w.refreshAt != 0 && now.UnixNano() >= w.refreshAt {
-			w = r.newWarmWeights(s, nil, now)
+			if w != nil {
+				before = w
+			}
+			w = r.newWarmWeights(s, nil, now, before)
 			ms.warm.Store(w)
 		}
 	} else {
-		w = r.newWarmWeights(s, s.Ejected, now)
+		w = r.newWarmWeights(s, s.Ejected, now, before)
 	}
-	s.Weights, s.Total, s.Uniform, s.maxWeight, s.refreshAt, s.alias = w.weights, w.total, w.uniform, w.maxWeight, w.refreshAt, &w.alias
+	s.Weights, s.Total, s.Uniform, s.maxWeight, s.refreshAt, s.warm = w.weights, w.total, w.uniform, w.maxWeight, w.refreshAt, w
 	return s
 }
 
 // warmWeights are the warm weights of a Set (Set.Weights and the fields
 // that go with them), shared by the Sets of the methods that read the same
-// metadata and eject no provider (members.warm). Immutable but for alias.
+// metadata and eject no provider (members.warm). Immutable but for alias
+// and before.
 type warmWeights struct {
 	weights   []float64
 	total     float64
 	uniform   bool
 	maxWeight float64
 	refreshAt int64
+	layout    *layout // of the providers weighed
 	alias     aliasCache
+	// before are weights whose alias table was built, until this one's
+	// is: the runs of parts that stay with the same weights are taken
+	// from it (see newAlias).
+	before atomic.Pointer[warmWeights]
 }
 
 // newWarmWeights returns the warm weights of the providers of s (their
-// Meta) at now, 0 for those that ejected marks (nil: none).
-func (r *Registry[T]) newWarmWeights(s *Set, ejected []bool, now time.Time) *warmWeights {
+// Meta) at now, 0 for those that ejected marks (nil: none). before are
+// the weights they replace, nil for none.
+func (r *Registry[T]) newWarmWeights(s *Set, ejected []bool, now time.Time, before *warmWeights) *warmWeights {
 	n := s.Len()
-	w := &warmWeights{weights: make([]float64, n)}
+	w := &warmWeights{weights: make([]float64, n), layout: s.layout}
+	if before != nil && before.alias.table.Load() != nil {
+		w.before.Store(before) // its own before is gone: no chain
+	}
 	warming := false
 	usable := n
 	for i := range n {

@@ -664,3 +664,48 @@ func zonesOf(s *Set) []string {
 	}
 	return z
 }
+
+// Above one part of providers the warm weights' alias table has a tier per
+// part: a change of membership takes the runs of the parts that stay from
+// the table before, and makes the others; an ejection, which keeps the
+// parts, makes again the run of the part whose weights it changed.
+func TestWarmAliasKeepsTheRunsOfPartsThatStay(t *testing.T) {
+	defer lblog.Capture(func(string) {})()
+	r, _ := newCounting()
+	list := make([]base.Invoker, 2000)
+	for i := range list {
+		list[i] = lbtest.Provider(30000+i, map[string]string{"weight": strconv.Itoa(1 + i%7)})
+	}
+	v1, _ := r.Lookup(list, "Say")
+	require.NotNil(t, v1.WarmAlias().Run(0), "a tier per part")
+
+	changed := slices.Delete(slices.Clone(list), 700, 701)
+	changed = slices.Insert(changed, 1500, lbtest.Provider(29999, map[string]string{"weight": "3"}))
+	v2, _ := r.Lookup(changed, "Say")
+	assert.GreaterOrEqual(t, keptRuns(t, v1, v2), len(v2.layout.parts)-3)
+
+	lbtest.OutlierFail(changed[100], int64(time.Hour), 5)
+	r.Lookup(slices.Clone(changed), "Say") // starts the rebuild
+	r.Wait()
+	v3, _ := r.Lookup(slices.Clone(changed), "Say")
+	require.Equal(t, 0.0, v3.Weights[100], "ejected")
+	require.Same(t, v2.layout, v3.layout)
+	assert.Equal(t, len(v3.layout.parts)-1, keptRuns(t, v2, v3))
+}
+
+// keptRuns returns how many runs of b's alias table are a's for the same
+// part; every other run must be new.
+func keptRuns(t *testing.T, a, b *View[table]) int {
+	kept := 0
+	for k, p := range b.layout.parts {
+		run := b.WarmAlias().Run(k)
+		for j, q := range a.layout.parts {
+			if old := a.WarmAlias().Run(j); q == p && old == run {
+				kept++
+			} else {
+				require.NotSame(t, old, run, "part %d takes the run of another part (%d)", k, j)
+			}
+		}
+	}
+	return kept
+}
