@@ -115,7 +115,7 @@ func (b *Balancer) among(v *member.View[table], list []base.Invoker, _ base.Invo
 // neither has a usable one), as Java's chooseLowLoadInvoker. A provider of
 // unusable weight (drained, ejected) loses to one with a usable weight.
 func (b *Balancer) better(v *member.View[table], i, j int, now int64) int {
-	wi, wj := v.Weights[i], v.Weights[j]
+	wi, wj := v.Weight(i), v.Weight(j)
 	switch ui, uj := algo.Usable(wi), algo.Usable(wj); {
 	case ui && !uj:
 		return i
@@ -145,9 +145,9 @@ func (b *Balancer) cost(v *member.View[table], i int, now int64) float64 {
 		return 0
 	}
 	load, _ := v.Provider(i).Load().JavaLoad()
-	st := v.Stats[i]
+	st := v.Stat(i)
 	rtt, _ := st.EWMA().Value(now)
-	return javaCost(load, float64(rtt)/1e6, st.Active(), algo.JavaSuccess(st.Total(), st.Failed(), st.Active()), v.Weights[i])
+	return javaCost(load, float64(rtt)/1e6, st.Active(), algo.JavaSuccess(st.Total(), st.Failed(), st.Active()), v.Weight(i))
 }
 
 // javaCost is Java's load of a provider (algo.JavaCost), NaN and infinities

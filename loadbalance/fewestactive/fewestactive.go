@@ -2,6 +2,7 @@ package fewestactive
 
 import (
 	"math"
+	"slices"
 	"time"
 
 	"dubbo.apache.org/dubbo-go/v3/protocol/base"
@@ -11,6 +12,7 @@ import (
 	"github.com/dubbogo-lb/lb/loadbalance/internal/member"
 	"github.com/dubbogo-lb/lb/loadbalance/internal/skeleton"
 	"github.com/dubbogo-lb/lb/loadbalance/lbenv"
+	"github.com/dubbogo-lb/lb/rpcstatus"
 	"github.com/dubbogo-lb/lb/warmup"
 )
 
@@ -76,6 +78,10 @@ type table struct {
 	// power-of-d-choices mode; nil when the weights are equal or the mode
 	// is off.
 	alias *algo.Alias
+	// stats and weights are the statistics and warm weights in one slice
+	// each, for the scan; nil when the picks draw candidates.
+	stats   []*rpcstatus.Stats
+	weights []float64
 }
 
 // New returns a Balancer.
@@ -101,7 +107,9 @@ func New(opts Options) *Balancer {
 		Name: Name, Warmup: opts.Warmup, Env: opts.Env,
 		Build: func(s *member.Set, _ *member.View[table]) *table {
 			t := &table{}
-			if !b.scans(s.Len()) {
+			if b.scans(s.Len()) {
+				t.stats, t.weights = slices.Concat(s.StatRuns()...), s.AppendWeights(nil)
+			} else {
 				t.alias = s.WarmAlias()
 			}
 			return t
@@ -126,9 +134,9 @@ func (b *Balancer) scans(n int) bool { return n <= b.scanUpTo }
 func (b *Balancer) pick(v *member.View[table], _ base.Invocation) int {
 	c := b.charge(v.Set)
 	if b.scans(v.Len()) {
-		return scanFewest(v.Stats, v.Weights, v.Uniform, b.rand.Uint64(), c)
+		return scanFewest(v.Table.stats, v.Table.weights, v.Uniform, b.rand.Uint64(), c)
 	}
-	return choosePair(v.Stats, v.Table.alias, b.choices, b.rand.Func(), c)
+	return choosePair(v.Set, v.Table.alias, b.choices, b.rand.Func(), c)
 }
 
 // charge returns how a pick among s charges failures: not at all, without
@@ -158,11 +166,11 @@ func among(s *member.Set, list []base.Invoker, u uint64, c failureCharge) base.I
 	total := 0.0
 	for j, inv := range list {
 		i, _ := s.Index(inv)
-		w := s.Weights[i]
+		w := s.Weight(i)
 		if !algo.Usable(w) {
 			continue
 		}
-		switch a := c.load(s.Stats[i]); {
+		switch a := c.load(s.Stat(i)); {
 		case a < least:
 			least, first, last, count, total = a, j, j, 1, w
 		case a == least:
@@ -179,8 +187,8 @@ func among(s *member.Set, list []base.Invoker, u uint64, c failureCharge) base.I
 	found := first
 	for j := first; j <= last; j++ {
 		i, _ := s.Index(list[j])
-		w := s.Weights[i]
-		if !algo.Usable(w) || c.load(s.Stats[i]) != least {
+		w := s.Weight(i)
+		if !algo.Usable(w) || c.load(s.Stat(i)) != least {
 			continue
 		}
 		found = j

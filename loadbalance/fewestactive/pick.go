@@ -142,6 +142,13 @@ func scanCharged(stats []*rpcstatus.Stats, weights []float64, uniform bool, u ui
 	return pick, pick >= 0
 }
 
+// statsOf gives the statistics of the providers of a snapshot
+// (member.Set).
+type statsOf interface {
+	Len() int
+	Stat(i int) *rpcstatus.Stats
+}
+
 // choosePair is the power-of-d-choices pick: it draws d providers at random,
 // with replacement, in proportion to weight through alias (uniformly when
 // alias is nil), and returns the one with the fewest calls in flight (as c
@@ -149,11 +156,11 @@ func scanCharged(stats []*rpcstatus.Stats, weights []float64, uniform bool, u ui
 // tie the one drawn first, which keeps the draw proportional to weight when
 // every count is equal. next returns uniformly random numbers. d < 1 counts
 // as 1.
-func choosePair(stats []*rpcstatus.Stats, alias *algo.Alias, d int, next func() uint64, c failureCharge) int {
+func choosePair(stats statsOf, alias *algo.Alias, d int, next func() uint64, c failureCharge) int {
 	best, bestActive := -1, int64(0)
 	for k := 0; k < d || best < 0; k++ {
-		i := alias.Draw(next(), len(stats))
-		if a := c.load(stats[i]); best < 0 || a < bestActive {
+		i := alias.Draw(next(), stats.Len())
+		if a := c.load(stats.Stat(i)); best < 0 || a < bestActive {
 			best, bestActive = i, a
 		}
 	}

@@ -88,20 +88,20 @@ func TestChoose(t *testing.T) {
 	// Equal counts: the first draw wins, so shares follow the weights.
 	got := sweep(4, 4096, func(u uint64) int {
 		seq = []uint64{u, math.MaxUint64 - u}
-		return choosePair(stats, alias, 2, next, failureCharge{})
+		return choosePair(flatStats(stats), alias, 2, next, failureCharge{})
 	})
 	assert.InDeltaSlice(t, []float64{1024, 1024, 2048, 0}, []float64{float64(got[0]), float64(got[1]), float64(got[2]), float64(got[3])}, 40)
 
 	// The less busy of the two draws wins.
 	stats = statsWith(5, 1, 0, 0)
 	seq = []uint64{0, 1 << 62} // uniform draws: providers 0 and 1
-	assert.Equal(t, 1, choosePair(stats, nil, 2, next, failureCharge{}))
+	assert.Equal(t, 1, choosePair(flatStats(stats), nil, 2, next, failureCharge{}))
 	seq = []uint64{1 << 62, 0}
-	assert.Equal(t, 1, choosePair(stats, nil, 2, next, failureCharge{}))
+	assert.Equal(t, 1, choosePair(flatStats(stats), nil, 2, next, failureCharge{}))
 
 	// d < 1 still draws once.
 	seq = []uint64{3 << 62}
-	assert.Equal(t, 3, choosePair(stats, nil, 0, next, failureCharge{}))
+	assert.Equal(t, 3, choosePair(flatStats(stats), nil, 0, next, failureCharge{}))
 }
 
 // With a charge, each failure of a provider's recent run counts as a call
@@ -134,3 +134,9 @@ func TestScanChargesRecentFailures(t *testing.T) {
 	assert.Zero(t, got[0])
 	assert.InDelta(t, 1.0/3, float64(got[1])/m, 0.02, "%v", got)
 }
+
+// flatStats gives choosePair the statistics of a slice.
+type flatStats []*rpcstatus.Stats
+
+func (f flatStats) Len() int                    { return len(f) }
+func (f flatStats) Stat(i int) *rpcstatus.Stats { return f[i] }

@@ -47,7 +47,7 @@ func (b *Balancer) refresh(v *member.View[table], i int) {
 	if warm == 0 {
 		return // drained
 	}
-	st := v.Stats[i]
+	st := v.Stat(i)
 	var now int64
 	var delay time.Duration
 	if st.Active() > 0 { // the clock matters only for calls in flight
@@ -166,7 +166,7 @@ func (b *Balancer) build(s *member.Set, prev *member.View[table]) *table {
 		if b.chargeTimeout && t.timeout[i] == 0 { // not carried over: read the URL once
 			t.timeout[i], _ = urlparam.MethodTimeout(s.Invokers[i].GetURL(), s.Method)
 		}
-		st := s.Stats[i]
+		st := s.Stat(i)
 		delays[i] = st.InflightDelay(now)
 		w, ok, lat, q := b.weight(st, t.timeout[i], delays[i], now)
 		if !ok {
@@ -236,7 +236,7 @@ const maxSum = float64(1 << 62)
 // have weight). LALB has no use for static weights beyond that: the
 // latencies it measures say what a provider can take.
 func warmFraction(s *member.Set, i int) float64 {
-	w := s.Weights[i]
+	w := s.Weight(i)
 	if !(w > 0) {
 		return 0
 	}

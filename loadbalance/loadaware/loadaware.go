@@ -134,18 +134,18 @@ func (b *Balancer) pick(v *member.View[table], inv base.Invocation) int {
 // samples (rpcstatus.Pair), which orders them as their values now would,
 // without reading the clock or fading both.
 func (b *Balancer) better(v *member.View[table], i, j int) bool {
-	ei, ej := v.Stats[i].EWMA(), v.Stats[j].EWMA()
+	ei, ej := v.Stat(i).EWMA(), v.Stat(j).EWMA()
 	if p := v.Table.cfg.probe; p > 0 {
 		switch gap := rpcstatus.SilentLonger(ei, ej); {
-		case gap > p && v.Stats[i].Active() == 0:
+		case gap > p && v.Stat(i).Active() == 0:
 			return true
-		case gap < -p && v.Stats[j].Active() == 0:
+		case gap < -p && v.Stat(j).Active() == 0:
 			return false
 		}
 	}
 	ri, rj, ki, kj := rpcstatus.Pair(ei, ej)
 	if b.holdSilent {
-		ri, rj = lastRTT(v.Stats[i]), lastRTT(v.Stats[j])
+		ri, rj = lastRTT(v.Stat(i)), lastRTT(v.Stat(j))
 	}
 	ci, cj := b.cost(v, i, ri, ki), b.cost(v, j, rj, kj)
 	if ci == cj {
@@ -180,16 +180,16 @@ func (b *Balancer) cost(v *member.View[table], i int, rtt float64, known bool) f
 	if !known {
 		rtt = math.Float64frombits(t.meanRTT.Load())
 	}
-	active := v.Stats[i].Active()
+	active := v.Stat(i).Active()
 	if t.fallback.Load() {
 		return max(rtt, minRTT) * float64(max(active, 0)+1)
 	}
 	val := t.value(i)
 	switch t.cfg.cost {
 	case CostJava:
-		return javaCost(val, rtt/1e6, active, success(v.Stats[i]), v.Weights[i])
+		return javaCost(val, rtt/1e6, active, success(v.Stat(i)), v.Weight(i))
 	case CostWRR:
-		return wrrCost(active, val) * silence(v.Stats[i], rtt, known)
+		return wrrCost(active, val) * silence(v.Stat(i), rtt, known)
 	}
 	return capacityCost(rtt, active, val)
 }
@@ -223,7 +223,7 @@ func success(st *rpcstatus.Stats) float64 {
 func (b *Balancer) describe(v *member.View[table], now int64, ps []describe.Provider) {
 	t := v.Table
 	for i := range ps {
-		d, known := v.Stats[i].EWMA().Value(now)
+		d, known := v.Stat(i).EWMA().Value(now)
 		ps[i].CostMs = b.cost(v, i, float64(d), known) / 1e6
 		if !t.fallback.Load() && t.cfg.cost != CostJava {
 			ps[i].Weight = t.value(i) // the weight, or the capacity

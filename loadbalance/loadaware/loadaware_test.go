@@ -67,7 +67,7 @@ func TestWeighsByReportedRatesWRR(t *testing.T) {
 	assert.Equal(t, 400.0, v.Table.value(1))
 	// 3 calls in flight on the big one: 4/400 > 1/200.
 	for range 3 {
-		v.Stats[1].Begin(c.NS)
+		v.Stat(1).Begin(c.NS)
 	}
 	assert.Same(t, l[0], b.Select(l, lbtest.Call("Say")))
 }
@@ -97,9 +97,9 @@ func TestCapacityCost(t *testing.T) {
 		if p == l[1] {
 			i = 1
 		}
-		v.Stats[i].Begin(c.NS)
+		v.Stat(i).Begin(c.NS)
 	}
-	a0, a1 := v.Stats[0].Active(), v.Stats[1].Active()
+	a0, a1 := v.Stat(0).Active(), v.Stat(1).Active()
 	assert.InDelta(t, 100, a0, 2, "%d:%d", a0, a1)
 	assert.InDelta(t, 300, a1, 2, "%d:%d", a0, a1)
 

@@ -69,7 +69,7 @@ func (b *Balancer) update(v *member.View[table], now int64) {
 	var sum, rttSum float64
 	var usable, rtts int
 	for i := range t.vals {
-		if d, ok := v.Stats[i].EWMA().Value(now); ok {
+		if d, ok := v.Stat(i).EWMA().Value(now); ok {
 			rttSum += float64(d)
 			rtts++
 		}
@@ -138,7 +138,7 @@ func (b *Balancer) reported(v *member.View[table], i int, now int64) (float64, b
 		}
 		// The RTT of its last call, not decayed: the pick's decayed RTT
 		// over it makes a silent provider cheaper (Balancer.cost).
-		rtt, known := v.Stats[i].EWMA().Last()
+		rtt, known := v.Stat(i).EWMA().Last()
 		if !known {
 			rtt = time.Duration(math.Float64frombits(t.meanRTT.Load()))
 		}

@@ -94,7 +94,7 @@ func (b *Balancer) better(v *member.View[table], i, j int) bool {
 		// No error to charge: RTTs compared as of the later of the two
 		// last samples (the 1 µs floor applies then too) order the
 		// providers as RTTs as of now would, and the clock is not read.
-		pi, pj, ki, kj = rpcstatus.Pair(v.Stats[i].EWMA(), v.Stats[j].EWMA())
+		pi, pj, ki, kj = rpcstatus.Pair(v.Stat(i).EWMA(), v.Stat(j).EWMA())
 		ci, cj = charged(pi, 0, 0), charged(pj, 0, 0)
 	} else {
 		now := b.now()
@@ -102,8 +102,8 @@ func (b *Balancer) better(v *member.View[table], i, j int) bool {
 		cj, pj, kj = b.rtt(v, j, now)
 	}
 	ri, rj := rtts(ci, pi, ki, cj, pj, kj, b.defaultRTT)
-	ri *= inflightFactor(v.Stats[i].Active())
-	rj *= inflightFactor(v.Stats[j].Active())
+	ri *= inflightFactor(v.Stat(i).Active())
+	rj *= inflightFactor(v.Stat(j).Active())
 	if ri != rj {
 		return ri < rj
 	}
@@ -113,7 +113,7 @@ func (b *Balancer) better(v *member.View[table], i, j int) bool {
 // rtt returns the charged and the plain response time of provider i of v
 // at now, and whether it has samples.
 func (b *Balancer) rtt(v *member.View[table], i int, now int64) (chargedRTT, plain float64, known bool) {
-	st := v.Stats[i]
+	st := v.Stat(i)
 	d, known := st.EWMA().Value(now)
 	if !known {
 		return 0, 0, false
@@ -125,7 +125,7 @@ func (b *Balancer) rtt(v *member.View[table], i int, now int64) (chargedRTT, pla
 // estimate is what the statistics say about provider i of v at now, as an
 // estimate (for tests and inspection; the hot path uses rtt).
 func (b *Balancer) estimate(v *member.View[table], i int, now int64) providerEstimate {
-	st := v.Stats[i]
+	st := v.Stat(i)
 	rtt, known := st.EWMA().Value(now)
 	e := providerEstimate{RTT: rtt, Known: known, Inflight: st.Active(), ErrorCost: v.Table.errCost[i]}
 	if known {
@@ -156,7 +156,7 @@ func (b *Balancer) describe(v *member.View[table], _ int64, ps []describe.Provid
 // has forgotten it.
 func clean(v *member.View[table], i int) bool {
 	es := &v.Table.errs[i]
-	return es.at.Load() == 0 && v.Stats[i].Failed() == es.failed.Load()
+	return es.at.Load() == 0 && v.Stat(i).Failed() == es.failed.Load()
 }
 
 // errorRatio returns the share of failed calls in the provider's window,

@@ -53,7 +53,7 @@ func (b *Balancer) build(s *member.Set, prev *member.View[table]) *table {
 		}
 		// First seen: errors already in its window date from its last
 		// completion at the latest.
-		es, st := &t.errs[i], s.Stats[i]
+		es, st := &t.errs[i], s.Stat(i)
 		es.failed.Store(st.Failed())
 		if sum := st.Window().Summary(); sum.Errors > 0 {
 			es.at.Store(max(sum.Last, 1))

@@ -104,6 +104,8 @@ type table struct {
 	// all draws among every provider by weight (nil when the weights are
 	// equal): the draw when every estimate ties, in O(1).
 	all     *algo.Alias
+	weights []float64          // the warm weights in one slice
+	stats   []*rpcstatus.Stats // the statistics in one slice
 	byMean  [2][]atomic.Uint64
 	seq     [2]atomic.Uint32
 	cur     atomic.Uint32
@@ -167,12 +169,13 @@ func (b *Balancer) build(s *member.Set, prev *member.View[table]) *table {
 			}
 		}
 		t.win[i] = new(window)
-		t.win[i].roll(&s.Stats[i].Counters) // Java's window starts when it first sees the provider
+		t.win[i].roll(&s.Stat(i).Counters) // Java's window starts when it first sees the provider
 	}
 	if prev != nil {
 		t.end.Store(prev.Table.end.Load())
 	}
-	for i, w := range s.Weights {
+	t.weights, t.stats = s.AppendWeights(nil), slices.Concat(s.StatRuns()...)
+	for i, w := range t.weights {
 		if algo.Usable(w) {
 			t.eligible = append(t.eligible, i)
 		}
@@ -183,7 +186,7 @@ func (b *Balancer) build(s *member.Set, prev *member.View[table]) *table {
 		}
 	}
 	if !s.Uniform && !t.equal {
-		t.all = algo.NewAlias(s.Weights)
+		t.all = algo.NewAlias(t.weights)
 	}
 	t.scratch = make([]uint64, 0, len(t.eligible))
 	for h := range t.byMean {
@@ -193,7 +196,7 @@ func (b *Balancer) build(s *member.Set, prev *member.View[table]) *table {
 	// every provider for equal.
 	now := b.opts.Env.Now()
 	t.next.Store(now + int64(b.opts.Refresh))
-	t.read(s.Stats, now)
+	t.read(t.stats, now)
 	return t
 }
 
@@ -207,7 +210,7 @@ func (b *Balancer) refresh(v *member.View[table], now int64) {
 		return
 	}
 	defer t.mu.Unlock()
-	t.read(v.Stats, now)
+	t.read(t.stats, now)
 }
 
 // read reads the means from the counters at now (rolling the windows when
@@ -271,7 +274,7 @@ func (b *Balancer) pick(v *member.View[table], _ base.Invocation) int {
 	for range 4 { // a fourth rewrite under one pick: take what it read
 		h := t.cur.Load()
 		seq := t.seq[h].Load()
-		i = shortest(t.byMean[h], true, v.Stats, v.Weights, v.Uniform || t.equal, t.all, u)
+		i = shortest(t.byMean[h], true, t.stats, t.weights, v.Uniform || t.equal, t.all, u)
 		if seq&1 == 0 && t.seq[h].Load() == seq {
 			break
 		}
@@ -294,7 +297,7 @@ func (b *Balancer) among(v *member.View[table], list []base.Invoker, _ base.Invo
 	for pass := 0; n == 0 && pass < 2; pass++ { // the second: none usable, all as equal
 		equal = pass == 1
 		for _, inv := range list {
-			if i, ok := v.Index(inv); ok && (equal || algo.Usable(v.Weights[i])) {
+			if i, ok := v.Index(inv); ok && (equal || algo.Usable(v.Weight(i))) {
 				ents[n].Store(pack(t.mean[i].Load(), i))
 				n++
 			}
@@ -303,12 +306,12 @@ func (b *Balancer) among(v *member.View[table], list []base.Invoker, _ base.Invo
 	if n == 0 {
 		return list[0]
 	}
-	return v.Invokers[shortest(ents[:n], false, v.Stats, v.Weights, v.Uniform || equal, nil, b.rand.Uint64())]
+	return v.Invokers[shortest(ents[:n], false, v.Table.stats, v.Table.weights, v.Uniform || equal, nil, b.rand.Uint64())]
 }
 
 // describe gives each provider its estimate as its cost.
 func (b *Balancer) describe(v *member.View[table], _ int64, ps []describe.Provider) {
 	for i := range ps {
-		ps[i].CostMs = float64(estimate(v.Table.mean[i].Load(), v.Stats[i].Active())) / 1e6
+		ps[i].CostMs = float64(estimate(v.Table.mean[i].Load(), v.Stat(i).Active())) / 1e6
 	}
 }

@@ -50,7 +50,9 @@ func New(opts Options) *Balancer {
 // build makes the cycle of a snapshot: at a random position for the first
 // snapshot of a (service, method), following the previous one after that.
 func (b *Balancer) build(s *member.Set, prev *member.View[smoothCycle]) *smoothCycle {
-	q := quantizeWeights(s.Weights)
+	w := s.AppendWeights(floatWork.Get(s.Len())[:0])
+	q := quantizeWeights(w)
+	floatWork.Put(w)
 	if prev == nil {
 		return newSmoothCycle(q, b.sk.Rand())
 	}

@@ -140,19 +140,19 @@ func (a *Alias) Run(k int) *Alias {
 	return a.tiers.runs[k]
 }
 
-// NewTiered builds a table of two tiers for weights (see Alias): one table
-// for each run of items [starts[k], starts[k+1]) (starts begins with 0 and
-// ends with len(weights)), and one over the runs' totals. keep(k) returns
-// a table that serves run k as it is (made for the same weights), or nil:
-// then NewTiered makes one. Each item is drawn in proportion to its weight
-// as with NewAlias, and uniformly when no weight is positive.
-func NewTiered(weights []float64, starts []int32, keep func(k int) *Alias) *Alias {
-	runs := len(starts) - 1
-	t := &tiers{runs: make([]*Alias, runs), starts: starts}
-	totals := make([]float64, runs)
+// NewTiered builds a table of two tiers (see Alias) for the weights of
+// runs of items, in order: a table for each run, and one over the runs'
+// totals. keep(k) returns a table that serves run k as it is (made for
+// the same weights), or nil: then NewTiered makes one. Each item is drawn
+// in proportion to its weight as with NewAlias over all the runs, and
+// uniformly when no weight is positive. Pick gives the item's position in
+// all the runs.
+func NewTiered(runs [][]float64, keep func(k int) *Alias) *Alias {
+	t := &tiers{runs: make([]*Alias, len(runs)), starts: make([]int32, len(runs)+1)}
+	totals := make([]float64, len(runs))
 	positive := false
-	for k := range runs {
-		run := weights[starts[k]:starts[k+1]]
+	for k, run := range runs {
+		t.starts[k+1] = t.starts[k] + int32(len(run))
 		if t.runs[k] = keep(k); t.runs[k] == nil {
 			t.runs[k] = NewAlias(run)
 		}
@@ -162,8 +162,8 @@ func NewTiered(weights []float64, starts []int32, keep func(k int) *Alias) *Alia
 		positive = positive || totals[k] > 0
 	}
 	if !positive { // uniform: each run in proportion to its length
-		for k := range runs {
-			totals[k] = float64(starts[k+1] - starts[k])
+		for k, run := range runs {
+			totals[k] = float64(len(run))
 		}
 	}
 	top := NewAlias(totals)

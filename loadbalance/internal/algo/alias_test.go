@@ -153,13 +153,17 @@ func TestTieredProbabilitiesAreExact(t *testing.T) {
 		for int(starts[len(starts)-1]) < n {
 			starts = append(starts, int32(min(n, int(starts[len(starts)-1])+1+int(r.Uint64()%200))))
 		}
-		before := NewTiered(w, starts, func(int) *Alias { return nil })
+		runs := make([][]float64, len(starts)-1)
+		for k := range runs {
+			runs[k] = w[starts[k]:starts[k+1]]
+		}
+		before := NewTiered(runs, func(int) *Alias { return nil })
 		// Other weights in one run, that run's table made again, the others kept.
 		k := int(r.Uint64() % uint64(len(starts)-1))
 		for i := starts[k]; i < starts[k+1] && round%10 != 0; i++ {
 			w[i] = float64(r.Uint64() % 50)
 		}
-		a := NewTiered(w, starts, func(j int) *Alias {
+		a := NewTiered(runs, func(j int) *Alias {
 			if j == k {
 				return nil
 			}

@@ -61,15 +61,9 @@ type Set struct {
 	// list itself that the first Select of this membership was given, not
 	// a copy (dubbo-go never changes a list it handed out; see matches).
 	Invokers []base.Invoker
-	// Stats are their statistics for this method.
-	Stats []*rpcstatus.Stats
-	// Weights are their warm weights now, 0 for an ejected provider. When
-	// every provider that is not ejected has weight 0 (all drained) they
-	// all count as 1, so they share traffic evenly.
-	Weights []float64
-	// Total is the sum of Weights.
+	// Total is the sum of their warm weights (Weight).
 	Total float64
-	// Uniform is true when all Weights are equal.
+	// Uniform is true when all their warm weights are equal.
 	Uniform bool
 	// Method is the method name the Set serves.
 	Method string
@@ -92,9 +86,13 @@ type Set struct {
 	// every provider's is the service level's (layout).
 	own []*warmup.Meta
 
-	maxWeight float64 // the largest of Weights
-	// warm are the warm weights the Set took its weights from, and
-	// their alias table (WarmAlias); nil for a zone's Set.
+	maxWeight float64 // the largest warm weight
+	// stats are the providers' statistics for the method and weights
+	// their warm weights, a run of each for each part of layout.
+	stats   [][]*rpcstatus.Stats
+	weights [][]float64
+	// warm are the warm weights the Set took weights from, and their
+	// alias table (WarmAlias).
 	warm *warmWeights
 
 	index index
@@ -117,6 +115,34 @@ func (s *Set) IsEjected(i int) bool { return s.Ejected != nil && s.Ejected[i] }
 
 // stale reports whether outlier detection has news since the Set was built.
 func (s *Set) stale() bool { return s.board.Raised() != s.alarm }
+
+// Stat returns the statistics of provider i for the Set's method.
+func (s *Set) Stat(i int) *rpcstatus.Stats {
+	k, o := s.layout.locate(i)
+	return s.stats[k][o]
+}
+
+// StatRuns returns the providers' statistics for the Set's method in runs
+// that follow one another in the providers' order: for a loop over them
+// all. They must not be changed.
+func (s *Set) StatRuns() [][]*rpcstatus.Stats { return s.stats }
+
+// Weight returns provider i's warm weight now, 0 when it is ejected. When
+// every provider that is not ejected has weight 0 (all drained) they all
+// count as 1, so they share traffic evenly.
+func (s *Set) Weight(i int) float64 {
+	k, o := s.layout.locate(i)
+	return s.weights[k][o]
+}
+
+// AppendWeights appends the warm weights of the providers, in order, to
+// dst and returns the result: for a table that needs them in one slice.
+func (s *Set) AppendWeights(dst []float64) []float64 {
+	for _, run := range s.weights {
+		dst = append(dst, run...)
+	}
+	return dst
+}
 
 // Provider returns the statistics of provider i.
 func (s *Set) Provider(i int) *rpcstatus.Provider { return s.layout.provider(i) }
@@ -250,7 +276,7 @@ func (s *Set) contains(list []base.Invoker) bool {
 // provider of list has weight). It is the default pick of the failover
 // cluster's reselection lists.
 func (s *Set) PickAmong(list []base.Invoker, r uint64) base.Invoker {
-	return list[algo.Weighted(len(list), func(k int) float64 { i, _ := s.Index(list[k]); return s.Weights[i] }, r)]
+	return list[algo.Weighted(len(list), func(k int) float64 { i, _ := s.Index(list[k]); return s.Weight(i) }, r)]
 }
 
 // interimDraws bounds the draws of Interim, interimZoneDraws those of
@@ -305,7 +331,7 @@ func (s *Set) keeps(c base.Invoker, next func() uint64, zone string, zoned bool)
 	if !ok || zoned && s.Zone(j) != zone {
 		return false
 	}
-	w := s.Weights[j]
+	w := s.Weight(j)
 	return w >= s.maxWeight || algo.Float64(next())*s.maxWeight < w
 }
 
@@ -652,7 +678,6 @@ func (r *Registry[T]) newSet(list []base.Invoker, method string, prev *View[T], 
 	ms := r.members(list, now)
 	s := &Set{
 		Invokers: ms.invokers,
-		Stats:    make([]*rpcstatus.Stats, n),
 		Method:   method,
 		layout:   ms.layout,
 		index:    ms.index,
@@ -668,9 +693,11 @@ func (r *Registry[T]) newSet(list []base.Invoker, method string, prev *View[T], 
 		s.own[i] = m
 	}
 	weightKeys := urlparam.KeysOf(method, constant.WeightKey)
+	stats := statWork.Get(n)
+	defer statWork.Put(stats)
 	if prev != nil {
 		prev.index.follow(prev.Invokers, list, func(i, j int) {
-			s.Stats[i] = prev.Stats[j]
+			stats[i] = prev.Stat(j)
 			if prev.own != nil && prev.own[j] != ms.layout.meta(i) && weightKeys.In(list[i].GetURL()) {
 				// Keep what was parsed: a skewed timestamp stays anchored
 				// where it was first seen.
@@ -679,10 +706,10 @@ func (r *Registry[T]) newSet(list []base.Invoker, method string, prev *View[T], 
 		})
 	}
 	for i, inv := range list {
-		if s.Stats[i] != nil {
+		if stats[i] != nil {
 			continue // prev holds it
 		}
-		s.Stats[i] = ms.layout.provider(i).Method(method)
+		stats[i] = ms.layout.provider(i).Method(method)
 		if u := inv.GetURL(); weightKeys.In(u) {
 			p := warmup.Parse(u, method, now)
 			if p.Problem != "" {
@@ -691,7 +718,12 @@ func (r *Registry[T]) newSet(list []base.Invoker, method string, prev *View[T], 
 			setOwn(i, &p)
 		}
 	}
-	d := det.Decide(method, s.Invokers, s.Stats)
+	if prev != nil {
+		s.stats = cut(stats, s.layout, prev.layout, prev.stats)
+	} else {
+		s.stats = cut(stats, s.layout, nil, nil)
+	}
+	d := det.Decide(method, s.Invokers, stats)
 	s.Ejected, s.Outliers, s.Panic, s.board, s.alarm = d.Ejected, d.Enabled, d.Panic, det.Board(), d.Alarm
 	var before *warmWeights // weights whose alias table may serve in part
 	if prev != nil {
@@ -711,21 +743,21 @@ func (r *Registry[T]) newSet(list []base.Invoker, method string, prev *View[T], 
 	} else {
 		w = r.newWarmWeights(s, s.Ejected, now, before)
 	}
-	s.Weights, s.Total, s.Uniform, s.maxWeight, s.refreshAt, s.warm = w.weights, w.total, w.uniform, w.maxWeight, w.refreshAt, w
+	s.use(w)
 	return s
 }
 
-// warmWeights are the warm weights of a Set (Set.Weights and the fields
+// warmWeights are the warm weights of a Set (Set.Weight and the fields
 // that go with them), shared by the Sets of the methods that read the same
 // metadata and eject no provider (members.warm). Immutable but for alias
 // and before.
 type warmWeights struct {
-	weights   []float64
+	runs      [][]float64 // a run for each part of layout
+	layout    *layout     // of the providers weighed
 	total     float64
 	uniform   bool
 	maxWeight float64
 	refreshAt int64
-	layout    *layout // of the providers weighed
 	alias     aliasCache
 	// before are weights whose alias table was built, until this one's
 	// is: the runs of parts that stay with the same weights are taken
@@ -733,15 +765,20 @@ type warmWeights struct {
 	before atomic.Pointer[warmWeights]
 }
 
+// use makes w the warm weights of s.
+func (s *Set) use(w *warmWeights) {
+	s.weights, s.Total, s.Uniform, s.maxWeight, s.refreshAt, s.warm = w.runs, w.total, w.uniform, w.maxWeight, w.refreshAt, w
+}
+
 // newWarmWeights returns the warm weights of the providers of s (their
 // Meta) at now, 0 for those that ejected marks (nil: none). before are
-// the weights they replace, nil for none.
+// the weights they replace, nil for none: a part that stays with the same
+// weights keeps its run.
 func (r *Registry[T]) newWarmWeights(s *Set, ejected []bool, now time.Time, before *warmWeights) *warmWeights {
 	n := s.Len()
-	w := &warmWeights{weights: make([]float64, n), layout: s.layout}
-	if before != nil && before.alias.table.Load() != nil {
-		w.before.Store(before) // its own before is gone: no chain
-	}
+	flat := weightWork.Get(n)
+	defer weightWork.Put(flat)
+	w := &warmWeights{}
 	warming := false
 	usable := n
 	for i := range n {
@@ -753,26 +790,39 @@ func (r *Registry[T]) newWarmWeights(s *Set, ejected []bool, now time.Time, befo
 			usable--
 			continue
 		}
-		w.weights[i] = r.opts.Weight(*m, now)
-		w.total += w.weights[i]
+		flat[i] = r.opts.Weight(*m, now)
+		w.total += flat[i]
 	}
 	if w.total <= 0 {
-		for i := range w.weights {
+		for i := range flat {
 			if ejected == nil || !ejected[i] {
-				w.weights[i] = 1
+				flat[i] = 1
 			}
 		}
 		w.total = float64(usable)
 	}
-	w.uniform, w.maxWeight = uniform(w.weights)
+	w.uniform, w.maxWeight = uniform(flat)
 	if warming {
 		w.refreshAt = now.Add(r.opts.RefreshStep).UnixNano()
+	}
+	w.layout = s.layout
+	if before != nil {
+		w.runs = cut(flat, s.layout, before.layout, before.runs)
+	} else {
+		w.runs = cut(flat, s.layout, nil, nil)
+	}
+	if before != nil && before.alias.table.Load() != nil {
+		w.before.Store(before) // its own before is gone: no chain
 	}
 	return w
 }
 
-// setUniform sets Uniform and maxWeight from Weights.
-func (s *Set) setUniform() { s.Uniform, s.maxWeight = uniform(s.Weights) }
+// weightWork and statWork are the work memory of newWarmWeights and
+// newSet.
+var (
+	weightWork algo.Work[float64]
+	statWork   algo.Work[*rpcstatus.Stats]
+)
 
 // uniform reports whether weights are all equal, and the largest.
 func uniform(weights []float64) (equal bool, top float64) {

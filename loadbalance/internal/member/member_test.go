@@ -36,7 +36,7 @@ func TestLookupReusesSnapshotUntilMembershipChanges(t *testing.T) {
 	list := lbtest.Weighted("100", "200", "0.5")
 	v, exact := r.Lookup(list, "Say")
 	require.True(t, exact)
-	assert.Equal(t, []float64{100, 200, 0.5}, v.Weights)
+	assert.Equal(t, []float64{100, 200, 0.5}, v.AppendWeights(nil))
 	assert.InDelta(t, 300.5, v.Total, 1e-9)
 	assert.False(t, v.Uniform)
 	assert.Equal(t, 1, *builds)
@@ -57,12 +57,12 @@ func TestLookupReusesSnapshotUntilMembershipChanges(t *testing.T) {
 	v3, exact := r.Lookup(changed, "Say")
 	assert.True(t, exact)
 	assert.Equal(t, 3, *builds)
-	assert.Equal(t, 100.0, v3.Weights[2])
+	assert.Equal(t, 100.0, v3.Weight(2))
 	i, ok := v3.Index(changed[2])
 	assert.True(t, ok)
 	assert.Equal(t, 2, i)
 	// Kept providers keep their statistics.
-	assert.Same(t, v.Stats[0], v3.Stats[0])
+	assert.Same(t, v.Stat(0), v3.Stat(0))
 }
 
 // What a provider's URL says is read when it joins: the snapshots that keep
@@ -223,14 +223,14 @@ func TestAllDrainedShareEvenly(t *testing.T) {
 	r, _ := newCounting()
 	v, _ := r.Lookup(lbtest.Weighted("0", "0"), "Say")
 	// lbtest providers are dubbo-go providers, for which 0 means unset.
-	assert.Equal(t, []float64{100, 100}, v.Weights)
+	assert.Equal(t, []float64{100, 100}, v.AppendWeights(nil))
 
 	list := []base.Invoker{
 		lbtest.Provider(20000, map[string]string{"weight": "0", "release": "3.2.15"}),
 		lbtest.Provider(20001, map[string]string{"weight": "0", "release": "3.2.15"}),
 	}
 	v, _ = r.Lookup(list, "Say")
-	assert.Equal(t, []float64{1, 1}, v.Weights)
+	assert.Equal(t, []float64{1, 1}, v.AppendWeights(nil))
 	assert.True(t, v.Uniform)
 }
 
@@ -242,22 +242,22 @@ func TestWarmWeightsRefreshOnACoarseStep(t *testing.T) {
 	list := []base.Invoker{lbtest.Started(20000, start.Add(-time.Hour), 600*time.Second), lbtest.Started(20001, start, 600*time.Second)}
 
 	v, _ := r.Lookup(list, "Say")
-	assert.Equal(t, 100.0, v.Weights[0])
-	assert.InDelta(t, 10, v.Weights[1], 1e-9, "60 s into a 600 s warmup")
+	assert.Equal(t, 100.0, v.Weight(0))
+	assert.InDelta(t, 10, v.Weight(1), 1e-9, "60 s into a 600 s warmup")
 
 	clock.Advance(50 * time.Millisecond)
 	v, _ = r.Lookup(list, "Say")
-	assert.InDelta(t, 10, v.Weights[1], 1e-9, "not recomputed before the step")
+	assert.InDelta(t, 10, v.Weight(1), 1e-9, "not recomputed before the step")
 	assert.Equal(t, 1, builds)
 
 	clock.Advance(60 * time.Millisecond)
 	v, _ = r.Lookup(list, "Say")
-	assert.InDelta(t, 10+110.0/6000, v.Weights[1], 1e-6)
+	assert.InDelta(t, 10+110.0/6000, v.Weight(1), 1e-6)
 	assert.Equal(t, 2, builds)
 
 	clock.Advance(time.Hour)
 	v, _ = r.Lookup(list, "Say")
-	assert.Equal(t, 100.0, v.Weights[1])
+	assert.Equal(t, 100.0, v.Weight(1))
 	assert.Zero(t, v.refreshAt, "all warm: no more refreshes, no clock reads")
 	n := builds
 	_, _ = r.Lookup(list, "Say")
@@ -269,17 +269,17 @@ func TestMethodWeightAndServiceSeparation(t *testing.T) {
 	a := lbtest.Provider(20000, map[string]string{"weight": "100", "methods.Say.weight": "300"})
 	b := lbtest.Provider(20001, map[string]string{"weight": "100"})
 	v, _ := r.Lookup([]base.Invoker{a, b}, "Say")
-	assert.Equal(t, []float64{300, 100}, v.Weights)
+	assert.Equal(t, []float64{300, 100}, v.AppendWeights(nil))
 	v, _ = r.Lookup([]base.Invoker{a, b}, "Other")
-	assert.Equal(t, []float64{100, 100}, v.Weights)
+	assert.Equal(t, []float64{100, 100}, v.AppendWeights(nil))
 
 	// The same interface in another group is another service.
 	g := lbtest.Provider(20000, map[string]string{"weight": "7", "group": "blue"})
 	h := lbtest.Provider(20001, map[string]string{"weight": "7", "group": "blue"})
 	v, _ = r.Lookup([]base.Invoker{g, h}, "Say")
-	assert.Equal(t, []float64{7, 7}, v.Weights)
+	assert.Equal(t, []float64{7, 7}, v.AppendWeights(nil))
 	v, _ = r.Lookup([]base.Invoker{a, b}, "Say")
-	assert.Equal(t, []float64{300, 100}, v.Weights)
+	assert.Equal(t, []float64{300, 100}, v.AppendWeights(nil))
 }
 
 // The methods of a service that see the same list share its members (the
@@ -297,9 +297,9 @@ func TestMethodsShareTheMembersOfAList(t *testing.T) {
 	assert.Same(t, &say.Invokers[0], &hi.Invokers[0], "one list of invokers")
 	assert.Same(t, say.layout, hi.layout, "one layout: statistics, zones, metadata")
 	assert.Equal(t, "az-a", hi.Zone(0))
-	assert.NotSame(t, say.Stats[0], hi.Stats[0], "statistics per method")
-	assert.Equal(t, []float64{300, 100, 100}, say.Weights)
-	assert.Equal(t, []float64{100, 100, 100}, hi.Weights)
+	assert.NotSame(t, say.Stat(0), hi.Stat(0), "statistics per method")
+	assert.Equal(t, []float64{300, 100, 100}, say.AppendWeights(nil))
+	assert.Equal(t, []float64{100, 100, 100}, hi.AppendWeights(nil))
 	i, ok := hi.Index(list[2])
 	assert.True(t, ok)
 	assert.Equal(t, 2, i)
@@ -311,7 +311,7 @@ func TestMethodsShareTheMembersOfAList(t *testing.T) {
 	assert.Equal(t, changed, v.Invokers)
 	assert.NotSame(t, &say.Invokers[0], &v.Invokers[0])
 	assert.Same(t, say.Provider(2), v.Provider(0))
-	assert.Same(t, hi.Stats[0], v.Stats[1], "a staying provider keeps its statistics")
+	assert.Same(t, hi.Stat(0), v.Stat(1), "a staying provider keeps its statistics")
 	assert.Equal(t, []string{"", "az-a", ""}, zonesOf(v.Set))
 	// The old list is still Say's own snapshot.
 	v, _ = r.Lookup(list, "Say")
@@ -332,11 +332,11 @@ func TestMethodsShareWarmWeightsUnlessTheirsDiffer(t *testing.T) {
 	say, _ := r.Lookup(list, "Say")
 	hi, _ := r.Lookup(slices.Clone(list), "Hi")
 	heavy, _ := r.Lookup(slices.Clone(list), "Heavy")
-	assert.Equal(t, []float64{100, 200, 100}, say.Weights)
-	assert.Same(t, &say.Weights[0], &hi.Weights[0], "one array of warm weights")
+	assert.Equal(t, []float64{100, 200, 100}, say.AppendWeights(nil))
+	assert.Same(t, say.warm, hi.warm, "one array of warm weights")
 	assert.True(t, say.own == nil && hi.own == nil && say.layout == hi.layout, "one array of metadata")
 	assert.Same(t, say.WarmAlias(), hi.WarmAlias(), "one alias table")
-	assert.Equal(t, []float64{300, 200, 100}, heavy.Weights, "a method-level weight")
+	assert.Equal(t, []float64{300, 200, 100}, heavy.AppendWeights(nil), "a method-level weight")
 	assert.NotNil(t, heavy.own)
 	assert.NotSame(t, say.Meta(0), heavy.Meta(0))
 	assert.Same(t, say.Meta(1), heavy.Meta(1), "the metadata of the other providers is shared")
@@ -344,10 +344,10 @@ func TestMethodsShareWarmWeightsUnlessTheirsDiffer(t *testing.T) {
 	// An ejection for Say: weights of its own; Hi keeps the shared ones.
 	lbtest.OutlierFail(list[1], int64(time.Hour), 5)
 	say, _ = r.Lookup(slices.Clone(list), "Say")
-	assert.Equal(t, []float64{100, 0, 100}, say.Weights)
+	assert.Equal(t, []float64{100, 0, 100}, say.AppendWeights(nil))
 	again, _ := r.Lookup(slices.Clone(list), "Hi")
 	assert.Same(t, hi, again)
-	assert.Equal(t, []float64{100, 200, 100}, hi.Weights)
+	assert.Equal(t, []float64{100, 200, 100}, hi.AppendWeights(nil))
 
 	// A new membership: Heavy keeps the metadata it parsed for the
 	// provider that stays; Hi shares the new members'.
@@ -355,8 +355,8 @@ func TestMethodsShareWarmWeightsUnlessTheirsDiffer(t *testing.T) {
 	hi, _ = r.Lookup(changed, "Hi")
 	moved, _ := r.Lookup(slices.Clone(changed), "Heavy")
 	assert.Same(t, heavy.Meta(0), moved.Meta(0))
-	assert.Equal(t, []float64{300, 100, 100}, moved.Weights)
-	assert.Equal(t, []float64{100, 100, 100}, hi.Weights)
+	assert.Equal(t, []float64{300, 100, 100}, moved.AppendWeights(nil))
+	assert.Equal(t, []float64{100, 100, 100}, hi.AppendWeights(nil))
 	assert.Same(t, say.Meta(2), hi.Meta(1), "a staying provider's metadata is parsed once")
 }
 
@@ -371,14 +371,14 @@ func TestMethodsShareAWarmupRefresh(t *testing.T) {
 	say, _ := r.Lookup(list, "Say")
 	clock.Advance(50 * time.Millisecond)
 	hi, _ := r.Lookup(slices.Clone(list), "Hi")
-	assert.Same(t, &say.Weights[0], &hi.Weights[0], "within the refresh step")
-	assert.InDelta(t, 10, hi.Weights[1], 1e-9)
+	assert.Same(t, say.warm, hi.warm, "within the refresh step")
+	assert.InDelta(t, 10, hi.Weight(1), 1e-9)
 
 	clock.Advance(60 * time.Millisecond)
 	hi, _ = r.Lookup(slices.Clone(list), "Hi")
 	say, _ = r.Lookup(slices.Clone(list), "Say")
-	assert.InDelta(t, 10+110.0/6000, hi.Weights[1], 1e-6)
-	assert.Same(t, &say.Weights[0], &hi.Weights[0], "refreshed once for both")
+	assert.InDelta(t, 10+110.0/6000, hi.Weight(1), 1e-6)
+	assert.Same(t, say.warm, hi.warm, "refreshed once for both")
 }
 
 func TestCheckFilterSettlesOncePerMethod(t *testing.T) {
@@ -399,7 +399,7 @@ func TestCheckFilterSettlesOncePerMethod(t *testing.T) {
 	// Calls counted on one provider: never fires, even across a rebuild.
 	counted := lbtest.N(3)
 	v, _ := r.Lookup(counted, "Counted")
-	v.Provider(1).Begin(v.Stats[1], 0).End(1, false)
+	v.Provider(1).Begin(v.Stat(1), 0).End(1, false)
 	assert.False(t, v.CheckFilter())
 	v, _ = r.Lookup(counted[:2], "Counted")
 	for range 2 * MissingFilterPicks {
@@ -492,7 +492,7 @@ func TestEjectionRebuildsWithWeightZero(t *testing.T) {
 	v, _ = r.Lookup(slices.Clone(list), "Say")
 	assert.Equal(t, 2, *builds, "the alarm rebuilds the snapshot")
 	assert.Equal(t, []bool{false, true, false, false}, v.Ejected)
-	assert.Equal(t, []float64{100, 0, 100, 100}, v.Weights)
+	assert.Equal(t, []float64{100, 0, 100, 100}, v.AppendWeights(nil))
 	assert.Equal(t, 300.0, v.Total)
 	assert.True(t, v.Uniform == false && v.IsEjected(1) && !v.IsEjected(0))
 	v2, _ := r.Lookup(slices.Clone(list), "Say")
@@ -502,7 +502,7 @@ func TestEjectionRebuildsWithWeightZero(t *testing.T) {
 	v, _ = r.Lookup(slices.Clone(list), "Say")
 	assert.Equal(t, 3, *builds)
 	assert.Nil(t, v.Ejected)
-	assert.Equal(t, []float64{100, 200, 100, 100}, v.Weights)
+	assert.Equal(t, []float64{100, 200, 100, 100}, v.AppendWeights(nil))
 }
 
 // When every provider left is drained (weight 0), they share evenly; the
@@ -515,7 +515,7 @@ func TestEjectedStaysOutWhenTheRestIsDrained(t *testing.T) {
 	r.Lookup(list, "Say")
 	lbtest.OutlierFail(list[0], int64(time.Hour), 5)
 	v, _ := r.Lookup(slices.Clone(list), "Say")
-	assert.Equal(t, []float64{0, 1, 1}, v.Weights)
+	assert.Equal(t, []float64{0, 1, 1}, v.AppendWeights(nil))
 	assert.Equal(t, 2.0, v.Total)
 }
 
@@ -665,11 +665,12 @@ func zonesOf(s *Set) []string {
 	return z
 }
 
-// Above one part of providers the warm weights' alias table has a tier per
+// A Set keeps its providers' statistics and warm weights in a run for each
+// part, and above one part the alias table of the weights has a tier per
 // part: a change of membership takes the runs of the parts that stay from
-// the table before, and makes the others; an ejection, which keeps the
-// parts, makes again the run of the part whose weights it changed.
-func TestWarmAliasKeepsTheRunsOfPartsThatStay(t *testing.T) {
+// the Set before, and makes the others; an ejection, which keeps the
+// parts, makes again the weights and alias run of the part it changed.
+func TestAChangeKeepsTheRunsOfPartsThatStay(t *testing.T) {
 	defer lblog.Capture(func(string) {})()
 	r, _ := newCounting()
 	list := make([]base.Invoker, 2000)
@@ -683,12 +684,25 @@ func TestWarmAliasKeepsTheRunsOfPartsThatStay(t *testing.T) {
 	changed = slices.Insert(changed, 1500, lbtest.Provider(29999, map[string]string{"weight": "3"}))
 	v2, _ := r.Lookup(changed, "Say")
 	assert.GreaterOrEqual(t, keptRuns(t, v1, v2), len(v2.layout.parts)-3)
+	// The statistics and weights of those parts are the same runs.
+	sharedStats, sharedWeights := 0, 0
+	for k, p := range v2.layout.parts {
+		if j := slices.Index(v1.layout.parts, p); j >= 0 {
+			sharedStats += btoi(&v1.stats[j][0] == &v2.stats[k][0])
+			sharedWeights += btoi(&v1.weights[j][0] == &v2.weights[k][0])
+		}
+	}
+	assert.GreaterOrEqual(t, sharedStats, len(v2.layout.parts)-3)
+	assert.GreaterOrEqual(t, sharedWeights, len(v2.layout.parts)-3)
+	for i := range changed {
+		require.Same(t, v2.Provider(i).Method("Say"), v2.Stat(i))
+	}
 
 	lbtest.OutlierFail(changed[100], int64(time.Hour), 5)
 	r.Lookup(slices.Clone(changed), "Say") // starts the rebuild
 	r.Wait()
 	v3, _ := r.Lookup(slices.Clone(changed), "Say")
-	require.Equal(t, 0.0, v3.Weights[100], "ejected")
+	require.Equal(t, 0.0, v3.Weight(100), "ejected")
 	require.Same(t, v2.layout, v3.layout)
 	assert.Equal(t, len(v3.layout.parts)-1, keptRuns(t, v2, v3))
 }
@@ -708,4 +722,11 @@ func keptRuns(t *testing.T, a, b *View[table]) int {
 		}
 	}
 	return kept
+}
+
+func btoi(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
 }

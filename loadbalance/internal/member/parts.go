@@ -1,6 +1,8 @@
 package member
 
 import (
+	"slices"
+
 	"dubbo.apache.org/dubbo-go/v3/protocol/base"
 
 	"github.com/dubbogo-lb/lb/rpcstatus"
@@ -43,13 +45,33 @@ type layout struct {
 	zoned  bool // some provider names a zone
 }
 
-// at returns the part that holds position i and i's offset in it.
-func (l *layout) at(i int) (*part, int) {
-	k := l.coarse[i>>coarseBits]
+// locate returns the index of the part that holds position i and i's
+// offset in it.
+func (l *layout) locate(i int) (k, offset int) {
+	k = int(l.coarse[i>>coarseBits])
 	for int(l.starts[k+1]) <= i {
 		k++
 	}
-	return l.parts[k], i - int(l.starts[k])
+	return k, i - int(l.starts[k])
+}
+
+// at returns the part that holds position i and i's offset in it.
+func (l *layout) at(i int) (*part, int) {
+	k, o := l.locate(i)
+	return l.parts[k], o
+}
+
+// find returns the index of p in l, looking from *from on, and moves
+// *from past it: walked over the parts of a later layout in order, it
+// finds those that stay, which keep their order.
+func (l *layout) find(p *part, from *int) (int, bool) {
+	for k := *from; k < len(l.parts); k++ {
+		if l.parts[k] == p {
+			*from = k + 1
+			return k, true
+		}
+	}
+	return 0, false
 }
 
 // provider returns the statistics of the provider at position i.
@@ -202,4 +224,31 @@ func (l *layout) index() {
 		}
 		l.coarse[c] = k
 	}
+}
+
+// cut returns flat, values of the providers of l in order, cut in runs by
+// l's parts: a part of the layout old whose run in oldRuns holds the same
+// values gives that run, the others are copied, into one new array. old
+// may be nil.
+func cut[T comparable](flat []T, l, old *layout, oldRuns [][]T) [][]T {
+	runs := make([][]T, len(l.parts))
+	fresh, j := 0, 0
+	for k, p := range l.parts {
+		run := flat[l.starts[k]:l.starts[k+1]]
+		if old != nil {
+			if t, ok := old.find(p, &j); ok && slices.Equal(oldRuns[t], run) {
+				runs[k] = oldRuns[t]
+				continue
+			}
+		}
+		fresh += len(run)
+	}
+	buf := make([]T, fresh)
+	for k := range runs {
+		if runs[k] == nil {
+			n := copy(buf, flat[l.starts[k]:l.starts[k+1]])
+			runs[k], buf = buf[:n:n], buf[n:]
+		}
+	}
+	return runs
 }

@@ -1,7 +1,6 @@
 package member
 
 import (
-	"slices"
 	"sync/atomic"
 
 	"github.com/dubbogo-lb/lb/loadbalance/internal/algo"
@@ -18,9 +17,6 @@ func (s *Set) WarmAlias() *algo.Alias {
 		return nil
 	}
 	w := s.warm
-	if w == nil {
-		return algo.NewAlias(s.Weights)
-	}
 	if a := w.alias.table.Load(); a != nil {
 		return a
 	}
@@ -37,30 +33,25 @@ type aliasCache struct{ table atomic.Pointer[algo.Alias] }
 // of a tier per part (algo.NewTiered) that takes the run of a part from
 // the table of w.before when that part was there with the same weights.
 func (w *warmWeights) newAlias() *algo.Alias {
-	l := w.layout
-	if len(l.parts) <= 1 {
-		return algo.NewAlias(w.weights)
+	switch l := w.layout; len(l.parts) {
+	case 0:
+		return algo.NewAlias(nil)
+	case 1:
+		return algo.NewAlias(w.runs[0])
 	}
+	l := w.layout
 	b := w.before.Load()
 	var old *algo.Alias
 	if b != nil {
 		old = b.alias.table.Load()
 	}
 	j := 0 // the parts of b before j are behind the walk
-	return algo.NewTiered(w.weights, l.starts, func(k int) *algo.Alias {
+	return algo.NewTiered(w.runs, func(k int) *algo.Alias {
 		if old == nil {
 			return nil
 		}
-		ol := b.layout
-		for t := j; t < len(ol.parts); t++ { // the parts that stay keep their order
-			if ol.parts[t] != l.parts[k] {
-				continue
-			}
-			j = t + 1
-			if !slices.Equal(w.weights[l.starts[k]:l.starts[k+1]], b.weights[ol.starts[t]:ol.starts[t+1]]) {
-				return nil
-			}
-			return old.Run(t)
+		if t, ok := b.layout.find(l.parts[k], &j); ok && &b.runs[t][0] == &w.runs[k][0] {
+			return old.Run(t) // made for the very same weights
 		}
 		return nil
 	})

@@ -61,7 +61,7 @@ func (r *Registry[T]) zoning(v *View[T], prev *View[T], cfg urlparam.ZoneRouting
 		z, _ := slices.BinarySearch(zn.Names, s.Zone(i))
 		zones[z].Providers++
 		zones[z].Weight += s.Meta(i).Weight
-		zones[z].Healthy += s.Weights[i]
+		zones[z].Healthy += s.Weight(i)
 		zn.Slots[z] = append(zn.Slots[z], i)
 	}
 	zn.Plan = zone.Compute(zones, local, panic, zone.Options{MinClusterSize: cfg.MinClusterSize, Overprovisioning: cfg.Overprovisioning})
@@ -87,21 +87,21 @@ func (r *Registry[T]) zoning(v *View[T], prev *View[T], cfg urlparam.ZoneRouting
 func (s *Set) subset(slots []int) *Set {
 	n := len(slots)
 	sub := &Set{
-		Invokers:  make([]base.Invoker, n),
-		Stats:     make([]*rpcstatus.Stats, n),
-		Weights:   make([]float64, n),
-		Method:    s.Method,
-		Outliers:  s.Outliers,
-		refreshAt: s.refreshAt,
-		board:     s.board,
-		alarm:     s.alarm,
+		Invokers: make([]base.Invoker, n),
+		Method:   s.Method,
+		Outliers: s.Outliers,
+		board:    s.board,
+		alarm:    s.alarm,
 	}
-	from := positions.Get(n)
+	w := &warmWeights{refreshAt: s.refreshAt}
+	flat, stats, from := weightWork.Get(n), statWork.Get(n), positions.Get(n)
+	defer weightWork.Put(flat)
+	defer statWork.Put(stats)
 	defer positions.Put(from)
 	for j, i := range slots {
-		sub.Invokers[j], sub.Stats[j], sub.Weights[j] = s.Invokers[i], s.Stats[i], s.Weights[i]
+		sub.Invokers[j], stats[j], flat[j] = s.Invokers[i], s.Stat(i), s.Weight(i)
 		from[j] = -1
-		sub.Total += s.Weights[i]
+		w.total += flat[j]
 		if s.IsEjected(i) {
 			if sub.Ejected == nil {
 				sub.Ejected = make([]bool, n)
@@ -113,21 +113,24 @@ func (s *Set) subset(slots []int) *Set {
 		i := slots[j]
 		return s.Provider(i), s.Meta(i), s.Zone(i)
 	})
+	sub.stats = cut(stats, sub.layout, nil, nil)
 	sub.index = newIndex(sub.Invokers)
 	if n > 0 {
 		sub.given = &sub.Invokers[0]
 	}
-	if sub.Total <= 0 {
+	if w.total <= 0 {
 		// The zone's usable providers are all drained: they share evenly,
 		// as in a whole snapshot.
-		for j := range sub.Weights {
+		for j := range flat {
 			if !sub.IsEjected(j) {
-				sub.Weights[j] = 1
-				sub.Total++
+				flat[j] = 1
+				w.total++
 			}
 		}
 	}
-	sub.setUniform()
+	w.uniform, w.maxWeight = uniform(flat)
+	w.layout, w.runs = sub.layout, cut(flat, sub.layout, nil, nil)
+	sub.use(w)
 	return sub
 }
 

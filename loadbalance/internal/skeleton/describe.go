@@ -34,11 +34,11 @@ func (b *Balancer[T]) Rebuilds() describe.Rebuilds {
 func (b *Balancer[T]) describe(v *member.View[T], now int64) (m describe.Method, ok bool) {
 	ps := make([]describe.Provider, v.Len())
 	for i, inv := range v.Invokers {
-		st := v.Stats[i]
+		st := v.Stat(i)
 		p := &ps[i]
 		p.URL, p.Stats = inv.GetURL(), st
 		p.Zone = v.Zone(i)
-		p.Weight = v.Weights[i]
+		p.Weight = v.Weight(i)
 		p.Picks, p.InFlight, p.Calls, p.Failures = st.Picks(), st.Active(), st.Total(), st.Failed()
 		p.Ejections = st.Ejections()
 		p.Reported = reported(v.Provider(i).Load(), now)
@@ -52,7 +52,7 @@ func (b *Balancer[T]) describe(v *member.View[T], now int64) (m describe.Method,
 			p.State = describe.StateEjected
 		case v.Meta(i).Weight == 0:
 			p.State = describe.StateDrained
-		case v.Weights[i] < v.Meta(i).Weight:
+		case v.Weight(i) < v.Meta(i).Weight:
 			p.State = describe.StateWarming
 		default:
 			p.State = describe.StateOK

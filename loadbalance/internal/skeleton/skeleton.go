@@ -162,7 +162,7 @@ func (b *Balancer[T]) Select(invokers []base.Invoker, inv base.Invocation) base.
 		lblog.Warnf("%s", member.MissingFilterMessage(b.spec.Name, v.Set, b.uncounted(v.Set)))
 	}
 	if m == member.Exact {
-		v.Stats[i].Picked()
+		v.Stat(i).Picked()
 		return invokers[i]
 	}
 	var picked base.Invoker
@@ -189,7 +189,7 @@ func countPick[T any](v *member.View[T], picked base.Invoker, method string) {
 	}
 	if v != nil {
 		if j, ok := v.Index(picked); ok {
-			v.Stats[j].Picked()
+			v.Stat(j).Picked()
 			return
 		}
 	}

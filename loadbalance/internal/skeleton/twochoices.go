@@ -47,7 +47,7 @@ func (c *TwoChoices[T]) Among(v *member.View[T], list []base.Invoker, _ base.Inv
 	if len(list) == 2 {
 		i, okA := v.Index(list[0])
 		j, okB := v.Index(list[1])
-		if okA && okB && algo.Usable(v.Weights[i]) && algo.Usable(v.Weights[j]) {
+		if okA && okB && algo.Usable(v.Weight(i)) && algo.Usable(v.Weight(j)) {
 			if c.Better(v, i, j) {
 				return list[0]
 			}
