@@ -168,7 +168,9 @@ func BenchChange(b *testing.B, sizes []int, lbs []Named, list func(n int) []base
 // lbs that build one: "one" alternates the two lists of BenchChange, which
 // differ in one provider and keep the order of the others, as dubbo-go's
 // registry directory does (see the member design note), so each build
-// reuses the state of the others; "shuffled" is "one" with the changed
+// reuses the state of the others ("one" changes the last provider,
+// "one-apart" takes one out halfway and puts another at the end);
+// "shuffled" is "one" with the changed
 // list in another order; "full" alternates list(n) with n other providers,
 // so each build starts from nothing; "one-4methods" is "one" seen by four
 // methods of the service in turn. B/op and allocs/op are those of one
@@ -186,7 +188,7 @@ func BenchBuild(b *testing.B, sizes []int, lbs []Named, list func(n int) []base.
 		one := changing(l)
 		shuffled := append([]base.Invoker(nil), one[1]...)
 		rand.New(rand.NewPCG(uint64(n), 1)).Shuffle(n, func(i, j int) { shuffled[i], shuffled[j] = shuffled[j], shuffled[i] })
-		cases := map[string][2][]base.Invoker{"one": one, "shuffled": {l, shuffled}, "full": {l, others}}
+		cases := map[string][2][]base.Invoker{"one": one, "one-apart": {l, changingApart(l)}, "shuffled": {l, shuffled}, "full": {l, others}}
 		for _, lb := range lbs {
 			in, ok := builds.Of(lb.LB)
 			if !ok {
@@ -194,7 +196,7 @@ func BenchBuild(b *testing.B, sizes []int, lbs []Named, list func(n int) []base.
 			}
 			built++
 			in.SetInlineUpTo(math.MaxInt)
-			for _, c := range []string{"one", "shuffled", "full"} {
+			for _, c := range []string{"one", "one-apart", "shuffled", "full"} {
 				lists := cases[c]
 				b.Run(fmt.Sprintf("%s/N=%d/%s", lb.Name, n, c), func(b *testing.B) {
 					lb.LB.Select(lists[1], inv)
@@ -222,6 +224,15 @@ func BenchBuild(b *testing.B, sizes []int, lbs []Named, list func(n int) []base.
 	if built == 0 {
 		b.Fatal("no balancer of lbs builds snapshots")
 	}
+}
+
+// changingApart returns a copy of l in which the provider halfway in left
+// and another came at the end: a change of one provider that touches two
+// places of the list (the others keep their order, as dubbo-go hands
+// them). Its last provider differs, so that every Select sees the change.
+func changingApart(l []base.Invoker) []base.Invoker {
+	c := slices.Delete(slices.Clone(l), len(l)/2, len(l)/2+1)
+	return append(c, Provider(40001, map[string]string{"weight": "100"}))
 }
 
 // changing returns l and a copy of it with its last provider replaced.

@@ -13,13 +13,13 @@ import (
 // providers (flush), never more than partMax; a part shorter than partMin
 // is made again with the next (the last part of a list may be shorter).
 const (
-	partSize = 256
+	partSize = 128
 	partMax  = 2 * partSize
 	partMin  = partSize / 4
 	// coarseBits sets the grain of layout.coarse: 1<<coarseBits must not
 	// exceed partMin, so that finding a position's part takes at most two
 	// steps from there.
-	coarseBits = 6
+	coarseBits = 5
 )
 
 // part is a run of consecutive providers of a membership: what does not
@@ -170,8 +170,8 @@ func (b *layoutBuilder) reusable(i int) (int, bool) {
 
 // flush places the providers at positions [a, e) in new parts of about
 // partSize each: n/partSize of them, rounded, at least one, so that parts
-// that two changes ran together are made apart again, each of 171 to 383
-// providers when it is not the only one.
+// that two changes ran together are made apart again. A part it makes
+// holds 2/3 to 3/2 partSize providers unless it is the only one.
 func (b *layoutBuilder) flush(a, e int) {
 	n := e - a
 	if n == 0 {
