@@ -134,27 +134,29 @@ func (b *Balancer) pick(v *member.View[table], inv base.Invocation) int {
 // samples (rpcstatus.Pair), which orders them as their values now would,
 // without reading the clock or fading both.
 func (b *Balancer) better(v *member.View[table], i, j int) bool {
-	ei, ej := v.Stat(i).EWMA(), v.Stat(j).EWMA()
+	si, sj := v.Stat(i), v.Stat(j)
+	ei, ej := si.EWMA(), sj.EWMA()
 	if p := v.Table.cfg.probe; p > 0 {
 		switch gap := rpcstatus.SilentLonger(ei, ej); {
-		case gap > p && v.Stat(i).Active() == 0:
+		case gap > p && si.Active() == 0:
 			return true
-		case gap < -p && v.Stat(j).Active() == 0:
+		case gap < -p && sj.Active() == 0:
 			return false
 		}
 	}
 	ri, rj, ki, kj := rpcstatus.Pair(ei, ej)
 	if b.holdSilent {
-		ri, rj = lastRTT(v.Stat(i)), lastRTT(v.Stat(j))
+		ri, rj = lastRTT(si), lastRTT(sj)
 	}
-	ci, cj := b.cost(v, i, ri, ki), b.cost(v, j, rj, kj)
+	ci, cj := b.cost(v, i, si, ri, ki), b.cost(v, j, sj, rj, kj)
 	if ci == cj {
 		return b.rand.Uint64()&1 == 0
 	}
 	return ci < cj
 }
 
-// cost returns what a pick weighs provider i of v at, its RTT being rtt
+// cost returns what a pick weighs provider i of v at, its statistics
+// being st and its RTT rtt
 // (ns, decayed by the silence since its last call; known false when it has
 // none, when it borrows the mean): by its value (or the mean value) when
 // some provider has one, else rtadaptive's cost.
@@ -175,21 +177,21 @@ func (b *Balancer) better(v *member.View[table], i, j int) bool {
 // weight, which a provider that got few calls reports: its qps fell with
 // its share), so better also probes a provider that is free and has gone
 // ProbeAfter longer than the other candidate without a call.
-func (b *Balancer) cost(v *member.View[table], i int, rtt float64, known bool) float64 {
+func (b *Balancer) cost(v *member.View[table], i int, st *rpcstatus.Stats, rtt float64, known bool) float64 {
 	t := v.Table
 	if !known {
 		rtt = math.Float64frombits(t.meanRTT.Load())
 	}
-	active := v.Stat(i).Active()
+	active := st.Active()
 	if t.fallback.Load() {
 		return max(rtt, minRTT) * float64(max(active, 0)+1)
 	}
 	val := t.value(i)
 	switch t.cfg.cost {
 	case CostJava:
-		return javaCost(val, rtt/1e6, active, success(v.Stat(i)), v.Weight(i))
+		return javaCost(val, rtt/1e6, active, success(st), v.Weight(i))
 	case CostWRR:
-		return wrrCost(active, val) * silence(v.Stat(i), rtt, known)
+		return wrrCost(active, val) * silence(st, rtt, known)
 	}
 	return capacityCost(rtt, active, val)
 }
@@ -223,8 +225,9 @@ func success(st *rpcstatus.Stats) float64 {
 func (b *Balancer) describe(v *member.View[table], now int64, ps []describe.Provider) {
 	t := v.Table
 	for i := range ps {
-		d, known := v.Stat(i).EWMA().Value(now)
-		ps[i].CostMs = b.cost(v, i, float64(d), known) / 1e6
+		st := v.Stat(i)
+		d, known := st.EWMA().Value(now)
+		ps[i].CostMs = b.cost(v, i, st, float64(d), known) / 1e6
 		if !t.fallback.Load() && t.cfg.cost != CostJava {
 			ps[i].Weight = t.value(i) // the weight, or the capacity
 		}

@@ -90,30 +90,30 @@ func New(opts Options) *Balancer {
 func (b *Balancer) better(v *member.View[table], i, j int) bool {
 	var ci, pi, cj, pj float64
 	var ki, kj bool
-	if clean(v, i) && clean(v, j) {
+	si, sj := v.Stat(i), v.Stat(j)
+	if clean(v, i, si) && clean(v, j, sj) {
 		// No error to charge: RTTs compared as of the later of the two
 		// last samples (the 1 µs floor applies then too) order the
 		// providers as RTTs as of now would, and the clock is not read.
-		pi, pj, ki, kj = rpcstatus.Pair(v.Stat(i).EWMA(), v.Stat(j).EWMA())
+		pi, pj, ki, kj = rpcstatus.Pair(si.EWMA(), sj.EWMA())
 		ci, cj = charged(pi, 0, 0), charged(pj, 0, 0)
 	} else {
 		now := b.now()
-		ci, pi, ki = b.rtt(v, i, now)
-		cj, pj, kj = b.rtt(v, j, now)
+		ci, pi, ki = b.rtt(v, i, si, now)
+		cj, pj, kj = b.rtt(v, j, sj, now)
 	}
 	ri, rj := rtts(ci, pi, ki, cj, pj, kj, b.defaultRTT)
-	ri *= inflightFactor(v.Stat(i).Active())
-	rj *= inflightFactor(v.Stat(j).Active())
+	ri *= inflightFactor(si.Active())
+	rj *= inflightFactor(sj.Active())
 	if ri != rj {
 		return ri < rj
 	}
 	return b.rand.Uint64()&1 == 0
 }
 
-// rtt returns the charged and the plain response time of provider i of v
-// at now, and whether it has samples.
-func (b *Balancer) rtt(v *member.View[table], i int, now int64) (chargedRTT, plain float64, known bool) {
-	st := v.Stat(i)
+// rtt returns the charged and the plain response time of provider i of v,
+// whose statistics are st, at now, and whether it has samples.
+func (b *Balancer) rtt(v *member.View[table], i int, st *rpcstatus.Stats, now int64) (chargedRTT, plain float64, known bool) {
 	d, known := st.EWMA().Value(now)
 	if !known {
 		return 0, 0, false
@@ -151,12 +151,12 @@ func (b *Balancer) describe(v *member.View[table], _ int64, ps []describe.Provid
 	}
 }
 
-// clean reports whether provider i of v has no error to charge: none
-// since the snapshot first saw it, or the last one so old that errorRatio
-// has forgotten it.
-func clean(v *member.View[table], i int) bool {
+// clean reports whether provider i of v, whose statistics are st, has no
+// error to charge: none since the snapshot first saw it, or the last one so
+// old that errorRatio has forgotten it.
+func clean(v *member.View[table], i int, st *rpcstatus.Stats) bool {
 	es := &v.Table.errs[i]
-	return es.at.Load() == 0 && v.Stat(i).Failed() == es.failed.Load()
+	return es.at.Load() == 0 && st.Failed() == es.failed.Load()
 }
 
 // errorRatio returns the share of failed calls in the provider's window,

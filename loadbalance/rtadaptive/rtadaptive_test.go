@@ -217,12 +217,12 @@ func TestErrorChargeFades(t *testing.T) {
 	// Long after, nothing is left and the cost is the RTT; the provider is
 	// clean again, compared without reading the clock.
 	v, _ := b.sk.View(bigger, "Say")
-	assert.False(t, clean(v, 0))
+	assert.False(t, clean(v, 0, v.Stat(0)))
 	clock.Add(int64(30 * rpcstatus.EWMADecay))
 	assert.Zero(t, ratio(bigger))
-	assert.True(t, clean(v, 0))
+	assert.True(t, clean(v, 0, v.Stat(0)))
 	feed(list[0], clock.Load(), 1, ms, true)
-	assert.False(t, clean(v, 0), "a new failure")
+	assert.False(t, clean(v, 0, v.Stat(0)), "a new failure")
 }
 
 // TestCleanComparisonMatchesCosts: between providers without errors the
@@ -253,7 +253,7 @@ func TestCleanComparisonMatchesCosts(t *testing.T) {
 			if i == j {
 				continue
 			}
-			if !clean(v, i) || !clean(v, j) {
+			if !clean(v, i, v.Stat(i)) || !clean(v, j, v.Stat(j)) {
 				t.Fatalf("providers %d and %d have errors to charge", i, j)
 			}
 			ci, cj := pairCosts(b.estimate(v, i, now), b.estimate(v, j, now), 0)

@@ -48,6 +48,9 @@ type layout struct {
 // locate returns the index of the part that holds position i and i's
 // offset in it.
 func (l *layout) locate(i int) (k, offset int) {
+	if len(l.parts) == 1 {
+		return 0, i // up to about partSize providers: no search
+	}
 	k = int(l.coarse[i>>coarseBits])
 	for int(l.starts[k+1]) <= i {
 		k++
