@@ -730,3 +730,32 @@ func btoi(b bool) int {
 	}
 	return 0
 }
+
+// Warm weights remember the weights before them only until their alias
+// table is built, and only weights whose table was built: snapshots never
+// hold a chain of the ones before them.
+func TestWarmWeightsHoldNoChain(t *testing.T) {
+	r, _ := newCounting()
+	list := make([]base.Invoker, 600)
+	for i := range list {
+		list[i] = lbtest.Provider(31000+i, map[string]string{"weight": strconv.Itoa(1 + i%5)})
+	}
+	v, _ := r.Lookup(list, "Say")
+	built := false // v's table was built
+	for round := range 6 {
+		list = append(slices.Clone(list[1:]), lbtest.Provider(32000+round, map[string]string{"weight": "3"}))
+		next, _ := r.Lookup(list, "Say")
+		require.NotSame(t, v, next)
+		if before := next.warm.before.Load(); built {
+			require.NotNil(t, before, "round %d: v's table was built", round)
+			assert.Nil(t, before.before.Load(), "round %d", round)
+		} else {
+			assert.Nil(t, before, "round %d: no table of v to take runs from", round)
+		}
+		if built = round%3 != 0; built { // built twice in a row, then not
+			next.WarmAlias()
+			assert.Nil(t, next.warm.before.Load(), "round %d: forgotten once built", round)
+		}
+		v = next
+	}
+}
