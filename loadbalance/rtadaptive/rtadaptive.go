@@ -90,8 +90,9 @@ func New(opts Options) *Balancer {
 func (b *Balancer) better(v *member.View[table], i, j int) bool {
 	var ci, pi, cj, pj float64
 	var ki, kj bool
-	si, sj := v.Stat(i), v.Stat(j)
-	if clean(v, i, si) && clean(v, j, sj) {
+	candI, candJ := v.Table.providers.At(i), v.Table.providers.At(j)
+	si, sj := candI.stats, candJ.stats
+	if clean(candI) && clean(candJ) {
 		// No error to charge: RTTs compared as of the later of the two
 		// last samples (the 1 µs floor applies then too) order the
 		// providers as RTTs as of now would, and the clock is not read.
@@ -99,8 +100,8 @@ func (b *Balancer) better(v *member.View[table], i, j int) bool {
 		ci, cj = charged(pi, 0, 0), charged(pj, 0, 0)
 	} else {
 		now := b.now()
-		ci, pi, ki = b.rtt(v, i, si, now)
-		cj, pj, kj = b.rtt(v, j, sj, now)
+		ci, pi, ki = b.rtt(candI, now)
+		cj, pj, kj = b.rtt(candJ, now)
 	}
 	ri, rj := rtts(ci, pi, ki, cj, pj, kj, b.defaultRTT)
 	ri *= inflightFactor(si.Active())
@@ -111,25 +112,27 @@ func (b *Balancer) better(v *member.View[table], i, j int) bool {
 	return b.rand.Uint64()&1 == 0
 }
 
-// rtt returns the charged and the plain response time of provider i of v,
-// whose statistics are st, at now, and whether it has samples.
-func (b *Balancer) rtt(v *member.View[table], i int, st *rpcstatus.Stats, now int64) (chargedRTT, plain float64, known bool) {
+// rtt returns the charged and the plain response time of the provider p
+// at now, and whether it has samples.
+func (b *Balancer) rtt(p *provider, now int64) (chargedRTT, plain float64, known bool) {
+	st := p.stats
 	d, known := st.EWMA().Value(now)
 	if !known {
 		return 0, 0, false
 	}
 	plain = float64(d)
-	return charged(plain, b.errorRatio(&v.Table.errs[i], st, now), float64(v.Table.errCost[i])), plain, true
+	return charged(plain, b.errorRatio(&p.err, st, now), float64(p.errCost)), plain, true
 }
 
 // estimate is what the statistics say about provider i of v at now, as an
 // estimate (for tests and inspection; the hot path uses rtt).
 func (b *Balancer) estimate(v *member.View[table], i int, now int64) providerEstimate {
-	st := v.Stat(i)
+	p := v.Table.providers.At(i)
+	st := p.stats
 	rtt, known := st.EWMA().Value(now)
-	e := providerEstimate{RTT: rtt, Known: known, Inflight: st.Active(), ErrorCost: v.Table.errCost[i]}
+	e := providerEstimate{RTT: rtt, Known: known, Inflight: st.Active(), ErrorCost: p.errCost}
 	if known {
-		e.ErrorRatio = b.errorRatio(&v.Table.errs[i], st, now)
+		e.ErrorRatio = b.errorRatio(&p.err, st, now)
 	}
 	return e
 }
@@ -151,12 +154,11 @@ func (b *Balancer) describe(v *member.View[table], _ int64, ps []describe.Provid
 	}
 }
 
-// clean reports whether provider i of v, whose statistics are st, has no
-// error to charge: none since the snapshot first saw it, or the last one so
-// old that errorRatio has forgotten it.
-func clean(v *member.View[table], i int, st *rpcstatus.Stats) bool {
-	es := &v.Table.errs[i]
-	return es.at.Load() == 0 && st.Failed() == es.failed.Load()
+// clean reports whether the provider p has no error to charge: none since
+// the snapshot first saw it, or the last one so old that errorRatio has
+// forgotten it.
+func clean(p *provider) bool {
+	return p.err.at.Load() == 0 && p.stats.Failed() == p.err.failed.Load()
 }
 
 // errorRatio returns the share of failed calls in the provider's window,

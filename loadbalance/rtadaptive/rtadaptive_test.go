@@ -3,6 +3,7 @@ package rtadaptive
 import (
 	"math"
 	"math/rand/v2"
+	"slices"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -162,7 +163,7 @@ func TestErrorCostIsEachProvidersTimeoutAcrossChanges(t *testing.T) {
 		out := make([]time.Duration, len(l))
 		for k, p := range l {
 			i, _ := v.Index(p)
-			out[k] = v.Table.errCost[i]
+			out[k] = v.Table.providers.At(i).errCost
 		}
 		return out
 	}
@@ -217,12 +218,12 @@ func TestErrorChargeFades(t *testing.T) {
 	// Long after, nothing is left and the cost is the RTT; the provider is
 	// clean again, compared without reading the clock.
 	v, _ := b.sk.View(bigger, "Say")
-	assert.False(t, clean(v, 0, v.Stat(0)))
+	assert.False(t, clean(v.Table.providers.At(0)))
 	clock.Add(int64(30 * rpcstatus.EWMADecay))
 	assert.Zero(t, ratio(bigger))
-	assert.True(t, clean(v, 0, v.Stat(0)))
+	assert.True(t, clean(v.Table.providers.At(0)))
 	feed(list[0], clock.Load(), 1, ms, true)
-	assert.False(t, clean(v, 0, v.Stat(0)), "a new failure")
+	assert.False(t, clean(v.Table.providers.At(0)), "a new failure")
 }
 
 // TestCleanComparisonMatchesCosts: between providers without errors the
@@ -253,7 +254,7 @@ func TestCleanComparisonMatchesCosts(t *testing.T) {
 			if i == j {
 				continue
 			}
-			if !clean(v, i, v.Stat(i)) || !clean(v, j, v.Stat(j)) {
+			if !clean(v.Table.providers.At(i)) || !clean(v.Table.providers.At(j)) {
 				t.Fatalf("providers %d and %d have errors to charge", i, j)
 			}
 			ci, cj := pairCosts(b.estimate(v, i, now), b.estimate(v, j, now), 0)
@@ -340,4 +341,26 @@ func TestNoChargeForErrorsAnEjectionPunished(t *testing.T) {
 	assert.Zero(t, ratio())
 	feed(list[0], clock.Load(), 1, ms, true)
 	assert.Greater(t, ratio(), 0.4, "a failure since the return: the window's errors are charged")
+}
+
+// A provider whose errors were forgotten stays clean across changes of
+// membership, whether its part of a long list is kept (its state shared
+// with the table before) or made again (its state copied): a state made
+// anew would date the errors still in its window again.
+func TestForgottenErrorsStayForgottenAcrossChanges(t *testing.T) {
+	b, list, clock := halfFailed()
+	long := append(slices.Clone(list), lbtest.N(400)[2:]...)
+	v, exact := b.sk.View(long, "Say")
+	require.True(t, exact)
+	clock.Add(int64(30 * rpcstatus.EWMADecay))
+	assert.Zero(t, b.estimate(v, 0, clock.Load()).ErrorRatio) // forgets them
+	require.True(t, clean(v.Table.providers.At(0)))
+	for k, l := range [][]base.Invoker{
+		append(slices.Clone(long[:len(long)-1]), lbtest.Provider(29999, nil)), // its part kept
+		append([]base.Invoker{long[0]}, long[2:]...),                          // its part made again
+	} {
+		v, exact = b.sk.View(l, "Say")
+		require.True(t, exact)
+		assert.True(t, clean(v.Table.providers.At(0)), "change %d", k)
+	}
 }

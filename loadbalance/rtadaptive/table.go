@@ -7,6 +7,7 @@ import (
 	"github.com/dubbogo-lb/lb/internal/urlparam"
 	"github.com/dubbogo-lb/lb/loadbalance/internal/algo"
 	"github.com/dubbogo-lb/lb/loadbalance/internal/member"
+	"github.com/dubbogo-lb/lb/rpcstatus"
 )
 
 // table is the balancer's state for one snapshot of providers.
@@ -14,13 +15,22 @@ type table struct {
 	// alias draws candidates in proportion to warm weight; nil when every
 	// weight is equal (candidates are then two distinct providers).
 	alias *algo.Alias
-	// errCost is what an error of each provider is charged at least.
-	errCost []time.Duration
-	// errs tracks each provider's last error, copied from the snapshot
-	// before for the providers that stay. (An error seen on the old
-	// snapshot after the copy is not lost: the new one sees the failure
-	// count differ from its copy and dates the error then.)
-	errs []errState
+	// providers is what the balancer keeps of each provider, in runs: the
+	// run of a part that stays is the table before's, shared with it.
+	providers *member.Runs[provider]
+}
+
+// provider is the balancer's state of one provider.
+type provider struct {
+	stats *rpcstatus.Stats // the Set's, for the method
+	// errCost is what an error of the provider is charged at least.
+	errCost time.Duration
+	// err tracks the provider's last error, copied from the snapshot
+	// before for a provider that stays in a part made again. (An error
+	// seen on the old snapshot after the copy is not lost: the new one
+	// sees the failure count differ from its copy and dates the error
+	// then.)
+	err errState
 }
 
 // errState remembers when a provider's failure count last grew.
@@ -30,34 +40,43 @@ type errState struct {
 }
 
 // build makes the table of a snapshot, carrying each staying provider's
-// error state and error cost over from prev: only newcomers' URLs are read.
+// state over from prev: a part that stays keeps its run, and only
+// newcomers' URLs are read.
 func (b *Balancer) build(s *member.Set, prev *member.View[table]) *table {
-	n := s.Len()
-	t := &table{errCost: make([]time.Duration, n), errs: make([]errState, n)}
-	t.alias = s.WarmAlias()
-	kept := make([]bool, n)
-	member.Carry(s, prev, func(i, j int) {
-		es, old := &t.errs[i], &prev.Table.errs[j]
-		es.failed.Store(old.failed.Load())
-		es.at.Store(old.at.Load())
-		t.errCost[i] = prev.Table.errCost[j]
-		kept[i] = true
-	})
-	for i, inv := range s.Invokers {
-		if kept[i] {
-			continue
+	t := &table{alias: s.WarmAlias()}
+	var old *member.Runs[provider]
+	from := positions.Get(s.Len())
+	defer positions.Put(from)
+	for i := range from {
+		from[i] = -1
+	}
+	if prev != nil {
+		old = prev.Table.providers
+		member.Carry(s, prev, func(i, j int) { from[i] = int32(j) })
+	}
+	t.providers = member.NewRuns(s, old, func(i int, p *provider) {
+		p.stats = s.Stat(i)
+		if j := from[i]; j >= 0 {
+			q := old.At(int(j))
+			p.err.failed.Store(q.err.failed.Load())
+			p.err.at.Store(q.err.at.Load())
+			p.errCost = q.errCost
+			return
 		}
-		t.errCost[i] = b.errorCost
-		if t.errCost[i] == 0 {
-			t.errCost[i], _ = urlparam.MethodTimeout(inv.GetURL(), s.Method)
+		p.errCost = b.errorCost
+		if p.errCost == 0 {
+			p.errCost, _ = urlparam.MethodTimeout(s.Invokers[i].GetURL(), s.Method)
 		}
 		// First seen: errors already in its window date from its last
 		// completion at the latest.
-		es, st := &t.errs[i], s.Stat(i)
-		es.failed.Store(st.Failed())
-		if sum := st.Window().Summary(); sum.Errors > 0 {
-			es.at.Store(max(sum.Last, 1))
+		p.err.failed.Store(p.stats.Failed())
+		if sum := p.stats.Window().Summary(); sum.Errors > 0 {
+			p.err.at.Store(max(sum.Last, 1))
 		}
-	}
+	})
 	return t
 }
+
+// positions is the work memory of build: the old position of each
+// provider.
+var positions algo.Work[int32]
