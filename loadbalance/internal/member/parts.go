@@ -231,27 +231,41 @@ func (l *layout) index() {
 
 // cut returns flat, values of the providers of l in order, cut in runs by
 // l's parts: a part of the layout old whose run in oldRuns holds the same
-// values gives that run, the others are copied, into one new array. old
-// may be nil.
+// values gives that run, the others are copied. old may be nil.
 func cut[T comparable](flat []T, l, old *layout, oldRuns [][]T) [][]T {
+	return makeRuns(l, old, oldRuns,
+		func(run []T, k int) bool { return slices.Equal(run, flat[l.starts[k]:l.starts[k+1]]) },
+		func(i int, v *T) { *v = flat[i] })
+}
+
+// makeRuns returns a run for each part k of l: the run in oldRuns of the
+// same part of the layout old (nil: none) when keep(that run, k), else a new
+// run whose value for each provider i fill(i, v) sets. The new runs share
+// one array.
+func makeRuns[T any](l, old *layout, oldRuns [][]T, keep func(run []T, k int) bool, fill func(i int, v *T)) [][]T {
 	runs := make([][]T, len(l.parts))
 	fresh, j := 0, 0
 	for k, p := range l.parts {
-		run := flat[l.starts[k]:l.starts[k+1]]
 		if old != nil {
-			if t, ok := old.find(p, &j); ok && slices.Equal(oldRuns[t], run) {
+			if t, ok := old.find(p, &j); ok && keep(oldRuns[t], k) {
 				runs[k] = oldRuns[t]
 				continue
 			}
 		}
-		fresh += len(run)
+		fresh += int(l.starts[k+1] - l.starts[k])
 	}
 	buf := make([]T, fresh)
 	for k := range runs {
-		if runs[k] == nil {
-			n := copy(buf, flat[l.starts[k]:l.starts[k+1]])
-			runs[k], buf = buf[:n:n], buf[n:]
+		if runs[k] != nil {
+			continue
 		}
+		start, n := int(l.starts[k]), int(l.starts[k+1]-l.starts[k])
+		run := buf[:n:n]
+		buf = buf[n:]
+		for o := range run {
+			fill(start+o, &run[o])
+		}
+		runs[k] = run
 	}
 	return runs
 }

@@ -22,30 +22,11 @@ func (r *Runs[T]) At(i int) *T {
 // each provider i of the other parts, fill(i, v) sets its value v, a zero
 // T: carry it from the snapshot before with Carry, or make it.
 func NewRuns[T any](s *Set, prev *Runs[T], fill func(i int, v *T)) *Runs[T] {
-	l := s.layout
-	r := &Runs[T]{layout: l, runs: make([][]T, len(l.parts))}
-	fresh, j := 0, 0
-	for k, p := range l.parts {
-		if prev != nil {
-			if t, ok := prev.layout.find(p, &j); ok {
-				r.runs[k] = prev.runs[t]
-				continue
-			}
-		}
-		fresh += int(l.starts[k+1] - l.starts[k])
-	}
-	buf := make([]T, fresh)
-	for k := range r.runs {
-		if r.runs[k] != nil {
-			continue
-		}
-		start, n := int(l.starts[k]), int(l.starts[k+1]-l.starts[k])
-		run := buf[:n:n]
-		buf = buf[n:]
-		for o := range run {
-			fill(start+o, &run[o])
-		}
-		r.runs[k] = run
+	r := &Runs[T]{layout: s.layout}
+	if prev == nil {
+		r.runs = makeRuns[T](s.layout, nil, nil, nil, fill)
+	} else {
+		r.runs = makeRuns(s.layout, prev.layout, prev.runs, func([]T, int) bool { return true }, fill)
 	}
 	return r
 }
