@@ -20,15 +20,13 @@ type table struct {
 	next atomic.Int64
 	// fallback is true while no provider has a usable report.
 	fallback atomic.Bool
-	// vals are the providers' values (float64 bits): the WRR weight or the
-	// Java load; the mean of the usable ones for a provider without one.
-	vals []atomic.Uint64
-	// own marks the providers whose value is their own (not the mean).
-	own []atomic.Bool
-	// since is when each provider's current run of usable reports began
-	// (ns, the report's arrival); 0: none. Copied from the snapshot before
-	// for the providers that stay.
-	since []atomic.Int64
+	// providers are what the balancer keeps of each provider, in runs: the
+	// run of a part that stays is the table before's, shared with it (a
+	// provider's value is its own, whichever table computes it).
+	providers *member.Runs[provider]
+	// mean is the mean value of the providers with a usable report
+	// (float64 bits): a provider without one borrows it.
+	mean atomic.Uint64
 	// meanRTT is the mean latency EWMA of the providers that have one
 	// (ns, float64 bits), for the fallback and Java's cost.
 	meanRTT atomic.Uint64
@@ -36,24 +34,47 @@ type table struct {
 	problems []string
 }
 
-func (t *table) value(i int) float64 { return math.Float64frombits(t.vals[i].Load()) }
+// provider is what the balancer keeps of one provider.
+type provider struct {
+	// val is the provider's value (float64 bits), the WRR weight, the
+	// capacity or the Java load, when own is true.
+	val atomic.Uint64
+	own atomic.Bool
+	// since is when the provider's current run of usable reports began
+	// (ns, the report's arrival); 0: none. Carried over from the table
+	// before for the providers that stay.
+	since atomic.Int64
+}
+
+// value returns provider i's value: its own, or the mean it borrows.
+func (t *table) value(i int) float64 {
+	p := t.providers.At(i)
+	if p.own.Load() {
+		return math.Float64frombits(p.val.Load())
+	}
+	return math.Float64frombits(t.mean.Load())
+}
 
 // build makes the table of a snapshot, with the parameters of its first
-// provider's URL.
+// provider's URL. A part that stays keeps its run of providers; a provider
+// that stays in a part made again carries its since over.
 func (b *Balancer) build(s *member.Set, prev *member.View[table]) *table {
-	n := s.Len()
-	t := &table{vals: make([]atomic.Uint64, n), own: make([]atomic.Bool, n), since: make([]atomic.Int64, n)}
-	t.alias = s.WarmAlias()
+	t := &table{alias: s.WarmAlias()}
 	o, problems := parseConfig(b.opts, skeleton.Params(s))
 	t.problems = problems
 	var before []string
+	var old *member.Runs[provider]
 	if prev != nil {
-		before = prev.Table.problems
+		before, old = prev.Table.problems, prev.Table.providers
 	}
 	skeleton.Report(Name, s, problems, before)
 	t.cfg = o.config()
 	t.fallback.Store(true)
-	member.Carry(s, prev, func(i, j int) { t.since[i].Store(prev.Table.since[j].Load()) })
+	t.providers = member.NewRuns(s, old, func(_ int, was, p *provider) {
+		if was != nil {
+			p.since.Store(was.since.Load())
+		}
+	})
 	return t
 }
 
@@ -66,9 +87,10 @@ func (b *Balancer) update(v *member.View[table], now int64) {
 	if now < next || !t.next.CompareAndSwap(next, now+t.cfg.update) {
 		return
 	}
+	n := v.Len()
 	var sum, rttSum float64
 	var usable, rtts int
-	for i := range t.vals {
+	for i := range n {
 		if d, ok := v.Stat(i).EWMA().Value(now); ok {
 			rttSum += float64(d)
 			rtts++
@@ -79,37 +101,33 @@ func (b *Balancer) update(v *member.View[table], now int64) {
 	} else {
 		t.meanRTT.Store(math.Float64bits(minRTT))
 	}
-	for i := range t.vals {
-		val, ok := b.reported(v, i, now)
-		t.own[i].Store(ok)
+	for i := range n {
+		p := t.providers.At(i)
+		val, ok := b.reported(v, p, i, now)
 		if ok {
-			t.vals[i].Store(math.Float64bits(val))
+			p.val.Store(math.Float64bits(val))
 			sum += val
 			usable++
 		}
+		p.own.Store(ok)
 	}
 	if usable == 0 {
 		t.fallback.Store(true)
 		return
 	}
-	mean := math.Float64bits(sum / float64(usable))
-	for i := range t.vals {
-		if !t.own[i].Load() {
-			t.vals[i].Store(mean)
-		}
-	}
+	t.mean.Store(math.Float64bits(sum / float64(usable)))
 	t.fallback.Store(false)
 }
 
 // reported returns provider i's value by its last report at now, and
 // false when the report is missing, expired, in its blackout or gives no
-// value.
-func (b *Balancer) reported(v *member.View[table], i int, now int64) (float64, bool) {
+// value; p is what the table keeps of it.
+func (b *Balancer) reported(v *member.View[table], p *provider, i int, now int64) (float64, bool) {
 	t := v.Table
 	l := v.Provider(i).Load()
 	at := l.At()
 	if at == 0 || now-at > t.cfg.expiration {
-		t.since[i].Store(0)
+		p.since.Store(0)
 		return 0, false
 	}
 	util, hasUtil := l.Utilization()
@@ -145,13 +163,13 @@ func (b *Balancer) reported(v *member.View[table], i int, now int64) (float64, b
 		val, ok = concurrencyCapacity(l.Report().Capacity, qps, eps, util, t.cfg.penalty, float64(rtt))
 	}
 	if !ok || val < 0 {
-		t.since[i].Store(0)
+		p.since.Store(0)
 		return 0, false
 	}
-	since := t.since[i].Load()
+	since := p.since.Load()
 	if since == 0 {
 		since = at
-		t.since[i].Store(since)
+		p.since.Store(since)
 	}
 	if now-since < t.cfg.blackout {
 		return 0, false

@@ -45,19 +45,12 @@ type errState struct {
 func (b *Balancer) build(s *member.Set, prev *member.View[table]) *table {
 	t := &table{alias: s.WarmAlias()}
 	var old *member.Runs[provider]
-	from := positions.Get(s.Len())
-	defer positions.Put(from)
-	for i := range from {
-		from[i] = -1
-	}
 	if prev != nil {
 		old = prev.Table.providers
-		member.Carry(s, prev, func(i, j int) { from[i] = int32(j) })
 	}
-	t.providers = member.NewRuns(s, old, func(i int, p *provider) {
+	t.providers = member.NewRuns(s, old, func(i int, q, p *provider) {
 		p.stats = s.Stat(i)
-		if j := from[i]; j >= 0 {
-			q := old.At(int(j))
+		if q != nil {
 			p.err.failed.Store(q.err.failed.Load())
 			p.err.at.Store(q.err.at.Load())
 			p.errCost = q.errCost
@@ -76,7 +69,3 @@ func (b *Balancer) build(s *member.Set, prev *member.View[table]) *table {
 	})
 	return t
 }
-
-// positions is the work memory of build: the old position of each
-// provider.
-var positions algo.Work[int32]

@@ -879,6 +879,6 @@ func newMembers(list []base.Invoker, prev *members, now time.Time) *members {
 	return m
 }
 
-// positions is the work memory of newMembers: the old position of each
-// provider.
+// positions is the work memory of newMembers, the zones and NewRuns: the
+// old position of each provider.
 var positions algo.Work[int32]

@@ -7,26 +7,40 @@ package member
 // proportion to what changed. The values of a kept run are shared by the
 // tables of both snapshots.
 type Runs[T any] struct {
-	layout *layout
-	runs   [][]T
+	set  *Set
+	runs [][]T
 }
 
 // At returns the value of provider i.
 func (r *Runs[T]) At(i int) *T {
-	k, o := r.layout.locate(i)
+	k, o := r.set.layout.locate(i)
 	return &r.runs[k][o]
 }
 
-// NewRuns returns the runs of the providers of s. A part of s that prev
-// (the runs of the snapshot before; nil at first) holds keeps its run; for
-// each provider i of the other parts, fill(i, v) sets its value v, a zero
-// T: carry it from the snapshot before with Carry, or make it.
-func NewRuns[T any](s *Set, prev *Runs[T], fill func(i int, v *T)) *Runs[T] {
-	r := &Runs[T]{layout: s.layout}
+// NewRuns returns the runs of the providers of s. prev are the runs of the
+// table s replaces (nil at first): a part of s that prev holds keeps its
+// run. Each provider i of the other parts gets its value v, a zero T, from
+// fill(i, was, v): was is the provider's value in prev when it stays (to
+// carry over what the table keeps of it), nil when it came.
+func NewRuns[T any](s *Set, prev *Runs[T], fill func(i int, was, v *T)) *Runs[T] {
+	r := &Runs[T]{set: s}
 	if prev == nil {
-		r.runs = makeRuns[T](s.layout, nil, nil, nil, fill)
-	} else {
-		r.runs = makeRuns(s.layout, prev.layout, prev.runs, func([]T, int) bool { return true }, fill)
+		r.runs = makeRuns[T](s.layout, nil, nil, nil, func(i int, v *T) { fill(i, nil, v) })
+		return r
 	}
+	from := positions.Get(s.Len())
+	defer positions.Put(from)
+	for i := range from {
+		from[i] = -1
+	}
+	old := prev.set
+	old.index.follow(old.Invokers, s.Invokers, func(i, j int) { from[i] = int32(j) })
+	r.runs = makeRuns(s.layout, old.layout, prev.runs, func([]T, int) bool { return true }, func(i int, v *T) {
+		var was *T
+		if j := from[i]; j >= 0 {
+			was = prev.At(int(j))
+		}
+		fill(i, was, v)
+	})
 	return r
 }

@@ -18,9 +18,16 @@ func TestRunsKeepThePartsThatStay(t *testing.T) {
 	for i, inv := range list {
 		id[inv] = i
 	}
-	fills := 0
-	fill := func(s *Set) func(i int, v *int) {
-		return func(i int, v *int) { fills++; *v = id[s.Invokers[i]] }
+	fills, carried := 0, 0
+	fill := func(s *Set) func(i int, was, v *int) {
+		return func(i int, was, v *int) {
+			fills++
+			*v = id[s.Invokers[i]]
+			if was != nil {
+				assert.Equal(t, *v, *was, "provider %d: what it was", i)
+				carried++
+			}
+		}
 	}
 	v1, _ := r.Lookup(list, "Say")
 	runs1 := NewRuns(v1.Set, nil, fill(v1.Set))
@@ -44,6 +51,7 @@ func TestRunsKeepThePartsThatStay(t *testing.T) {
 	}
 	assert.GreaterOrEqual(t, kept, len(v2.layout.parts)-3)
 	assert.Equal(t, 1000-sizeOfKept(v2, v1), fills, "filled: the providers of the parts made again")
+	assert.Equal(t, fills-1, carried, "carried: all but the newcomer")
 }
 
 // sizeOfKept returns how many providers of b are in parts that a holds.
