@@ -202,18 +202,17 @@ func TestRemoveHalfAtOnce(t *testing.T) {
 		v, exact = d.b.sk.View(kept, "Say")
 	}
 	require.True(t, exact, "the subset became the membership")
-	tr := v.Table.tree
-	require.Equal(t, 32, tr.Len())
-	checkTree(t, tr)
-	got := tr.Weights(nil)
-	floor := floorWeight(tr.Total(), 32, Tuning{})
+	require.Equal(t, 32, v.Len())
+	checkTable(t, v.Table)
+	got := d.b.weights(kept, "Say")
+	floor := floorWeight(v.Table.total(), 32, Tuning{})
 	for i := range got {
 		if want[i] > 3*floor {
 			assert.InDelta(t, 1, float64(got[i])/float64(want[i]), 0.05, "provider %d kept its weight", 2*i)
 		}
 	}
 	d.Run(64, 2*sec) // the driver panics on a pick outside the list
-	checkTree(t, tr)
+	checkTable(t, v.Table)
 }
 
 // checkTree asserts that the sums of tr match its leaves and that every
@@ -229,6 +228,22 @@ func checkTree(t *testing.T, tr *weightTree) {
 	checkSums(t, tr)
 }
 
+// checkTable asserts checkTree of the tree of every part of tab, and that
+// the top holds each part's total.
+func checkTable(t *testing.T, tab *table) {
+	t.Helper()
+	for k := range tab.nodes.Len() {
+		tr, _ := tab.tree(k)
+		checkTree(t, &tr)
+		if tab.top != nil {
+			assert.Equal(t, tr.Total(), tab.top.Weight(k), "part %d: its item in the top", k)
+		}
+	}
+	if tab.top != nil {
+		checkSums(t, tab.top)
+	}
+}
+
 // TestFailoverSubset: a retry's subset is served from the same tree, in
 // proportion to its weights, so a retry avoids a failing provider.
 func TestFailoverSubset(t *testing.T) {
@@ -242,7 +257,7 @@ func TestFailoverSubset(t *testing.T) {
 	assert.Less(t, share, 0.1, "the bad provider's share of the retries")
 	v, exact := b.sk.View(list, "Say")
 	assert.True(t, exact)
-	assert.Equal(t, 4, v.Table.tree.Len(), "the retries did not replace the membership")
+	assert.Equal(t, 4, v.Len(), "the retries did not replace the membership")
 }
 
 // Selectors, feedback and membership changes race (run with -race).
@@ -263,7 +278,7 @@ func TestConcurrentSelectFeedbackAndMembership(t *testing.T) {
 	}
 	v, exact := b.sk.View(last, "Say")
 	require.True(t, exact)
-	checkTree(t, v.Table.tree)
+	checkTable(t, v.Table)
 }
 
 func TestBadInput(t *testing.T) {

@@ -14,18 +14,21 @@ import (
 	"github.com/dubbogo-lb/lb/rpcstatus"
 )
 
-// table is the state of one snapshot: the tree and what a refresh needs.
-// Only the tree changes after it is built.
+// table is the state of one snapshot: the trees and what a refresh needs.
+// Only the trees change after it is built.
 type table struct {
-	tree *weightTree
+	// nodes are the providers' items in the weight trees: a tree for each
+	// part of the Set, in its run (member.Runs). The tree of a part that
+	// stays is the table before's, shared with it.
+	nodes *member.Runs[treeNode]
+	// top has an item for each part, its tree's total as last set (set
+	// keeps it): nil when the Set is one part.
+	top *weightTree
+	// timeouts are what each error of a provider is charged at least; nil
+	// when the latency rule alone charges errors (ChargeTimeout off).
+	timeouts *member.Runs[time.Duration]
 	// live is the number of providers that are not drained: the n of floorWeight.
 	live int
-	// warm is each provider's warm fraction in (0, 1]; 0 marks a drained
-	// provider (weight 0), whose leaf stays 0.
-	warm []float64
-	// timeout is what each error of a provider is charged at least (0: the
-	// latency rule only).
-	timeout []time.Duration
 	// ref and refQPS are the mean weight and the mean throughput (calls/s)
 	// of the fully warm providers with samples when the table was built,
 	// 0 if there were none; they set the weight of a warming provider (see
@@ -40,10 +43,73 @@ type table struct {
 	refLatency atomic.Uint64
 }
 
+// tree returns the weight tree of part k and the position of its first
+// provider.
+func (t *table) tree(k int) (weightTree, int) {
+	run, start := t.nodes.Run(k)
+	return weightTree{nodes: run}, start
+}
+
+// weight returns the tree weight of provider i.
+func (t *table) weight(i int) int64 { return t.nodes.At(i).self.Load() }
+
+// total returns the sum of the tree weights.
+func (t *table) total() int64 {
+	if t.top != nil {
+		return t.top.Total()
+	}
+	tr, _ := t.tree(0)
+	return tr.Total()
+}
+
+// set changes the tree weight of provider i to w, and its part's item in
+// top to the part's total. Two sets in one part that race can leave that
+// item at the total the first saw until the part's next set; so can a set
+// of the table before on a tree the two share. Both only skew which part a
+// pick goes to, a little and for a while.
+func (t *table) set(i int, w int64) {
+	k, o := t.nodes.Locate(i)
+	tr, _ := t.tree(k)
+	tr.Set(o, w)
+	if t.top != nil {
+		t.top.Set(k, tr.Total())
+	}
+}
+
+// choose draws a provider in proportion to its tree weight with the
+// random word r: its part by r (top), then the provider in it by
+// algo.Mix(r). It returns -1 when every weight is 0.
+func (t *table) choose(r uint64) int {
+	if t.top == nil {
+		tr, _ := t.tree(0)
+		return tr.choose(r)
+	}
+	for range 2 {
+		k := t.top.choose(r)
+		if k < 0 {
+			return -1
+		}
+		tr, start := t.tree(k)
+		if o := tr.choose(algo.Mix(r)); o >= 0 {
+			return start + o
+		}
+		t.top.Set(k, tr.Total()) // the part's item was stale: bring it up to date and draw again
+	}
+	return -1
+}
+
+// timeout returns what an error of provider i is charged at least.
+func (t *table) timeout(i int) time.Duration {
+	if t.timeouts == nil {
+		return 0
+	}
+	return *t.timeouts.At(i)
+}
+
 // refresh recomputes the tree weight of provider i from its statistics.
 func (b *Balancer) refresh(v *member.View[table], i int) {
 	t := v.Table
-	warm := t.warm[i]
+	warm := warmFraction(v.Set, i)
 	if warm == 0 {
 		return // drained
 	}
@@ -54,8 +120,8 @@ func (b *Balancer) refresh(v *member.View[table], i int) {
 		now = b.now()
 		delay = st.InflightDelay(now)
 	}
-	w, known, lat, qps := b.weight(st, t.timeout[i], delay, now)
-	total := t.tree.Total()
+	w, known, lat, qps := b.weight(st, t.timeout(i), delay, now)
+	total := t.total()
 	if known {
 		w = t.warming(w, qps, warm)
 		if lat > 0 && t.refLatency.Load() == 0 {
@@ -65,11 +131,11 @@ func (b *Balancer) refresh(v *member.View[table], i int) {
 		w = t.newcomer(newProviderWeight(total, t.live, b.opts), warm, delay, b.opts)
 	}
 	nw := treeWeight(w, total, t.live, b.opts)
-	old := t.tree.Weight(i)
+	old := t.weight(i)
 	if d := nw - old; old > 0 && d <= old>>6 && -d <= old>>6 {
 		return
 	}
-	t.tree.Set(i, nw)
+	t.set(i, nw)
 }
 
 // weight returns the provider's own LALB weight from its window and calls
@@ -140,12 +206,28 @@ func (t *table) newcomer(avg, warm float64, delay time.Duration, o Tuning) float
 // of those statistics) and is as fresh as it can be; a provider without
 // samples of its own starts at the average weight of those with samples
 // times its warm fraction. prev supplies the reference latency when no
-// provider has samples.
+// provider has samples. The tree of a part that stays is prev's, its
+// leaves set in place; only the parts made again, and the top, are new.
 func (b *Balancer) build(s *member.Set, prev *member.View[table]) *table {
 	n := s.Len()
 	now := b.now()
-	t := &table{warm: make([]float64, n), timeout: make([]time.Duration, n)}
-	raw, qps := floatWork.Get(n), floatWork.Get(n)
+	t := &table{}
+	var oldNodes *member.Runs[treeNode]
+	var oldTimeouts *member.Runs[time.Duration]
+	if prev != nil {
+		oldNodes, oldTimeouts = prev.Table.nodes, prev.Table.timeouts
+	}
+	if b.chargeTimeout {
+		t.timeouts = member.NewRuns(s, oldTimeouts, func(i int, was, v *time.Duration) {
+			if was != nil {
+				*v = *was
+				return
+			}
+			*v, _ = urlparam.MethodTimeout(s.Invokers[i].GetURL(), s.Method)
+		})
+	}
+	warm, raw, qps := floatWork.Get(n), floatWork.Get(n), floatWork.Get(n)
+	defer floatWork.Put(warm)
 	defer floatWork.Put(raw)
 	defer floatWork.Put(qps)
 	known := boolWork.Get(n)
@@ -154,28 +236,22 @@ func (b *Balancer) build(s *member.Set, prev *member.View[table]) *table {
 	defer durationWork.Put(delays)
 	var knownSum, refSum, refQPS, latSum float64
 	var knownN, refN, latN int
-	if b.chargeTimeout {
-		member.Carry(s, prev, func(i, j int) { t.timeout[i] = prev.Table.timeout[j] })
-	}
 	for i := range n {
-		t.warm[i] = warmFraction(s, i)
-		if t.warm[i] == 0 {
+		warm[i] = warmFraction(s, i)
+		if warm[i] == 0 {
 			continue
 		}
 		t.live++
-		if b.chargeTimeout && t.timeout[i] == 0 { // not carried over: read the URL once
-			t.timeout[i], _ = urlparam.MethodTimeout(s.Invokers[i].GetURL(), s.Method)
-		}
 		st := s.Stat(i)
 		delays[i] = st.InflightDelay(now)
-		w, ok, lat, q := b.weight(st, t.timeout[i], delays[i], now)
+		w, ok, lat, q := b.weight(st, t.timeout(i), delays[i], now)
 		if !ok {
 			continue
 		}
 		raw[i], known[i], qps[i] = w, true, q
 		knownSum += w
 		knownN++
-		if t.warm[i] >= 1 {
+		if warm[i] >= 1 {
 			refSum += w
 			refQPS += q
 			refN++
@@ -199,11 +275,11 @@ func (b *Balancer) build(s *member.Set, prev *member.View[table]) *table {
 	var total float64
 	for i := range n {
 		switch {
-		case t.warm[i] == 0:
+		case warm[i] == 0:
 		case known[i]:
-			raw[i] = t.warming(raw[i], qps[i], t.warm[i])
+			raw[i] = t.warming(raw[i], qps[i], warm[i])
 		default:
-			raw[i] = t.newcomer(avg, t.warm[i], delays[i], b.opts)
+			raw[i] = t.newcomer(avg, warm[i], delays[i], b.opts)
 		}
 		total += raw[i]
 	}
@@ -211,16 +287,31 @@ func (b *Balancer) build(s *member.Set, prev *member.View[table]) *table {
 	leaves := int64Work.Get(n)
 	defer int64Work.Put(leaves)
 	for i := range n {
-		if t.warm[i] > 0 {
+		if warm[i] > 0 {
 			leaves[i] = treeWeight(raw[i], sum, t.live, b.opts)
 		}
 	}
-	t.tree = newWeightTree(leaves)
+	t.nodes = member.NewRuns(s, oldNodes, func(int, *treeNode, *treeNode) {})
+	totals := int64Work.Get(t.nodes.Len())
+	defer int64Work.Put(totals)
+	for k := range totals {
+		tr, start := t.tree(k)
+		want := leaves[start : start+tr.Len()]
+		for o, w := range want {
+			if tr.Weight(o) != w {
+				tr.Set(o, w)
+			}
+		}
+		totals[k] = tr.Total()
+	}
+	if len(totals) > 1 {
+		t.top = newWeightTree(totals)
+	}
 	return t
 }
 
 // The work memory of builds (see algo.Work): at 10 000 providers a change
-// would otherwise leave about 410 KB of it to the garbage collector.
+// would otherwise leave about 500 KB of it to the garbage collector.
 var (
 	floatWork    algo.Work[float64]
 	int64Work    algo.Work[int64]

@@ -14,13 +14,12 @@ const maxLeafWeight = int64(1) << 47
 // its weight in O(log N), and changes one weight in O(log N).
 //
 // The N items are laid out as a complete binary tree in an array, item i at
-// node i+1 with children 2(i+1) and 2(i+1)+1 (every node is an item, not
-// only the bottom row, as in brpc). Each node keeps its own weight and the
-// sum of the weights in its left subtree; node 0 keeps the sum of the
-// root's right subtree, so the total is three numbers on the root's cache
-// line instead of a separate counter every change would also have to hit.
-// A pick walks down from the root comparing a point in [0, total) with
-// those sums.
+// node i with children 2i+1 and 2i+2 (every node is an item, not only the
+// bottom row, as in brpc). Each node keeps its own weight and the sum of
+// the weights of its subtree, its own included, so the tree is its nodes
+// alone: the balancer keeps a part's providers' nodes in a run of its own
+// (member.Runs) and the total is the root's sum. A pick walks down from the
+// root comparing a point in [0, total) with the sums of left subtrees.
 //
 // Every number is an atomic int64 and a change is a series of atomic adds
 // along the path to the root, so concurrent Set calls (feedback from many
@@ -28,47 +27,43 @@ const maxLeafWeight = int64(1) << 47
 // are only eventually consistent while a Set is half way up its path; Pick
 // tolerates that (see Pick). Once no Set is running, the sums are exact.
 //
-// The number of items is fixed at construction: membership changes build a
-// new Tree (see Weights) and publish it, which keeps the hot path simple.
+// The number of items is fixed: membership changes make new trees for the
+// parts that changed (see table).
 type weightTree struct {
-	n     int
-	nodes []treeNode // n+1: nodes[0].left is the root's right sum, item i is nodes[i+1]
+	nodes []treeNode
 }
 
-// treeNode holds both numbers a pick reads at one level, so they share a
-// cache line.
+// treeNode is one item of a weightTree.
 type treeNode struct {
 	self atomic.Int64 // this item's weight
-	left atomic.Int64 // sum of the weights in the left subtree
+	sum  atomic.Int64 // the weights of its subtree, self included
 }
 
 // newWeightTree builds a tree over the given initial weights, one item per
 // element. Negative weights count as 0 and weights above maxLeafWeight as
 // maxLeafWeight. The slice is not retained.
 func newWeightTree(weights []int64) *weightTree {
-	n := len(weights)
-	t := &weightTree{n: n, nodes: make([]treeNode, n+1)}
-	// sub[k] is the weight of the whole subtree under node k. Children have
-	// larger indexes, so one pass from the end fills it bottom-up in O(N).
-	sub := int64Work.Get(n + 2)
-	defer int64Work.Put(sub)
-	for k := n; k >= 1; k-- {
-		w := clampLeaf(weights[k-1])
+	t := &weightTree{nodes: make([]treeNode, len(weights))}
+	t.fill(weights)
+	return t
+}
+
+// fill sets the weights of a tree whose nodes are all zero, in O(N):
+// children have larger indexes, so one pass from the end sums bottom-up.
+func (t *weightTree) fill(weights []int64) {
+	n := len(t.nodes)
+	for k := n - 1; k >= 0; k-- {
+		w := clampLeaf(weights[k])
 		t.nodes[k].self.Store(w)
 		s := w
-		if l := 2 * k; l <= n {
-			t.nodes[k].left.Store(sub[l])
-			s += sub[l]
-			if r := l + 1; r <= n {
-				s += sub[r]
+		if l := 2*k + 1; l < n {
+			s += t.nodes[l].sum.Load()
+			if l+1 < n {
+				s += t.nodes[l+1].sum.Load()
 			}
 		}
-		sub[k] = s
+		t.nodes[k].sum.Store(s)
 	}
-	if n >= 3 {
-		t.nodes[0].left.Store(sub[3])
-	}
-	return t
 }
 
 func clampLeaf(w int64) int64 {
@@ -76,29 +71,27 @@ func clampLeaf(w int64) int64 {
 }
 
 // Len returns the number of items.
-func (t *weightTree) Len() int { return t.n }
+func (t *weightTree) Len() int { return len(t.nodes) }
 
 // Total returns the sum of all weights (exact when no Set is running).
 func (t *weightTree) Total() int64 {
-	if t.n == 0 {
+	if len(t.nodes) == 0 {
 		return 0
 	}
-	root := &t.nodes[1]
-	return root.left.Load() + root.self.Load() + t.nodes[0].left.Load()
+	return t.nodes[0].sum.Load()
 }
 
 // Weight returns the current weight of item i, or 0 if i is out of range.
 func (t *weightTree) Weight(i int) int64 {
-	if uint(i) >= uint(t.n) {
+	if uint(i) >= uint(len(t.nodes)) {
 		return 0
 	}
-	return t.nodes[i+1].self.Load()
+	return t.nodes[i].self.Load()
 }
 
-// Weights appends the current weight of every item to dst and returns it:
-// the input for newWeightTree when membership changes and a new tree is built.
+// Weights appends the current weight of every item to dst and returns it.
 func (t *weightTree) Weights(dst []int64) []int64 {
-	for k := 1; k <= t.n; k++ {
+	for k := range t.nodes {
 		dst = append(dst, t.nodes[k].self.Load())
 	}
 	return dst
@@ -113,26 +106,21 @@ func (t *weightTree) Weights(dst []int64) []int64 {
 // to the sums, so concurrent Sets, even on the same item, leave the sums
 // exact once they have all returned.
 func (t *weightTree) Set(i int, w int64) (old int64) {
-	if uint(i) >= uint(t.n) {
+	if uint(i) >= uint(len(t.nodes)) {
 		return 0
 	}
 	w = clampLeaf(w)
-	k := i + 1
-	old = t.nodes[k].self.Swap(w)
+	old = t.nodes[i].self.Swap(w)
 	d := w - old
 	if d == 0 {
 		return old
 	}
-	for k > 1 {
-		p := k >> 1
-		if k&1 == 0 { // even: left child of p
-			t.nodes[p].left.Add(d)
-		} else if p == 1 { // right child of the root
-			t.nodes[0].left.Add(d)
+	for k := i; ; k = (k - 1) / 2 {
+		t.nodes[k].sum.Add(d)
+		if k == 0 {
+			return old
 		}
-		k = p
 	}
-	return old
 }
 
 // Pick returns the item whose range contains r, the items being laid end to
@@ -176,29 +164,32 @@ func (t *weightTree) choose(u uint64) int {
 // it is only decreased by amounts it is not smaller than.
 func (t *weightTree) descend(x int64) int {
 	nodes := t.nodes
-	n := t.n
-	cand := 0 // deepest node seen with positive weight: the fallback
-	for k := 1; k <= n; {
-		nd := &nodes[k]
-		left := nd.left.Load()
-		self := nd.self.Load()
+	n := len(nodes)
+	cand := -1 // deepest node seen with positive weight: the fallback
+	for k := 0; k < n; {
+		l := 2*k + 1
+		var left int64
+		if l < n {
+			left = nodes[l].sum.Load()
+		}
+		self := nodes[k].self.Load()
 		if self > 0 {
 			cand = k
 		}
 		if x < left {
-			k = 2 * k
+			k = l
 			continue
 		}
 		x -= left
 		if x < self {
-			return k - 1
+			return k
 		}
 		x -= self
-		k = 2*k + 1
+		k = l + 1
 	}
 	// Fell off the tree: the sums on the path were mid-update.
-	if cand > 0 {
-		return cand - 1
+	if cand >= 0 {
+		return cand
 	}
 	return t.scan()
 }
@@ -207,9 +198,9 @@ func (t *weightTree) descend(x int64) int {
 // when the sums say nothing usable. O(N), but reached only when every weight
 // is 0 or a Set raced with the pick.
 func (t *weightTree) scan() int {
-	for k := t.n; k >= 1; k-- {
+	for k := len(t.nodes) - 1; k >= 0; k-- {
 		if t.nodes[k].self.Load() > 0 {
-			return k - 1
+			return k
 		}
 	}
 	return -1

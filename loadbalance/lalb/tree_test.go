@@ -38,39 +38,27 @@ func refPick(w []int64, order []int, r int64) int {
 	return -1
 }
 
-// checkSums verifies that, with no Set running, every left sum and the total
-// are exact.
+// checkSums verifies that, with no Set running, every subtree sum and the
+// total are exact.
 func checkSums(t *testing.T, tr *weightTree) {
 	t.Helper()
 	n := tr.Len()
-	if len(tr.nodes) != n+1 {
-		t.Fatalf("n=%d: %d nodes", n, len(tr.nodes))
-	}
-	sub := make([]int64, n+2) // by node index k = item+1
-	for k := n; k >= 1; k-- {
+	sub := make([]int64, n) // by node index
+	for k := n - 1; k >= 0; k-- {
 		s := tr.nodes[k].self.Load()
-		var left int64
-		if l := 2 * k; l <= n {
-			left = sub[l]
+		for _, c := range []int{2*k + 1, 2*k + 2} {
+			if c < n {
+				s += sub[c]
+			}
 		}
-		if got := tr.nodes[k].left.Load(); got != left {
-			t.Fatalf("n=%d item %d: left sum %d, want %d", n, k-1, got, left)
-		}
-		s += left
-		if r := 2*k + 1; r <= n {
-			s += sub[r]
+		if got := tr.nodes[k].sum.Load(); got != s {
+			t.Fatalf("n=%d item %d: subtree sum %d, want %d", n, k, got, s)
 		}
 		sub[k] = s
 	}
-	var want, right int64
+	var want int64
 	if n > 0 {
-		want = sub[1]
-	}
-	if n >= 3 {
-		right = sub[3]
-	}
-	if got := tr.nodes[0].left.Load(); got != right {
-		t.Fatalf("n=%d: root's right sum %d, want %d", n, got, right)
+		want = sub[0]
 	}
 	if got := tr.Total(); got != want {
 		t.Fatalf("n=%d: total %d, want %d", n, got, want)
@@ -266,13 +254,13 @@ func TestTreeInconsistentSums(t *testing.T) {
 			// Zero or change some items behind the sums' back.
 			for range 1 + rng.IntN(3) {
 				i := rng.IntN(n)
-				tr.nodes[i+1].self.Store(rng.Int64N(3) * rng.Int64N(50))
+				tr.nodes[i].self.Store(rng.Int64N(3) * rng.Int64N(50))
 			}
-			// And skew some left sums and the total.
+			// And skew some subtree sums and the total.
 			if rng.IntN(2) == 0 {
-				tr.nodes[1+rng.IntN(n)].left.Add(rng.Int64N(200) - 100)
+				tr.nodes[rng.IntN(n)].sum.Add(rng.Int64N(200) - 100)
 			}
-			tr.nodes[0].left.Add(rng.Int64N(50))
+			tr.nodes[0].sum.Add(rng.Int64N(50))
 			anyPositive := false
 			for i := range n {
 				anyPositive = anyPositive || tr.Weight(i) > 0
