@@ -325,23 +325,39 @@ func followCycle(prev *smoothCycle, q []int64, from []int) *smoothCycle {
 	if len(from) == len(prev.weights) && slices.Equal(q, prev.weights) && identity(from) {
 		return prev
 	}
-	c := newSmoothCycle(q, 0)
-	q = c.weights
-	if len(c.seq) == 0 || len(from) != len(q) {
-		return c
+	if len(from) != len(q) {
+		return newSmoothCycle(q, 0)
 	}
 	old := prev.lagsInto(floatWork.Get(len(prev.weights)))
 	defer floatWork.Put(old)
+	carried := floatWork.Get(len(q))
+	defer floatWork.Put(carried)
+	for i, j := range from {
+		if j >= 0 && j < len(old) {
+			carried[i] = old[j]
+		}
+	}
+	return carryCycle(q, carried)
+}
+
+// carryCycle returns the cycle of integer weights q whose entries owe the
+// picks carried says (lags, 0 for a new entry), as followCycle describes:
+// bounded by maxLag, shifted to sum to 0, the nearest position of the
+// cycle and the rest kept as its offset.
+func carryCycle(q []int64, carried []float64) *smoothCycle {
+	c := newSmoothCycle(q, 0)
+	q = c.weights
+	if len(c.seq) == 0 {
+		return c
+	}
 	target := floatWork.Get(len(q))
 	defer floatWork.Put(target)
 	mean, active := 0.0, 0
-	for i, j := range from {
+	for i := range q {
 		if q[i] <= 0 {
 			continue
 		}
-		if j >= 0 && j < len(old) {
-			target[i] = max(-maxLag, min(maxLag, old[j]))
-		}
+		target[i] = max(-maxLag, min(maxLag, carried[i]))
 		mean += target[i]
 		active++
 	}

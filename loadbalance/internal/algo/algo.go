@@ -7,6 +7,7 @@ package algo
 import (
 	"math"
 	"math/rand/v2"
+	"sync"
 )
 
 // Rand is a source of uniformly random 64-bit words. Balancers draw every
@@ -29,10 +30,18 @@ func Source(f func() uint64) Rand {
 	return Rand{f}
 }
 
-// Seeded returns a deterministic source for tests; it is not safe for
-// concurrent use.
+// Seeded returns a deterministic source for tests: the same words in the
+// same order from one goroutine. It is safe for concurrent use, as
+// lbenv.Env.Rand must be (a balancer builds snapshots in the background
+// while it picks), by a lock.
 func Seeded(seed uint64) Rand {
-	return Rand{rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15)).Uint64}
+	var mu sync.Mutex
+	r := rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15))
+	return Rand{func() uint64 {
+		mu.Lock()
+		defer mu.Unlock()
+		return r.Uint64()
+	}}
 }
 
 // Uint64 returns a random word.

@@ -858,16 +858,14 @@ type members struct {
 // at now.
 func newMembers(list []base.Invoker, prev *members, now time.Time) *members {
 	m := &members{invokers: list, index: newIndex(list)}
-	from := positions.Get(len(list))
-	defer positions.Put(from)
-	for i := range from {
-		from[i] = -1
-	}
 	var old *layout
+	var was index // of nothing at first
+	var before []base.Invoker
 	if prev != nil {
-		old = prev.layout
-		prev.index.follow(prev.invokers, list, func(i, j int) { from[i] = int32(j) })
+		old, was, before = prev.layout, prev.index, prev.invokers
 	}
+	from := was.from(before, list)
+	defer positions.Put(from)
 	m.layout = newLayout(list, old, from, func(i int) (*rpcstatus.Provider, *warmup.Meta, string) {
 		u := list[i].GetURL()
 		meta := warmup.Parse(u, "", now)

@@ -37,13 +37,9 @@ func NewRuns[T any](s *Set, prev *Runs[T], fill func(i int, was, v *T)) *Runs[T]
 		r.runs = makeRuns[T](s.layout, nil, nil, nil, func(i int, v *T) { fill(i, nil, v) })
 		return r
 	}
-	from := positions.Get(s.Len())
-	defer positions.Put(from)
-	for i := range from {
-		from[i] = -1
-	}
 	old := prev.set
-	old.index.follow(old.Invokers, s.Invokers, func(i, j int) { from[i] = int32(j) })
+	from := old.index.from(old.Invokers, s.Invokers)
+	defer positions.Put(from)
 	r.runs = makeRuns(s.layout, old.layout, prev.runs, func([]T, int) bool { return true }, func(i int, v *T) {
 		var was *T
 		if j := from[i]; j >= 0 {
