@@ -2,6 +2,7 @@ package member
 
 import (
 	"hash/maphash"
+	"math"
 	"math/bits"
 
 	"dubbo.apache.org/dubbo-go/v3/protocol/base"
@@ -11,12 +12,14 @@ import (
 
 // index finds a provider's slot in a Set. It is an open-addressing table
 // with linear probing of slot+1 (0: empty), at most two-thirds full,
-// hashed with maphash.Comparable: 6 to 12 bytes a provider and nothing for
-// the garbage collector to scan, where the map[base.Invoker]int it replaced
+// hashed with maphash.Comparable: 3 to 6 bytes a provider for lists of
+// fewer than 65 535 (slots of 16 bits), 6 to 12 above, and nothing for the
+// garbage collector to scan, where the map[base.Invoker]int it replaced
 // took about 44, more than any array of the Set. Immutable once made.
 type index struct {
-	slots []int32
-	dups  bool // some invoker is listed twice
+	slots []uint16 // for lists of fewer than 1<<16 - 1 providers
+	wide  []int32  // for longer lists
+	dups  bool     // some invoker is listed twice
 }
 
 // indexSeed hashes every index of the process.
@@ -28,30 +31,52 @@ func newIndex(invokers []base.Invoker) index {
 	if len(invokers) == 0 {
 		return index{}
 	}
-	x := index{slots: make([]int32, 1<<bits.Len(uint(len(invokers)+len(invokers)/2)))}
-	mask := uint64(len(x.slots) - 1)
-	for i, inv := range invokers {
-		h := maphash.Comparable(indexSeed, inv) & mask
-		for x.slots[h] != 0 {
-			if invokers[x.slots[h]-1] == inv {
-				x.dups = true
-				break
-			}
-			h = (h + 1) & mask
-		}
-		x.slots[h] = int32(i + 1)
+	size := 1 << bits.Len(uint(len(invokers)+len(invokers)/2))
+	var x index
+	if len(invokers) < math.MaxUint16 {
+		x.slots = make([]uint16, size)
+		x.dups = fill(x.slots, invokers)
+	} else {
+		x.wide = make([]int32, size)
+		x.dups = fill(x.wide, invokers)
 	}
 	return x
 }
 
+// fill places each invoker's slot+1 in slots, an empty table of a power
+// of two entries, and reports whether some invoker is listed twice.
+func fill[T uint16 | int32](slots []T, invokers []base.Invoker) (dups bool) {
+	mask := uint64(len(slots) - 1)
+	for i, inv := range invokers {
+		h := maphash.Comparable(indexSeed, inv) & mask
+		for slots[h] != 0 {
+			if invokers[slots[h]-1] == inv {
+				dups = true
+				break
+			}
+			h = (h + 1) & mask
+		}
+		slots[h] = T(i + 1)
+	}
+	return dups
+}
+
 // find returns the slot of inv in invokers, the list x was made from.
 func (x index) find(invokers []base.Invoker, inv base.Invoker) (int, bool) {
-	if len(x.slots) == 0 {
+	if x.wide != nil {
+		return lookup(x.wide, invokers, inv)
+	}
+	return lookup(x.slots, invokers, inv)
+}
+
+// lookup returns the slot of inv in invokers by the table slots (fill).
+func lookup[T uint16 | int32](slots []T, invokers []base.Invoker, inv base.Invoker) (int, bool) {
+	if len(slots) == 0 {
 		return 0, false
 	}
-	mask := uint64(len(x.slots) - 1)
-	for h := maphash.Comparable(indexSeed, inv) & mask; x.slots[h] != 0; h = (h + 1) & mask {
-		if i := int(x.slots[h] - 1); invokers[i] == inv {
+	mask := uint64(len(slots) - 1)
+	for h := maphash.Comparable(indexSeed, inv) & mask; slots[h] != 0; h = (h + 1) & mask {
+		if i := int(slots[h] - 1); invokers[i] == inv {
 			return i, true
 		}
 	}

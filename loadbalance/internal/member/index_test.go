@@ -7,6 +7,7 @@ import (
 
 	"dubbo.apache.org/dubbo-go/v3/protocol/base"
 	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 
 	"github.com/dubbogo-lb/lb/loadbalance/internal/lbtest"
 )
@@ -38,12 +39,21 @@ func TestIndexAnswersAsAMap(t *testing.T) {
 		for i, inv := range list {
 			want[inv] = i
 		}
-		x := newIndex(list)
-		for _, inv := range append(append([]base.Invoker(nil), pool...), outside...) {
-			i, ok := x.find(list, inv)
-			j, inMap := want[inv]
-			assert.Equal(t, inMap, ok, "n=%d", n)
-			assert.Equal(t, j, i, "n=%d", n)
+		narrow := newIndex(list)
+		require.Equal(t, n > 0, narrow.slots != nil, "n=%d: slots of 16 bits", n)
+		// The table of a list of 65 535 providers and more, on this one.
+		var wide index
+		if n > 0 {
+			wide.wide = make([]int32, len(narrow.slots))
+			wide.dups = fill(wide.wide, list)
+		}
+		for _, x := range []index{narrow, wide} {
+			for _, inv := range append(append([]base.Invoker(nil), pool...), outside...) {
+				i, ok := x.find(list, inv)
+				j, inMap := want[inv]
+				assert.Equal(t, inMap, ok, "n=%d", n)
+				assert.Equal(t, j, i, "n=%d", n)
+			}
 		}
 	}
 }
