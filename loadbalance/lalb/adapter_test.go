@@ -232,9 +232,9 @@ func checkTree(t *testing.T, tr *weightTree) {
 // the top holds each part's total.
 func checkTable(t *testing.T, tab *table) {
 	t.Helper()
-	for k := range tab.nodes.Len() {
+	for k := range tab.trees.Len() {
 		tr, _ := tab.tree(k)
-		checkTree(t, &tr)
+		checkTree(t, tr)
 		if tab.top != nil {
 			assert.Equal(t, tr.Total(), tab.top.Weight(k), "part %d: its item in the top", k)
 		}

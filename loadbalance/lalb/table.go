@@ -17,10 +17,12 @@ import (
 // table is the state of one snapshot: the trees and what a refresh needs.
 // Only the trees change after it is built.
 type table struct {
-	// nodes are the providers' items in the weight trees: a tree for each
-	// part of the Set, in its run (member.Runs). The tree of a part that
-	// stays is the table before's, shared with it.
-	nodes *member.Runs[treeNode]
+	// trees are the weight trees, one for each part of the Set
+	// (member.Parts). The tree of a part that stays with the same warm
+	// weights is the table before's, shared with it: both tables then see
+	// the same providers drained, so a refresh of the table before cannot
+	// give weight to a provider that this one drains.
+	trees *member.Parts[weightTree]
 	// top has an item for each part, its tree's total as last set (set
 	// keeps it): nil when the Set is one part.
 	top *weightTree
@@ -45,13 +47,17 @@ type table struct {
 
 // tree returns the weight tree of part k and the position of its first
 // provider.
-func (t *table) tree(k int) (weightTree, int) {
-	run, start := t.nodes.Run(k)
-	return weightTree{nodes: run}, start
+func (t *table) tree(k int) (*weightTree, int) {
+	tr, start, _ := t.trees.At(k)
+	return tr, start
 }
 
 // weight returns the tree weight of provider i.
-func (t *table) weight(i int) int64 { return t.nodes.At(i).self.Load() }
+func (t *table) weight(i int) int64 {
+	k, o := t.trees.Locate(i)
+	tr, _ := t.tree(k)
+	return tr.Weight(o)
+}
 
 // total returns the sum of the tree weights.
 func (t *table) total() int64 {
@@ -68,7 +74,7 @@ func (t *table) total() int64 {
 // of the table before on a tree the two share. Both only skew which part a
 // pick goes to, a little and for a while.
 func (t *table) set(i int, w int64) {
-	k, o := t.nodes.Locate(i)
+	k, o := t.trees.Locate(i)
 	tr, _ := t.tree(k)
 	tr.Set(o, w)
 	if t.top != nil {
@@ -207,15 +213,16 @@ func (t *table) newcomer(avg, warm float64, delay time.Duration, o Tuning) float
 // samples of its own starts at the average weight of those with samples
 // times its warm fraction. prev supplies the reference latency when no
 // provider has samples. The tree of a part that stays is prev's, its
-// leaves set in place; only the parts made again, and the top, are new.
+// leaves set in place; only the parts made again (or whose warm weights
+// moved), and the top, are new.
 func (b *Balancer) build(s *member.Set, prev *member.View[table]) *table {
 	n := s.Len()
 	now := b.now()
 	t := &table{}
-	var oldNodes *member.Runs[treeNode]
+	var oldTrees *member.Parts[weightTree]
 	var oldTimeouts *member.Runs[time.Duration]
 	if prev != nil {
-		oldNodes, oldTimeouts = prev.Table.nodes, prev.Table.timeouts
+		oldTrees, oldTimeouts = prev.Table.trees, prev.Table.timeouts
 	}
 	if b.chargeTimeout {
 		t.timeouts = member.NewRuns(s, oldTimeouts, func(i int, was, v *time.Duration) {
@@ -291,8 +298,10 @@ func (b *Balancer) build(s *member.Set, prev *member.View[table]) *table {
 			leaves[i] = treeWeight(raw[i], sum, t.live, b.opts)
 		}
 	}
-	t.nodes = member.NewRuns(s, oldNodes, func(int, *treeNode, *treeNode) {})
-	totals := int64Work.Get(t.nodes.Len())
+	t.trees = member.NewParts(s, oldTrees, func(_ int, weights []float64, _ member.Was[weightTree]) *weightTree {
+		return &weightTree{nodes: make([]treeNode, len(weights))}
+	})
+	totals := int64Work.Get(t.trees.Len())
 	defer int64Work.Put(totals)
 	for k := range totals {
 		tr, start := t.tree(k)

@@ -15,7 +15,22 @@ import (
 	"github.com/dubbogo-lb/lb/loadbalance/internal/lbtest"
 	"github.com/dubbogo-lb/lb/loadbalance/internal/member"
 	"github.com/dubbogo-lb/lb/loadbalance/lbenv"
+	"github.com/dubbogo-lb/lb/rpcstatus"
 )
+
+// keptTrees returns how many trees of b are trees of a.
+func keptTrees(a, b *table) int {
+	kept := 0
+	for k := range b.trees.Len() {
+		tr, _ := b.tree(k)
+		for j := range a.trees.Len() {
+			if old, _ := a.tree(j); old == tr {
+				kept++
+			}
+		}
+	}
+	return kept
+}
 
 // exactView returns b's view of list, built.
 func exactView(t *testing.T, b *Balancer, list []base.Invoker) *member.View[table] {
@@ -38,7 +53,7 @@ func TestAChangeKeepsTheTreesOfPartsThatStay(t *testing.T) {
 	b := New(Options{Env: lbenv.Env{Now: clock.Load, Rand: algo.Seeded(3).Uint64}})
 	v1 := exactView(t, b, list)
 	checkTable(t, v1.Table)
-	require.Greater(t, v1.Table.nodes.Len(), 4, "parts")
+	require.Greater(t, v1.Table.trees.Len(), 4, "parts")
 
 	// Some providers everywhere in the list slow down; then the last
 	// provider is replaced.
@@ -48,16 +63,7 @@ func TestAChangeKeepsTheTreesOfPartsThatStay(t *testing.T) {
 	changed := append(slices.Clone(list[:len(list)-1]), lbtest.EjectionOff(lbtest.Provider(25000, nil))...)
 	v2 := exactView(t, b, changed)
 	checkTable(t, v2.Table)
-	kept := 0
-	for k := range v2.Table.nodes.Len() {
-		run, _ := v2.Table.nodes.Run(k)
-		for j := range v1.Table.nodes.Len() {
-			if old, _ := v1.Table.nodes.Run(j); &old[0] == &run[0] {
-				kept++
-			}
-		}
-	}
-	assert.GreaterOrEqual(t, kept, v2.Table.nodes.Len()-2, "trees kept")
+	assert.GreaterOrEqual(t, keptTrees(v1.Table, v2.Table), v2.Table.trees.Len()-2, "trees kept")
 
 	scratch := New(Options{Env: lbenv.Env{Now: clock.Load, Rand: algo.Seeded(4).Uint64}})
 	assert.Equal(t, scratch.weights(changed, "Say"), b.weights(changed, "Say"), "the weights of a build from nothing")
@@ -105,10 +111,10 @@ func TestChooseDrawsInProportionAcrossParts(t *testing.T) {
 				return m
 			}
 		}
-		for k := range tab.nodes.Len() {
-			run, start := tab.nodes.Run(k)
+		for k := range tab.trees.Len() {
+			tr, start := tab.tree(k)
 			n := 0
-			for o := range run {
+			for o := range tr.Len() {
 				n += counts[start+o]
 			}
 			if m := off(fmt.Sprint("part ", k), tab.top.Weight(k), n); m != "" {
@@ -140,4 +146,25 @@ func TestChooseHealsAStaleTop(t *testing.T) {
 		require.GreaterOrEqual(t, i, start+tr.Len(), "a provider of weight 0")
 	}
 	assert.Zero(t, tab.top.Weight(0), "the stale item")
+}
+
+// A provider that a new snapshot drains (ejected) gets a tree of its part
+// of its own: the tree it had is the snapshot before's, whose refreshes
+// still give it weight, and must not serve the new one.
+func TestADrainedProviderLeavesItsTree(t *testing.T) {
+	list := lbtest.Ports(28000, 1000)
+	b := New(Options{Env: lbenv.Env{Rand: algo.Seeded(9).Uint64}})
+	v1 := exactView(t, b, list)
+	lbtest.OutlierFail(list[700], rpcstatus.Nanotime(), 5)
+	b.Select(list, lbtest.Call("Say")) // the news reaches the snapshot on a pick
+	lbtest.WaitBuilds(b)
+	v2 := exactView(t, b, list)
+	require.NotSame(t, v1, v2)
+	require.True(t, v2.IsEjected(700), "ejected")
+	assert.Zero(t, v2.Table.weight(700))
+	assert.Equal(t, v2.Table.trees.Len()-1, keptTrees(v1.Table, v2.Table), "trees kept: all but the drained one's")
+
+	b.refresh(v1, 700) // the snapshot before still weighs it
+	assert.Positive(t, v1.Table.weight(700))
+	assert.Zero(t, v2.Table.weight(700), "the new snapshot's tree")
 }

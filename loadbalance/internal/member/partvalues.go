@@ -23,6 +23,9 @@ func (p *Parts[T]) At(k int) (v *T, start, end int) {
 	return p.vals[k], int(l.starts[k]), int(l.starts[k+1])
 }
 
+// Locate returns the part that holds provider i and i's offset in it.
+func (p *Parts[T]) Locate(i int) (k, offset int) { return p.set.layout.locate(i) }
+
 // Weights returns the warm weights of the providers of part k, in order.
 // They must not be changed.
 func (p *Parts[T]) Weights(k int) []float64 { return p.set.weights[k] }
