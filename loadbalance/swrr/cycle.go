@@ -213,7 +213,7 @@ type smoothCycle struct {
 	// offset[i] is how many picks entry i is owed beyond what the cycle
 	// itself owes it at the same position: the part of the state carried
 	// over from the previous cycle that the nearest state of this one could
-	// not match (see followCycle). Zero for a cycle that carried nothing over.
+	// not match (see carryCycle). Zero for a cycle that carried nothing over.
 	offset []float64
 	pos    *position
 }
@@ -302,48 +302,24 @@ func (c *smoothCycle) cycleLags(k int, lags []float64) {
 // change of cycle; anything beyond is forgotten.
 const maxLag = 2
 
-// followCycle returns the cycle of integer weights q that continues prev, the
-// cycle it replaces. from[i] is the index in prev of entry i, or -1 for a
-// new entry; a from of another length than q carries nothing over. When every entry keeps its index and q equals prev's weights
-// (weights that all changed in one proportion quantize to the same q), the
-// sequence is the same and prev itself is returned, counter included, so
-// not a single step is skipped or repeated.
+// carryCycle returns the cycle of integer weights q that continues the
+// cycles it replaces, whose entries owe the picks carried says (their lags
+// there, 0 for a new entry).
 //
-// Otherwise the state is carried over as nginx's current values rescaled to
-// the new sum of weights: each entry keeps its lag, the picks it is owed
-// (lags), bounded by maxLag; entries that left are dropped and new ones
-// start at 0, and the lags are shifted so that they sum to 0, as nginx's
-// values always do. The new cycle starts at the position whose own state
-// is nearest to that (least squares), and what remains is kept as the
-// offset, so a provider's debt is never lost however often weights change.
-// In tests with random weight changes, no provider gets more than 4 picks
-// beyond or short of its due in any window (a fixed cycle: 2). Dubbo resets
-// a changed provider's current value to 0 instead, which loses the debt at
-// every change: bursts of 20 picks and more in the same tests, and a
-// provider that is never picked when every weight changes every few picks.
-func followCycle(prev *smoothCycle, q []int64, from []int) *smoothCycle {
-	if len(from) == len(prev.weights) && slices.Equal(q, prev.weights) && identity(from) {
-		return prev
-	}
-	if len(from) != len(q) {
-		return newSmoothCycle(q, 0)
-	}
-	old := prev.lagsInto(floatWork.Get(len(prev.weights)))
-	defer floatWork.Put(old)
-	carried := floatWork.Get(len(q))
-	defer floatWork.Put(carried)
-	for i, j := range from {
-		if j >= 0 && j < len(old) {
-			carried[i] = old[j]
-		}
-	}
-	return carryCycle(q, carried)
-}
-
-// carryCycle returns the cycle of integer weights q whose entries owe the
-// picks carried says (lags, 0 for a new entry), as followCycle describes:
-// bounded by maxLag, shifted to sum to 0, the nearest position of the
-// cycle and the rest kept as its offset.
+// The state is carried over as nginx's current values rescaled to the new
+// sum of weights: each entry keeps its lag, the picks it is owed (lags),
+// bounded by maxLag; entries that left are dropped and new ones start at 0,
+// and the lags are shifted so that they sum to 0, as nginx's values always
+// do. The new cycle starts at the position whose own state is nearest to
+// that (least squares), and what remains is kept as the offset, so a
+// provider's debt is never lost however often weights change. In tests
+// with random weight changes, no provider gets more than 4 picks beyond or
+// short of its due in any window (a fixed cycle: 2). Dubbo resets a changed
+// provider's current value to 0 instead, which loses the debt at every
+// change: bursts of 20 picks and more in the same tests, and a provider
+// that is never picked when every weight changes every few picks. (The
+// same providers in the same order at the same integer weights, weights
+// that moved in one proportion, keep the very cycle instead: sameCycle.)
 func carryCycle(q []int64, carried []float64) *smoothCycle {
 	c := newSmoothCycle(q, 0)
 	q = c.weights
@@ -380,15 +356,6 @@ func carryCycle(q []int64, carried []float64) *smoothCycle {
 	}
 	c.pos.n.Store(uint64(k))
 	return c
-}
-
-func identity(from []int) bool {
-	for i, j := range from {
-		if i != j {
-			return false
-		}
-	}
-	return true
 }
 
 // nearest returns the position k of the cycle whose lags are nearest to

@@ -8,7 +8,7 @@
 // order, so that a change builds only the cycles of the parts it touches
 // and each provider stays within about one cycle's burst of its due. A
 // weight change keeps
-// the order smooth (followCycle), each consumer starts at a random position,
+// the order smooth (carryCycle), each consumer starts at a random position,
 // and state is kept per (service key, method). A provider of weight 0 is
 // never picked unless every provider has weight 0; a failover retry is
 // answered by a weighted random pick within its subset.

@@ -17,15 +17,6 @@ func (r *Runs[T]) At(i int) *T {
 	return &r.runs[k][o]
 }
 
-// Len returns the number of runs.
-func (r *Runs[T]) Len() int { return len(r.runs) }
-
-// Run returns run k and the position of its first provider.
-func (r *Runs[T]) Run(k int) (run []T, start int) { return r.runs[k], int(r.set.layout.starts[k]) }
-
-// Locate returns the run that holds provider i and i's offset in it.
-func (r *Runs[T]) Locate(i int) (k, offset int) { return r.set.layout.locate(i) }
-
 // NewRuns returns the runs of the providers of s. prev are the runs of the
 // table s replaces (nil at first): a part of s that prev holds keeps its
 // run. Each provider i of the other parts gets its value v, a zero T, from
