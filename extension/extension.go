@@ -108,6 +108,10 @@ func init() {
 	// referred with their own protocol, not "filter": the guard wraps
 	// every protocol before each reference is referred.
 	dgext.SetConfigPostProcessor("lbname", lbname.PostProcessor(lbname.Default))
+	// The consumer's own policy (zone, ejection, fallback…) is read from
+	// its reference URL, which every provider URL carries from here on,
+	// never from what a provider registers (urlparam.Whose).
+	dgext.SetConfigPostProcessor("lbconsumer", consumerMarker{})
 
 	active := filter.New(filter.Options{})
 	dgext.SetFilter(FilterName, func() dgfilter.Filter { return active })

@@ -38,7 +38,9 @@ func newInvoker(t testing.TB, params map[string]string, do func() result.Result)
 	for k, v := range params {
 		opts = append(opts, common.WithParamsValue(k, v))
 	}
-	return &fakeInvoker{BaseInvoker: base.NewBaseInvoker(common.NewURLWithOptions(opts...)), do: do}
+	u := common.NewURLWithOptions(opts...)
+	urlparam.MarkConsumer(u) // its consumer-only keys are its consumer's, as a reference's are
+	return &fakeInvoker{BaseInvoker: base.NewBaseInvoker(u), do: do}
 }
 
 // heldInvoker returns an invoker with params whose calls each send on

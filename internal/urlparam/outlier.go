@@ -10,8 +10,8 @@ import (
 )
 
 // URL parameters of outlier ejection, read with MethodParam (method level
-// first, in both spellings): per reference in the consumer's YAML params,
-// which dubbo-go copies to every provider URL, or per method.
+// first, in both spellings) from the consumer's own URL (consumer-only:
+// Whose): per reference in the consumer's YAML params, or per method.
 const (
 	// OutlierRulesKey lists the rules that eject: consecutive-failures,
 	// failure-percentage, success-rate, or none to turn ejection off.
@@ -175,8 +175,8 @@ func (o *Outlier) Enabled() bool {
 // Periodic reports whether a rule looks at intervals.
 func (o *Outlier) Periodic() bool { return o.FailurePercentage.Enabled || o.SuccessRate.Enabled }
 
-// ReadOutlier returns the outlier configuration of method on the provider
-// URL u, and a description of each value it replaced by its default. It
+// ReadOutlier returns the outlier configuration of method that the
+// provider URL u carries from its consumer, and a description of each value it replaced by its default. It
 // builds strings: call it when a snapshot is built.
 func ReadOutlier(u *common.URL, method string) (Outlier, []string) {
 	return ParseOutlier(func(key string) string { return MethodParam(u, method, key) })

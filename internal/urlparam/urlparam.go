@@ -1,7 +1,10 @@
 // Package urlparam reads the parameters of a provider URL that the module
-// uses, in one place and under one rule: a method-level value
-// (methods.<m>.<key>, dubbo-go's spelling, then <m>.<key>, Dubbo Java's)
-// before the service-level one (MethodParam); ServiceParam for those read at
+// uses, in one place and under two rules: each key from its owner (Whose:
+// the consumer's own reference URL, which every provider URL carries, for
+// the consumer's policy; the consumer's value before the provider's for a
+// key Dubbo lets a provider set; the provider's for its own facts), and a
+// method-level value (methods.<m>.<key>, dubbo-go's spelling, then
+// <m>.<key>, Dubbo Java's) before the service-level one (MethodParam); ServiceParam for those read at
 // service level only (timestamp, warmup, release). Typed readers check the
 // values and fall back to defaults: MethodTimeout (the method's timeout) and
 // Actives (the filter's limit of calls in flight). The weight policy and the
@@ -78,9 +81,14 @@ const DefaultTimeout = 3 * time.Second
 // provider's in Dubbo Java too. Its "methods." prefix is also unambiguous,
 // while <method>.<key> is an ordinary dotted key. It builds strings: call it when a snapshot is built, never per
 // call.
+//
+// Each key is read from its owner (Whose): a consumer-only key from the
+// consumer's own reference URL that u carries (Consumer), never from the
+// provider's; a shared key in Dubbo Java's precedence, each level on the
+// consumer's URL before the provider's; a provider-only key from u.
 func MethodParam(u *common.URL, method, key string) string {
-	for _, k := range methodKeys(u, method, key) {
-		if v := u.GetParam(k, ""); v != "" {
+	for _, r := range reads(u, method, key) {
+		if v := r.u.GetParam(r.key, ""); v != "" {
 			return v
 		}
 	}
@@ -101,17 +109,24 @@ func KeysOf(method, key string) MethodKeys {
 
 // In reports whether MethodParam(u, method, key) reads a method-level key
 // of u rather than the service-level one. It does not allocate.
+// The key is a shared one (a weight): the consumer's URL that u carries
+// counts as u does.
 func (k MethodKeys) In(u *common.URL) bool {
 	if k.method == "" {
 		return false
 	}
-	return u.GetParam(k.dubboGo, "") != "" || javaMethod(u, k.method) && u.GetParam(k.java, "") != ""
+	return k.on(u) || k.on(Consumer(u))
+}
+
+// on reports whether u itself (nil: no) has a method-level value of k.
+func (k MethodKeys) on(u *common.URL) bool {
+	return u != nil && (u.GetParam(k.dubboGo, "") != "" || javaMethod(u, k.method) && u.GetParam(k.java, "") != "")
 }
 
 // ServiceParam returns the service-level value of key on the provider URL
 // u, or "": for parameters that have no method level (timestamp, warmup,
-// release), as Dubbo Java reads them.
-func ServiceParam(u *common.URL, key string) string { return u.GetParam(key, "") }
+// release), as Dubbo Java reads them, each from its owner (Whose).
+func ServiceParam(u *common.URL, key string) string { return MethodParam(u, "", key) }
 
 // methodKeys lists the keys MethodParam reads, in the order it reads them.
 func methodKeys(u *common.URL, method, key string) []string {
@@ -149,8 +164,8 @@ func javaMethod(u *common.URL, method string) bool {
 // milliseconds ("3000") are understood. Like MethodParam, it is for
 // snapshot builds.
 func MethodTimeout(u *common.URL, method string) (time.Duration, bool) {
-	for _, k := range methodKeys(u, method, constant.TimeoutKey) {
-		if d, ok := parseTimeout(u.GetParam(k, "")); ok {
+	for _, r := range reads(u, method, constant.TimeoutKey) {
+		if d, ok := parseTimeout(r.u.GetParam(r.key, "")); ok {
 			return d, true
 		}
 	}

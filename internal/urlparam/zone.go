@@ -12,9 +12,8 @@ import (
 	"dubbo.apache.org/dubbo-go/v3/common"
 )
 
-// The consumer's zone-aware routing parameters: reference params, which
-// dubbo-go copies onto every provider URL of the reference, read at
-// service level.
+// The consumer's zone-aware routing parameters: reference params, read
+// from the consumer's own URL at service level (consumer-only: Whose).
 const (
 	// ZoneLocalKey names the consumer's own zone; zone-aware routing is on
 	// when it (or ZoneEnv) names one.
@@ -47,15 +46,16 @@ type ZoneRouting struct {
 	Overprovisioning float64
 }
 
-// ReadZoneRouting reads the zone-aware routing configuration from u, a
-// provider URL of the reference, with getenv for ZoneEnv (os.Getenv when
+// ReadZoneRouting reads the zone-aware routing configuration that u, a
+// provider URL of the reference, carries from its consumer (the keys are
+// consumer-only: see Whose), with getenv for ZoneEnv (os.Getenv when
 // nil). A malformed value is dropped (its default applies) and problems
 // says so, one entry per value. It never panics.
 func ReadZoneRouting(u *common.URL, getenv func(string) string) (ZoneRouting, []string) {
 	if getenv == nil {
 		getenv = os.Getenv
 	}
-	return ParseZoneRouting(func(key string) string { return u.GetParam(key, "") }, getenv(ZoneEnv))
+	return ParseZoneRouting(func(key string) string { return ServiceParam(u, key) }, getenv(ZoneEnv))
 }
 
 // ParseZoneRouting reads the configuration from param (the value of a

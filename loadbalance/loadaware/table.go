@@ -60,7 +60,7 @@ func (t *table) value(i int) float64 {
 // that stays in a part made again carries its since over.
 func (b *Balancer) build(s *member.Set, prev *member.View[table]) *table {
 	t := &table{alias: s.WarmAlias()}
-	o, problems := parseConfig(b.opts, skeleton.Params(s))
+	o, problems := parseConfig(b.opts, skeleton.Params(s, nil))
 	t.problems = problems
 	var before []string
 	var old *member.Runs[provider]

@@ -206,7 +206,9 @@ func (b *Balancer) build(set *member.Set, prev *member.View[table]) *table {
 	if prev != nil {
 		old = prev.Table
 	}
-	cfg, problems := parseConfig(skeleton.Params(set))
+	var dissent []string
+	cfg, problems := parseConfig(skeleton.Params(set, &dissent))
+	problems = append(problems, dissent...)
 	var before []string
 	if old != nil {
 		before = old.problems

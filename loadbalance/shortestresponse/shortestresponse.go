@@ -153,7 +153,7 @@ func (w *window) roll(c *rpcstatus.Counters) {
 }
 
 func (b *Balancer) build(s *member.Set, prev *member.View[table]) *table {
-	cfg, problems := parseConfig(b.opts, skeleton.Params(s))
+	cfg, problems := parseConfig(b.opts, skeleton.Params(s, nil))
 	var before []string
 	if prev != nil {
 		before = prev.Table.problems

@@ -78,7 +78,7 @@ func run() error {
 		metrics   = flag.Int("metrics", 0, "enable dubbo-go's metrics with its Prometheus endpoint on this port (0: the YAML's metrics section)")
 		zone      = flag.String("zone", "", "the consumer's zone (the reference param lb.zone.local; default $DUBBOGO_LB_ZONE): zone-aware routing")
 		callers   = flag.String("zone-callers", "", "the share of the calls each zone's consumers send, zone:share,... (the reference param lb.zone.callers)")
-		params    paramFlag
+		params    app.Params
 		pause     = flag.Bool("pause", false, "wait for SIGUSR1 before the run, and for SIGINT or SIGTERM after it")
 	)
 	flag.Var(&params, "param", "a reference param key=value, as the YAML's params (repeatable), e.g. -param lb.zone.min-cluster-size=2")
@@ -299,21 +299,4 @@ func orDefault(name string) string {
 		return "(dubbo-go default: random)"
 	}
 	return name
-}
-
-// paramFlag collects -param key=value flags.
-type paramFlag map[string]string
-
-func (p *paramFlag) String() string { return fmt.Sprint(map[string]string(*p)) }
-
-func (p *paramFlag) Set(s string) error {
-	k, v, ok := strings.Cut(s, "=")
-	if !ok || strings.TrimSpace(k) == "" {
-		return fmt.Errorf("%q: want key=value", s)
-	}
-	if *p == nil {
-		*p = paramFlag{}
-	}
-	(*p)[strings.TrimSpace(k)] = v
-	return nil
 }

@@ -26,10 +26,12 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"maps"
 	"net"
 	"os"
 	"os/signal"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -73,10 +75,12 @@ func run() error {
 		keepIvl  = flag.Duration("keep-interval", extension.DefaultKeepInterval, "how often the registration keeper (extension.KeepRegistered) reads Nacos; 0: no keeper")
 		usr2Fail = flag.Duration("usr2-fails", 0, "tests: on SIGUSR2, fail every call (with -fail-code) from then on for this long; 0: SIGUSR2 does nothing")
 		zone     = flag.String("zone", "", "the provider's zone: its lb.zone parameter, and its Nacos instance's cluster at application level (zone-aware routing)")
+		params   app.Params
 		loseUSR1 = flag.Bool("usr1-loses-registration", false, "tests: on SIGUSR1, withdraw this provider's Nacos instances (interface and application level) through its own Nacos client, behind dubbo-go's back, as a registration the client lost")
 	)
 	var registry app.RegistryFlags
 	registry.Register(flag.CommandLine)
+	flag.Var(&params, "param", "a service URL parameter key=value the provider registers (repeatable), e.g. -param hash.nodes=80")
 	start := time.Now()
 	flag.Parse()
 	if flag.NArg() > 0 {
@@ -188,6 +192,9 @@ func run() error {
 	}
 	if *zone != "" {
 		opts = append(opts, server.WithParam(urlparam.ZoneKey, *zone))
+	}
+	for _, k := range slices.Sorted(maps.Keys(params)) {
+		opts = append(opts, server.WithParam(k, params[k]))
 	}
 	if err := greeter.Register(srv, backend, opts...); err != nil {
 		return err

@@ -44,11 +44,12 @@ import (
 
 	"github.com/dubbogo-lb/lb/internal/lblog"
 	"github.com/dubbogo-lb/lb/internal/urlmap"
+	"github.com/dubbogo-lb/lb/internal/urlparam"
 )
 
 const (
-	// FallbackKey is the reference param (dubbo-go copies the reference's
-	// params to every provider URL) that names the balancer a consumer
+	// FallbackKey is the reference param (consumer-only: read from the
+	// consumer's own URL, never a provider's) that names the balancer a consumer
 	// uses when a provider names one it does not know.
 	FallbackKey = "loadbalance.fallback"
 	// DefaultFallback is the fallback when FallbackKey is unset or names
@@ -205,7 +206,7 @@ func (g *Guard) unknown(name string) bool {
 
 // fallbackName is the name of u's fallback balancer.
 func (g *Guard) fallbackName(u *common.URL) string {
-	name := u.GetParam(FallbackKey, "")
+	name := urlparam.ServiceParam(u, FallbackKey) // the consumer's alone
 	g.mu.Lock()
 	ok := name != "" && !g.fallbacks[name] && g.known(name)
 	g.mu.Unlock()
@@ -282,6 +283,7 @@ func (*protocol) guarded() {}
 func (p *protocol) Refer(u *common.URL) base.Invoker {
 	if u != nil {
 		p.g.Check(u)
+		WarnOverridden(u)
 	}
 	return p.Protocol.Refer(u)
 }
@@ -328,3 +330,13 @@ type postProcessor struct{ g *Guard }
 func (p postProcessor) PostProcessReferenceConfig(*common.URL) { WrapProtocols(p.g) }
 
 func (postProcessor) PostProcessServiceConfig(*common.URL) {}
+
+// WarnOverridden logs one WARN line when the provider URL u, about to be
+// referred, holds consumer-only keys (urlparam.Whose) that its provider
+// registered: the consumer ignores them (urlparam.Overridden).
+func WarnOverridden(u *common.URL) {
+	if keys := urlparam.Overridden(u); len(keys) > 0 {
+		lblog.Warnf("provider %s of service %s registers %s, which only the consumer sets; ignored",
+			u.Location, u.ServiceKey(), strings.Join(keys, ", "))
+	}
+}

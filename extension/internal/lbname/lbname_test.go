@@ -18,12 +18,14 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/dubbogo-lb/lb/internal/lblog"
+	"github.com/dubbogo-lb/lb/internal/urlparam"
 )
 
 func providerURL(t *testing.T, raw string) *common.URL {
 	t.Helper()
 	u, err := common.NewURL(raw)
 	require.NoError(t, err)
+	urlparam.MarkConsumer(u) // a merged URL whose values are all the consumer's
 	return u
 }
 

@@ -75,8 +75,12 @@ func Mix(x uint64) uint64 {
 
 // Pair draws two distinct slots of [0, n), n >= 2, uniformly from one
 // random word: the first from its high 32 bits, the second from its low
-// 32 bits among the n-1 others.
+// 32 bits among the n-1 others. For n < 2 (a zone of one provider) it
+// returns 0, 0.
 func Pair(r uint64, n int) (i, j int) {
+	if n < 2 {
+		return 0, 0
+	}
 	u := uint64(n)
 	i = int((r >> 32) * u >> 32)
 	j = int((r & math.MaxUint32) * (u - 1) >> 32)

@@ -140,6 +140,8 @@ func Conformance(t *testing.T, s Subject) {
 	t.Run("BadInput", func(t *testing.T) { badInput(t, s) })
 	t.Run("Ejection", func(t *testing.T) { ejection(t, s) })
 	t.Run("Zones", func(t *testing.T) { zones(t, s) })
+	t.Run("HostileZone", func(t *testing.T) { hostileZone(t, s) })
+	t.Run("HostileEjection", func(t *testing.T) { hostileEjection(t, s) })
 	if s.WarmShares {
 		t.Run("SharesFollowWeights", func(t *testing.T) { sharesFollowWeights(t, s) })
 		t.Run("WarmupRamp", func(t *testing.T) { warmupRamp(t, s) })

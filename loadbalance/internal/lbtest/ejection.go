@@ -131,9 +131,7 @@ func ejection(t *testing.T, s Subject) {
 	// provider serves. (The failures are older than any balancer's own
 	// memory of failures, fewestactive's 10 s: what is seen is ejection.)
 	panicky := Ports(20100, 4)
-	for _, p := range panicky {
-		p.GetURL().SetParam(urlparam.OutlierMaxEjectedKey, "100")
-	}
+	SetConsumer(urlparam.OutlierMaxEjectedKey, "100", panicky...)
 	lb = s.new()
 	owners(lb, panicky)
 	for k := range 3 {

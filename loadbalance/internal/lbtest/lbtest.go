@@ -30,7 +30,31 @@ const Service = "org.example.Greeter"
 
 // Provider returns a provider invoker for 127.0.0.1:port with params, its
 // URL merged with a consumer URL as dubbo-go's registry directory does.
+// The consumer-only keys of params (urlparam.IsConsumerOnly: zones,
+// ejection, …) are the consumer's, as a reference's params are; the others
+// are the provider's.
 func Provider(port int, params map[string]string) base.Invoker {
+	own, consumer := map[string]string{}, map[string]string{}
+	for k, v := range params {
+		if urlparam.IsConsumerOnly(k) {
+			consumer[k] = v
+		} else {
+			own[k] = v
+		}
+	}
+	return merged(port, own, consumer)
+}
+
+// Hostile returns a provider invoker for 127.0.0.1:port that registers
+// every one of params itself, consumer-only keys included, beside a
+// consumer with consumer's params.
+func Hostile(port int, params, consumer map[string]string) base.Invoker {
+	return merged(port, params, consumer)
+}
+
+// merged returns the invoker of a provider URL with params merged with a
+// marked consumer URL (urlparam.MarkConsumer) with consumer's.
+func merged(port int, params, consumer map[string]string) base.Invoker {
 	q := url.Values{}
 	q.Set("interface", Service)
 	q.Set("release", "dubbo-golang-3.3.2")
@@ -41,21 +65,34 @@ func Provider(port int, params map[string]string) base.Invoker {
 	if err != nil {
 		panic(err)
 	}
-	c, err := common.NewURL("consumer://127.0.0.1/" + Service + "?interface=" + Service)
+	cq := url.Values{}
+	cq.Set("interface", Service)
+	for k, v := range consumer {
+		cq.Set(k, v)
+	}
+	c, err := common.NewURL("consumer://127.0.0.1/" + Service + "?" + cq.Encode())
 	if err != nil {
 		panic(err)
 	}
+	urlparam.MarkConsumer(c)
 	return base.NewBaseInvoker(p.MergeURL(c))
+}
+
+// SetConsumer sets key to value in the consumer configuration of every
+// provider of list, as a reference param would. Call it before the first
+// Select of list.
+func SetConsumer(key, value string, list ...base.Invoker) []base.Invoker {
+	for _, p := range list {
+		urlparam.Consumer(p.GetURL()).SetParam(key, value)
+	}
+	return list
 }
 
 // EjectionOff turns outlier ejection off for the providers of list (the
 // outlier.rules=none parameter), for tests of a balancer's own response to
 // failures. Call it before the first Select of list.
 func EjectionOff(list ...base.Invoker) []base.Invoker {
-	for _, p := range list {
-		p.GetURL().SetParam(urlparam.OutlierRulesKey, "none")
-	}
-	return list
+	return SetConsumer(urlparam.OutlierRulesKey, "none", list...)
 }
 
 // NoEjection returns n providers on ports port, port+1, … with params and

@@ -236,15 +236,20 @@ func (r *run) membership() {
 }
 
 // providerURL returns the URL of a fake provider as a consumer receives it
-// from the registry: the provider's parameters merged with the consumer's,
-// params among them, with outlier ejection off if ejectionOff.
+// from the registry: the provider's parameters merged with the consumer's
+// (its consumer-only keys among params, on a marked consumer URL, as a
+// reference's params are), with outlier ejection off if ejectionOff.
 func providerURL(port int, p *Provider, params map[string]string, ejectionOff bool) (*common.URL, error) {
-	q := url.Values{}
+	q, cq := url.Values{}, url.Values{}
 	for k, v := range params {
-		q.Set(k, v)
+		if urlparam.IsConsumerOnly(k) {
+			cq.Set(k, v)
+		} else {
+			q.Set(k, v)
+		}
 	}
 	if ejectionOff {
-		q.Set(urlparam.OutlierRulesKey, "none")
+		cq.Set(urlparam.OutlierRulesKey, "none")
 	}
 	q.Set(constant.InterfaceKey, Service)
 	q.Set(constant.ReleaseKey, "dubbo-golang-3.3.2")
@@ -264,10 +269,12 @@ func providerURL(port int, p *Provider, params map[string]string, ejectionOff bo
 	if err != nil {
 		return nil, err
 	}
-	cu, err := common.NewURL("consumer://127.0.0.1/" + Service + "?" + constant.InterfaceKey + "=" + Service)
+	cq.Set(constant.InterfaceKey, Service)
+	cu, err := common.NewURL("consumer://127.0.0.1/" + Service + "?" + cq.Encode())
 	if err != nil {
 		return nil, err
 	}
+	urlparam.MarkConsumer(cu)
 	return pu.MergeURL(cu), nil
 }
 
