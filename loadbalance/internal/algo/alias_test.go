@@ -188,3 +188,12 @@ func anyUsable(w []float64) bool {
 	}
 	return false
 }
+
+// A zone of one provider asks for a pair among one: both are that one.
+func TestPairOfOneIsThatOne(t *testing.T) {
+	for _, r := range []uint64{0, 1, 1 << 32, ^uint64(0)} {
+		if i, j := Pair(r, 1); i != 0 || j != 0 {
+			t.Errorf("Pair(%#x, 1) = %d, %d; want 0, 0", r, i, j)
+		}
+	}
+}
