@@ -24,11 +24,12 @@ import (
 
 // scenarios are the Nacos scenarios, by name.
 var scenarios = map[string]func(tb){
-	"upstream": upstreamListenerMissesAProviderPushedBeforeSubscribe,
-	"fixed":    providerPushedBeforeSubscribeIsFound,
-	"30":       everyConsumerFindsEveryProviderWhateverItsStart,
-	"stale":    staleCallbackIsRepairedFromTheServer,
-	"auth":     providersBehindALoginInANamespace,
+	"upstream":  upstreamListenerMissesAProviderPushedBeforeSubscribe,
+	"fixed":     providerPushedBeforeSubscribeIsFound,
+	"30":        everyConsumerFindsEveryProviderWhateverItsStart,
+	"stale":     staleCallbackIsRepairedFromTheServer,
+	"auth":      providersBehindALoginInANamespace,
+	"unhealthy": everyInstanceUnhealthyKeepsTheList,
 }
 
 // The fault, reproduced with dubbo-go's own Nacos listener: it keeps the
