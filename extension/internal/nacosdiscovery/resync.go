@@ -10,8 +10,8 @@ import (
 	"github.com/dubbogo-lb/lb/internal/lblog"
 )
 
-// The Nacos client (nacos-sdk-go v2.2.5, which dubbo-go pins; v2.3.5 is
-// the same here) can call back with an older list after a newer one: two
+// The Nacos client (nacos-sdk-go v2.3.2, the module's; v2.2.5, which
+// dubbo-go pins, and v2.3.5 are the same here) can call back with an older list after a newer one: two
 // of its goroutines (a push, and the re-subscription after a (re)connect)
 // store into its cache and call back at once, each after comparing with
 // the same old list. The callback then leaves the feed with the older

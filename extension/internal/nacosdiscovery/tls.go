@@ -15,7 +15,8 @@ import (
 
 // nacosConfig is dubbo-go's GetNacosConfig of the registry URL u plus the
 // registry's TLS setting (urlparam.NacosTLS): with TLS on, every server is
-// https, the SDK client's TLSCfg carries the same files, and tc is the
+// https, the SDK client's TLSCfg carries the same files (its gRPC
+// connection and its HTTP login use them), and tc is the
 // crypto/tls configuration of the Open API client, its files loaded; tc is
 // nil with TLS off. A TLS setting that is wrong or whose files cannot be
 // loaded is an error that names the key.
@@ -37,7 +38,9 @@ func nacosConfig(u *common.URL) (servers []nacosconst.ServerConfig, c nacosconst
 	for i := range servers {
 		servers[i].Scheme = "https"
 	}
-	c.TLSCfg = nacosconst.TLSConfig{Enable: true, CaFile: t.CAFile, CertFile: t.CertFile, KeyFile: t.KeyFile, ServerNameOverride: t.ServerName}
+	// Appointed: the client takes this setting, not the process's
+	// nacos_remote_client_rpc_tls_* environment variables.
+	c.TLSCfg = nacosconst.TLSConfig{Appointed: true, Enable: true, CaFile: t.CAFile, CertFile: t.CertFile, KeyFile: t.KeyFile, ServerNameOverride: t.ServerName}
 	return servers, c, tc, nil
 }
 

@@ -148,8 +148,8 @@ func TestNacosConfigGivesTheClientTLS(t *testing.T) {
 			t.Errorf("server %s:%d has scheme %q, want https", s.IpAddr, s.Port, s.Scheme)
 		}
 	}
-	if !c.TLSCfg.Enable || c.TLSCfg.ServerNameOverride != "nacos.internal" || tc == nil || tc.ServerName != "nacos.internal" || tc.InsecureSkipVerify {
-		t.Errorf("client TLS %+v, Open API TLS %v: want both on, server name nacos.internal, verified", c.TLSCfg, tc)
+	if !c.TLSCfg.Enable || !c.TLSCfg.Appointed || c.TLSCfg.ServerNameOverride != "nacos.internal" || tc == nil || tc.ServerName != "nacos.internal" || tc.InsecureSkipVerify {
+		t.Errorf("client TLS %+v, Open API TLS %v: want both on (the client's appointed), server name nacos.internal, verified", c.TLSCfg, tc)
 	}
 	u, _ = common.NewURL("registry://127.0.0.1:8848")
 	if servers, c, tc, err := nacosConfig(u); err != nil || servers[0].Scheme == "https" || c.TLSCfg.Enable || tc != nil {
