@@ -4,12 +4,16 @@ import (
 	"net/http"
 	"strings"
 	"sync"
+	"sync/atomic"
+	"time"
 
 	"dubbo.apache.org/dubbo-go/v3/common"
 	"dubbo.apache.org/dubbo-go/v3/common/constant"
 	"dubbo.apache.org/dubbo-go/v3/protocol/base"
 	"dubbo.apache.org/dubbo-go/v3/protocol/result"
 
+	"github.com/dubbogo-lb/lb/internal/lblog"
+	"github.com/dubbogo-lb/lb/internal/urlmap"
 	"github.com/dubbogo-lb/lb/internal/urlparam"
 	"github.com/dubbogo-lb/lb/rpcstatus"
 	"github.com/dubbogo-lb/lb/rpcstatus/loadreport"
@@ -26,7 +30,10 @@ import (
 // its triple invoker fills); the filter lends one from a pool unless the
 // caller set its own. The report is parsed without allocating and stored
 // on the provider's statistics (rpcstatus.Provider.Load), where the
-// loadaware balancer reads it.
+// loadaware balancer reads it. Its numbers are clamped into the ranges of
+// package loadreport and its time is at most the consumer's wall clock
+// (loadreport.Report.NotAfter); a provider whose report needed a clamp is
+// named in one WARN line, once.
 
 // LoadReportKey is the URL parameter (reference params, method level
 // first: methods.<m>.lb.load-report) that turns load reports on ("true")
@@ -101,6 +108,12 @@ func readLoad(p *rpcstatus.Provider, now int64, inv base.Invocation, res result.
 		parseAny(att[loadreport.JavaKey], &r)
 		parseAny(att[loadreport.OwnKey], &r)
 	}
+	if r.Has&loadreport.HasTime != 0 {
+		r.NotAfter(time.Now().UnixMilli())
+	}
+	if r.Clamped != 0 {
+		warnClamped(p, r.Clamped)
+	}
 	if r.Has != 0 {
 		p.Load().Store(now, &r)
 	}
@@ -109,6 +122,29 @@ func readLoad(p *rpcstatus.Provider, now int64, inv base.Invocation, res result.
 		*lent = nil
 		trailers.Put(lent)
 	}
+}
+
+// clampWarned marks the providers already named for a clamped report,
+// through weak pointers: an entry goes with its provider's statistics.
+var clampWarned urlmap.Store[rpcstatus.Provider, atomic.Bool]
+
+// warnClamped names the provider whose statistics are p, once, for a
+// report whose fields clamped were out of range. After the first time it
+// takes no lock and allocates nothing; the first time it finds p's
+// address among the providers (rpcstatus.Range).
+func warnClamped(p *rpcstatus.Provider, clamped loadreport.Field) {
+	if w := clampWarned.Get(p); w.Load() || !w.CompareAndSwap(false, true) {
+		return
+	}
+	addr := "(unknown)"
+	rpcstatus.Range(func(u *common.URL, q *rpcstatus.Provider) bool {
+		if q == p {
+			addr = u.Location
+		}
+		return q != p
+	})
+	lblog.Warnf("provider %s reported load out of range (%s): clamped to [0, %g] (cpu [0, %g]; positive values below %g read 0, a time ahead reads now); logged once per provider",
+		addr, clamped, float64(loadreport.MaxValue), float64(loadreport.MaxCPU), loadreport.Resolution)
 }
 
 func parseFirst(vs []string, r *loadreport.Report) {

@@ -103,8 +103,9 @@ fuzz() {
 	extension/internal/nacosweight:FuzzFactor extension/internal/nacosdiscovery:FuzzAppInstanceURL \
 	samples/internal/greeter:FuzzParseWhen samples/internal/greeter:FuzzParseCode \
 	rpcstatus/loadreport:FuzzParse loadbalance/loadaware:FuzzParseConfig \
+	loadbalance/lbmetrics:FuzzCollectorLabels \
 	loadbalance/internal/zone:FuzzCompute extension/internal/lbname:FuzzBalancerNames \
-	internal/urlparam:FuzzParseNacosRetry; do
+	internal/urlparam:FuzzParseNacosRetry internal/urlparam:FuzzParseNacosTLS; do
 	go test -run '^$' -fuzz "^${target#*:}\$" -fuzztime "$fuzz_inputs" "./${target%%:*}" || return 1
   done
 }

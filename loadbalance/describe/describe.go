@@ -12,10 +12,12 @@
 package describe
 
 import (
+	"math"
 	"time"
 
 	"dubbo.apache.org/dubbo-go/v3/common"
 
+	"github.com/dubbogo-lb/lb/loadbalance/internal/algo"
 	"github.com/dubbogo-lb/lb/rpcstatus"
 )
 
@@ -180,7 +182,8 @@ type Snapshot struct {
 }
 
 // Source is a balancer that can describe itself. Every balancer of the
-// module is one.
+// module is one. Its methods may be called by several Snapshots at once,
+// with no lock of the Registry held.
 type Source interface {
 	// Describe returns every (service, method) the balancer serves, its
 	// figures read at now (rpcstatus.Nanotime's clock); Share and
@@ -188,4 +191,49 @@ type Source interface {
 	Describe(now int64) []Method
 	// Rebuilds returns the balancer's snapshot rebuilds.
 	Rebuilds() Rebuilds
+}
+
+// finite returns f, or in its place 0 for NaN and ±math.MaxFloat64 for
+// ±Inf: every float of a Snapshot is finite, which JSON requires.
+func finite(f float64) float64 {
+	switch {
+	case algo.Finite(f):
+		return f
+	case math.IsInf(f, 1):
+		return math.MaxFloat64
+	case math.IsInf(f, -1):
+		return -math.MaxFloat64
+	}
+	return 0
+}
+
+// finiteMethod makes every float of m finite (see finite); what m points
+// to is copied, not changed, as a Source may share it.
+func finiteMethod(m *Method) {
+	m.ShareSeconds = finite(m.ShareSeconds)
+	if m.Zones != nil {
+		z := *m.Zones
+		z.LocalShare = finite(z.LocalShare)
+		m.Zones = &z
+	}
+	for i := range m.Providers {
+		p := &m.Providers[i]
+		p.Weight, p.CostMs, p.Share, p.LatencyMs = finite(p.Weight), finite(p.CostMs), finite(p.Share), finite(p.LatencyMs)
+		if p.Reported != nil {
+			r := *p.Reported
+			r.AgeSeconds, r.CPU, r.InFlight, r.Capacity, r.QPS, r.EPS =
+				finite(r.AgeSeconds), finite(r.CPU), finite(r.InFlight), finite(r.Capacity), finite(r.QPS), finite(r.EPS)
+			r.Utilization, r.JavaLoad = finitePtr(r.Utilization), finitePtr(r.JavaLoad)
+			p.Reported = &r
+		}
+	}
+}
+
+// finitePtr returns f, or a pointer to finite(*f) when *f is not finite.
+func finitePtr(f *float64) *float64 {
+	if f == nil || algo.Finite(*f) {
+		return f
+	}
+	v := finite(*f)
+	return &v
 }

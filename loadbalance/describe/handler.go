@@ -4,35 +4,121 @@ import (
 	_ "embed"
 	"encoding/json"
 	"net/http"
+	"net/netip"
 	"strings"
+	"sync/atomic"
+
+	"github.com/dubbogo-lb/lb/internal/lblog"
 )
 
 //go:embed page.html
 var page []byte
 
-// Handler serves the live page of r: an HTML page (embedded, nothing
+// HandlerOptions configure the live page's handler. The zero value answers
+// requests for loopback names only.
+type HandlerOptions struct {
+	// AllowedHosts are the host names or IP addresses the handler answers
+	// requests for (the request's Host header, its port ignored, compared
+	// without regard to case) besides the loopback ones, which it always
+	// answers: localhost, 127.0.0.0/8 and [::1]. A port in an entry is
+	// ignored. Name here the names under which the page is reached when
+	// it listens beyond loopback; a request for any other Host gets 403,
+	// so that a web page whose name an attacker points at this address
+	// (DNS rebinding) cannot read it.
+	AllowedHosts []string
+}
+
+// Handler serves the live page of r with the zero HandlerOptions: see
+// HandlerWith.
+func (r *Registry) Handler() http.Handler { return r.HandlerWith(HandlerOptions{}) }
+
+// HandlerWith serves the live page of r: an HTML page (embedded, nothing
 // fetched from elsewhere) that charts each provider's share of the picks
 // and its weight, updated every second, beside the JSON, which it serves
 // at lb.json. Mount it at any path ending in "/", e.g.
 //
 //	http.Handle("/lb/", http.StripPrefix("/lb", describe.Default.Handler()))
-func (r *Registry) Handler() http.Handler {
+//
+// It answers GET and HEAD only (405 with Allow otherwise), and only
+// requests whose Host is loopback or in opts.AllowedHosts (403 otherwise);
+// every response forbids content sniffing (X-Content-Type-Options:
+// nosniff) and framing (Content-Security-Policy: frame-ancestors 'none')
+// and caching. The JSON is marshalled outside every lock of r; should it
+// ever fail, the answer is a bare 500.
+func (r *Registry) HandlerWith(opts HandlerOptions) http.Handler {
+	allowed := map[string]bool{}
+	for _, h := range opts.AllowedHosts {
+		if h = hostname(h); h != "" {
+			allowed[h] = true
+		}
+	}
+	var warned atomic.Bool
 	return http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
-		w.Header().Set("Cache-Control", "no-store")
+		hdr := w.Header()
+		hdr.Set("Cache-Control", "no-store")
+		hdr.Set("X-Content-Type-Options", "nosniff")
+		hdr.Set("Content-Security-Policy", "frame-ancestors 'none'")
+		if h := hostname(req.Host); !loopback(h) && !allowed[h] {
+			http.Error(w, "forbidden host", http.StatusForbidden)
+			return
+		}
+		if req.Method != http.MethodGet && req.Method != http.MethodHead {
+			hdr.Set("Allow", "GET, HEAD")
+			http.Error(w, "method not allowed", http.StatusMethodNotAllowed)
+			return
+		}
 		switch p := req.URL.Path; {
 		case strings.HasSuffix(p, "/lb.json") || p == "lb.json":
 			body, err := json.MarshalIndent(r.Snapshot(), "", "  ")
 			if err != nil {
-				http.Error(w, err.Error(), http.StatusInternalServerError)
+				if warned.CompareAndSwap(false, true) {
+					lblog.Warnf("live page: the snapshot does not marshal to JSON (logged once): %v", err)
+				}
+				http.Error(w, "internal error", http.StatusInternalServerError)
 				return
 			}
-			w.Header().Set("Content-Type", "application/json")
+			hdr.Set("Content-Type", "application/json")
 			_, _ = w.Write(append(body, '\n'))
 		case p == "" || strings.HasSuffix(p, "/") || strings.HasSuffix(p, "/index.html"):
-			w.Header().Set("Content-Type", "text/html; charset=utf-8")
+			hdr.Set("Content-Type", "text/html; charset=utf-8")
 			_, _ = w.Write(page)
 		default:
 			http.NotFound(w, req)
 		}
 	})
+}
+
+// hostname returns the host of hostport (a Host header: name, IPv4
+// address or bracketed IPv6 address, with or without a port; a bare IPv6
+// address too), lower-case, without a trailing dot; "" when there is
+// none.
+func hostname(hostport string) string {
+	h := strings.TrimSpace(hostport)
+	switch {
+	case strings.HasPrefix(h, "["):
+		end := strings.IndexByte(h, ']')
+		if end < 0 {
+			return ""
+		}
+		h = h[1:end]
+	case strings.Count(h, ":") == 1:
+		h = h[:strings.IndexByte(h, ':')]
+	}
+	return strings.TrimSuffix(strings.ToLower(h), ".")
+}
+
+// Loopback reports whether hostport, a host with or without a port (a
+// Host header, a listening address), names this host's loopback interface:
+// localhost, an address of 127.0.0.0/8 or [::1]. An empty host (every
+// interface) is not loopback.
+func Loopback(hostport string) bool { return loopback(hostname(hostport)) }
+
+// loopback reports whether h (from hostname) names this host's loopback
+// interface: localhost, an address of 127.0.0.0/8 or ::1.
+func loopback(h string) bool {
+	if h == "localhost" {
+		return true
+	}
+	a, err := netip.ParseAddr(h)
+	return err == nil && a.Zone() == "" && a.Unmap().IsLoopback()
 }

@@ -4,8 +4,10 @@ import (
 	"cmp"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 
+	"github.com/dubbogo-lb/lb/internal/lblog"
 	"github.com/dubbogo-lb/lb/rpcstatus"
 )
 
@@ -26,20 +28,28 @@ type Options struct {
 }
 
 // Registry is a set of named Sources and the recent history of their
-// picks, from which it computes the shares. It is safe for concurrent use.
+// picks, from which it computes the shares. It is safe for concurrent use:
+// a Snapshot holds no lock while the Sources describe themselves, so a
+// slow Source delays neither Register nor another Snapshot's other
+// Sources.
 type Registry struct {
 	window, step int64 // ns
 	now          func() int64
 	wall         func() time.Time
 
-	mu      sync.Mutex
+	mu      sync.Mutex // guards sources
 	sources []named
+
+	hmu     sync.Mutex // guards history
 	history map[methodKey]*history
 }
 
 type named struct {
 	name string
 	src  Source
+	// panicked is set once the Source's Describe or Rebuilds panicked
+	// and that was logged.
+	panicked *atomic.Bool
 }
 
 type methodKey struct{ balancer, service, method string }
@@ -90,31 +100,36 @@ func (r *Registry) Register(name string, src Source) {
 			return
 		}
 	}
-	r.sources = append(r.sources, named{name, src})
+	r.sources = append(r.sources, named{name, src, new(atomic.Bool)})
 }
 
 // Snapshot describes every registered balancer now. Each provider's share
 // covers its picks since the Snapshot taken about the Registry's window
 // before (Method.ShareSeconds says how long exactly), or every pick when
 // there was none; Snapshots may be taken at any rate, by any number of
-// readers.
+// readers, concurrently. Every float of the result is finite (a Source's
+// NaN reads 0, its ±Inf ±math.MaxFloat64), so it always marshals to JSON;
+// a Source that panics is listed without methods, and logged once.
 func (r *Registry) Snapshot() Snapshot {
 	r.mu.Lock()
-	defer r.mu.Unlock()
+	sources := slices.Clone(r.sources)
+	r.mu.Unlock()
 	now := r.now()
-	out := Snapshot{Time: r.wall(), Balancers: make([]Balancer, 0, len(r.sources))}
-	for _, s := range r.sources {
-		methods := s.src.Describe(now)
-		if methods == nil {
-			methods = []Method{} // [] in JSON
-		}
+	out := Snapshot{Time: r.wall(), Balancers: make([]Balancer, 0, len(sources))}
+	for _, s := range sources {
+		methods, rebuilds := describeSource(s, now)
 		slices.SortFunc(methods, func(a, b Method) int {
 			return cmp.Or(cmp.Compare(a.Service, b.Service), cmp.Compare(a.Method, b.Method))
 		})
-		for i := range methods {
-			r.share(methodKey{s.name, methods[i].Service, methods[i].Method}, &methods[i], now)
+		out.Balancers = append(out.Balancers, Balancer{Name: s.name, Rebuilds: rebuilds, Methods: methods})
+	}
+	r.hmu.Lock()
+	defer r.hmu.Unlock()
+	for _, b := range out.Balancers {
+		for i := range b.Methods {
+			r.share(methodKey{b.Name, b.Methods[i].Service, b.Methods[i].Method}, &b.Methods[i], now)
+			finiteMethod(&b.Methods[i])
 		}
-		out.Balancers = append(out.Balancers, Balancer{Name: s.name, Rebuilds: s.src.Rebuilds(), Methods: methods})
 	}
 	for k, h := range r.history {
 		if !h.seen {
@@ -123,6 +138,23 @@ func (r *Registry) Snapshot() Snapshot {
 		h.seen = false
 	}
 	return out
+}
+
+// describeSource returns what s says at now; no methods when it panics.
+func describeSource(s named, now int64) (methods []Method, rebuilds Rebuilds) {
+	defer func() {
+		if v := recover(); v != nil {
+			methods, rebuilds = []Method{}, Rebuilds{}
+			if s.panicked.CompareAndSwap(false, true) {
+				lblog.Warnf("describing balancer %q panicked, listed without methods (logged once): %v", s.name, v)
+			}
+		}
+	}()
+	methods, rebuilds = s.src.Describe(now), s.src.Rebuilds()
+	if methods == nil {
+		methods = []Method{} // [] in JSON
+	}
+	return methods, rebuilds
 }
 
 // share fills the shares of m from its picks and the history of key, and
@@ -139,8 +171,10 @@ func (r *Registry) share(key methodKey, m *Method, now int64) {
 	for len(h.samples) > 1 && now-h.samples[1].at >= r.window {
 		h.samples = h.samples[1:]
 	}
+	// A concurrent Snapshot that read the clock later may have recorded
+	// a sample after now: the base is never younger than now.
 	var base *sample
-	if len(h.samples) > 0 {
+	if len(h.samples) > 0 && h.samples[0].at <= now {
 		base = &h.samples[0]
 		m.ShareSeconds = time.Duration(now - base.at).Seconds()
 	}

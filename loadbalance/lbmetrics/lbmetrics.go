@@ -14,10 +14,19 @@
 // scraped, so nothing is updated on the hot path beyond the pick counter,
 // and a provider that leaves a snapshot leaves the metrics. The metrics
 // are listed in docs/observability.md; reasoning in DESIGN.md beside this file.
+//
+// Every label value comes from outside the process (a provider's URL, the
+// method called) and is made valid UTF-8 and at most MaxLabelBytes long
+// before it reaches Prometheus; a series Prometheus would still refuse is
+// skipped with one WARN line, so that nothing a provider registers can
+// fail or panic a scrape.
 package lbmetrics
 
 import (
+	"fmt"
 	"strings"
+	"sync/atomic"
+	"unicode/utf8"
 
 	"dubbo.apache.org/dubbo-go/v3/common"
 	"dubbo.apache.org/dubbo-go/v3/common/constant"
@@ -57,6 +66,10 @@ const (
 	metricZoneLocal      = "dubbo_consumer_lb_zone_local_ratio"
 	metricZonePicks      = "dubbo_consumer_lb_zone_picks_total"
 )
+
+// MaxLabelBytes bounds the length of a label value, in bytes: a longer one
+// is cut at the last whole character within it.
+const MaxLabelBytes = 256
 
 // Names returns every metric name the Collector exports, for dashboards
 // and alert rules to be checked against.
@@ -122,6 +135,7 @@ type Collector struct {
 	zoneLocal, zonePicks                                                 *prom.Desc
 	repUtil, repQPS, repFlight, repAge, repJava                          *prom.Desc
 	bounds                                                               []float64 // histogram bounds, s
+	warned                                                               atomic.Bool
 }
 
 // New returns a Collector.
@@ -178,32 +192,49 @@ func (c *Collector) Describe(ch chan<- *prom.Desc) {
 }
 
 // Collect implements prometheus.Collector: one series per provider of each
-// snapshot and metric, one per balancer and reason of rebuild.
+// snapshot and metric, one per balancer and reason of rebuild. Label values
+// are made valid (labelValue), series whose labels coincide (a provider
+// listed twice, or two values that read alike once made valid) are sent
+// once, and a series Prometheus refuses is skipped with one WARN line; a
+// panic while collecting ends this scrape's series, logged once.
 func (c *Collector) Collect(ch chan<- prom.Metric) {
+	defer func() {
+		if v := recover(); v != nil {
+			c.warn(fmt.Errorf("panic: %v", v))
+		}
+	}()
 	snap := c.opts.Registry.Snapshot()
-	seen := map[string]bool{}
+	firstBalancer, firstMethod, firstProvider := once(), once(), once()
+	host, ip := labelValue(c.opts.Hostname), labelValue(c.opts.IP)
 	for _, b := range snap.Balancers {
-		app := []string{c.opts.Application, c.opts.AppVersion, c.opts.Hostname, c.opts.IP, b.Name}
-		ch <- prom.MustNewConstMetric(c.built, prom.CounterValue, float64(b.Rebuilds.Membership), append(app, reasonMember)...)
-		ch <- prom.MustNewConstMetric(c.built, prom.CounterValue, float64(b.Rebuilds.Warmup), append(app, reasonWarmup)...)
-		ch <- prom.MustNewConstMetric(c.interim, prom.CounterValue, float64(b.Rebuilds.InterimPicks), app...)
+		name := labelValue(b.Name)
+		app := []string{labelValue(c.opts.Application), labelValue(c.opts.AppVersion), host, ip, name}
+		if firstBalancer(app) {
+			c.send(ch, c.built, prom.CounterValue, float64(b.Rebuilds.Membership), append(app, reasonMember)...)
+			c.send(ch, c.built, prom.CounterValue, float64(b.Rebuilds.Warmup), append(app, reasonWarmup)...)
+			c.send(ch, c.interim, prom.CounterValue, float64(b.Rebuilds.InterimPicks), app...)
+		}
 		for _, m := range b.Methods {
-			panicked := 0.0
-			if m.Panic {
-				panicked = 1
+			if len(m.Providers) == 0 {
+				continue
 			}
 			mv := c.labels(m.Providers[0].URL, m.Method, "", b.Name)
-			ch <- prom.MustNewConstMetric(c.panic, prom.GaugeValue, panicked, append(mv[:8:8], b.Name)...)
-			if z := m.Zones; z != nil {
-				c.zones(ch, &m, append(mv[:8:8], b.Name))
+			mv = append(mv[:8:8], name)
+			if firstMethod(mv) {
+				panicked := 0.0
+				if m.Panic {
+					panicked = 1
+				}
+				c.send(ch, c.panic, prom.GaugeValue, panicked, mv...)
+				if m.Zones != nil {
+					c.zones(ch, &m, mv)
+				}
 			}
 			for _, p := range m.Providers {
 				lv := c.labels(p.URL, m.Method, p.Address, b.Name)
 				// Two invokers of one address in a snapshot (a provider
 				// listed twice) would make the scrape fail: keep the first.
-				key := strings.Join(lv, "\xff")
-				if !seen[key] {
-					seen[key] = true
+				if firstProvider(lv) {
 					c.provider(ch, &p, lv)
 				}
 			}
@@ -211,56 +242,111 @@ func (c *Collector) Collect(ch chan<- prom.Metric) {
 	}
 }
 
+// once returns a function that reports whether it is called with a set of
+// label values for the first time.
+func once() func(lv []string) bool {
+	seen := map[string]bool{}
+	return func(lv []string) bool {
+		key := strings.Join(lv, "\xff") // no valid label value holds 0xff
+		if seen[key] {
+			return false
+		}
+		seen[key] = true
+		return true
+	}
+}
+
+// send sends the metric desc of value v labelled lv; one Prometheus
+// refuses is skipped (see warn).
+func (c *Collector) send(ch chan<- prom.Metric, desc *prom.Desc, t prom.ValueType, v float64, lv ...string) {
+	m, err := prom.NewConstMetric(desc, t, v, lv...)
+	if err != nil {
+		c.warn(err)
+		return
+	}
+	ch <- m
+}
+
+// warn logs, once per Collector, why a series was skipped.
+func (c *Collector) warn(err error) {
+	if c.warned.CompareAndSwap(false, true) {
+		lblog.Warnf("load-balancing metrics: a series was skipped (logged once): %v", err)
+	}
+}
+
+// labelValue returns s as a Prometheus label value: valid UTF-8 (each run
+// of invalid bytes reads U+FFFD) of at most MaxLabelBytes bytes, cut at a
+// character boundary. It allocates only for a value it changes.
+func labelValue(s string) string {
+	if len(s) <= MaxLabelBytes && utf8.ValidString(s) {
+		return s
+	}
+	if len(s) > MaxLabelBytes {
+		s = s[:MaxLabelBytes] // what is cut here is cut below anyway
+	}
+	s = strings.ToValidUTF8(s, "\uFFFD")
+	if len(s) > MaxLabelBytes {
+		cut := MaxLabelBytes
+		for cut > 0 && !utf8.RuneStart(s[cut]) {
+			cut--
+		}
+		s = s[:cut]
+	}
+	return s
+}
+
 // zones sends the zone-aware routing metrics of m, labelled mv (the
 // per-method labels).
 func (c *Collector) zones(ch chan<- prom.Metric, m *describe.Method, mv []string) {
 	z := m.Zones
+	local := labelValue(z.Local)
 	if z.Mode != "off" {
-		ch <- prom.MustNewConstMetric(c.zoneLocal, prom.GaugeValue, z.LocalShare, append(mv[:len(mv):len(mv)], z.Local)...)
+		c.send(ch, c.zoneLocal, prom.GaugeValue, z.LocalShare, append(mv[:len(mv):len(mv)], local)...)
 	}
 	picks := map[string]int64{}
 	var names []string
 	for _, p := range m.Providers {
-		if _, ok := picks[p.Zone]; !ok {
-			names = append(names, p.Zone)
+		zone := labelValue(p.Zone)
+		if _, ok := picks[zone]; !ok {
+			names = append(names, zone)
 		}
-		picks[p.Zone] += p.Picks
+		picks[zone] += p.Picks
 	}
 	for _, name := range names {
-		local := "false"
-		if name == z.Local {
-			local = "true"
+		isLocal := "false"
+		if name == local {
+			isLocal = "true"
 		}
-		ch <- prom.MustNewConstMetric(c.zonePicks, prom.CounterValue, float64(picks[name]), append(mv[:len(mv):len(mv)], name, local)...)
+		c.send(ch, c.zonePicks, prom.CounterValue, float64(picks[name]), append(mv[:len(mv):len(mv)], name, isLocal)...)
 	}
 }
 
 // provider sends the metrics of p, labelled lv.
 func (c *Collector) provider(ch chan<- prom.Metric, p *describe.Provider, lv []string) {
-	ch <- prom.MustNewConstMetric(c.picks, prom.CounterValue, float64(p.Picks), lv...)
-	ch <- prom.MustNewConstMetric(c.inFlight, prom.GaugeValue, float64(p.InFlight), lv...)
-	ch <- prom.MustNewConstMetric(c.failed, prom.CounterValue, float64(p.Failures), lv...)
-	ch <- prom.MustNewConstMetric(c.ewma, prom.GaugeValue, p.LatencyMs/1e3, lv...)
-	ch <- prom.MustNewConstMetric(c.weight, prom.GaugeValue, p.Weight, lv...)
+	c.send(ch, c.picks, prom.CounterValue, float64(p.Picks), lv...)
+	c.send(ch, c.inFlight, prom.GaugeValue, float64(p.InFlight), lv...)
+	c.send(ch, c.failed, prom.CounterValue, float64(p.Failures), lv...)
+	c.send(ch, c.ewma, prom.GaugeValue, p.LatencyMs/1e3, lv...)
+	c.send(ch, c.weight, prom.GaugeValue, p.Weight, lv...)
 	ejected := 0.0
 	if p.State == describe.StateEjected {
 		ejected = 1
 	}
-	ch <- prom.MustNewConstMetric(c.ejected, prom.GaugeValue, ejected, lv...)
-	ch <- prom.MustNewConstMetric(c.ejections, prom.CounterValue, float64(p.Ejections), lv...)
+	c.send(ch, c.ejected, prom.GaugeValue, ejected, lv...)
+	c.send(ch, c.ejections, prom.CounterValue, float64(p.Ejections), lv...)
 	if p.CostMs > 0 {
-		ch <- prom.MustNewConstMetric(c.cost, prom.GaugeValue, p.CostMs/1e3, lv...)
+		c.send(ch, c.cost, prom.GaugeValue, p.CostMs/1e3, lv...)
 	}
 	if r := p.Reported; r != nil {
 		if r.Utilization != nil {
-			ch <- prom.MustNewConstMetric(c.repUtil, prom.GaugeValue, *r.Utilization, lv...)
+			c.send(ch, c.repUtil, prom.GaugeValue, *r.Utilization, lv...)
 		}
 		if r.JavaLoad != nil {
-			ch <- prom.MustNewConstMetric(c.repJava, prom.GaugeValue, *r.JavaLoad/100, lv...)
+			c.send(ch, c.repJava, prom.GaugeValue, *r.JavaLoad/100, lv...)
 		}
-		ch <- prom.MustNewConstMetric(c.repQPS, prom.GaugeValue, r.QPS, lv...)
-		ch <- prom.MustNewConstMetric(c.repFlight, prom.GaugeValue, r.InFlight, lv...)
-		ch <- prom.MustNewConstMetric(c.repAge, prom.GaugeValue, r.AgeSeconds, lv...)
+		c.send(ch, c.repQPS, prom.GaugeValue, r.QPS, lv...)
+		c.send(ch, c.repFlight, prom.GaugeValue, r.InFlight, lv...)
+		c.send(ch, c.repAge, prom.GaugeValue, r.AgeSeconds, lv...)
 	}
 	if p.Stats != nil {
 		counts, n := p.Stats.Histogram()
@@ -271,21 +357,31 @@ func (c *Collector) provider(ch chan<- prom.Metric, p *describe.Provider, lv []s
 			cumulative[bound] = sum
 		}
 		sec := float64(p.Stats.TotalElapsed()) / 1e9
-		ch <- prom.MustNewConstHistogram(c.latency, uint64(n), sec, cumulative, lv...)
+		h, err := prom.NewConstHistogram(c.latency, uint64(n), sec, cumulative, lv...)
+		if err != nil {
+			c.warn(err)
+			return
+		}
+		ch <- h
 	}
 }
 
 // labels returns the values of providerLabels for a provider whose URL is
 // u, as dubbo-go's consumer metrics label a call to it (metrics/rpc:
 // application and version from the provider URL merged with the
-// consumer's).
+// consumer's), each made a valid label value (labelValue). A nil u gives
+// empty URL labels.
 func (c *Collector) labels(u *common.URL, method, address, balancer string) []string {
-	return []string{
-		u.GetParam(constant.ApplicationKey, ""), u.GetParam(constant.AppVersionKey, ""),
-		c.opts.Hostname, c.opts.IP,
-		u.Service(), method, u.Group(), u.GetParam(constant.VersionKey, ""),
-		address, balancer,
+	var app, appVersion, service, group, version string
+	if u != nil {
+		app, appVersion = u.GetParam(constant.ApplicationKey, ""), u.GetParam(constant.AppVersionKey, "")
+		service, group, version = u.Service(), u.Group(), u.GetParam(constant.VersionKey, "")
 	}
+	lv := []string{app, appVersion, c.opts.Hostname, c.opts.IP, service, method, group, version, address, balancer}
+	for i := range lv {
+		lv[i] = labelValue(lv[i])
+	}
+	return lv
 }
 
 // CollectorFunc is a dubbo-go metrics.CollectorFunc: dubbo-go calls it

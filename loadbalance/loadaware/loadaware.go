@@ -177,6 +177,10 @@ func (b *Balancer) better(v *member.View[table], i, j int) bool {
 // weight, which a provider that got few calls reports: its qps fell with
 // its share), so better also probes a provider that is free and has gone
 // ProbeAfter longer than the other candidate without a call.
+//
+// The cost is finite (finiteCost): the reports are clamped where they are
+// parsed (package loadreport), and a value that escaped that, NaN or
+// infinite, is the worst cost rather than a comparison that always fails.
 func (b *Balancer) cost(v *member.View[table], i int, st *rpcstatus.Stats, rtt float64, known bool) float64 {
 	t := v.Table
 	if !known {
@@ -184,16 +188,25 @@ func (b *Balancer) cost(v *member.View[table], i int, st *rpcstatus.Stats, rtt f
 	}
 	active := st.Active()
 	if t.fallback.Load() {
-		return max(rtt, minRTT) * float64(max(active, 0)+1)
+		return finiteCost(max(rtt, minRTT) * float64(max(active, 0)+1))
 	}
 	val := t.value(i)
 	switch t.cfg.cost {
 	case CostJava:
-		return javaCost(val, rtt/1e6, active, success(st), v.Weight(i))
+		return finiteCost(javaCost(val, rtt/1e6, active, success(st), v.Weight(i)))
 	case CostWRR:
-		return wrrCost(active, val) * silence(st, rtt, known)
+		return finiteCost(wrrCost(active, val) * silence(st, rtt, known))
 	}
-	return capacityCost(rtt, active, val)
+	return finiteCost(capacityCost(rtt, active, val))
+}
+
+// finiteCost returns c, or math.MaxFloat64, the worst cost, when c is NaN
+// or infinite.
+func finiteCost(c float64) float64 {
+	if algo.Finite(c) {
+		return c
+	}
+	return math.MaxFloat64
 }
 
 // minRTT is the least RTT the fallback charges (1 µs), as rtadaptive.

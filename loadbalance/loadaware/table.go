@@ -115,13 +115,17 @@ func (b *Balancer) update(v *member.View[table], now int64) {
 		t.fallback.Store(true)
 		return
 	}
-	t.mean.Store(math.Float64bits(sum / float64(usable)))
+	mean := sum / float64(usable)
+	if !algo.Finite(mean) {
+		mean = math.MaxFloat64 // values near the float's limit, not from a parsed report
+	}
+	t.mean.Store(math.Float64bits(mean))
 	t.fallback.Store(false)
 }
 
 // reported returns provider i's value by its last report at now, and
 // false when the report is missing, expired, in its blackout or gives no
-// value; p is what the table keeps of it.
+// finite value; p is what the table keeps of it.
 func (b *Balancer) reported(v *member.View[table], p *provider, i int, now int64) (float64, bool) {
 	t := v.Table
 	l := v.Provider(i).Load()
@@ -162,7 +166,7 @@ func (b *Balancer) reported(v *member.View[table], p *provider, i int, now int64
 		}
 		val, ok = concurrencyCapacity(l.Report().Capacity, qps, eps, util, t.cfg.penalty, float64(rtt))
 	}
-	if !ok || val < 0 {
+	if !ok || !(val >= 0) || !algo.Finite(val) {
 		p.since.Store(0)
 		return 0, false
 	}

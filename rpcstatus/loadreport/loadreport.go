@@ -16,13 +16,17 @@
 // Over triple both travel as response trailers (lower-case names on the
 // wire; Go's HTTP client canonicalizes them to TrailerJava and TrailerOwn).
 // Parse reads either value without allocating; unknown names are skipped,
-// malformed or out-of-range numbers are dropped (the field reads as
-// absent), never a panic.
+// malformed or negative numbers are dropped (the field reads as absent),
+// and numbers outside a field's range are clamped into it (see MaxValue,
+// Resolution), never a panic: every field of a parsed Report is finite, so
+// no cost, weight or share computed from it is NaN or infinite.
 package loadreport
 
 import (
 	"math"
 	"strconv"
+	"strings"
+	"time"
 )
 
 // Attachment names.
@@ -66,6 +70,10 @@ type Report struct {
 	QPS, EPS float64
 	// Has says which fields the report carried (HasTime, HasJavaLoad…).
 	Has Field
+	// Clamped says which fields carried a value outside their range and
+	// were clamped into it (by Parse, or HasTime by NotAfter); a subset of
+	// Has.
+	Clamped Field
 }
 
 // Field is a set of fields of a Report.
@@ -86,9 +94,25 @@ const (
 // them came from a provider with our filter.
 const Own = HasCPU | HasInflight | HasCapacity | HasQPS | HasEPS
 
-// maxValue bounds every field: a larger value is malformed. Rates and
-// counts of a real provider stay far below it.
-const maxValue = 1e12
+// The ranges of the fields. A value above a field's maximum reads as the
+// maximum, a positive value below Resolution as 0; either sets the field's
+// bit in Report.Clamped. With every field in [Resolution, MaxValue] or 0,
+// the ratios the balancers take (eps / qps, inflight / cap, qps / cpu) stay
+// within 1e13 and their costs finite (DESIGN.md of package loadaware).
+const (
+	// MaxValue bounds JavaLoad (percent), Inflight, Capacity, QPS and EPS.
+	// Rates and counts of a real provider stay far below it.
+	MaxValue = 1e9
+	// MaxCPU bounds CPU, a fraction of the CPUs the provider may use.
+	MaxCPU = 1
+	// Resolution is the least positive value a field holds: the format's
+	// 4 decimals (AppendOwn).
+	Resolution = 1e-4
+	// MaxSkew is how far ahead of the consumer's clock a report's time
+	// may be before NotAfter counts it as clamped; any time ahead is
+	// treated as now.
+	MaxSkew = time.Minute
+)
 
 // AppendJava appends Dubbo Java's format of r (curTime and load) to b.
 func AppendJava(b []byte, r *Report) []byte {
@@ -154,10 +178,10 @@ func appendFloat(b []byte, f float64) []byte {
 
 // Parse reads the fields of s, a value of JavaKey or OwnKey, into r,
 // overwriting the fields it finds (so a Java value and an own value can be
-// read into one Report). It returns the fields it read. It allocates
-// nothing for well-formed input.
+// read into one Report). It returns the fields it read; those it clamped
+// are added to r.Clamped. It allocates nothing for well-formed input.
 func Parse(s string, r *Report) Field {
-	var got Field
+	var got, clamped Field
 	for len(s) > 0 {
 		var item string
 		item, s = cut(s, ',')
@@ -169,15 +193,71 @@ func Parse(s string, r *Report) Field {
 		if f == HasTime {
 			r.TimeMs = int64(v)
 		} else {
-			*r.float(f) = v
+			c := clamp(f, v)
+			if c != v {
+				clamped |= f
+			} else {
+				clamped &^= f // a later value of the field replaces it
+			}
+			*r.float(f) = c
 		}
 		got |= f
 	}
 	r.Has |= got
+	r.Clamped = r.Clamped&^got | clamped
 	return got
 }
 
-// field maps a name and its value to a Field, checking the value's range.
+// clamp returns v, a finite value of the float field f, clamped into its
+// range: at most MaxCPU or MaxValue, 0 below Resolution.
+func clamp(f Field, v float64) float64 {
+	hi := float64(MaxValue)
+	if f == HasCPU {
+		hi = MaxCPU
+	}
+	switch {
+	case !(v >= Resolution): // NaN included, which field never returns
+		return 0
+	case v > hi:
+		return hi
+	}
+	return v
+}
+
+// NotAfter treats a report time ahead of nowMs, the consumer's wall clock
+// (Unix ms), as nowMs: a provider's clock that runs ahead, or a forged
+// time, must not make its later reports look older than this one. A time
+// more than MaxSkew ahead sets HasTime in Clamped.
+func (r *Report) NotAfter(nowMs int64) {
+	if r.Has&HasTime == 0 || r.TimeMs <= nowMs {
+		return
+	}
+	if r.TimeMs-nowMs > MaxSkew.Milliseconds() {
+		r.Clamped |= HasTime
+	}
+	r.TimeMs = nowMs
+}
+
+// String returns the names of the fields of f, comma-separated, in the
+// format's spelling ("cpu,qps,t"); "load" for JavaLoad.
+func (f Field) String() string {
+	var b strings.Builder
+	for _, x := range [...]struct {
+		has  Field
+		name string
+	}{{HasTime, "t"}, {HasJavaLoad, "load"}, {HasCPU, "cpu"}, {HasInflight, "inflight"}, {HasCapacity, "cap"}, {HasQPS, "qps"}, {HasEPS, "eps"}} {
+		if f&x.has != 0 {
+			if b.Len() > 0 {
+				b.WriteByte(',')
+			}
+			b.WriteString(x.name)
+		}
+	}
+	return b.String()
+}
+
+// field maps a name and its value to a Field; the value is finite and not
+// negative (a float field's is clamped by Parse).
 func field(name, value string) (Field, float64, bool) {
 	var f Field
 	switch name {
@@ -202,7 +282,7 @@ func field(name, value string) (Field, float64, bool) {
 		return 0, 0, false
 	}
 	v, ok := parseFloat(value)
-	if !ok || v < 0 || v > maxValue || (f == HasCPU && v > 1) {
+	if !ok || v < 0 {
 		return 0, 0, false
 	}
 	return f, v, true

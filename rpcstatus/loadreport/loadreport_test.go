@@ -55,12 +55,84 @@ func TestOwnRoundTrip(t *testing.T) {
 	assert.Equal(t, Own|HasTime|HasJavaLoad, out.Has)
 }
 
-func TestParseRejectsOutOfRange(t *testing.T) {
+func TestParseRejectsMalformed(t *testing.T) {
 	var r Report
-	assert.Equal(t, Field(0), Parse("cpu:1.5,inflight:-1,qps:1e13,cap:abc,eps:0x10,t:-5,t:99999999999999999999", &r))
+	assert.Equal(t, Field(0), Parse("inflight:-1,cap:abc,eps:0x10,t:-5,t:99999999999999999999,qps:1e308,load:-Infinity", &r))
 	assert.Equal(t, Report{}, r)
 	assert.Equal(t, HasCPU, Parse("cpu:1,unknown:3,:,,x", &r))
 	assert.Equal(t, 1.0, r.CPU)
+}
+
+// Every float field is clamped into its range, and Clamped says which
+// were; a value in range is kept as sent.
+func TestParseClamps(t *testing.T) {
+	for _, tc := range []struct {
+		in      string
+		want    Report
+		clamped Field
+	}{
+		{"cpu:1.5", Report{CPU: 1, Has: HasCPU}, HasCPU},
+		{"cpu:1", Report{CPU: 1, Has: HasCPU}, 0},
+		{"cpu:0.0001", Report{CPU: 1e-4, Has: HasCPU}, 0},
+		{"cpu:1e-99", Report{Has: HasCPU}, HasCPU},
+		{"cap:1e-99", Report{Has: HasCapacity}, HasCapacity},
+		{"cap:0", Report{Has: HasCapacity}, 0},
+		{"qps:1e-5", Report{Has: HasQPS}, HasQPS},
+		{"qps:1e13", Report{QPS: MaxValue, Has: HasQPS}, HasQPS},
+		{"eps:1e12", Report{EPS: MaxValue, Has: HasEPS}, HasEPS},
+		{"eps:1e9", Report{EPS: 1e9, Has: HasEPS}, 0},
+		{"inflight:9e99", Report{Inflight: MaxValue, Has: HasInflight}, HasInflight},
+		{"load:5e10", Report{JavaLoad: MaxValue, Has: HasJavaLoad}, HasJavaLoad},
+		{"load:1.0E-5", Report{Has: HasJavaLoad}, HasJavaLoad},
+		// The hostile report that once made a cost infinite.
+		{"cpu:1e-99,cap:1e-99,qps:1e-99,eps:1e12", Report{EPS: MaxValue, Has: HasCPU | HasCapacity | HasQPS | HasEPS},
+			HasCPU | HasCapacity | HasQPS | HasEPS},
+		// A later value of a field replaces an earlier one, clamp included.
+		{"cpu:7,cpu:0.5", Report{CPU: 0.5, Has: HasCPU}, 0},
+		{"cpu:0.5,cpu:7", Report{CPU: 1, Has: HasCPU}, HasCPU},
+	} {
+		var r Report
+		Parse(tc.in, &r)
+		assert.Equal(t, tc.clamped, r.Clamped, tc.in)
+		r.Clamped = 0
+		assert.Equal(t, tc.want, r, tc.in)
+	}
+	// A field read again in range is no longer clamped; others stay.
+	var r Report
+	Parse("cpu:2,qps:1e20", &r)
+	Parse("cpu:0.5", &r)
+	assert.Equal(t, HasQPS, r.Clamped)
+}
+
+// A report time ahead of the consumer's clock reads as now; more than
+// MaxSkew ahead it counts as clamped.
+func TestNotAfter(t *testing.T) {
+	const now = 1_764_560_000_000
+	skew := MaxSkew.Milliseconds()
+	for _, tc := range []struct {
+		name    string
+		r       Report
+		want    int64
+		clamped Field
+	}{
+		{"past", Report{TimeMs: now - 5000, Has: HasTime}, now - 5000, 0},
+		{"now", Report{TimeMs: now, Has: HasTime}, now, 0},
+		{"ahead within the skew", Report{TimeMs: now + skew, Has: HasTime}, now, 0},
+		{"ahead beyond the skew", Report{TimeMs: now + skew + 1, Has: HasTime}, now, HasTime},
+		{"far future", Report{TimeMs: 999_999_999_999_999_999, Has: HasTime}, now, HasTime},
+		{"no time", Report{TimeMs: now + 2*skew}, now + 2*skew, 0},
+	} {
+		r := tc.r
+		r.NotAfter(now)
+		assert.Equal(t, tc.want, r.TimeMs, tc.name)
+		assert.Equal(t, tc.clamped, r.Clamped, tc.name)
+	}
+}
+
+func TestFieldString(t *testing.T) {
+	assert.Equal(t, "", Field(0).String())
+	assert.Equal(t, "t,load,cpu,inflight,cap,qps,eps", (Own | HasTime | HasJavaLoad).String())
+	assert.Equal(t, "cpu,eps", (HasCPU | HasEPS).String())
 }
 
 func TestParseAllocatesNothing(t *testing.T) {
@@ -84,11 +156,11 @@ func FuzzParse(f *testing.F) {
 			t.Fatalf("Parse(%q) = %v, Has %v", s, got, r.Has)
 		}
 		for _, v := range []float64{r.JavaLoad, r.CPU, r.Inflight, r.Capacity, r.QPS, r.EPS} {
-			if math.IsNaN(v) || v < 0 || v > maxValue {
+			if math.IsNaN(v) || v != 0 && v < Resolution || v > MaxValue {
 				t.Fatalf("Parse(%q): field out of range: %+v", s, r)
 			}
 		}
-		if r.CPU > 1 || r.TimeMs < 0 {
+		if r.CPU > MaxCPU || r.TimeMs < 0 || r.Clamped&^r.Has != 0 {
 			t.Fatalf("Parse(%q): %+v", s, r)
 		}
 		// What AppendOwn writes parses back to the same fields.

@@ -11,7 +11,6 @@ import (
 	"time"
 
 	"dubbo.apache.org/dubbo-go/v3/global"
-	dgnacos "dubbo.apache.org/dubbo-go/v3/remoting/nacos"
 	nacosconst "github.com/nacos-group/nacos-sdk-go/v2/common/constant"
 	"github.com/nacos-group/nacos-sdk-go/v2/model"
 )
@@ -118,13 +117,17 @@ type fakeNacos struct {
 	listBusy int // the first listBusy list reads answer 503 instead
 	mu       sync.Mutex
 	logins   []string          // paths, in order
-	tokens   []string          // accessToken of each list read
+	tokens   []string          // accessToken header of each list read
+	inURL    []string          // URLs that carried an accessToken
 	lastList map[string]string // query of the last list read
 }
 
 func (f *fakeNacos) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
+	if r.URL.Query().Has("accessToken") {
+		f.inURL = append(f.inURL, r.URL.String())
+	}
 	answer := func(code int, body string) {
 		w.WriteHeader(code)
 		_, _ = w.Write([]byte(body))
@@ -145,7 +148,7 @@ func (f *fakeNacos) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 		answer(code, `{"accessToken":"token-`+string(rune('0'+len(f.logins)))+`","tokenTtl":18000}`)
 	case "/nacos/v1/ns/instance/list":
-		f.tokens = append(f.tokens, r.FormValue("accessToken"))
+		f.tokens = append(f.tokens, r.Header.Get("accessToken"))
 		f.lastList = map[string]string{"namespaceId": r.FormValue("namespaceId"), "groupName": r.FormValue("groupName")}
 		if f.listBusy > 0 {
 			f.listBusy--
@@ -161,7 +164,7 @@ func (f *fakeNacos) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 func fakeAPI(t *testing.T, f *fakeNacos, user string) *openAPI {
 	srv := httptest.NewServer(f)
 	t.Cleanup(srv.Close)
-	a := newOpenAPI(nil, nacosconst.ClientConfig{NamespaceId: "ns", Username: user, Password: "p", TimeoutMs: 5000})
+	a := newOpenAPI(nil, nacosconst.ClientConfig{NamespaceId: "ns", Username: user, Password: "p", TimeoutMs: 5000}, nil)
 	a.bases = []string{srv.URL + "/nacos"}
 	return a
 }
@@ -192,6 +195,9 @@ func TestOpenAPILogin(t *testing.T) {
 			token := "token-" + string(rune('0'+len(tc.wantLogins)))
 			if !slices.Equal(f.tokens, []string{token, token}) || f.lastList["namespaceId"] != "ns" || f.lastList["groupName"] != "G" {
 				t.Errorf("the reads sent tokens %v and %v, want %s twice, namespace ns, group G", f.tokens, f.lastList, token)
+			}
+			if len(f.inURL) != 0 {
+				t.Errorf("the token went in URLs: %v", f.inURL)
 			}
 
 			f.list = http.StatusForbidden // e.g. Nacos restarted with another secret key
@@ -293,11 +299,11 @@ func TestOpenAPIGoesOnToTheNextNodeOfACluster(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	servers, config, err := dgnacos.GetNacosConfig(u)
+	servers, config, tc, err := nacosConfig(u)
 	if err != nil {
 		t.Fatal(err)
 	}
-	a := newOpenAPI(servers, config)
+	a := newOpenAPI(servers, config, tc)
 	if want := []string{"http://" + deadAddr + "/nacos", srv.URL + "/nacos"}; !slices.Equal(a.bases, want) {
 		t.Fatalf("Open API bases %v, want %v", a.bases, want)
 	}

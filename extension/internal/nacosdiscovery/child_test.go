@@ -16,7 +16,7 @@ import (
 )
 
 // The Nacos scenarios run in a child process of the test binary. The Nacos
-// client (nacos-sdk-go v2.2.5, which dubbo-go pins) has data races of its
+// client (nacos-sdk-go, v2.2.5 and v2.3.2 alike) has data races of its
 // own, on reconnect and in its cache, that no caller can avoid; in-process
 // the race detector would fail the test for them. The child reports the
 // races to its output, where the parent fails the test for those in this
@@ -24,11 +24,12 @@ import (
 
 // scenarios are the Nacos scenarios, by name.
 var scenarios = map[string]func(tb){
-	"upstream": upstreamListenerMissesAProviderPushedBeforeSubscribe,
-	"fixed":    providerPushedBeforeSubscribeIsFound,
-	"30":       everyConsumerFindsEveryProviderWhateverItsStart,
-	"stale":    staleCallbackIsRepairedFromTheServer,
-	"auth":     providersBehindALoginInANamespace,
+	"upstream":  upstreamListenerMissesAProviderPushedBeforeSubscribe,
+	"fixed":     providerPushedBeforeSubscribeIsFound,
+	"30":        everyConsumerFindsEveryProviderWhateverItsStart,
+	"stale":     staleCallbackIsRepairedFromTheServer,
+	"auth":      providersBehindALoginInANamespace,
+	"unhealthy": everyInstanceUnhealthyKeepsTheList,
 }
 
 // The fault, reproduced with dubbo-go's own Nacos listener: it keeps the

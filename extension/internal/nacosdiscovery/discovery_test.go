@@ -11,7 +11,8 @@ import (
 )
 
 // startupRace forces, step by step, the order of events in which
-// dubbo-go v3.3.2 with nacos-sdk-go v2.2.5 loses a provider: through sub
+// dubbo-go v3.3.2 with nacos-sdk-go v2.3.2 (or v2.2.5, which dubbo-go pins)
+// loses a provider: through sub
 // (a registry), the consumer loads the instances while the service has
 // only provider A; provider B registers; B's push reaches the Nacos
 // client's cache; only then does the consumer subscribe. It returns the

@@ -11,7 +11,6 @@ import (
 	"dubbo.apache.org/dubbo-go/v3/common"
 	"dubbo.apache.org/dubbo-go/v3/common/constant"
 	"dubbo.apache.org/dubbo-go/v3/global"
-	dgnacos "dubbo.apache.org/dubbo-go/v3/remoting/nacos"
 )
 
 // CheckLogin checks at start-up that the Nacos server of the registry reg
@@ -27,11 +26,11 @@ func CheckLogin(reg *global.RegistryConfig) error {
 	if err != nil {
 		return err
 	}
-	servers, config, err := dgnacos.GetNacosConfig(u)
+	servers, config, tc, err := nacosConfig(u)
 	if err != nil {
 		return fmt.Errorf("Nacos at %s: %w", reg.Address, err)
 	}
-	return newOpenAPI(servers, config).checkLogins(time.Sleep)
+	return newOpenAPI(servers, config, tc).checkLogins(time.Sleep)
 }
 
 // checkLoginWaits are the waits before the second and the third round of
@@ -77,7 +76,7 @@ func (a *openAPI) checkLogin(base string) (decided bool, err error) {
 		q.Set("namespaceId", a.namespace)
 	}
 	var body json.RawMessage
-	readErr := a.get(base+"/v1/ns/instance/list?"+q.Encode(), &body)
+	readErr := a.get(base+"/v1/ns/instance/list?"+q.Encode(), "", &body)
 	switch {
 	case readErr == nil:
 		return true, nil // no login needed: the credentials do not matter

@@ -1,6 +1,7 @@
 package nacosdiscovery
 
 import (
+	"crypto/tls"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -22,8 +23,9 @@ import (
 // reads), bypassing the Nacos client and its cache: the authority that a
 // resync compares the pushed list with. It logs in first when the registry
 // has credentials (POST /v3/auth/user/login, or /v1/auth/login on a Nacos
-// 2 without the v3 API, as the Nacos Java client does), and tries the
-// servers in turn.
+// 2 without the v3 API, as the Nacos Java client does), sends the token in
+// the accessToken header (never in a URL), and tries the servers in turn.
+// No error it returns holds the token or the password (redactErr).
 type openAPI struct {
 	bases     []string // scheme://host:port/context, one per server
 	namespace string
@@ -36,7 +38,10 @@ type openAPI struct {
 	expires time.Time
 }
 
-func newOpenAPI(servers []nacosconst.ServerConfig, c nacosconst.ClientConfig) *openAPI {
+// newOpenAPI returns the Open API client of servers, with the namespace,
+// login and timeout of c; over TLS with tc when tc is not nil (the servers'
+// scheme is then https: nacosConfig).
+func newOpenAPI(servers []nacosconst.ServerConfig, c nacosconst.ClientConfig, tc *tls.Config) *openAPI {
 	a := &openAPI{namespace: c.NamespaceId, username: c.Username, password: c.Password}
 	for _, s := range servers {
 		scheme := s.Scheme
@@ -54,6 +59,11 @@ func newOpenAPI(servers []nacosconst.ServerConfig, c nacosconst.ClientConfig) *o
 		timeout = 10 * time.Second
 	}
 	a.http = &http.Client{Timeout: timeout}
+	if tc != nil {
+		tr := http.DefaultTransport.(*http.Transport).Clone()
+		tr.TLSClientConfig = tc
+		a.http.Transport = tr
+	}
 	return a
 }
 
@@ -85,10 +95,9 @@ func (a *openAPI) instancesAt(base, service, group string) ([]model.Instance, er
 		if token, err = a.login(base); err != nil {
 			return nil, err
 		}
-		q.Set("accessToken", token)
 	}
 	var body json.RawMessage
-	if err := a.get(base+"/v1/ns/instance/list?"+q.Encode(), &body); err != nil {
+	if err := a.get(base+"/v1/ns/instance/list?"+q.Encode(), token, &body); err != nil {
 		if denied(err) && token != "" {
 			// The token no longer counts (the user's password was changed,
 			// or Nacos restarted with another secret key): log in again on
@@ -154,20 +163,37 @@ func (a *openAPI) forget(token string) {
 	}
 }
 
-func (a *openAPI) get(u string, out any) error {
-	resp, err := a.http.Get(u)
+// tokenHeader is the request header that carries the access token: Nacos
+// reads it as it reads the accessToken parameter (checked against Nacos
+// 3.1.0), and a header stays out of URLs, hence out of *url.Error messages
+// and of access logs.
+const tokenHeader = "accessToken"
+
+// get reads the JSON answer of u into out, sending token (if not empty) in
+// tokenHeader. Its error holds no secret.
+func (a *openAPI) get(u, token string, out any) error {
+	req, err := http.NewRequest(http.MethodGet, u, nil)
 	if err != nil {
-		return err
+		return redactErr(err)
 	}
-	return decode(resp, out)
+	if token != "" {
+		req.Header.Set(tokenHeader, token)
+	}
+	resp, err := a.http.Do(req)
+	if err != nil {
+		return redactErr(err)
+	}
+	return redactErr(decode(resp, out))
 }
 
+// post posts form to u and reads the JSON answer into out. Its error holds
+// no secret.
 func (a *openAPI) post(u string, form url.Values, out any) error {
 	resp, err := a.http.PostForm(u, form)
 	if err != nil {
-		return err
+		return redactErr(err)
 	}
-	return decode(resp, out)
+	return redactErr(decode(resp, out))
 }
 
 // httpError is an answer of the server with an error status.
@@ -214,7 +240,7 @@ func decode(resp *http.Response, out any) error {
 		if len(msg) > 200 {
 			msg = msg[:200]
 		}
-		return &httpError{code: resp.StatusCode, body: msg}
+		return &httpError{code: resp.StatusCode, body: redact(msg)}
 	}
 	return json.Unmarshal(body, out)
 }

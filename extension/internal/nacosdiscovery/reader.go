@@ -5,7 +5,6 @@ import (
 	"fmt"
 
 	"dubbo.apache.org/dubbo-go/v3/common"
-	dgnacos "dubbo.apache.org/dubbo-go/v3/remoting/nacos"
 	"github.com/nacos-group/nacos-sdk-go/v2/model"
 )
 
@@ -16,16 +15,17 @@ type Reader struct{ api *openAPI }
 
 // NewReader returns a Reader of the Nacos server of regURL, a registry URL
 // with the keys dubbo-go's GetNacosConfig reads (the URL of a dubbo-go
-// Nacos registry, registry.Registry.GetURL, has them).
+// Nacos registry, registry.Registry.GetURL, has them) and the module's
+// nacos.tls.* keys (urlparam.NacosTLS).
 func NewReader(regURL *common.URL) (*Reader, error) {
 	if regURL == nil {
 		return nil, errors.New("no registry URL")
 	}
-	servers, config, err := dgnacos.GetNacosConfig(regURL)
+	servers, config, tc, err := nacosConfig(regURL)
 	if err != nil {
 		return nil, fmt.Errorf("Nacos registry %s: %w", regURL.Location, err)
 	}
-	return &Reader{api: newOpenAPI(servers, config)}, nil
+	return &Reader{api: newOpenAPI(servers, config, tc)}, nil
 }
 
 // Instances returns every instance of service in group (healthy or not,

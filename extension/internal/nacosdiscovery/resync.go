@@ -2,6 +2,7 @@ package nacosdiscovery
 
 import (
 	"maps"
+	"slices"
 	"time"
 
 	"github.com/nacos-group/nacos-sdk-go/v2/model"
@@ -9,8 +10,8 @@ import (
 	"github.com/dubbogo-lb/lb/internal/lblog"
 )
 
-// The Nacos client (nacos-sdk-go v2.2.5, which dubbo-go pins; v2.3.5 is
-// the same here) can call back with an older list after a newer one: two
+// The Nacos client (nacos-sdk-go v2.3.2, the module's; v2.2.5, which
+// dubbo-go pins, and v2.3.5 are the same here) can call back with an older list after a newer one: two
 // of its goroutines (a push, and the re-subscription after a (re)connect)
 // store into its cache and call back at once, each after comparing with
 // the same old list. The callback then leaves the feed with the older
@@ -83,16 +84,18 @@ func (f *feed) resync() {
 // pushes pushes, with the feed's list. It returns true when they differ
 // and the answer awaits confirmation. A differing answer that repeats
 // one read later with no push in between replaces the feed's list; an
-// answer with no instance at all never does when the registry keeps the
-// known instances on an empty answer (nacos.updateCacheWhenEmpty false),
-// as the client does with an empty push: a restarted Nacos, or every
-// instance's client losing its registration at once, is not a fleet gone.
+// answer with no usable instance never replaces usable ones when the
+// registry keeps the known instances (nacos.updateCacheWhenEmpty false,
+// keepsLocked), as a push does not: a restarted Nacos, every instance's
+// client losing its registration at once, or every instance turned
+// unhealthy or disabled is not a fleet gone.
 func (f *feed) reconcile(list []model.Instance, pushes uint64) (pending bool) {
 	f.mu.Lock()
-	if f.pushes != pushes || f.pushed == nil || sameUsable(list, f.pushed) || (f.keepOnEmpty && len(list) == 0) {
+	if f.pushes != pushes || f.pushed == nil || sameUsable(list, f.pushed) || f.keepsLocked(list) {
 		// A push came during the read (it is at least as new), or none
 		// came yet (the first one brings the list), or they agree, or the
-		// answer is empty and the registry keeps the list then.
+		// answer has no usable instance and the registry keeps the list
+		// then.
 		f.suspect = nil
 		f.mu.Unlock()
 		return false
@@ -118,13 +121,22 @@ func sameUsable(a, b []model.Instance) bool {
 	})
 }
 
-// usableByHost returns the enabled, healthy instances of list by ip:port.
+// usable reports whether a listener is told of in: it is enabled and
+// healthy. Its weight does not matter here (0 is a drain, not a removal).
+func usable(in model.Instance) bool { return in.Enable && in.Healthy }
+
+// hasUsable reports whether list has a usable instance.
+func hasUsable(list []model.Instance) bool {
+	return slices.ContainsFunc(list, usable)
+}
+
+// usableByHost returns the usable instances of list by ip:port.
 func usableByHost(list []model.Instance) map[string]model.Instance {
-	usable := make(map[string]model.Instance, len(list))
+	out := make(map[string]model.Instance, len(list))
 	for _, in := range list {
-		if in.Enable && in.Healthy {
-			usable[hostOf(in)] = in
+		if usable(in) {
+			out[hostOf(in)] = in
 		}
 	}
-	return usable
+	return out
 }

@@ -36,7 +36,9 @@ func TestReconcile(t *testing.T) {
 		{"two different answers", false, []model.Instance{a}, []read{{list: []model.Instance{a, b}, pending: true}, {list: []model.Instance{b}, pending: true}}, []model.Instance{a}},
 		{"confirmed empty", false, []model.Instance{a, b}, []read{{list: nil, pending: true}, {list: nil}}, nil},
 		{"empty kept", true, []model.Instance{a, b}, []read{{list: nil}, {list: nil}}, []model.Instance{a, b}},
-		{"none usable is not empty", true, []model.Instance{a, b}, []read{{list: []model.Instance{bDisabled}, pending: true}, {list: []model.Instance{bDisabled}}}, []model.Instance{bDisabled}},
+		{"none usable kept", true, []model.Instance{a, b}, []read{{list: []model.Instance{bDisabled}}, {list: []model.Instance{bDisabled}}}, []model.Instance{a, b}},
+		{"none usable followed", false, []model.Instance{a, b}, []read{{list: []model.Instance{bDisabled}, pending: true}, {list: []model.Instance{bDisabled}}}, []model.Instance{bDisabled}},
+		{"a usable list after none usable", true, []model.Instance{bDisabled}, []read{{list: []model.Instance{a, bDisabled}, pending: true}, {list: []model.Instance{a, bDisabled}}}, []model.Instance{a, bDisabled}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			f := &feed{service: service, group: "G", keepOnEmpty: tc.keepOnEmpty, subs: map[*subscription]struct{}{}}

@@ -5,11 +5,12 @@ import (
 	"sync"
 
 	"dubbo.apache.org/dubbo-go/v3/common"
-	dgnacos "dubbo.apache.org/dubbo-go/v3/remoting/nacos"
 	"github.com/nacos-group/nacos-sdk-go/v2/clients"
 	"github.com/nacos-group/nacos-sdk-go/v2/clients/naming_client"
 	"github.com/nacos-group/nacos-sdk-go/v2/model"
 	"github.com/nacos-group/nacos-sdk-go/v2/vo"
+
+	"github.com/dubbogo-lb/lb/internal/lblog"
 )
 
 // A source is a Nacos client of this package's own, one per registry
@@ -27,8 +28,8 @@ type source struct {
 	api  server // the server's answers without the client's cache
 	refs int    // subscriptions; guarded by sourcesMu
 	// keepOnEmpty: the registry's nacos.updateCacheWhenEmpty is false, so
-	// the client ignores an answer with no instance at all, and so does
-	// the resync (reconcile).
+	// the client ignores an answer with no instance at all, and the feeds
+	// ignore any list with no usable instance (keepsLocked).
 	keepOnEmpty bool
 
 	mu    sync.Mutex
@@ -42,7 +43,7 @@ var (
 
 // acquire returns the source of the registry at regURL, made on first use.
 func acquire(regURL *common.URL) (*source, error) {
-	servers, config, err := dgnacos.GetNacosConfig(regURL)
+	servers, config, tc, err := nacosConfig(regURL)
 	if err != nil {
 		return nil, err
 	}
@@ -64,7 +65,7 @@ func acquire(regURL *common.URL) (*source, error) {
 	if err != nil {
 		return nil, err
 	}
-	src := &source{key: key, sdk: sdk, api: newOpenAPI(servers, config), refs: 1, feeds: map[string]*feed{},
+	src := &source{key: key, sdk: sdk, api: newOpenAPI(servers, config, tc), refs: 1, feeds: map[string]*feed{},
 		keepOnEmpty: !config.UpdateCacheWhenEmpty}
 	sources[key] = src
 	return src, nil
@@ -128,6 +129,7 @@ type feed struct {
 	pushes      uint64           // number of pushes so far
 	suspect     *answer          // a server answer that differed from pushed
 	subs        map[*subscription]struct{}
+	keeping     bool // pushed is kept over lists with no usable instance (keepsLocked)
 }
 
 // watch returns the feed of service in group, made on first use, with sub
@@ -195,11 +197,33 @@ func (f *feed) onPush(list []model.Instance, err error) {
 	}
 	f.mu.Lock()
 	f.pushes++
-	f.setLocked(slices.Clone(list))
 	select {
 	case f.pushedSignal <- struct{}{}:
 	default:
 	}
+	if f.keepsLocked(list) {
+		f.mu.Unlock()
+		return
+	}
+	f.setLocked(slices.Clone(list))
+}
+
+// keepsLocked reports whether list, pushed or read from the server, is to
+// be ignored: the registry keeps the known instances
+// (nacos.updateCacheWhenEmpty false) and list has no usable instance
+// (enabled and healthy) while the feed's list has one. The first list
+// kept logs one WARN, the next ones none until a list is put in place.
+// Called with f.mu held.
+func (f *feed) keepsLocked(list []model.Instance) bool {
+	if !f.keepOnEmpty || hasUsable(list) || !hasUsable(f.pushed) {
+		return false
+	}
+	if !f.keeping {
+		f.keeping = true
+		lblog.Warnf("nacos discovery: %s: Nacos lists %d instances and none is enabled and healthy; keeping the last %d usable ones (nacos.updateCacheWhenEmpty is false)",
+			f, len(list), len(usableByHost(f.pushed)))
+	}
+	return true
 }
 
 // setLocked makes list the feed's instances and wakes every subscription;
@@ -209,6 +233,7 @@ func (f *feed) setLocked(list []model.Instance) {
 		list = []model.Instance{}
 	}
 	f.pushed = list
+	f.keeping = false
 	subs := make([]*subscription, 0, len(f.subs))
 	for s := range f.subs {
 		subs = append(subs, s)
