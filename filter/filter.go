@@ -66,18 +66,32 @@ type Options struct {
 	// method). Default: LoadReportKey when set, else whether the method's
 	// balancer is one that asks for reports (loadaware, adaptive).
 	AskLoad func(u *common.URL, method string) bool
+	// Idle is how long the state of a (provider, method) without a call
+	// is kept (its actives limiter, and the filter's hold on its
+	// statistics); default DefaultIdle. Method names come from callers:
+	// besides, at most rpcstatus.MethodLimit names per provider have a
+	// state of their own, and the calls of further names share one
+	// (urlmap.Overflow).
+	Idle time.Duration
 }
+
+// DefaultIdle is the default Options.Idle.
+const DefaultIdle = 5 * time.Minute
 
 // Filter is the active-count filter. It is safe for concurrent use.
 type Filter struct {
 	now     func() int64
 	after   func(time.Duration) <-chan time.Time
 	askLoad func(u *common.URL, method string) bool
+	idle    int64 // ns
 }
 
 // New returns a Filter with opts.
 func New(opts Options) *Filter {
-	f := &Filter{now: opts.Now, after: opts.After, askLoad: opts.AskLoad}
+	f := &Filter{now: opts.Now, after: opts.After, askLoad: opts.AskLoad, idle: int64(opts.Idle)}
+	if f.idle <= 0 {
+		f.idle = int64(DefaultIdle)
+	}
 	if f.now == nil {
 		f.now = rpcstatus.Nanotime
 	}
@@ -93,7 +107,8 @@ func New(opts Options) *Filter {
 // Invoke counts the call as in flight, passes it on and records its end.
 func (f *Filter) Invoke(ctx context.Context, invoker base.Invoker, inv base.Invocation) result.Result {
 	u := invoker.GetURL()
-	p, m := lookup(u, inv.MethodName(), f.askLoad)
+	now := f.now()
+	p, m := f.lookup(u, inv.MethodName(), now)
 	var call rpcstatus.Call
 	if m.limit.max > 0 {
 		var err error
@@ -101,7 +116,7 @@ func (f *Filter) Invoke(ctx context.Context, invoker base.Invoker, inv base.Invo
 			return &result.RPCResult{Err: err}
 		}
 	} else {
-		call = p.Begin(m.stats, f.now())
+		call = p.Begin(m.stats, now)
 	}
 	// Ended here rather than in OnResponse: dubbo-go calls OnResponse right
 	// after Invoke returns, but not when the next invoker panics.
@@ -191,13 +206,23 @@ func (f *Filter) acquire(ctx context.Context, p *rpcstatus.Provider, m *method, 
 // providers holds, per provider URL, what the filter needs on every call:
 // the provider's statistics and, per method, its statistics and actives
 // limiter. A call costs one lookup of the URL and one of the method, as
-// rpcstatus.Of and Provider.Method would; entries go with their URL.
+// rpcstatus.Of and Provider.Method would; entries go with their URL, and
+// a method's entry goes when it had no call for the filter's idle time
+// (see sweep).
 var providers urlmap.Store[common.URL, provider]
 
 type provider struct {
 	stats   atomic.Pointer[rpcstatus.Provider]
-	methods urlmap.Index[method]
+	methods urlmap.Names[method] // stamped with stampOf
+	// swept is when methods was last swept (ns, the filter's clock).
+	swept atomic.Int64
 }
+
+// stampShift makes the unit of the methods' stamps (stampOf): 2^30 ns,
+// about a second, so that a call stamps its method once a second at most.
+const stampShift = 30
+
+func stampOf(now int64) int64 { return now >> stampShift }
 
 // method is the filter's state of one (provider, method): its statistics
 // and its actives limiter, the limit and the callers waiting under it. It
@@ -224,19 +249,37 @@ type limit struct {
 }
 
 // lookup returns the statistics of the provider whose URL is u and the
-// filter's state of its method name, reading the limit from u on first use.
-func lookup(u *common.URL, name string, ask func(*common.URL, string) bool) (*rpcstatus.Provider, *method) {
+// filter's state of its method name at now, reading the limit from u on
+// first use, when it also sweeps the provider's idle methods (sweep).
+func (f *Filter) lookup(u *common.URL, name string, now int64) (*rpcstatus.Provider, *method) {
 	e := providers.Get(u)
 	p := e.stats.Load()
 	if p == nil {
 		p = rpcstatus.Of(u) // the same pointer for every caller
 		e.stats.Store(p)
 	}
-	m := e.methods.Get(name)
+	m, _ := e.methods.Get(name, stampOf(now))
 	if !m.ready.Load() {
-		m.setup(p, u, name, ask)
+		f.sweep(e, p, now)
+		m.setup(p, u, name, f.askLoad)
 	}
 	return p, m
+}
+
+// sweep releases, at most once per idle time and on the path of a
+// method's first call only, the provider's methods that had no call for
+// the idle time and none in flight, and the filter's hold on their
+// statistics (rpcstatus.Provider.Release): O(methods) once per idle time.
+func (f *Filter) sweep(e *provider, p *rpcstatus.Provider, now int64) {
+	last := e.swept.Load()
+	if now-last < f.idle || !e.swept.CompareAndSwap(last, now) {
+		return
+	}
+	keepFrom := now - f.idle
+	e.methods.Sweep(stampOf(keepFrom), func(_ string, m *method) bool {
+		return !m.ready.Load() || m.stats.Active() > 0 || m.waiters.Load() > 0
+	}, false)
+	p.Release(keepFrom)
 }
 
 // setupMu serialises the first use of each (provider, method).

@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"runtime"
+	"strconv"
 	"sync"
 	"testing"
 	"time"
@@ -16,6 +18,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/dubbogo-lb/lb/internal/urlmap"
 	"github.com/dubbogo-lb/lb/internal/urlparam"
 	"github.com/dubbogo-lb/lb/rpcstatus"
 )
@@ -319,4 +322,49 @@ func TestInvokeFeedsOutlierDetection(t *testing.T) {
 	if a := testing.AllocsPerRun(1000, func() { f.OnResponse(ctx, f.Invoke(ctx, ivk, inv), ivk, inv) }); a != 0 {
 		t.Errorf("%v allocations per failed call, want 0", a)
 	}
+}
+
+// A (provider, method) without a call for the idle time is released with
+// the filter's hold on its statistics, when a later first call of another
+// method sweeps; a method still called is kept.
+func TestIdleMethodsAreReleased(t *testing.T) {
+	c := &clock{ns: int64(time.Hour)}
+	f := New(Options{Now: c.now, Idle: time.Minute})
+	ivk := newInvoker(t, map[string]string{"lb.test": t.Name()}, nil)
+	call := func(m string) { f.Invoke(context.Background(), ivk, invocation.NewRPCInvocation(m, nil, nil)) }
+	call("Idle")
+	call("Kept")
+	e := providers.Load(ivk.GetURL())
+	require.NotNil(t, e)
+	idle, _ := e.methods.Get("Idle", 0)
+	c.ns += int64(50 * time.Second)
+	call("Kept")
+	c.ns += int64(50 * time.Second)
+	call("New") // a first call: sweeps
+	assert.True(t, urlmap.Released(idle), "idle for 100 s > 1 min")
+	assert.Equal(t, 2, e.methods.Len(), "Kept and New")
+	idle = nil // the test's own hold on the released state
+	p := rpcstatus.Of(ivk.GetURL())
+	for i := 0; i < 100 && p.MethodCount() > 2; i++ {
+		runtime.GC()
+		runtime.Gosched()
+	}
+	assert.Equal(t, 2, p.MethodCount(), "the statistics of Idle are gone")
+	call("Idle")
+	assert.EqualValues(t, 1, p.Method("Idle").Total(), "made anew")
+	assert.EqualValues(t, 2, p.Method("Kept").Total())
+}
+
+// Method names beyond rpcstatus.MethodLimit share one state and one Stats.
+func TestMethodsBeyondTheLimitShareOneState(t *testing.T) {
+	f := New(Options{})
+	ivk := newInvoker(t, map[string]string{"lb.test": t.Name()}, nil)
+	for i := range rpcstatus.MethodLimit + 10 {
+		f.Invoke(context.Background(), ivk, invocation.NewRPCInvocation("m"+strconv.Itoa(i), nil, nil))
+	}
+	e := providers.Load(ivk.GetURL())
+	assert.Equal(t, rpcstatus.MethodLimit, e.methods.Len())
+	p := rpcstatus.Of(ivk.GetURL())
+	assert.EqualValues(t, 10, p.Method(urlmap.Overflow).Total())
+	assert.EqualValues(t, 1, p.Method("m0").Total())
 }

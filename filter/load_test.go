@@ -151,6 +151,6 @@ func TestAskingAllocatesNothingOfItsOwn(t *testing.T) {
 }
 
 func lookupAsk(ivk base.Invoker) bool {
-	_, m := lookup(ivk.GetURL(), "Say", asksLoad)
+	_, m := New(Options{}).lookup(ivk.GetURL(), "Say", rpcstatus.Nanotime())
 	return m.ask
 }

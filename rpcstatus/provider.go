@@ -1,25 +1,138 @@
 package rpcstatus
 
-import "github.com/dubbogo-lb/lb/internal/urlmap"
+import (
+	"runtime"
+	"sync"
+	"sync/atomic"
+	"weak"
+
+	"github.com/dubbogo-lb/lb/internal/urlmap"
+)
 
 // Provider holds the statistics of one provider: the figures of all its
 // calls together and those of each method.
+//
+// Method names come from callers and providers, so a Provider keeps at
+// most MethodLimit methods' figures: the calls of further names share
+// those of urlmap.Overflow. The figures of a method stay while anything
+// holds them (a balancer's snapshot, the lbactive filter's state of the
+// method): whoever asks for them meanwhile gets the same Stats. Besides,
+// the Provider holds them itself until Release finds them idle; then they
+// go when their last holder lets go of them.
 type Provider struct {
 	all     Counters
-	methods urlmap.Index[Stats]
+	methods urlmap.Names[methodRef]
+	mu      sync.Mutex // serialises the making of a method's Stats
 	load    Load
+}
+
+// MethodLimit is the number of distinct method names a Provider keeps
+// figures of; the calls of further names share one Stats
+// (urlmap.Overflow).
+const MethodLimit = urlmap.DefaultNameLimit
+
+// methodRef is the Provider's hold on the Stats of one method: strong
+// until Release drops it, weak always, so that the Stats stay shared while
+// someone else holds them.
+type methodRef struct {
+	strong atomic.Pointer[Stats]
+	weak   weak.Pointer[Stats] // set once, under Provider.mu
 }
 
 // All returns the figures of every call to the provider, whatever the method.
 func (p *Provider) All() *Counters { return &p.all }
 
 // Method returns the figures of one method, creating them on first use.
-// Lookups of a known method take no lock and allocate nothing.
-func (p *Provider) Method(name string) *Stats { return p.methods.Get(name) }
+// Lookups of a known method take no lock and allocate nothing. Beyond
+// MethodLimit names, a new name gets the figures of urlmap.Overflow.
+func (p *Provider) Method(name string) *Stats {
+	for {
+		r, _ := p.methods.Get(name, 0)
+		if s := r.strong.Load(); s != nil {
+			return s
+		}
+		if s := p.hold(name, r); s != nil {
+			return s
+		}
+	}
+}
 
-// Methods calls f for every method seen so far.
+// hold returns the Stats of r, the entry of name, making them on first
+// use and holding them again after a Release; nil when they were
+// collected (r is then forgotten: Get the name again).
+func (p *Provider) hold(name string, r *methodRef) *Stats {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if s := r.strong.Load(); s != nil {
+		return s
+	}
+	var zero weak.Pointer[Stats]
+	if r.weak == zero {
+		s := new(Stats)
+		r.weak = weak.Make(s)
+		r.strong.Store(s)
+		runtime.AddCleanup(s, forget, forgotten{p: weak.Make(p), name: urlmap.NameOf(r), ref: r})
+		return s
+	}
+	if s := r.weak.Value(); s != nil {
+		r.strong.Store(s)
+		return s
+	}
+	p.methods.Forget(urlmap.NameOf(r), r)
+	return nil
+}
+
+// forgotten is what the cleanup of a method's Stats needs: the Provider
+// weakly, since it holds the Stats until Release and must not be kept by
+// them once its URL is gone.
+type forgotten struct {
+	p    weak.Pointer[Provider]
+	name string
+	ref  *methodRef
+}
+
+// forget runs once the Stats of f.ref were collected.
+func forget(f forgotten) {
+	if p := f.p.Value(); p != nil {
+		p.methods.Forget(f.name, f.ref)
+	}
+}
+
+// Release lets go of the Provider's own hold on the figures of every
+// method without a call in flight and none begun at or after keepFrom
+// (ns, the clock given to Begin): they go once nothing else holds them,
+// and a later Method makes them anew. The lbactive filter calls it for
+// the methods it releases. It takes the Provider's lock; off the hot path.
+func (p *Provider) Release(keepFrom int64) {
+	p.methods.Range(func(_ string, r *methodRef) bool {
+		if s := r.strong.Load(); s != nil && s.Active() == 0 && s.used.Load() < stampOf(keepFrom) {
+			r.strong.CompareAndSwap(s, nil)
+		}
+		return true
+	})
+}
+
+// MethodCount returns the number of methods whose figures the Provider
+// still has (held by it or by anyone else), urlmap.Overflow excluded.
+func (p *Provider) MethodCount() int { return p.methods.Len() }
+
+// Methods calls f for every method whose figures are still held.
 func (p *Provider) Methods(f func(name string, s *Stats)) {
-	p.methods.Range(func(name string, s *Stats) bool { f(name, s); return true })
+	p.methods.Range(func(name string, r *methodRef) bool {
+		if s := r.strong.Load(); s != nil {
+			f(name, s)
+		} else if s := p.weakStats(r); s != nil {
+			f(name, s)
+		}
+		return true
+	})
+}
+
+// weakStats reads r's weak pointer under the lock that sets it.
+func (p *Provider) weakStats(r *methodRef) *Stats {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return r.weak.Value()
 }
 
 // Call is the record of one call in flight: the provider, the method and

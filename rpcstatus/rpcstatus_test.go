@@ -2,12 +2,16 @@ package rpcstatus
 
 import (
 	"math"
+	"runtime"
+	"strconv"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/dubbogo-lb/lb/internal/urlmap"
 )
 
 func TestStatsCountsAndElapsed(t *testing.T) {
@@ -329,4 +333,46 @@ func TestFailureTimesToTheMillisecond(t *testing.T) {
 	assert.Zero(t, s.Penalty(11*ms, ms), "a window from the time kept")
 	s.Judge(11*ms, true, NoCode)
 	assert.EqualValues(t, 11*ms, b.LastFailure())
+}
+
+// Names beyond MethodLimit share the figures of urlmap.Overflow.
+func TestMethodsBeyondTheLimitShareOverflow(t *testing.T) {
+	var p Provider
+	for i := range MethodLimit {
+		p.Method("m" + strconv.Itoa(i)).Begin(1)
+	}
+	over := p.Method("one-too-many")
+	assert.Same(t, over, p.Method("another"))
+	assert.Same(t, over, p.Method(urlmap.Overflow))
+	assert.NotSame(t, over, p.Method("m0"))
+	assert.Equal(t, MethodLimit, p.MethodCount())
+}
+
+// Release lets go of idle figures: they stay shared while someone holds
+// them, and go once no one does; figures in use are kept.
+func TestReleaseDropsIdleMethods(t *testing.T) {
+	var p Provider
+	const sec = int64(time.Second)
+	held := p.Method("held")
+	held.Begin(1 * sec)
+	held.End(1*sec, 2*sec, false)
+	p.Method("idle").Begin(1 * sec)
+	p.Method("idle").End(1*sec, 2*sec, false)
+	busy := p.Method("busy")
+	busy.Begin(1 * sec) // in flight
+	recent := p.Method("recent")
+	recent.Begin(100 * sec)
+
+	p.Release(50 * sec)
+	assert.Same(t, held, p.Method("held"), "held elsewhere: the same figures")
+	p.Release(50 * sec)
+	for i := 0; i < 100 && p.MethodCount() > 3; i++ {
+		runtime.GC()
+		runtime.Gosched()
+	}
+	assert.Equal(t, 3, p.MethodCount(), "the idle method's figures are gone")
+	assert.Zero(t, p.Method("idle").Total(), "made anew")
+	assert.Same(t, busy, p.Method("busy"))
+	assert.Same(t, recent, p.Method("recent"))
+	runtime.KeepAlive(held)
 }

@@ -41,6 +41,10 @@ type Stats struct {
 	picks atomic.Int64
 	hist  [HistogramBuckets + 1]atomic.Int64
 
+	// used is the coarse time (stampOf) of the last call begun, which
+	// Provider.Release reads.
+	used atomic.Int64
+
 	window Window
 	ewma   PeakEWMA
 	// outlierStats are the run of failures and the board of outlier
@@ -55,6 +59,20 @@ func (s *Counters) Begin(now int64) { s.active.Add(1) }
 func (s *Stats) Begin(now int64) {
 	s.active.Add(1)
 	s.inflightStartSum.Add(now / 1e3)
+	s.stamp(now)
+}
+
+// usedShift makes stampOf's unit: 2^30 ns, about a second.
+const usedShift = 30
+
+// stampOf returns the coarse time of now (ns) that Stats.used holds.
+func stampOf(now int64) int64 { return now >> usedShift }
+
+// stamp records that a call began at now: a load, and a store once a second.
+func (s *Stats) stamp(now int64) {
+	if t := stampOf(now); s.used.Load() < t {
+		s.used.Store(t)
+	}
 }
 
 // TryBegin records the start of a call only if fewer than limit calls are in
@@ -73,6 +91,7 @@ func (s *Stats) TryBegin(now, limit int64) bool {
 		}
 		if s.active.CompareAndSwap(a, a+1) {
 			s.inflightStartSum.Add(now / 1e3)
+			s.stamp(now)
 			return true
 		}
 	}

@@ -52,7 +52,7 @@ func (s *Store[K, V]) add(key *K) *V {
 		v, loaded := s.m.LoadOrStore(addr, e)
 		if !loaded {
 			s.size.Add(1)
-			runtime.AddCleanup(key, s.remove, e)
+			runtime.AddCleanup(key, remove[K, V], gone[K, V]{weak.Make(s), e})
 			return e.v
 		}
 		old := v.(*entry[K, V])
@@ -63,16 +63,26 @@ func (s *Store[K, V]) add(key *K) *V {
 		// cleanup will find a different entry and leave ours alone.
 		if s.m.CompareAndSwap(addr, old, e) {
 			s.size.Add(1)
-			runtime.AddCleanup(key, s.remove, e)
+			runtime.AddCleanup(key, remove[K, V], gone[K, V]{weak.Make(s), e})
 			return e.v
 		}
 	}
 }
 
-// remove runs after e's key was collected.
-func (s *Store[K, V]) remove(e *entry[K, V]) {
-	s.size.Add(-1)
-	s.m.CompareAndDelete(e.addr, e)
+// gone is what the cleanup of a key needs: the store, weakly, so that a
+// store kept in a value that its keys' values reach (a detector's records
+// of the statistics its snapshot holds) can itself be collected.
+type gone[K, V any] struct {
+	s weak.Pointer[Store[K, V]]
+	e *entry[K, V]
+}
+
+// remove runs after g.e's key was collected.
+func remove[K, V any](g gone[K, V]) {
+	if s := g.s.Value(); s != nil {
+		s.size.Add(-1)
+		s.m.CompareAndDelete(g.e.addr, g.e)
+	}
 }
 
 // Len returns the number of keys with a value. Entries of collected

@@ -66,17 +66,3 @@ func TestStoreReleasesDepartedProviders(t *testing.T) {
 	assert.Less(t, peak, total/4, "store grew with churn")
 	assert.LessOrEqual(t, s.Len(), batch, "departed providers still held")
 }
-
-func TestIndexGetCreatesOnceAndRanges(t *testing.T) {
-	var x Index[value]
-	a := x.Get("a")
-	a.n = 7
-	assert.Same(t, a, x.Get("a"))
-	assert.NotSame(t, a, x.Get("b"))
-	seen := map[string]int{}
-	x.Range(func(name string, v *value) bool { seen[name] = v.n; return true })
-	assert.Equal(t, map[string]int{"a": 7, "b": 0}, seen)
-	n := 0
-	x.Range(func(string, *value) bool { n++; return false })
-	assert.Equal(t, 1, n, "Range stops when f returns false")
-}

@@ -4,7 +4,6 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/dubbogo-lb/lb/internal/lblog"
 	"github.com/dubbogo-lb/lb/loadbalance/internal/skeleton"
 )
 
@@ -68,7 +67,32 @@ func parseConfig(param func(key string) string) (config, []string) {
 	if p := argumentsProblem(c.spec, c.indexes); p != "" {
 		problems = append(problems, argumentsKey+" "+strconv.Quote(c.argsRaw)+": "+p)
 	}
+	if len(c.indexes) > maxArguments {
+		c.indexes = c.indexes[:maxArguments]
+		problems = append(problems, skeleton.Problem(argumentsKey, c.argsRaw,
+			"lists more than "+strconv.Itoa(maxArguments)+" argument indexes", formatIndexes(c.indexes)))
+	}
 	return c, problems
+}
+
+// maxArguments is the most argument indexes hash.arguments may list: each
+// is hashed on every call, and any provider may set it. Beyond, the first
+// maxArguments are kept, with a problem. Dubbo has no cap; keys of more
+// than a few arguments are unheard of.
+const maxArguments = 8
+
+// cappedProblem says, when members providers × the nodes of c would exceed
+// maxPoints, that the ring has fewer nodes per provider than asked (see
+// [effectiveNodes]): one problem while it holds, whatever the number of
+// providers, so that it is reported once, not at every change.
+func cappedProblem(c *config, members int) string {
+	n := normalizeNodes(c.nodes)
+	if effectiveNodes(members, n) == n {
+		return ""
+	}
+	return nodesKey + " " + strconv.Itoa(n) + ": more than " + strconv.Itoa(maxPoints/n) +
+		" providers make a ring of fewer virtual nodes each (at most " + strconv.Itoa(maxPoints) +
+		" points), which Java consumers do not match"
 }
 
 // parseNodes parses hash.nodes; a problem explains a replaced value.
@@ -178,13 +202,4 @@ func formatIndexes(idx []int) string {
 		b = strconv.AppendInt(b, int64(i), 10)
 	}
 	return string(b)
-}
-
-// warnCapped logs when t's ring of n providers has fewer virtual nodes
-// than the nodes asked for: members × nodes exceed maxPoints.
-func warnCapped(t *table, n, nodes int) {
-	if t.ring.Nodes() != normalizeNodes(nodes) {
-		lblog.Warnf("%s, %s: %d providers × %d virtual nodes exceed %d ring points; using %d nodes, which Java consumers do not match",
-			Name, t.where, n, normalizeNodes(nodes), maxPoints, t.ring.Nodes())
-	}
 }

@@ -12,7 +12,7 @@ import (
 // each an int32, the problem report never panicking, and a key built from
 // any argument list never indexing out of range.
 func FuzzParseArguments(f *testing.F) {
-	for _, s := range []string{"", "0", "0,1", " 1 , 2 ", "a", "-1", "0,,2", ",", "2147483648", "1,x,-3", "\u00a0"} {
+	for _, s := range []string{"", "0", "0,1", " 1 , 2 ", "a", "-1", "0,,2", ",", "2147483648", "1,x,-3", "\u00a0", "0,1,2,3,4,5,6,7,8,9"} {
 		f.Add(s, uint8(3))
 	}
 	f.Fuzz(func(t *testing.T, spec string, nargs uint8) {
@@ -25,13 +25,20 @@ func FuzzParseArguments(f *testing.F) {
 				t.Fatalf("parseArguments(%q) gave %d", spec, i)
 			}
 		}
-		c, _ := parseConfig(func(key string) string {
+		c, problems := parseConfig(func(key string) string {
 			if key == argumentsKey {
 				return spec
 			}
 			return ""
 		})
-		if !slices.Equal(c.indexes, idx) && strings.TrimSpace(spec) != "" {
+		if len(c.indexes) > maxArguments {
+			t.Fatalf("parseConfig(%q) keeps %d indexes, above %d", spec, len(c.indexes), maxArguments)
+		}
+		if len(idx) > maxArguments {
+			if !slices.Equal(c.indexes, idx[:maxArguments]) || !slices.ContainsFunc(problems, func(p string) bool { return strings.Contains(p, "more than") }) {
+				t.Fatalf("parseConfig(%q): indexes %v, problems %q; want the first %d with a problem", spec, c.indexes, problems, maxArguments)
+			}
+		} else if !slices.Equal(c.indexes, idx) && strings.TrimSpace(spec) != "" {
 			t.Fatalf("parseConfig(%q) indexes %v, parseArguments %v", spec, c.indexes, idx)
 		}
 		k := newKeySpec(&c, "fuzz")
@@ -56,6 +63,11 @@ func FuzzParseNodes(f *testing.F) {
 		n, problem := parseNodes(raw)
 		if n < minNodes || n > maxNodes {
 			t.Fatalf("parseNodes(%q) = %d, outside [%d, %d]", raw, n, minNodes, maxNodes)
+		}
+		for _, members := range []int{1, 1000, 100_000, math.MaxInt32} {
+			if e := effectiveNodes(members, n); int64(e)*int64(members) > maxPoints && e > minNodes {
+				t.Fatalf("hash.nodes %q: %d providers × %d nodes exceed %d points", raw, members, e, maxPoints)
+			}
 		}
 		if strings.TrimSpace(raw) == "" && (n != defaultNodes || problem != "") {
 			t.Fatalf("parseNodes(%q) = %d, %q; want the default, silently", raw, n, problem)

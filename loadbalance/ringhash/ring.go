@@ -15,11 +15,16 @@ const (
 	// minNodes is the smallest usable number of virtual nodes: one md5
 	// digest, four points.
 	minNodes = 4
-	// maxNodes caps the virtual nodes per member; Dubbo has no cap.
-	maxNodes = 10000
-	// maxPoints caps the points of a whole ring (members × nodes) so a huge
-	// configuration cannot exhaust memory; see [buildRing].
-	maxPoints = 1 << 24
+	// maxNodes caps the virtual nodes per member (hash.nodes, which any
+	// provider may set); Dubbo has no cap. 1 024 is 6.4 times Dubbo's
+	// default: a larger value, replaced with a problem, is no longer
+	// Dubbo Java's ring.
+	maxNodes = 1024
+	// maxPoints caps the points of a whole ring (members × nodes), about
+	// 32 MiB, so that no configuration can exhaust memory; see
+	// [buildRing]. Dubbo's default of 160 nodes stays exact, and Java's
+	// ring with it, up to 26 214 providers.
+	maxPoints = 1 << 22
 )
 
 // normalizeNodes returns the number of virtual nodes per member that [buildRing]

@@ -346,18 +346,21 @@ func TestNormalizeNodes(t *testing.T) {
 	for _, tc := range []struct{ in, want int }{
 		{math.MinInt, defaultNodes}, {-1, defaultNodes}, {0, defaultNodes},
 		{1, 4}, {3, 4}, {4, 4}, {7, 4}, {8, 8}, {40, 40}, {160, 160}, {161, 160}, {163, 160},
-		{10000, 10000}, {10001, 10000}, {1 << 40, 10000}, {math.MaxInt, 10000},
+		{maxNodes, maxNodes}, {maxNodes + 1, maxNodes}, {1 << 40, maxNodes}, {math.MaxInt, maxNodes},
 	} {
 		if got := normalizeNodes(tc.in); got != tc.want {
 			t.Errorf("normalizeNodes(%d) = %d, want %d", tc.in, got, tc.want)
 		}
 	}
 	// The ring-size cap.
-	if got := effectiveNodes(10, 10000); got != 10000 {
-		t.Errorf("effectiveNodes(10, 10000) = %d", got)
+	if got := effectiveNodes(10, maxNodes); got != maxNodes {
+		t.Errorf("effectiveNodes(10, maxNodes) = %d", got)
 	}
-	if got := effectiveNodes(5000, 10000); got != 3352 || 5000*got > maxPoints {
-		t.Errorf("effectiveNodes(5000, 10000) = %d", got)
+	if got := effectiveNodes(5000, maxNodes); got != 836 || 5000*got > maxPoints {
+		t.Errorf("effectiveNodes(5000, maxNodes) = %d", got)
+	}
+	if got := effectiveNodes(26214, defaultNodes); got != defaultNodes {
+		t.Errorf("effectiveNodes(26214, 160) = %d: Dubbo's default must hold", got)
 	}
 	if got := effectiveNodes(math.MaxInt32, 160); got != minNodes {
 		t.Errorf("effectiveNodes(MaxInt32, 160) = %d", got)

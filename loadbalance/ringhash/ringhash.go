@@ -2,9 +2,11 @@ package ringhash
 
 import (
 	"net"
+	"runtime"
 	"slices"
 	"strings"
 	"sync"
+	"weak"
 
 	"dubbo.apache.org/dubbo-go/v3/common"
 	"dubbo.apache.org/dubbo-go/v3/protocol/base"
@@ -101,9 +103,12 @@ type Balancer struct {
 // the methods of a service, whose snapshots are kept and rebuilt apart,
 // share one ring when they see the same providers: built by the first
 // method that sees a membership, found by the others (off the call path).
+// It holds each ring weakly: the tables that use it hold it, and once the
+// snapshots of a service are released (member.Registry.SetIdle) its ring
+// and its entry go.
 type rings struct {
 	mu   sync.Mutex
-	last map[ringKey]*sharedRing
+	last map[ringKey]weak.Pointer[sharedRing]
 }
 
 type ringKey struct {
@@ -116,26 +121,52 @@ type sharedRing struct {
 	ring  *hashRing
 }
 
-// get returns the ring of k built from addrs, nil if the last one built
-// for k was for other addresses, and those addresses.
-func (rs *rings) get(k ringKey, addrs []string) (*hashRing, []string) {
+// get returns the shared ring of k built from addrs, nil if the last one
+// built for k was for other addresses or is gone.
+func (rs *rings) get(k ringKey, addrs []string) *sharedRing {
 	rs.mu.Lock()
-	sr := rs.last[k]
+	sr := rs.last[k].Value()
 	rs.mu.Unlock()
 	if sr == nil || !slices.Equal(sr.addrs, addrs) {
-		return nil, nil
+		return nil
 	}
-	return sr.ring, sr.addrs
+	return sr
 }
 
-// put records ring, built from addrs, as the last ring of k.
-func (rs *rings) put(k ringKey, addrs []string, ring *hashRing) {
+// put records ring, built from addrs, as the last ring of k, and returns
+// it shared, for the table to hold.
+func (rs *rings) put(k ringKey, addrs []string, ring *hashRing) *sharedRing {
 	rs.mu.Lock()
 	defer rs.mu.Unlock()
 	if rs.last == nil {
-		rs.last = map[ringKey]*sharedRing{}
+		rs.last = map[ringKey]weak.Pointer[sharedRing]{}
 	}
-	rs.last[k] = &sharedRing{addrs: addrs, ring: ring}
+	sr := &sharedRing{addrs: addrs, ring: ring}
+	w := weak.Make(sr)
+	rs.last[k] = w
+	runtime.AddCleanup(sr, rs.forget, ringGone{k, w})
+	return sr
+}
+
+type ringGone struct {
+	k ringKey
+	w weak.Pointer[sharedRing]
+}
+
+// forget removes the entry of a collected ring, unless a newer ring took it.
+func (rs *rings) forget(g ringGone) {
+	rs.mu.Lock()
+	defer rs.mu.Unlock()
+	if rs.last[g.k] == g.w {
+		delete(rs.last, g.k)
+	}
+}
+
+// len returns the number of rings kept: for tests.
+func (rs *rings) len() int {
+	rs.mu.Lock()
+	defer rs.mu.Unlock()
+	return len(rs.last)
 }
 
 // hook lets the module's tests and simulator reach the skeleton's builds
@@ -144,11 +175,14 @@ type hook = builds.Hook
 
 // table is what a snapshot holds for consistent hashing.
 type table struct {
-	ring  *hashRing
-	addrs []string // provider addresses in Set order: the ring's input
-	cfg   config
-	where string // "service S, method M", for logs
-	key   *keySpec
+	// shared is the rings entry of ring, held so that the entry stays
+	// while a table uses its ring; nil when the ring is prev's own.
+	shared *sharedRing
+	ring   *hashRing
+	addrs  []string // provider addresses in Set order: the ring's input
+	cfg    config
+	where  string // "service S, method M", for logs
+	key    *keySpec
 	// problems are those of the configuration, reported once.
 	problems []string
 }
@@ -209,12 +243,15 @@ func (b *Balancer) build(set *member.Set, prev *member.View[table]) *table {
 	var dissent []string
 	cfg, problems := parseConfig(skeleton.Params(set, &dissent))
 	problems = append(problems, dissent...)
+	if p := cappedProblem(&cfg, len(set.Invokers)); p != "" {
+		problems = append(problems, p)
+	}
 	var before []string
 	if old != nil {
 		before = old.problems
 	}
 	skeleton.Report(Name, set, problems, before)
-	u := set.Invokers[0].GetURL() // Dubbo reads the first provider's URL
+	u := set.Invokers[0].GetURL()
 	t := &table{cfg: cfg, problems: problems, addrs: make([]string, len(set.Invokers))}
 	// from[i] is provider i's slot in prev, -1 for a newcomer, whose
 	// address alone is read from its URL.
@@ -244,14 +281,13 @@ func (b *Balancer) build(set *member.Set, prev *member.View[table]) *table {
 	}
 
 	if old != nil && old.cfg.nodesRaw == cfg.nodesRaw && slices.Equal(old.addrs, t.addrs) {
-		t.ring = old.ring
+		t.ring, t.shared = old.ring, old.shared
 		return t
 	}
 	nodes := cfg.nodes
 	shared := ringKey{service: u.ServiceKey(), nodes: nodes}
-	if ring, addrs := b.rings.get(shared, t.addrs); ring != nil {
-		t.ring, t.addrs = ring, addrs
-		warnCapped(t, len(addrs), nodes)
+	if sr := b.rings.get(shared, t.addrs); sr != nil {
+		t.ring, t.addrs, t.shared = sr.ring, sr.addrs, sr
 		return t
 	}
 	members := make([]ringMember, len(t.addrs))
@@ -265,8 +301,7 @@ func (b *Balancer) build(set *member.Set, prev *member.View[table]) *table {
 	} else {
 		t.ring = buildRing(members, nodes)
 	}
-	b.rings.put(shared, t.addrs, t.ring)
-	warnCapped(t, len(members), nodes)
+	t.shared = b.rings.put(shared, t.addrs, t.ring)
 	return t
 }
 

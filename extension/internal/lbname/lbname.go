@@ -131,9 +131,15 @@ type Guard struct {
 
 	mu        sync.Mutex
 	fallbacks map[string]bool // the names registered as fallbacks
-	warned    sync.Map        // "service|method|name" -> struct{}
-	byURL     urlmap.Store[common.URL, atomic.Pointer[loadbalance.LoadBalance]]
-	def       atomic.Pointer[loadbalance.LoadBalance] // DefaultFallback's balancer
+	// limit is the most names registered as fallbacks (FallbackLimit);
+	// capped is set once a name beyond it was seen (mu).
+	limit  int
+	capped bool
+	// warned holds the "service|method|name" keys logged, at most
+	// warnedLimit, then starts afresh (mu).
+	warned map[string]struct{}
+	byURL  urlmap.Store[common.URL, atomic.Pointer[loadbalance.LoadBalance]]
+	def    atomic.Pointer[loadbalance.LoadBalance] // DefaultFallback's balancer
 }
 
 // New returns a Guard over dubbo-go's registry of balancers.
@@ -145,8 +151,21 @@ func New() *Guard {
 		},
 		lookup:    dgext.GetLoadbalance,
 		fallbacks: map[string]bool{},
+		limit:     FallbackLimit,
+		warned:    map[string]struct{}{},
 	}
 }
+
+// FallbackLimit is the most unknown balancer names a Guard registers with
+// dubbo-go (whose registry never forgets a name): the names providers
+// state are strangers' strings. Beyond it, Check points the provider URL's
+// unknown name at its fallback directly (the URL then names the fallback),
+// and one WARN says so.
+const FallbackLimit = 64
+
+// warnedLimit bounds the (service, method, name) triples whose WARN a
+// Guard remembers having logged; past it, it starts afresh.
+const warnedLimit = 4096
 
 // Default is the guard that package extension installs.
 var Default = New()
@@ -168,15 +187,19 @@ func (g *Guard) IsFallback(name string) bool {
 func (g *Guard) Check(u *common.URL) {
 	var fb *loadbalance.LoadBalance
 	for _, n := range Names(u) {
-		if !g.unknown(n.Name) {
+		unknown, registered, first := g.unknown(n.Name)
+		if !unknown {
+			continue
+		}
+		if !registered {
+			g.redirect(u, n, first)
 			continue
 		}
 		if fb == nil {
 			fb = g.fallbackOf(u)
 			g.byURL.Get(u).Store(fb)
 		}
-		key := u.ServiceKey() + "|" + n.Method + "|" + n.Name
-		if _, dup := g.warned.LoadOrStore(key, struct{}{}); dup {
+		if !g.firstWarning(u.ServiceKey() + "|" + n.Method + "|" + n.Name) {
 			continue
 		}
 		where := "service " + u.ServiceKey()
@@ -188,20 +211,59 @@ func (g *Guard) Check(u *common.URL) {
 	}
 }
 
+// firstWarning reports whether key was not logged yet, and remembers it.
+func (g *Guard) firstWarning(key string) bool {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if _, dup := g.warned[key]; dup {
+		return false
+	}
+	if len(g.warned) >= warnedLimit {
+		clear(g.warned)
+	}
+	g.warned[key] = struct{}{}
+	return true
+}
+
 // unknown reports whether name is not a balancer, registering the
-// fallback under it the first time.
-func (g *Guard) unknown(name string) bool {
+// fallback under it the first time while fewer than FallbackLimit names
+// are; registered is false for a name beyond, and first true for the
+// first such name.
+func (g *Guard) unknown(name string) (unknown, registered, first bool) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	if g.fallbacks[name] {
-		return true
+		return true, true, false
 	}
 	if g.known(name) {
-		return false
+		return false, false, false
+	}
+	if len(g.fallbacks) >= g.limit {
+		first = !g.capped
+		g.capped = true
+		return true, false, first
 	}
 	g.fallbacks[name] = true
 	g.register(name, &fallback{g: g})
-	return true
+	return true, true, false
+}
+
+// redirect makes n, an unknown name of u beyond FallbackLimit, name u's
+// fallback instead, so that dubbo-go's cluster finds a balancer without a
+// new name in its registry. dubbo-go refers such a provider again at each
+// notification (its URL differs from the one notified): the price of a
+// provider fleet that names more unknown balancers than the limit.
+func (g *Guard) redirect(u *common.URL, n Named, first bool) {
+	key := constant.LoadbalanceKey
+	if n.Method != "" {
+		key = "methods." + n.Method + "." + constant.LoadbalanceKey
+	}
+	fb := g.fallbackName(u)
+	u.SetParam(key, fb)
+	if first {
+		lblog.Warnf("providers name more than %d load balancers this consumer does not know (provider %s names %q for service %s); the URLs of further unknown names name their fallback %q instead (the reference param %s chooses another)",
+			g.limit, u.Location, n.Name, u.ServiceKey(), fb, FallbackKey)
+	}
 }
 
 // fallbackName is the name of u's fallback balancer.

@@ -3,6 +3,7 @@ package lbname
 import (
 	"errors"
 	"net/http"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -196,4 +197,24 @@ func TestWrapProtocolsGuardsDirectURLs(t *testing.T) {
 	require.Len(t, *lines, 1)
 	assert.Contains(t, (*lines)[0], `provider 10.0.0.3:20000 names load balancer "direct-typo" for service org.Greeter`)
 	assert.Same(t, inv, reg["direct-typo"].Select([]pbase.Invoker{inv}, nil))
+}
+
+// Past FallbackLimit unknown names, no name is registered: the URL names
+// its fallback instead, and one WARN says so.
+func TestUnknownNamesBeyondTheLimitAreNotRegistered(t *testing.T) {
+	g, reg, lines := guard(t, "random", "roundrobin")
+	for i := range FallbackLimit {
+		g.Check(providerURL(t, "tri://10.0.0.1:20000/org.S"+strconv.Itoa(i)+"?loadbalance=lb"+strconv.Itoa(i)))
+	}
+	require.Len(t, reg, FallbackLimit+2)
+	*lines = nil
+	over := providerURL(t, "tri://10.0.0.1:20000/org.Over?loadbalance=one-too-many&methods.m.loadbalance=two-too-many&"+FallbackKey+"=roundrobin")
+	g.Check(over)
+	g.Check(providerURL(t, "tri://10.0.0.2:20000/org.Over2?loadbalance=three-too-many"))
+	assert.Len(t, reg, FallbackLimit+2, "nothing more registered")
+	assert.Equal(t, "roundrobin", over.GetParam("loadbalance", ""))
+	assert.Equal(t, "roundrobin", over.GetParam("methods.m.loadbalance", ""))
+	require.Len(t, *lines, 1, "%q", *lines)
+	assert.Contains(t, (*lines)[0], "more than 64 load balancers")
+	assert.False(t, g.IsFallback("one-too-many"))
 }

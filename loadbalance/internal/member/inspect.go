@@ -11,9 +11,13 @@ func (r *Registry[T]) Rebuilds() (membership, warmup int64) {
 }
 
 // Range calls f with the current snapshot of every (service, method) the
-// Registry has built one for. It is for inspection (metrics, describe):
-// it allocates and briefly takes the Registry's lock, never held by Select.
+// Registry has built one for and keeps: it first releases the states idle
+// for long enough (see SetIdle), so that what they held leaves the
+// metrics and pages read through it. It is for inspection (metrics,
+// describe): it allocates and briefly takes the Registry's lock, never
+// held by Select.
 func (r *Registry[T]) Range(f func(v *View[T])) {
+	r.expire(r.wall().UnixNano())
 	r.mu.Lock()
 	services := make([]*service[T], 0, len(r.services))
 	for _, svc := range r.services {

@@ -17,6 +17,7 @@ import (
 	"sync/atomic"
 	"time"
 	"unsafe"
+	"weak"
 
 	"dubbo.apache.org/dubbo-go/v3/common"
 	"dubbo.apache.org/dubbo-go/v3/common/constant"
@@ -397,7 +398,23 @@ type Registry[T any] struct {
 	// provider and the method: a hit costs a load and two compares where
 	// routes (a sync.Map and a weak pointer) cost 20 ns (see state).
 	hot [hotSlots]atomic.Pointer[hotEntry[T]]
+
+	// epoch is the coarse clock of the states' last use: a call stamps its
+	// state with it (urlmap.Touch), and expire, off the hot path, moves it
+	// on once per idle time (wall ns) and releases the states that no call
+	// stamped during the epoch that ends. epochAt is when it began (wall
+	// ns), idle the idle time (ns), methodLimit the methods per service.
+	epoch, epochAt, idle atomic.Int64
+	methodLimit          atomic.Int64
 }
+
+// DefaultIdle is how long the state of a (service, method) without a call
+// is kept by default (see Registry.SetIdle).
+const DefaultIdle = 5 * time.Minute
+
+// DefaultMethodLimit is the number of methods of a service with a state of
+// their own by default (see Registry.SetMethodLimit).
+const DefaultMethodLimit = urlmap.DefaultNameLimit
 
 // hotSlots is the size of Registry.hot: the (service, method) pairs of a
 // busy consumer, with room for collisions.
@@ -425,15 +442,20 @@ func hotSlot(u *common.URL, method string) uint {
 	return uint((h * 0x9E3779B97F4A7C15) >> (64 - hotBits))
 }
 
+// route is what routes keeps for a provider URL: its service, weakly, so
+// that the entry, which its URL's cleanup holds, does not keep the service
+// (whose members hold the URL) from going when it is released.
 type route[T any] struct {
-	service atomic.Pointer[service[T]]
+	service atomic.Pointer[weak.Pointer[service[T]]]
 }
 
 // service is what the methods of one service share: their states, and the
 // members built last by any of them, which the next method to build for
-// the same list takes instead of making its own.
+// the same list takes instead of making its own. A service whose states
+// were all released is closed (methods.Closed) and dropped.
 type service[T any] struct {
-	methods urlmap.Index[state[T]]
+	key     string
+	methods urlmap.Names[state[T]] // stamped with Registry.epoch
 	members atomic.Pointer[members]
 }
 
@@ -458,7 +480,65 @@ func NewRegistry[T any](opts warmup.Options, wall func() time.Time, build BuildF
 	}
 	r := &Registry[T]{opts: opts.WithDefaults(), wall: wall, build: build, services: map[string]*service[T]{}}
 	r.inline.Store(DefaultInlineUpTo)
+	r.idle.Store(int64(DefaultIdle))
+	r.methodLimit.Store(DefaultMethodLimit)
+	r.epochAt.Store(wall().UnixNano())
 	return r
+}
+
+// SetIdle sets how long the state of a (service, method) without a call is
+// kept: its snapshot, table, outlier records and its hold on the
+// providers' statistics. A state is released at the first build, new
+// service or inspection (Range) once it went a whole epoch (d, by the
+// Registry's wall clock) without a call: between d and 2d after its last
+// call. Default DefaultIdle.
+func (r *Registry[T]) SetIdle(d time.Duration) { r.idle.Store(max(int64(d), 1)) }
+
+// SetMethodLimit sets the number of methods of a service with a state of
+// their own, for services made after the call; the calls of further method
+// names share the state of urlmap.Overflow, built with the service-level
+// parameters, and one WARN per service says so. Default
+// DefaultMethodLimit.
+func (r *Registry[T]) SetMethodLimit(n int) { r.methodLimit.Store(int64(max(n, 1))) }
+
+// expire moves the epoch on and releases the states not used during the
+// epoch that ends, when the idle time has passed since it began (wall
+// ns); else it costs one atomic load. It runs off the hot path (builds,
+// new services, Range), so O(states) once per idle time.
+func (r *Registry[T]) expire(now int64) {
+	if now-r.epochAt.Load() < r.idle.Load() {
+		return
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if now-r.epochAt.Load() < r.idle.Load() {
+		return
+	}
+	e := r.epoch.Load()
+	r.epoch.Store(e + 1)
+	r.epochAt.Store(now)
+	for key, svc := range r.services {
+		if _, left := svc.methods.Sweep(e, nil, true); left == 0 {
+			delete(r.services, key)
+		}
+	}
+	for i := range r.hot {
+		if h := r.hot[i].Load(); h != nil && !urlmap.Touch(h.st, 0) {
+			r.hot[i].CompareAndSwap(h, nil)
+		}
+	}
+}
+
+// States returns the number of (service, method) states the Registry
+// keeps, each overflow state included: for inspection and tests.
+func (r *Registry[T]) States() int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	n := 0
+	for _, svc := range r.services {
+		svc.methods.Range(func(string, *state[T]) bool { n++; return true })
+	}
+	return n
 }
 
 // SetInlineUpTo sets the largest list (in providers) whose snapshot is built
@@ -570,7 +650,7 @@ func (r *Registry[T]) find(list []base.Invoker, method string, quick bool, inv b
 func (r *Registry[T]) state(u *common.URL, method string) *state[T] {
 	slot := &r.hot[hotSlot(u, method)]
 	cached := slot.Load()
-	if cached != nil && cached.url == u && cached.method == method {
+	if cached != nil && cached.url == u && cached.method == method && urlmap.Touch(cached.st, r.epoch.Load()) {
 		return cached.st
 	}
 	st := r.lookup(u, method)
@@ -580,25 +660,44 @@ func (r *Registry[T]) state(u *common.URL, method string) *state[T] {
 	return st
 }
 
-// lookup is state through routes.
+// lookup is state through routes, stamped with the epoch. A method name
+// beyond the service's limit gets the service's overflow state, and the
+// first such name one WARN.
 func (r *Registry[T]) lookup(u *common.URL, method string) *state[T] {
-	return r.service(u).methods.Get(method)
+	for {
+		svc := r.service(u)
+		st, first := svc.methods.Get(method, r.epoch.Load())
+		if st == nil {
+			continue // the service was just released: find it anew
+		}
+		if first {
+			lblog.Warnf("service %s: calls name more than %d methods; the calls of further methods share one load balancing state (%q), built with the service-level parameters",
+				svc.key, svc.methods.Limit, urlmap.Overflow)
+		}
+		return st
+	}
 }
 
 // service returns the service of the provider URL u through routes.
 func (r *Registry[T]) service(u *common.URL) *service[T] {
 	rt := r.routes.Get(u)
-	svc := rt.service.Load()
-	if svc == nil {
+	var svc *service[T]
+	if w := rt.service.Load(); w != nil {
+		svc = w.Value()
+	}
+	if svc == nil || svc.methods.Closed() {
 		key := u.ServiceKey() // once per provider URL
+		r.expire(r.wall().UnixNano())
 		r.mu.Lock()
 		svc = r.services[key]
 		if svc == nil {
-			svc = new(service[T])
+			svc = &service[T]{key: key}
+			svc.methods.Limit = int(r.methodLimit.Load())
 			r.services[key] = svc
 		}
 		r.mu.Unlock()
-		rt.service.Store(svc)
+		w := weak.Make(svc)
+		rt.service.Store(&w)
 	}
 	return svc
 }
@@ -624,11 +723,15 @@ func (r *Registry[T]) members(list []base.Invoker, now time.Time) *members {
 // its own and returns nil. Otherwise it returns a snapshot that holds
 // exactly list (stale itself if it was rebuilt meanwhile for another list).
 func (r *Registry[T]) rebuild(st *state[T], list []base.Invoker, method string, stale *View[T], wait bool) *View[T] {
+	if urlmap.NameOf(st) == urlmap.Overflow {
+		method = urlmap.Overflow // one state, one Set.Method, for every name beyond the limit
+	}
 	if wait {
 		st.mu.Lock()
 	} else if !st.mu.TryLock() {
 		return nil
 	}
+	r.expire(r.wall().UnixNano())
 	if wait || int64(len(list)) <= r.inline.Load() {
 		defer st.mu.Unlock()
 		return r.update(st, list, method, stale)

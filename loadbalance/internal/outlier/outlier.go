@@ -14,6 +14,7 @@ import (
 	"math"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"dubbo.apache.org/dubbo-go/v3/common"
@@ -30,7 +31,10 @@ import (
 // balancer. Decide is for snapshot builds (it takes a lock and allocates);
 // the hot paths only touch its Board.
 type Detector struct {
-	board rpcstatus.Board
+	// board is allocated apart from the Detector (see b): the statistics
+	// it is linked to point at it, and must not keep alive the snapshot
+	// state that holds the Detector once that state is released.
+	board atomic.Pointer[rpcstatus.Board]
 
 	mu sync.Mutex
 	// cfgFrom is the URL the configuration was read from; cfg is reread
@@ -65,7 +69,16 @@ type record struct {
 }
 
 // Board returns the board the filter feeds.
-func (d *Detector) Board() *rpcstatus.Board { return &d.board }
+func (d *Detector) Board() *rpcstatus.Board { return d.b() }
+
+// b returns the board, made on first use.
+func (d *Detector) b() *rpcstatus.Board {
+	if b := d.board.Load(); b != nil {
+		return b
+	}
+	d.board.CompareAndSwap(nil, new(rpcstatus.Board))
+	return d.board.Load()
+}
 
 // Decision is what a Detector decided for one snapshot.
 type Decision struct {
@@ -89,12 +102,12 @@ type Decision struct {
 // ejects those a rule finds failing, within the limits, and returns which
 // are ejected. Its clock is the board's: the time of the latest alarm.
 func (d *Detector) Decide(method string, invokers []base.Invoker, stats []*rpcstatus.Stats) Decision {
-	alarm, now := d.board.Alarm()
+	alarm, now := d.b().Alarm()
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	d.configure(invokers[0].GetURL(), method)
 	for _, s := range stats {
-		s.Link(&d.board)
+		s.Link(d.b())
 	}
 	ejected := d.evaluate(now, invokers, stats, method)
 	return Decision{Alarm: alarm, Enabled: d.cfg.Enabled(), Ejected: ejected, Panic: d.panicked}
@@ -114,7 +127,7 @@ func (d *Detector) configure(u *common.URL, method string) {
 		}
 	}
 	d.cfg = cfg
-	d.board.Configure(cfg.ConsecutiveFailures, cfg.Counted) // 0 when the rule is off
+	d.b().Configure(cfg.ConsecutiveFailures, cfg.Counted) // 0 when the rule is off
 	if !cfg.Periodic() {
 		d.nextTick = 0
 	}
@@ -190,7 +203,7 @@ func (d *Detector) evaluate(now int64, invokers []base.Invoker, stats []*rpcstat
 			}
 		}
 	}
-	d.board.WakeAt(d.wakeAt(recs, untimed))
+	d.b().WakeAt(d.wakeAt(recs, untimed))
 	if ejected == 0 {
 		d.panicked = false
 		return nil
