@@ -2,6 +2,7 @@ package it
 
 import (
 	"fmt"
+	"math"
 	"testing"
 	"time"
 )
@@ -148,4 +149,71 @@ func atHome(r report, home []string, min float64) error {
 		return fmt.Errorf("%.2f %% of %d calls at home, want at least %.0f %%", got, successes(r), min)
 	}
 	return nil
+}
+
+// Zones with no callers configured, end to end: four providers in az-a and
+// two in az-b at interface level, a consumer in az-a that names no
+// callers. Balanced, every call stays home. Then a3 and a4 stop and
+// deregister: the consumer remembers that az-a was provisioned with four
+// providers (lb.zone.memory, 10 min by default), so its callers are 4/6 of
+// the calls for 2/4 of the capacity, and az-a keeps Envoy's
+// (2/4) / (4/6) = 75 % of its calls, spilling a quarter. Negative control:
+// a consumer with lb.zone.memory=0 takes the callers from the providers
+// listed now (2 and 2), and keeps every call home.
+func TestZoneSpillsWhenHalfItsProvidersLeaveWithoutCallers(t *testing.T) {
+	parallel(t) // schedule_test.go
+	e := setup(t)
+	zoneA, zoneB := []string{"la1", "la2", "la3", "la4"}, []string{"lb1", "lb2"}
+	var specs []providerSpec
+	for _, n := range zoneA {
+		specs = append(specs, providerSpec{name: n, args: []string{"-zone", "az-a"}})
+	}
+	for _, n := range zoneB {
+		specs = append(specs, providerSpec{name: n, args: []string{"-zone", "az-b"}})
+	}
+	ps := e.startRegistered(t, specs...)
+	args := []string{"-zone", "az-a", "-param", "lb.zone.min-cluster-size=2"}
+	cs := e.startConsumers(t, 4,
+		consumerSpec{balancer: "warmrandom", name: "consumer in az-a, callers learned", args: args},
+		consumerSpec{balancer: "warmrandom", name: "consumer in az-a, no memory", args: append(args, "-param", "lb.zone.memory=0")})
+	learned, control := cs[0], cs[1]
+	for _, c := range cs {
+		c.until(t, reactDeadline, "reaching az-a", func(r report) bool { return all(r, zoneA...) })
+		if r := c.collectCalls(t, shareCalls/2); atHome(r, zoneA, 99) != nil {
+			t.Errorf("%s, zones balanced: %v; want every call at home", c.name, r)
+		}
+	}
+
+	ps[2].stop()
+	ps[3].stop()
+	e.waitInstances(t, reactDeadline, "az-a down to two", func(list []instance) bool {
+		n := 0
+		for _, in := range list {
+			for _, p := range ps[:4] {
+				if in.Port == p.spec.port {
+					n++
+				}
+			}
+		}
+		return n == 2
+	})
+	shrunk := time.Now()
+	for _, c := range cs {
+		c.until(t, reactDeadline, "past the shrink", func(r report) bool {
+			return r.start().After(shrunk.Add(3*time.Second)) && r.By["la3"]+r.By["la4"] == 0
+		})
+	}
+	const wantLocal = 100 * (2.0 / 4) / (4.0 / 6)
+	r := learned.collectCalls(t, shareCalls)
+	within(t, fmt.Sprintf("%s, az-a down to half: share kept in az-a (%d calls)", learned.name, successes(r)),
+		zoneShare(r, zoneA), wantLocal, shareTol(wantLocal, successes(r), edgeAllowance))
+	t.Run("negative_control_no_memory", func(t *testing.T) {
+		r := control.collectCalls(t, shareCalls)
+		if got := zoneShare(r, zoneA); math.Abs(got-wantLocal) <= shareTol(wantLocal, successes(r), edgeAllowance) {
+			t.Errorf("%s kept %.1f %% at home, within the learned share's tolerance: the check proves nothing", control.name, got)
+		}
+	})
+	for _, c := range cs {
+		noErrors(t, c, c.finish(t))
+	}
 }

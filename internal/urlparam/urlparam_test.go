@@ -249,12 +249,20 @@ func TestParseZoneRouting(t *testing.T) {
 	if z.Callers != nil || z.MinClusterSize != 0 || z.Overprovisioning != 0 || len(problems) != 3 {
 		t.Errorf("bad values: %+v, problems %q; want defaults and three problems", z, problems)
 	}
+	for raw, want := range map[string]time.Duration{"": 0, "0": -1, "90s": 90 * time.Second, "600000": 10 * time.Minute} {
+		if z, problems = ParseZoneRouting(params(ZoneMemoryKey, raw), ""); z.Memory != want || len(problems) != 0 {
+			t.Errorf("%s %q: %v, problems %q; want %v", ZoneMemoryKey, raw, z.Memory, problems, want)
+		}
+	}
+	if z, problems = ParseZoneRouting(params(ZoneMemoryKey, "-5m"), ""); z.Memory != 0 || len(problems) != 1 {
+		t.Errorf("%s -5m: %v, problems %q; want the default and a problem", ZoneMemoryKey, z.Memory, problems)
+	}
 }
 
 func FuzzParseZoneRouting(f *testing.F) {
-	f.Add("az-1", "az-1:60,az-2:40", "6", "1.4")
-	f.Fuzz(func(t *testing.T, local, callers, size, over string) {
-		m := map[string]string{ZoneLocalKey: local, ZoneCallersKey: callers, ZoneMinClusterSizeKey: size, ZoneOverprovisioningKey: over}
+	f.Add("az-1", "az-1:60,az-2:40", "6", "1.4", "10m")
+	f.Fuzz(func(t *testing.T, local, callers, size, over, memory string) {
+		m := map[string]string{ZoneLocalKey: local, ZoneCallersKey: callers, ZoneMinClusterSizeKey: size, ZoneOverprovisioningKey: over, ZoneMemoryKey: memory}
 		z, _ := ParseZoneRouting(func(k string) string { return m[k] }, "")
 		for name, share := range z.Callers {
 			if !(share >= 0) || name == "" {
@@ -263,6 +271,9 @@ func FuzzParseZoneRouting(f *testing.F) {
 		}
 		if z.Overprovisioning != 0 && !(z.Overprovisioning >= 1) {
 			t.Fatalf("overprovisioning %v", z.Overprovisioning)
+		}
+		if z.Memory < -1 || z.Memory > 365*24*time.Hour {
+			t.Fatalf("memory %v", z.Memory)
 		}
 	})
 }

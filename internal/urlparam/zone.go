@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	"dubbo.apache.org/dubbo-go/v3/common"
 )
@@ -28,6 +29,11 @@ const (
 	// ZoneOverprovisioningKey is the overprovisioning factor (>= 1,
 	// default 1.4, Envoy's).
 	ZoneOverprovisioningKey = "lb.zone.overprovisioning"
+	// ZoneMemoryKey is the half-life of a zone's provisioned weight once
+	// its providers leave, when the callers are not configured: a
+	// duration ("10m"), or "0" to take the callers from the providers
+	// listed now (default 10m).
+	ZoneMemoryKey = "lb.zone.memory"
 	// ZoneEnv is the environment variable that names the consumer's zone
 	// when ZoneLocalKey is unset.
 	ZoneEnv = "DUBBOGO_LB_ZONE"
@@ -44,6 +50,9 @@ type ZoneRouting struct {
 	// its defaults).
 	MinClusterSize   int
 	Overprovisioning float64
+	// Memory is the half-life of a zone's provisioned weight (package
+	// zone's Remember): 0 for its default, negative for none.
+	Memory time.Duration
 }
 
 // ReadZoneRouting reads the zone-aware routing configuration that u, a
@@ -100,6 +109,15 @@ func ParseZoneRouting(param func(key string) string, env string) (z ZoneRouting,
 			problems = append(problems, fmt.Sprintf("%s: %q is not a factor in [1, 100]; using 1.4", ZoneOverprovisioningKey, raw))
 		} else {
 			z.Overprovisioning = f
+		}
+	}
+	if raw := strings.TrimSpace(param(ZoneMemoryKey)); raw != "" {
+		if raw == "0" {
+			z.Memory = -1
+		} else if d, ok := parseTimeout(raw); ok {
+			z.Memory = d
+		} else {
+			problems = append(problems, fmt.Sprintf("%s: %q is not a duration of at most a year (or 0 for none); using 10m", ZoneMemoryKey, raw))
 		}
 	}
 	return z, problems

@@ -3,6 +3,7 @@ package member
 import (
 	"slices"
 	"strings"
+	"time"
 
 	"dubbo.apache.org/dubbo-go/v3/protocol/base"
 
@@ -31,10 +32,27 @@ type Zoning[T any] struct {
 	// Slots maps a zone's slot to the snapshot's: Views[z].Invokers[j] is
 	// the snapshot's Invokers[Slots[z][j]].
 	Slots [][]int
+	// Memory is each zone's remembered provisioned weight (zone.Remember),
+	// by Names; a zone whose providers have all left stays among Names,
+	// with no slot and a nil View, while its memory counts.
+	Memory []zone.Memory
 }
+
+// maxRemembered bounds the zones a Zoning remembers beside those listed:
+// zone names come from providers.
+const maxRemembered = 64
+
+// forgetBelow is the share of the total remembered weight under which a
+// zone with no provider is forgotten.
+const forgetBelow = 0.01
 
 // zoning builds the zone-aware routing of v, whose previous snapshot was
 // prev, with the consumer's configuration cfg; nil when it names no zone.
+//
+// Without configured callers, each zone's callers are its remembered
+// provisioned weight (zone.Remember, half-life cfg.Memory): a zone that
+// loses providers keeps its callers and spills, as Envoy's local cluster
+// keeps them, and the snapshot is refreshed while a memory decays.
 func (r *Registry[T]) zoning(v *View[T], prev *View[T], cfg urlparam.ZoneRouting, panic bool) *Zoning[T] {
 	if cfg.Local == "" {
 		return nil
@@ -44,6 +62,24 @@ func (r *Registry[T]) zoning(v *View[T], prev *View[T], cfg urlparam.ZoneRouting
 	for i := range s.Invokers {
 		if name := s.Zone(i); !slices.Contains(zn.Names, name) {
 			zn.Names = append(zn.Names, name)
+		}
+	}
+	halfLife := cfg.Memory
+	if halfLife == 0 {
+		halfLife = zone.DefaultMemory
+	}
+	var before *Zoning[T]
+	if prev != nil && prev.Zoning != nil && halfLife > 0 && cfg.Callers == nil {
+		before = prev.Zoning
+		// Zones whose providers have all left, while they are remembered.
+		total, listed := 0.0, len(zn.Names)
+		for _, m := range before.Memory {
+			total += m.Weight
+		}
+		for k, name := range before.Names {
+			if len(zn.Names) < listed+maxRemembered && k < len(before.Memory) && !slices.Contains(zn.Names, name) && before.Memory[k].Weight > forgetBelow*total {
+				zn.Names = append(zn.Names, name)
+			}
 		}
 	}
 	slices.Sort(zn.Names)
@@ -64,12 +100,18 @@ func (r *Registry[T]) zoning(v *View[T], prev *View[T], cfg urlparam.ZoneRouting
 		zones[z].Healthy += s.Weight(i)
 		zn.Slots[z] = append(zn.Slots[z], i)
 	}
+	if cfg.Callers == nil {
+		r.remember(s, zn, zones, before, halfLife)
+	}
 	zn.Plan = zone.Compute(zones, local, panic, zone.Options{MinClusterSize: cfg.MinClusterSize, Overprovisioning: cfg.Overprovisioning})
 	if zn.Plan.Mode == zone.Off {
 		return zn
 	}
 	zn.Views = make([]*View[T], len(zn.Names))
 	for z, slots := range zn.Slots {
+		if len(slots) == 0 {
+			continue // a zone remembered, with no provider
+		}
 		sub := s.subset(slots)
 		var prevSub *View[T]
 		if prev != nil && prev.Zoning != nil && prev.Zoning.Views != nil {
@@ -80,6 +122,43 @@ func (r *Registry[T]) zoning(v *View[T], prev *View[T], cfg urlparam.ZoneRouting
 		zn.Views[z] = &View[T]{Set: sub, Table: r.build(sub, prevSub), watch: v.watch}
 	}
 	return zn
+}
+
+// remember brings each zone's memory of its provisioned weight up to date
+// (zone.Remember) from the Zoning before (nil for none), sets it as the
+// zone's Provisioned weight, and, while a memory exceeds its zone's weight,
+// has the snapshot s refreshed an eighth of a half-life later, so that the
+// plan follows the decay.
+func (r *Registry[T]) remember(s *Set, zn *Zoning[T], zones []zone.Zone, before *Zoning[T], halfLife time.Duration) {
+	now := r.wall().UnixNano()
+	zn.Memory = make([]zone.Memory, len(zones))
+	decaying := false
+	for z := range zones {
+		var m zone.Memory
+		if before != nil {
+			if k, ok := slices.BinarySearch(before.Names, zn.Names[z]); ok && k < len(before.Memory) {
+				m = before.Memory[k]
+			}
+		}
+		if halfLife > 0 {
+			m = zone.Remember(m, zones[z].Weight, now, halfLife)
+		} else {
+			m = zone.Memory{Weight: zones[z].Weight, At: now}
+		}
+		if m.Weight <= zones[z].Weight*(1+forgetBelow) {
+			m.Weight = zones[z].Weight // within 1 %: forgotten
+		} else {
+			decaying = true
+		}
+		zn.Memory[z] = m
+		zones[z].Provisioned = m.Weight
+	}
+	if decaying {
+		at := now + int64(halfLife/8)
+		if s.refreshAt == 0 || at < s.refreshAt {
+			s.refreshAt = at
+		}
+	}
 }
 
 // subset returns the Set of the providers of s at slots, in that order,

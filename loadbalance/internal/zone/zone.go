@@ -13,6 +13,7 @@ package zone
 import (
 	"math"
 	"math/bits"
+	"time"
 )
 
 // Defaults of Options, as Envoy's.
@@ -63,8 +64,14 @@ type Zone struct {
 	// Callers is the share of the calls that come from this zone, in any
 	// unit (only ratios matter); 0 for every zone when it is not known,
 	// in which case each zone is assumed to send calls in proportion to
-	// its full Weight (a fleet sized per zone).
+	// its provisioned weight (a fleet sized per zone).
 	Callers float64
+	// Provisioned is the weight the zone was provisioned with, which its
+	// callers keep when its providers leave (see Remember); the full
+	// Weight where it is smaller. A zone whose providers have all left
+	// has Providers 0 and a Provisioned weight: its callers count, it
+	// serves nothing.
+	Provisioned float64
 }
 
 // Mode is how a Plan routes.
@@ -149,7 +156,8 @@ func Compute(zones []Zone, local int, panic bool, opts Options) Plan {
 	}
 	// Each zone's capacity: its healthy weight, overprovisioned, at most
 	// its full weight (Envoy's locality availability). Each zone's
-	// callers: as configured, else in proportion to the full weights.
+	// callers: as configured, else in proportion to the provisioned
+	// weights.
 	callersKnown := false
 	for _, z := range zones {
 		if z.Callers > 0 {
@@ -211,7 +219,7 @@ func callers(z Zone, known bool) float64 {
 	if known {
 		return clean(z.Callers)
 	}
-	return clean(z.Weight)
+	return max(clean(z.Weight), clean(z.Provisioned))
 }
 
 // clean is x where it is a positive finite number, else 0: a NaN,
@@ -247,4 +255,33 @@ func (p *Plan) Choose(u uint64) int {
 		}
 	}
 	return p.Local // not reached: x < the total
+}
+
+// DefaultMemory is the half-life of a zone's provisioned weight once its
+// providers leave (Remember).
+const DefaultMemory = 10 * time.Minute
+
+// Memory is what a zone's callers remember of its provisioned weight: the
+// weight, and when (Unix ns) it was last brought up to date.
+type Memory struct {
+	Weight float64
+	At     int64
+}
+
+// Remember returns the memory of a zone whose full weight is now weight,
+// given its memory before (the zero Memory for none), with half-life
+// halfLife: the larger of weight and the remembered weight, whose excess
+// over weight halves every halfLife, so that a zone that loses providers
+// keeps its callers (and spills) while they may come back, and one scaled
+// down on purpose stops spilling after a few half-lives. A halfLife <= 0
+// remembers nothing (the weight itself). Clean weights only: NaN,
+// negative and infinite weights count as 0.
+func Remember(before Memory, weight float64, now int64, halfLife time.Duration) Memory {
+	weight = clean(weight)
+	if halfLife <= 0 || !(clean(before.Weight) > weight) {
+		return Memory{Weight: weight, At: now}
+	}
+	dt := float64(max(now-before.At, 0))
+	excess := (before.Weight - weight) * math.Exp2(-dt/float64(halfLife))
+	return Memory{Weight: weight + excess, At: now}
 }

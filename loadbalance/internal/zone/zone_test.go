@@ -4,6 +4,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -201,4 +202,44 @@ func FuzzCompute(f *testing.F) {
 			t.Fatalf("shares sum to %v: %+v", sum, p)
 		}
 	})
+}
+
+// A zone's callers follow its provisioned weight: the same shrink spills
+// with the weight remembered, and stays home without it.
+func TestZoneCallersFollowTheProvisionedWeight(t *testing.T) {
+	shrunk := []Zone{
+		{Name: "a", Providers: 3, Weight: 300, Healthy: 300, Provisioned: 600},
+		{Name: "b", Providers: 4, Weight: 400, Healthy: 400},
+		{Name: "c", Providers: 2, Weight: 200, Healthy: 200},
+	}
+	p := Compute(shrunk, 0, false, Options{})
+	if p.Mode != Spill || math.Abs(p.LocalShare-2.0/3) > 1e-12 {
+		t.Errorf("remembered: %v %.4f, want spill keeping 2/3", p.Mode, p.LocalShare)
+	}
+	shrunk[0].Provisioned = 0
+	if p := Compute(shrunk, 0, false, Options{}); p.Mode != Direct {
+		t.Errorf("not remembered: %v, want direct", p.Mode)
+	}
+}
+
+// Remember keeps the larger weight, and its excess halves every half-life.
+func TestRememberDecaysTheExcess(t *testing.T) {
+	const h = 10 * time.Minute
+	m := Remember(Memory{}, 600, 0, h)
+	if m.Weight != 600 {
+		t.Fatalf("first: %v", m)
+	}
+	m = Remember(m, 300, int64(h), h)
+	if math.Abs(m.Weight-450) > 1e-9 {
+		t.Errorf("one half-life after losing half: %v, want 450", m.Weight)
+	}
+	if m = Remember(m, 800, int64(2*h), h); m.Weight != 800 {
+		t.Errorf("grown: %v, want 800", m.Weight)
+	}
+	if m = Remember(Memory{Weight: 600}, 300, 0, 0); m.Weight != 300 {
+		t.Errorf("no memory: %v, want 300", m.Weight)
+	}
+	if m = Remember(Memory{Weight: math.NaN()}, math.Inf(1), 0, h); m.Weight != 0 {
+		t.Errorf("bad weights: %v, want 0", m.Weight)
+	}
 }

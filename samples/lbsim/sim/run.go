@@ -127,7 +127,10 @@ func newRun(sc Scenario, name string, opts Options) (*run, error) {
 	if z := sc.Zones; z != nil {
 		// The consumer's zone-aware routing, as reference params reach
 		// every provider URL.
-		params := map[string]string{urlparam.ZoneLocalKey: z.Local, urlparam.ZoneCallersKey: zoneCallers(z.Callers)}
+		params := map[string]string{urlparam.ZoneLocalKey: z.Local}
+		if !z.Learned {
+			params[urlparam.ZoneCallersKey] = zoneCallers(z.Callers)
+		}
 		for k, v := range sc.Params {
 			params[k] = v
 		}

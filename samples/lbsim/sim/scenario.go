@@ -172,6 +172,10 @@ type Zones struct {
 	// Callers is the share of the calls each zone's consumers send
 	// (lb.zone.callers).
 	Callers map[string]float64
+	// Learned leaves lb.zone.callers unset: the consumer takes the
+	// callers from the zones' provisioned weights (Callers is then only
+	// the truth the results are compared with).
+	Learned bool
 	// Phases start at these times (the first at 0): the zones table
 	// reports each phase, from a second after its start.
 	Phases []time.Duration
@@ -532,9 +536,19 @@ func zoneShrink(half time.Duration) Scenario {
 	}
 }
 
+// ZoneShrinkLearned is ZoneShrink with no callers configured: the
+// consumer remembers each zone's provisioned weight.
+func ZoneShrinkLearned() Scenario {
+	sc := zoneShrink(10 * time.Second)
+	sc.Name = "zones-learned"
+	sc.Title = "zones of 6/4/2 providers, no callers configured (learned from the zones' provisioned weights); half of az-a leaves halfway"
+	sc.Zones.Learned = true
+	return sc
+}
+
 // Scenarios returns the built-in scenarios that "all" runs.
 func Scenarios() []Scenario {
-	return []Scenario{Brpc(), Capacity(), Slowdown(), Join(), FailFast(), Hang(), Tianchi(), TianchiOne(), ZoneShrink()}
+	return []Scenario{Brpc(), Capacity(), Slowdown(), Join(), FailFast(), Hang(), Tianchi(), TianchiOne(), ZoneShrink(), ZoneShrinkLearned()}
 }
 
 // Extra returns the built-in scenarios that run only by name: Fleet,
