@@ -86,13 +86,27 @@ func (b *Balancer) build(s *member.Set, prev *member.View[table]) *table {
 }
 
 // pick returns the better of two distinct providers drawn uniformly, as
-// Java's selectByP2C.
+// Java's selectByP2C; a winner in a run of recent failures (see
+// skeleton.Failures) gives way to the winner of another pair, up to
+// skeleton.FailurePairs pairs, which Java does not do (DESIGN.md).
 func (b *Balancer) pick(v *member.View[table], _ base.Invocation) int {
-	i, j := algo.Pair(b.rand.Uint64(), v.Len())
 	now := b.now()
-	k := b.better(v, i, j, now)
+	k := b.pair(v, now)
+	f := skeleton.RecentFailures(v.Set, failureWindow, b.now)
+	for n := 1; n < skeleton.FailurePairs && f.Penalty(v.Stat(k)) > 0; n++ {
+		k = b.pair(v, now)
+	}
 	v.Table.picked[k].Store(now)
 	return k
+}
+
+// failureWindow is how long a provider's latest failure weighs (ns).
+const failureWindow = int64(skeleton.FailureWindow)
+
+// pair returns the better of two distinct providers of v drawn uniformly.
+func (b *Balancer) pair(v *member.View[table], now int64) int {
+	i, j := algo.Pair(b.rand.Uint64(), v.Len())
+	return b.better(v, i, j, now)
 }
 
 // among applies the same rule to a subset of v (a failover retry's, or

@@ -52,7 +52,7 @@ type Options struct {
 const DefaultScanUpTo = 256
 
 // defaultFailureWindow is the default Options.FailureWindow.
-const defaultFailureWindow = 10 * time.Second
+const defaultFailureWindow = skeleton.FailureWindow
 
 // Balancer is the least-active balancer. It is safe for concurrent use; one
 // Balancer serves every service and method. Select returns the provider
@@ -143,17 +143,7 @@ func (b *Balancer) pick(v *member.View[table], _ base.Invocation) int {
 // reading the clock, unless a failure counted on one of its providers
 // less than the window ago.
 func (b *Balancer) charge(s *member.Set) failureCharge {
-	board := s.Board()
-	last := board.LastFailure()
-	if last == 0 || b.window == 0 {
-		return failureCharge{}
-	}
-	now := b.now()
-	if now-last >= b.window {
-		board.ForgetFailures(last)
-		return failureCharge{}
-	}
-	return failureCharge{Now: now, Window: b.window}
+	return skeleton.RecentFailures(s, b.window, b.now)
 }
 
 // among applies the least-active rule to list, a subset of s offered by a
@@ -170,7 +160,7 @@ func among(s *member.Set, list []base.Invoker, u uint64, c failureCharge) base.I
 		if !algo.Usable(w) {
 			continue
 		}
-		switch a := c.load(s.Stat(i)); {
+		switch a := c.Load(s.Stat(i)); {
 		case a < least:
 			least, first, last, count, total = a, j, j, 1, w
 		case a == least:
@@ -188,7 +178,7 @@ func among(s *member.Set, list []base.Invoker, u uint64, c failureCharge) base.I
 	for j := first; j <= last; j++ {
 		i, _ := s.Index(list[j])
 		w := s.Weight(i)
-		if !algo.Usable(w) || c.load(s.Stat(i)) != least {
+		if !algo.Usable(w) || c.Load(s.Stat(i)) != least {
 			continue
 		}
 		found = j

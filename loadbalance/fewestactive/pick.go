@@ -4,25 +4,14 @@ import (
 	"math"
 
 	"github.com/dubbogo-lb/lb/loadbalance/internal/algo"
+	"github.com/dubbogo-lb/lb/loadbalance/internal/skeleton"
 	"github.com/dubbogo-lb/lb/rpcstatus"
 )
 
-// failureCharge says how a pick charges failures: a provider whose latest
-// failures (counted by the lbactive filter for outlier detection) ended
-// less than Window ns before Now counts each failure of its current run as
-// one more call in flight (rpcstatus.Stats.Penalty), so that a call that
-// fails fast weighs as if it still ran. The zero Charge charges nothing.
-type failureCharge struct{ Now, Window int64 }
-
-// load returns the calls in flight of s, plus its failures as c charges
-// them.
-func (c failureCharge) load(s *rpcstatus.Stats) int64 {
-	a := s.Active()
-	if c.Now != 0 {
-		a += s.Penalty(c.Now, c.Window)
-	}
-	return a
-}
+// failureCharge says how a pick charges failures (skeleton.Failures): each
+// failure of a provider's current run, within the window, counts as one
+// more call in flight. The zero value charges nothing.
+type failureCharge = skeleton.Failures
 
 // scanFewest returns the index of the provider with the fewest calls in flight
 // (as c charges them) among those with a positive weight; ties are broken at random in
@@ -124,7 +113,7 @@ func scanCharged(stats []*rpcstatus.Stats, weights []float64, uniform bool, u ui
 		if !equal && !algo.Usable(weights[i]) {
 			continue
 		}
-		load := c.load(s)
+		load := c.Load(s)
 		if load > fewest {
 			continue
 		}
@@ -160,7 +149,7 @@ func choosePair(stats statsOf, alias *algo.Alias, d int, next func() uint64, c f
 	best, bestActive := -1, int64(0)
 	for k := 0; k < d || best < 0; k++ {
 		i := alias.Draw(next(), stats.Len())
-		if a := c.load(stats.Stat(i)); best < 0 || a < bestActive {
+		if a := c.Load(stats.Stat(i)); best < 0 || a < bestActive {
 			best, bestActive = i, a
 		}
 	}

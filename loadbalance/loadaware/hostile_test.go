@@ -43,7 +43,7 @@ func TestHostileReportsKeepCostsFinite(t *testing.T) {
 		for k := range l {
 			st := v.Stat(k)
 			d, known := st.EWMA().Value(c.NS)
-			got := b.cost(v, k, st, float64(d), known)
+			got := b.cost(v, k, st, float64(d), known, 0)
 			assert.True(t, algo.Finite(got), "%s: provider %d costs %v", cost, k, got)
 			assert.True(t, algo.Finite(v.Table.value(k)), "%s: provider %d's value %v", cost, k, v.Table.value(k))
 		}

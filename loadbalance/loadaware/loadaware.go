@@ -35,6 +35,9 @@ const (
 	// without a call while the other candidate of its pick is called:
 	// five update periods (DESIGN.md, "Probes").
 	defaultProbeAfter = 5 * time.Second
+	// failureWindow is how long a provider's latest failure weighs
+	// (skeleton.Failures), in ns.
+	failureWindow = int64(skeleton.FailureWindow)
 )
 
 // Options configure a Balancer. The zero value is ready to use; zero or
@@ -110,7 +113,8 @@ func New(opts Options) *Balancer {
 	}
 	b := &Balancer{opts: opts, rand: algo.Source(opts.Env.Rand), now: opts.Env.Now}
 	spec := skeleton.Spec[table]{Name: Name, Warmup: opts.Warmup, Env: opts.Env, Build: b.build, Pick: b.pick, Describe: b.describe}
-	b.two = skeleton.TwoChoices[table]{Rand: b.rand, Alias: func(v *member.View[table]) *algo.Alias { return v.Table.alias }, Better: b.better}
+	b.two = skeleton.TwoChoices[table]{Rand: b.rand, Alias: func(v *member.View[table]) *algo.Alias { return v.Table.alias }, Better: b.better,
+		Window: failureWindow, Now: b.now}
 	spec.Among = b.two.Among
 	spec.Uncounted = "no provider is asked for its load and response times are unknown, so the balancer picks at random"
 	b.sk = skeleton.New(spec)
@@ -148,7 +152,18 @@ func (b *Balancer) better(v *member.View[table], i, j int) bool {
 	if b.holdSilent {
 		ri, rj = lastRTT(si), lastRTT(sj)
 	}
-	ci, cj := b.cost(v, i, si, ri, ki), b.cost(v, j, sj, rj, kj)
+	// Failures: each of a recent run counts as a call in flight, and the
+	// provider's RTT, which its fast failures make short, as at least the
+	// other's.
+	f := skeleton.RecentFailures(v.Set, failureWindow, b.now)
+	fi, fj := f.Penalty(si), f.Penalty(sj)
+	if fi > 0 && kj {
+		ri = max(ri, rj)
+	}
+	if fj > 0 && ki {
+		rj = max(rj, ri)
+	}
+	ci, cj := b.cost(v, i, si, ri, ki, fi), b.cost(v, j, sj, rj, kj, fj)
 	if ci == cj {
 		return b.rand.Uint64()&1 == 0
 	}
@@ -156,7 +171,8 @@ func (b *Balancer) better(v *member.View[table], i, j int) bool {
 }
 
 // cost returns what a pick weighs provider i of v at, its statistics
-// being st and its RTT rtt
+// being st, failures the failures charged as calls in flight (see
+// skeleton.Failures) and its RTT rtt
 // (ns, decayed by the silence since its last call; known false when it has
 // none, when it borrows the mean): by its value (or the mean value) when
 // some provider has one, else rtadaptive's cost.
@@ -181,12 +197,12 @@ func (b *Balancer) better(v *member.View[table], i, j int) bool {
 // The cost is finite (finiteCost): the reports are clamped where they are
 // parsed (package loadreport), and a value that escaped that, NaN or
 // infinite, is the worst cost rather than a comparison that always fails.
-func (b *Balancer) cost(v *member.View[table], i int, st *rpcstatus.Stats, rtt float64, known bool) float64 {
+func (b *Balancer) cost(v *member.View[table], i int, st *rpcstatus.Stats, rtt float64, known bool, failures int64) float64 {
 	t := v.Table
 	if !known {
 		rtt = math.Float64frombits(t.meanRTT.Load())
 	}
-	active := st.Active()
+	active := st.Active() + failures
 	if t.fallback.Load() {
 		return finiteCost(max(rtt, minRTT) * float64(max(active, 0)+1))
 	}
@@ -237,10 +253,11 @@ func success(st *rpcstatus.Stats) float64 {
 // report gives, or the mean weight it borrows) and its cost.
 func (b *Balancer) describe(v *member.View[table], now int64, ps []describe.Provider) {
 	t := v.Table
+	f := skeleton.RecentFailures(v.Set, failureWindow, func() int64 { return now })
 	for i := range ps {
 		st := v.Stat(i)
 		d, known := st.EWMA().Value(now)
-		ps[i].CostMs = b.cost(v, i, st, float64(d), known) / 1e6
+		ps[i].CostMs = b.cost(v, i, st, float64(d), known, f.Penalty(st)) / 1e6
 		if !t.fallback.Load() && t.cfg.cost != CostJava {
 			ps[i].Weight = t.value(i) // the weight, or the capacity
 		}

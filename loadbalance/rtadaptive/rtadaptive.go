@@ -77,7 +77,8 @@ func New(opts Options) *Balancer {
 	}
 	b.errorHorizon = int64(min(20*b.errorDecay, math.MaxInt64/2))
 	spec := skeleton.Spec[table]{Name: Name, Warmup: opts.Warmup, Env: opts.Env, Build: b.build, Describe: b.describe}
-	b.two = skeleton.TwoChoices[table]{Rand: b.rand, Alias: func(v *member.View[table]) *algo.Alias { return v.Table.alias }, Better: b.better}
+	b.two = skeleton.TwoChoices[table]{Rand: b.rand, Alias: func(v *member.View[table]) *algo.Alias { return v.Table.alias }, Better: b.better,
+		Window: int64(skeleton.FailureWindow), Now: b.now}
 	spec.Pick, spec.Among = b.two.Pick, b.two.Among
 	spec.Uncounted = "response times are unknown, so the balancer picks at random"
 	b.sk = skeleton.New(spec)

@@ -132,18 +132,22 @@ func TestSlowProviderLosesAndRegainsShare(t *testing.T) {
 // error, it loses its share, and once it recovers the charge fades and it
 // is probed again.
 func TestErrorsAreCharged(t *testing.T) {
-	run := func(o Options) *driver {
+	run := func(o Options, pairs bool) *driver {
 		list := []base.Invoker{lbtest.Provider(20000, map[string]string{"timeout": "500ms"})}
 		list = lbtest.EjectionOff(append(list, lbtest.N(3)...)...) // the balancer's own charge
 		d := newDriver(t, o, 100*ms, list, failsFast(2*sec, 4*sec), fixed(ms), fixed(ms), fixed(ms))
+		if !pairs {
+			d.b.two.Window = 0 // one pair per pick, whatever its winner's failures
+		}
 		d.RunOpen(1000, 80*sec)
 		return d
 	}
-	d := run(Options{})
+	d := run(Options{}, true)
 	during := d.Share(0, 2200*ms, 4*sec)
 	after := d.Share(0, 70*sec, 80*sec)
-	// The same with errors charged next to nothing: herding.
-	uncharged := run(Options{ErrorCost: time.Nanosecond}).Share(0, 2200*ms, 4*sec)
+	// The same with errors charged next to nothing and one pair per pick:
+	// herding.
+	uncharged := run(Options{ErrorCost: time.Nanosecond}, false).Share(0, 2200*ms, 4*sec)
 	t.Logf("failing provider's share: %.4f while failing (%.3f if errors were not charged), %.3f 66-76 s after recovering", during, uncharged, after)
 	assert.Less(t, during, 0.02)
 	assert.Greater(t, uncharged, 0.4, "the bug the charge prevents")

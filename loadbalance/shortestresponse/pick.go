@@ -5,12 +5,14 @@ import (
 	"sync/atomic"
 
 	"github.com/dubbogo-lb/lb/loadbalance/internal/algo"
+	"github.com/dubbogo-lb/lb/loadbalance/internal/skeleton"
 	"github.com/dubbogo-lb/lb/rpcstatus"
 )
 
 // estimate is Dubbo Java's estimated response of a provider: the mean
 // elapsed time of its successful calls in the window, mean (ns, at most
-// maxMean), times its calls in flight + 1; math.MaxInt64 from maxActive
+// maxMean), times its calls in flight + 1 (the failures of a recent run
+// counted among the calls in flight: skeleton.Failures.Load); math.MaxInt64 from maxActive
 // calls in flight on, so that the product never overflows.
 func estimate(mean, active int64) int64 {
 	if active >= maxActive {
@@ -45,7 +47,8 @@ func pack(mean int64, slot int) uint64 {
 const maxTies = 128
 
 // shortest returns the slot with the smallest estimate(mean, active)
-// among ents (packed entries; the counts in flight are stats[slot]), ties
+// among ents (packed entries; the counts in flight are stats[slot], with
+// the failures f charges), ties
 // drawn in proportion to weights[slot], or uniformly when uniform, with
 // the random word u: Dubbo Java's rule; when every entry ties, the draw
 // is all's (the weights of the whole snapshot) if all is not nil. When
@@ -60,10 +63,10 @@ const maxTies = 128
 // the estimates again; an estimate that changes in between can only move
 // the pick to a slot that is the shortest at the second reading or, if
 // none is any more, to the last tied one found.
-func shortest(ents []atomic.Uint64, sorted bool, stats []*rpcstatus.Stats, weights []float64, uniform bool, all *algo.Alias, u uint64) int {
+func shortest(ents []atomic.Uint64, sorted bool, stats []*rpcstatus.Stats, f skeleton.Failures, weights []float64, uniform bool, all *algo.Alias, u uint64) int {
 	if sorted {
-		if x := ents[0].Load(); x>>slotBits == 0 || stats[x&slotMask].Active() <= 0 {
-			if slot, ok := drawLeast(ents, x>>slotBits, stats, uniform, all, u); ok {
+		if x := ents[0].Load(); x>>slotBits == 0 || f.Load(stats[x&slotMask]) <= 0 {
+			if slot, ok := drawLeast(ents, x>>slotBits, stats, f, uniform, all, u); ok {
 				return slot
 			}
 			u = algo.Mix(u + leastTries) // a word the missed draws did not use
@@ -84,7 +87,7 @@ func shortest(ents []atomic.Uint64, sorted bool, stats []*rpcstatus.Stats, weigh
 		slot := int32(x & slotMask)
 		// estimate(m, active), m being in [0, maxMean] already.
 		est := int64(math.MaxInt64)
-		if a := stats[slot].Active(); a < maxActive {
+		if a := f.Load(stats[slot]); a < maxActive {
 			est = m * (max(a, 0) + 1)
 		}
 		if est > best {
@@ -122,7 +125,7 @@ func shortest(ents []atomic.Uint64, sorted bool, stats []*rpcstatus.Stats, weigh
 	tied := func(k int) (int, bool) {
 		x := ents[k].Load()
 		slot := int(x & slotMask)
-		return slot, estimate(int64(x>>slotBits), stats[slot].Active()) == best
+		return slot, estimate(int64(x>>slotBits), f.Load(stats[slot])) == best
 	}
 	r := float64(algo.IntN(u, n))
 	if !uniform {
@@ -166,7 +169,7 @@ const leastTries = 4
 // every entry) or after leastTries candidates that do not tie; the caller
 // then scans. O(log n) instead of the scan's O(ties) when most of the
 // run is idle, as when every provider ties (the start, a quiet service).
-func drawLeast(ents []atomic.Uint64, m uint64, stats []*rpcstatus.Stats, uniform bool, all *algo.Alias, u uint64) (int, bool) {
+func drawLeast(ents []atomic.Uint64, m uint64, stats []*rpcstatus.Stats, f skeleton.Failures, uniform bool, all *algo.Alias, u uint64) (int, bool) {
 	// end: the first entry of a larger mean (ents are sorted).
 	end := len(ents)
 	if whole := ents[end-1].Load()>>slotBits == m; !uniform && (!whole || all == nil) {
@@ -197,7 +200,7 @@ func drawLeast(ents []atomic.Uint64, m uint64, stats []*rpcstatus.Stats, uniform
 		} else {
 			slot = all.Pick(w)
 		}
-		if m == 0 || stats[slot].Active() <= 0 {
+		if m == 0 || f.Load(stats[slot]) <= 0 {
 			return slot, true
 		}
 	}

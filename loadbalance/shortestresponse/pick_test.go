@@ -11,6 +11,7 @@ import (
 
 	"github.com/dubbogo-lb/lb/loadbalance/internal/algo"
 	"github.com/dubbogo-lb/lb/loadbalance/internal/lbtest"
+	"github.com/dubbogo-lb/lb/loadbalance/internal/skeleton"
 	"github.com/dubbogo-lb/lb/rpcstatus"
 )
 
@@ -76,7 +77,7 @@ func (c scanCase) got(r algo.Rand, sorted bool, all *algo.Alias, picks int) []fl
 	uniform := !slices.ContainsFunc(c.weight, func(w float64) bool { return w != c.weight[0] })
 	got := make([]float64, len(c.mean))
 	for range picks {
-		got[shortest(ents, sorted, st, c.weight, uniform, all, r.Uint64())] += 1 / float64(picks)
+		got[shortest(ents, sorted, st, skeleton.Failures{}, c.weight, uniform, all, r.Uint64())] += 1 / float64(picks)
 	}
 	return got
 }
@@ -152,8 +153,8 @@ func TestShortestStopsAtTheFirstLargerMean(t *testing.T) {
 	st[2] = nil // read: a nil dereference
 	// 1 ms × 2 = 2 ms × 1: tied; the lowest word draws the first by mean,
 	// the highest the second.
-	assert.Equal(t, 0, shortest(c.ents(true), true, st, c.weight, true, nil, 0))
-	assert.Equal(t, 1, shortest(c.ents(true), true, st, c.weight, true, nil, math.MaxUint64))
+	assert.Equal(t, 0, shortest(c.ents(true), true, st, skeleton.Failures{}, c.weight, true, nil, 0))
+	assert.Equal(t, 1, shortest(c.ents(true), true, st, skeleton.Failures{}, c.weight, true, nil, math.MaxUint64))
 }
 
 func TestPackSaturatesAndKeepsTheSlot(t *testing.T) {
@@ -173,7 +174,7 @@ func TestDrawLeast(t *testing.T) {
 	ents, st := c.ents(true), c.stats()
 	seen := map[int]int{}
 	for range 1000 {
-		if slot, ok := drawLeast(ents, ents[0].Load()>>slotBits, st, true, nil, r.Uint64()); ok {
+		if slot, ok := drawLeast(ents, ents[0].Load()>>slotBits, st, skeleton.Failures{}, true, nil, r.Uint64()); ok {
 			seen[slot]++
 		}
 	}
@@ -184,14 +185,14 @@ func TestDrawLeast(t *testing.T) {
 	ents = c.ents(true)
 	seen = map[int]int{}
 	for range 1000 {
-		slot, ok := drawLeast(ents, ents[0].Load()>>slotBits, st, true, nil, r.Uint64())
+		slot, ok := drawLeast(ents, ents[0].Load()>>slotBits, st, skeleton.Failures{}, true, nil, r.Uint64())
 		require.True(t, ok)
 		seen[slot]++
 	}
 	assert.ElementsMatch(t, []int{0, 1, 2, 3}, keys(seen))
 
 	// Weights differ and the run is not every entry: the scan's job.
-	_, ok := drawLeast(ents, ents[0].Load()>>slotBits, st, false, algo.NewAlias(c.weight), 1)
+	_, ok := drawLeast(ents, ents[0].Load()>>slotBits, st, skeleton.Failures{}, false, algo.NewAlias(c.weight), 1)
 	assert.False(t, ok)
 	// Every entry busy but the first: four misses are likely, then false.
 	c = scanCase{mean: make([]int64, 100), active: make([]int64, 100), weight: make([]float64, 100)}
@@ -202,7 +203,7 @@ func TestDrawLeast(t *testing.T) {
 	ents, st = c.ents(true), c.stats()
 	misses := 0
 	for range 1000 {
-		if slot, ok := drawLeast(ents, ents[0].Load()>>slotBits, st, true, nil, r.Uint64()); !ok {
+		if slot, ok := drawLeast(ents, ents[0].Load()>>slotBits, st, skeleton.Failures{}, true, nil, r.Uint64()); !ok {
 			misses++
 		} else {
 			require.Equal(t, 0, slot)

@@ -263,6 +263,10 @@ func (t *table) read(stats []*rpcstatus.Stats, now int64) {
 	t.cur.Store(h)
 }
 
+// failureWindow is how long a provider's latest failure weighs (ns): each
+// failure of its current run counts as a call in flight until then.
+const failureWindow = int64(skeleton.FailureWindow)
+
 // pick returns the slot of v with the shortest estimate.
 func (b *Balancer) pick(v *member.View[table], _ base.Invocation) int {
 	t := v.Table
@@ -270,11 +274,12 @@ func (b *Balancer) pick(v *member.View[table], _ base.Invocation) int {
 		b.refresh(v, now)
 	}
 	u := b.rand.Uint64()
+	f := skeleton.RecentFailures(v.Set, failureWindow, b.opts.Env.Now)
 	var i int
 	for range 4 { // a fourth rewrite under one pick: take what it read
 		h := t.cur.Load()
 		seq := t.seq[h].Load()
-		i = shortest(t.byMean[h], true, t.stats, t.weights, v.Uniform || t.equal, t.all, u)
+		i = shortest(t.byMean[h], true, t.stats, f, t.weights, v.Uniform || t.equal, t.all, u)
 		if seq&1 == 0 && t.seq[h].Load() == seq {
 			break
 		}
@@ -306,12 +311,14 @@ func (b *Balancer) among(v *member.View[table], list []base.Invoker, _ base.Invo
 	if n == 0 {
 		return list[0]
 	}
-	return v.Invokers[shortest(ents[:n], false, v.Table.stats, v.Table.weights, v.Uniform || equal, nil, b.rand.Uint64())]
+	f := skeleton.RecentFailures(v.Set, failureWindow, b.opts.Env.Now)
+	return v.Invokers[shortest(ents[:n], false, v.Table.stats, f, v.Table.weights, v.Uniform || equal, nil, b.rand.Uint64())]
 }
 
 // describe gives each provider its estimate as its cost.
-func (b *Balancer) describe(v *member.View[table], _ int64, ps []describe.Provider) {
+func (b *Balancer) describe(v *member.View[table], now int64, ps []describe.Provider) {
+	f := skeleton.RecentFailures(v.Set, failureWindow, func() int64 { return now })
 	for i := range ps {
-		ps[i].CostMs = float64(estimate(v.Table.mean[i].Load(), v.Stat(i).Active())) / 1e6
+		ps[i].CostMs = float64(estimate(v.Table.mean[i].Load(), f.Load(v.Stat(i)))) / 1e6
 	}
 }

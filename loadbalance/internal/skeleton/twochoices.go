@@ -11,7 +11,9 @@ import (
 // snapshot, the better of the two wins. The candidates are two distinct
 // slots drawn uniformly when the snapshot's warm weights are equal, else
 // two independent draws in proportion to warm weight (possibly the same
-// slot, which then wins). It allocates nothing.
+// slot, which then wins). With a failure window, a winner in a run of
+// recent failures is replaced by the winner of another pair. It allocates
+// nothing.
 type TwoChoices[T any] struct {
 	// Rand is the random source of the draws.
 	Rand algo.Rand
@@ -21,10 +23,32 @@ type TwoChoices[T any] struct {
 	// Better reports whether slot i of v is the better choice against
 	// slot j (required).
 	Better func(v *member.View[T], i, j int) bool
+	// Window, when > 0, is the failure window (ns, see Failures) of the
+	// further pairs: a winner whose latest failure of its current run
+	// ended less than Window ago gives way to the winner of another pair,
+	// up to FailurePairs pairs, so that a pair of two failing providers,
+	// which no cost can tell from a pair of healthy ones, does not send
+	// the call to one of them (with k of n providers failing, (k/n)² of
+	// the picks with one pair, (k/n)^8 with four). Now is then required.
+	Window int64
+	// Now is the monotonic clock (ns) that Window is measured on.
+	Now func() int64
 }
 
 // Pick returns the slot of v that the rule picks (a Spec.Pick).
 func (c *TwoChoices[T]) Pick(v *member.View[T], _ base.Invocation) int {
+	k := c.draw(v)
+	if c.Window > 0 {
+		f := RecentFailures(v.Set, c.Window, c.Now)
+		for n := 1; n < FailurePairs && f.Penalty(v.Stat(k)) > 0; n++ {
+			k = c.draw(v)
+		}
+	}
+	return k
+}
+
+// draw returns the better of two candidates of v.
+func (c *TwoChoices[T]) draw(v *member.View[T]) int {
 	var i, j int
 	if a := c.Alias(v); a != nil {
 		i, j = a.Pick(c.Rand.Uint64()), a.Pick(c.Rand.Uint64())

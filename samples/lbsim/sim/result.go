@@ -69,6 +69,15 @@ func (f Figures) QPS() float64 {
 	return float64(f.Calls) / (f.End - f.Start).Seconds()
 }
 
+// Failed returns the fraction, in [0, 1], of the calls that failed, or 0
+// when there were none.
+func (f Figures) Failed() float64 {
+	if f.Calls == 0 {
+		return 0
+	}
+	return float64(f.Errors) / float64(f.Calls)
+}
+
 // Share returns the fraction, in [0, 1], of the calls that provider i
 // completed, or 0 when there were none.
 func (f Figures) Share(i int) float64 {

@@ -406,6 +406,31 @@ func failing(name, title string, step Step, p0 string) Scenario {
 	}
 }
 
+// FailMany has twelve 2 ms providers of which three answer every call
+// with an error in 0.1 ms from the start, 24 callers. Outlier ejection at
+// its defaults (at most 10 % of the providers out) takes out one of the
+// three: the others are left to the balancer, which must not prefer them.
+func FailMany() Scenario {
+	ps := alike(12, Provider{Latency: 2 * ms})
+	for i := range FailManyFailing {
+		ps[i].Name += " (fails fast)"
+		ps[i].Latency, ps[i].ErrorRate = ms/10, 1
+	}
+	return Scenario{
+		Name:      "failmany",
+		Title:     "12 providers at 2 ms; p0-p2 fail every call in 0.1 ms from the start, 24 callers",
+		Duration:  20 * time.Second,
+		Callers:   24,
+		Keys:      DefaultKeys,
+		Jitter:    0.05,
+		Providers: ps,
+	}
+}
+
+// FailManyFailing is the number of providers of FailMany that fail, the
+// first ones of its list.
+const FailManyFailing = 3
+
 // Fleet has 512 providers of 2 slots at 2 ms, one in eight 5 times
 // slower, and 600 callers (about 60 % of the capacity): above
 // fewestactive.DefaultScanUpTo providers, where fewestactive draws two
@@ -548,7 +573,7 @@ func ZoneShrinkLearned() Scenario {
 
 // Scenarios returns the built-in scenarios that "all" runs.
 func Scenarios() []Scenario {
-	return []Scenario{Brpc(), Capacity(), Slowdown(), Join(), FailFast(), Hang(), Tianchi(), TianchiOne(), ZoneShrink(), ZoneShrinkLearned()}
+	return []Scenario{Brpc(), Capacity(), Slowdown(), Join(), FailFast(), Hang(), Tianchi(), TianchiOne(), ZoneShrink(), ZoneShrinkLearned(), FailMany()}
 }
 
 // Extra returns the built-in scenarios that run only by name: Fleet,

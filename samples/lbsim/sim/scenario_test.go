@@ -1,6 +1,7 @@
 package sim
 
 import (
+	"math"
 	"testing"
 	"time"
 
@@ -121,4 +122,38 @@ func TestFailFastEjection(t *testing.T) {
 			}
 		})
 	}
+}
+
+// Three of twelve providers fail every call fast from the start (FailMany,
+// shortened) and ejection at its defaults takes out one of them: no
+// balancer of the module sends the failing providers more than their
+// uniform share, 25 %, of the calls, and the adaptive ones fail at most
+// 5 % of the calls (no retry); both bounds are held to five binomial
+// standard deviations of the calls of the run. Negative control: dubbo-go's
+// random fails a quarter of its calls, above the 5 % bound.
+func TestFastFailuresAreAvoided(t *testing.T) {
+	t.Parallel()
+	sc := FailMany().Scale(0.15) // 3 s
+	uniform := float64(FailManyFailing) / float64(len(sc.Providers))
+	// failedAtMost reports whether r failed at most the share p of its
+	// calls, within five binomial standard deviations.
+	failedAtMost := func(r *Result, p float64) bool {
+		n := float64(r.Total.Calls)
+		return n > 0 && r.Total.Failed() <= p+5*math.Sqrt(p*(1-p)/n)
+	}
+	adaptive := map[string]bool{"lalb": true, "rtadaptive": true, "loadaware": true, "shortestresponse": true, "adaptive": true}
+	for _, name := range []string{"warmrandom", "fewestactive", "swrr", "ringhash", "lalb", "rtadaptive", "loadaware", "shortestresponse", "adaptive"} {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			r := runIfRegistered(t, sc, name)
+			t.Logf("%s: %.2f%% of %d calls failed", name, 100*r.Total.Failed(), r.Total.Calls)
+			assert.True(t, failedAtMost(r, uniform), "%s: %.2f%% of the calls failed, above the uniform share %.0f%%", name, 100*r.Total.Failed(), 100*uniform)
+			if adaptive[name] {
+				assert.True(t, failedAtMost(r, 0.05), "%s: %.2f%% of the calls failed, above 5%%", name, 100*r.Total.Failed())
+			}
+		})
+	}
+	random := runIfRegistered(t, sc, "random")
+	assert.False(t, failedAtMost(random, 0.05), "dubbo-go's random failed %.2f%% of the calls: the 5%% check proves nothing", 100*random.Total.Failed())
+	assert.True(t, failedAtMost(random, uniform), "dubbo-go's random failed %.2f%% of the calls, not its uniform share", 100*random.Total.Failed())
 }
