@@ -9,8 +9,9 @@ import (
 // A provider registered in the real Nacos with every consumer-only key it
 // can set (its zone as the consumer's, zones at any size, every caller in
 // its zone, ejection off, a fallback and a hash key of its choosing) and
-// huge ring parameters, beside three honest providers, two in az-a and one
-// in az-b; it fails every call. The consumers keep their own policy
+// huge ring parameters, beside four honest providers, two in az-a and two
+// in az-b, one of which lies in its load reports (cpu 1e-99, eps 1e12);
+// the hostile one fails every call. The consumers keep their own policy
 // (urlparam.Whose), with retries off so that every call the hostile
 // provider gets is a failed call:
 //
@@ -18,7 +19,8 @@ import (
 //   - consumers with no zone eject it after its first failures, so almost
 //     none fails;
 //   - each logs one WARN naming the keys it ignored, and its /metrics and
-//     lb.json answer 200 throughout.
+//     lb.json answer 200 throughout; loadaware's page shows the liar's
+//     report clamped.
 //
 // Negative control: dubbo-go's random, in az-a by the same flags, neither
 // routes by zone nor ejects, and fails about a quarter of its calls.
@@ -34,6 +36,7 @@ func TestHostileProviderSteersNothing(t *testing.T) {
 		providerSpec{name: "a1", args: []string{"-zone", "az-a"}},
 		providerSpec{name: "a2", args: []string{"-zone", "az-a"}},
 		providerSpec{name: "b1", args: []string{"-zone", "az-b"}},
+		providerSpec{name: "liar", args: []string{"-zone", "az-b", "-hostile-load-report", "cpu:1e-99,cap:1e-99,qps:1e-99,eps:1e12"}},
 		providerSpec{name: "evil", args: hostile})
 	conf := editConsumerYAML(t, "        retries: 2\n", "        retries: 0\n", "consumer-hostile.yaml")
 	zoned := []string{"-conf", conf, "-zone", "az-a", "-param", "lb.zone.min-cluster-size=2"}
@@ -51,7 +54,7 @@ func TestHostileProviderSteersNothing(t *testing.T) {
 	for _, b := range balancers(t, "warmrandom", "swrr", "ringhash", "lalb", "shortestresponse", "fewestactive") {
 		inZone = append(inZone, start(2, b, b+" in az-a", zoned))
 	}
-	for _, b := range balancers(t, "warmrandom", "swrr", "ringhash") {
+	for _, b := range balancers(t, "warmrandom", "swrr", "ringhash", "loadaware") {
 		noZone = append(noZone, start(3, b, b+" without a zone", []string{"-conf", conf}))
 	}
 	control := start(3, "random", "random in az-a (control)", zoned)
@@ -66,7 +69,7 @@ func TestHostileProviderSteersNothing(t *testing.T) {
 	for _, w := range inZone {
 		r := w.c.collectCalls(t, calls)
 		views(w)
-		if r.Errors != 0 || r.By["b1"] != 0 {
+		if r.Errors != 0 || r.By["b1"]+r.By["liar"] != 0 {
 			t.Errorf("%s: %v; want every call in az-a and none failed (no call to the hostile provider)", w.c.name, r)
 		} else {
 			t.Logf("%s: %v", w.c.name, r)
@@ -91,6 +94,13 @@ func TestHostileProviderSteersNothing(t *testing.T) {
 			t.Logf("%s: %d of %d calls failed", control.c.name, r.Errors, r.Calls)
 		}
 	})
+	// The liar's report, clamped (eps 1e12 to 1e9), on the page of the
+	// balancer that asks for reports.
+	if la := noZone[len(noZone)-1]; la.c.balancer == "loadaware" {
+		if body := get(t, la.pageURL); !strings.Contains(body, `"eps": 1000000000`) {
+			t.Errorf("%s: lb.json shows no clamped report of the liar:\n%s", la.c.name, tail(body, 40))
+		}
+	}
 	for _, w := range append(inZone, noZone...) {
 		views(w)
 		if !strings.Contains(w.c.log.String(), "registers ") || !strings.Contains(w.c.log.String(), "which only the consumer sets; ignored") {

@@ -76,6 +76,7 @@ func run() error {
 		usr2Fail = flag.Duration("usr2-fails", 0, "tests: on SIGUSR2, fail every call (with -fail-code) from then on for this long; 0: SIGUSR2 does nothing")
 		zone     = flag.String("zone", "", "the provider's zone: its lb.zone parameter, and its Nacos instance's cluster at application level (zone-aware routing)")
 		params   app.Params
+		hostileR = flag.String("hostile-load-report", "", "tests: answer every load report with this lb-load value, verbatim (a provider that lies), e.g. cpu:1e-99,cap:1e-99,qps:1e-99,eps:1e12")
 		loseUSR1 = flag.Bool("usr1-loses-registration", false, "tests: on SIGUSR1, withdraw this provider's Nacos instances (interface and application level) through its own Nacos client, behind dubbo-go's back, as a registration the client lost")
 	)
 	var registry app.RegistryFlags
@@ -144,6 +145,10 @@ func run() error {
 		}
 		if *report && o.Provider != nil {
 			o.Provider.Filter = strings.Trim(o.Provider.Filter+","+extension.LoadFilterName, ",")
+		}
+		if *hostileR != "" && o.Provider != nil {
+			registerHostileLoad(*hostileR)
+			o.Provider.Filter = strings.Trim(hostileLoadName+","+o.Provider.Filter, ",")
 		}
 		// dubbo-go's own signal handling waits up to a minute before the
 		// process exits; this one stops at once (below).
