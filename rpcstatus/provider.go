@@ -71,7 +71,7 @@ func (p *Provider) hold(name string, r *methodRef) *Stats {
 		s := new(Stats)
 		r.weak = weak.Make(s)
 		r.strong.Store(s)
-		runtime.AddCleanup(s, forget, forgotten{p: weak.Make(p), name: urlmap.NameOf(r), ref: r})
+		runtime.AddCleanup(s, forget, forgotten{p: weak.Make(p), name: urlmap.NameOf(r), ref: weak.Make(r)})
 		return s
 	}
 	if s := r.weak.Value(); s != nil {
@@ -82,19 +82,24 @@ func (p *Provider) hold(name string, r *methodRef) *Stats {
 	return nil
 }
 
-// forgotten is what the cleanup of a method's Stats needs: the Provider
-// weakly, since it holds the Stats until Release and must not be kept by
-// them once its URL is gone.
+// forgotten is what the cleanup of a method's Stats needs, all of it
+// weakly: the runtime keeps a cleanup's argument alive as long as the
+// object it watches, so an argument that reached the Stats would keep them
+// forever. The Provider holds the Stats until Release and must not be kept
+// by them once its URL is gone; the entry holds them (methodRef.strong)
+// until Release too, and a Provider collected before any Release would
+// leave them, and the outlier records kept for them, alive for good.
 type forgotten struct {
 	p    weak.Pointer[Provider]
 	name string
-	ref  *methodRef
+	ref  weak.Pointer[methodRef] // the entry (a Names value: its object's start)
 }
 
 // forget runs once the Stats of f.ref were collected.
 func forget(f forgotten) {
-	if p := f.p.Value(); p != nil {
-		p.methods.Forget(f.name, f.ref)
+	p, r := f.p.Value(), f.ref.Value()
+	if p != nil && r != nil {
+		p.methods.Forget(f.name, r)
 	}
 }
 

@@ -7,6 +7,7 @@ import (
 	"sync"
 	"testing"
 	"time"
+	"weak"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -375,4 +376,31 @@ func TestReleaseDropsIdleMethods(t *testing.T) {
 	assert.Same(t, busy, p.Method("busy"))
 	assert.Same(t, recent, p.Method("recent"))
 	runtime.KeepAlive(held)
+}
+
+// The figures of a Provider that goes before any Release (its URL
+// collected while it still held them) go with it: nothing the runtime
+// keeps for their cleanup holds them.
+func TestStatsOfACollectedProviderGo(t *testing.T) {
+	gone := make([]weak.Pointer[Stats], 100)
+	for i := range gone {
+		p := new(Provider)
+		s := p.Method("m")
+		s.Begin(1)
+		s.End(1, 2, false)
+		gone[i] = weak.Make(s)
+	}
+	alive := func() (n int) {
+		for _, w := range gone {
+			if w.Value() != nil {
+				n++
+			}
+		}
+		return n
+	}
+	for i := 0; i < 100 && alive() > 0; i++ {
+		runtime.GC()
+		runtime.Gosched()
+	}
+	assert.Zero(t, alive(), "figures of collected providers still alive")
 }

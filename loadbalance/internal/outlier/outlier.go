@@ -42,6 +42,10 @@ type Detector struct {
 	cfgFrom  *common.URL
 	cfg      urlparam.Outlier
 	problems string // the configuration problems logged last
+	// records holds, by their statistics, the records of the providers
+	// with something to keep: the baselines of the interval rules (when
+	// one is on) or an ejection, ongoing or past. A provider without is
+	// nil in lastRecs.
 	records  urlmap.Store[rpcstatus.Stats, record]
 	nextTick int64 // when the interval rules look next; 0: not scheduled
 	panicked bool  // ejection is ignored under the panic threshold
@@ -151,11 +155,19 @@ func (d *Detector) evaluate(now int64, invokers []base.Invoker, stats []*rpcstat
 		d.lastRecs, d.spare = recs, d.lastRecs
 	}()
 	ejected := 0
+	periodic := cfg.Enabled() && cfg.Periodic()
 	for i, s := range stats {
 		r := recs[i]
 		if r == nil { // a provider that came, or that the walk missed
-			r = d.records.Get(s)
-			recs[i] = r
+			// Only a record with something to keep is made: the baselines
+			// of the interval rules, or an ejection (eject). A new name's
+			// detector thus costs no record, weak pointer or cleanup.
+			if r = d.records.Load(s); r == nil && periodic {
+				r = d.records.Get(s)
+			}
+			if recs[i] = r; r == nil {
+				continue
+			}
 		}
 		if !r.seen {
 			r.seen, r.baseCalls, r.baseFails = true, s.Total(), s.Counted()
@@ -173,7 +185,7 @@ func (d *Detector) evaluate(now int64, invokers []base.Invoker, stats []*rpcstat
 	if cfg.Enabled() {
 		limit := max(1, int(float64(n)*cfg.MaxEjectionPercent/100))
 		eject := func(i int, rule, why string) {
-			if ejected >= limit || recs[i].until != 0 {
+			if ejected >= limit || recs[i] != nil && recs[i].until != 0 {
 				return
 			}
 			if now == 0 {
@@ -183,6 +195,10 @@ func (d *Detector) evaluate(now int64, invokers []base.Invoker, stats []*rpcstat
 				return
 			}
 			ejected++
+			if recs[i] == nil {
+				recs[i] = d.records.Get(stats[i])
+				recs[i].seen, recs[i].baseCalls, recs[i].baseFails = true, stats[i].Total(), stats[i].Counted()
+			}
 			d.eject(recs[i], stats[i], now, rule, why, invokers[i], method, ejected, n)
 		}
 		if k := cfg.ConsecutiveFailures; k > 0 {
@@ -220,7 +236,7 @@ func (d *Detector) evaluate(now int64, invokers []base.Invoker, stats []*rpcstat
 	d.panicked = false
 	out := make([]bool, n)
 	for i, r := range recs {
-		out[i] = r.until != 0
+		out[i] = r != nil && r.until != 0
 	}
 	return out
 }
@@ -286,7 +302,7 @@ func (d *Detector) wakeAt(recs []*record, untimed bool) int64 {
 		at = 1
 	}
 	for _, r := range recs {
-		if r.until != 0 && (at == 0 || r.until < at) {
+		if r != nil && r.until != 0 && (at == 0 || r.until < at) {
 			at = r.until
 		}
 	}
