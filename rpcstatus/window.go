@@ -116,3 +116,47 @@ func (w *Window) Summary() WindowSummary {
 	s.Span = time.Duration(max(s.Last-w.end[oldest].Load(), 0))
 	return s
 }
+
+// Recent returns the figures of the newest completions of the window: those
+// that completed at or after since (ns, same clock as Add), and at least the
+// newest atLeast of them whatever their age. It reads the ring, O(WindowSize),
+// without allocating; racing writers skew it as they skew Summary.
+func (w *Window) Recent(since int64, atLeast int64) WindowSummary {
+	head := w.head.Load()
+	if head == 0 {
+		return WindowSummary{}
+	}
+	n := min(head, WindowSize)
+	var s WindowSummary
+	var okSum, errSum int64
+	oldest := int64(0)
+	for k := uint64(0); k < n; k++ {
+		i := (head - 1 - k) % WindowSize
+		v, end := w.lat[i].Load(), w.end[i].Load()
+		if v == 0 {
+			continue
+		}
+		if s.Samples >= atLeast && end < since {
+			break
+		}
+		if k == 0 {
+			s.Last = end
+		}
+		oldest = end
+		s.Samples++
+		if v > 0 {
+			okSum += v - 1
+		} else {
+			errSum += -v - 1
+			s.Errors++
+		}
+	}
+	if ok := s.Samples - s.Errors; ok > 0 {
+		s.SuccessLatency = time.Duration(okSum / ok)
+	}
+	if s.Errors > 0 {
+		s.ErrorLatency = time.Duration(errSum / s.Errors)
+	}
+	s.Span = time.Duration(max(s.Last-oldest, 0))
+	return s
+}

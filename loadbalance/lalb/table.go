@@ -144,12 +144,28 @@ func (b *Balancer) refresh(v *member.View[table], i int) {
 	t.set(i, nw)
 }
 
+// recentHorizon is the age beyond which a window's completions are dropped
+// from a provider's weight, once it has MinSamples newer ones.
+const recentHorizon = 500 * time.Millisecond
+
 // weight returns the provider's own LALB weight from its window and calls
 // in flight (delay is their mean age), whether it has enough samples for
 // one, its mean success latency and its throughput (calls/s, as providerWeight
 // counts it before discounting errors).
+//
+// A window that spans more than recentHorizon (a provider that gets few
+// calls: one held at its floor, or any provider of a consumer that sees a
+// slice of the traffic) is read from its completions of the last
+// recentHorizon only, at least MinSamples of them, so that old samples do
+// not outlive a change (see DESIGN.md, "Sparse statistics").
 func (b *Balancer) weight(st *rpcstatus.Stats, timeout, delay time.Duration, now int64) (float64, bool, time.Duration, float64) {
 	sum := st.Window().Summary()
+	if sum.Span > recentHorizon {
+		if now == 0 {
+			now = b.now()
+		}
+		sum = st.Window().Recent(now-int64(recentHorizon), b.opts.MinSamples)
+	}
 	in := callStats{
 		Samples:        sum.Samples,
 		Errors:         sum.Errors,

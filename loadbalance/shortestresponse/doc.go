@@ -8,8 +8,11 @@
 // the lbactive filter, as Java's by its RpcStatus.
 //
 // It departs from Java where Java misleads (reasons and figures in
-// DESIGN.md beside this file): a provider without a successful call in the
-// window is estimated with the smallest mean known in the window, or its
+// DESIGN.md beside this file): the mean is of the provider's newest
+// completions (those of the last second, at least 16) when 16 of them
+// succeeded, so that a consumer that sees few calls follows a change
+// within about a second, and of the slide window otherwise; a provider
+// without a successful call in the window is estimated with the smallest mean known in the window, or its
 // own previous window's mean if that is smaller, or when no provider has
 // a mean yet (Java estimates it 0, so that one provider, or every provider
 // just after each window reset, draws all the calls until one of its calls

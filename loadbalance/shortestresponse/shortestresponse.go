@@ -213,6 +213,30 @@ func (b *Balancer) refresh(v *member.View[table], now int64) {
 	t.read(t.stats, now)
 }
 
+// recentHorizon and recentSamples bound the recent mean (recentMean).
+const (
+	recentHorizon = time.Second
+	recentSamples = 16
+)
+
+// recentMean returns the mean latency (ns) of the successes among the
+// provider's newest completions: those of the last recentHorizon, at least
+// recentSamples of them; 0 when there are none. It follows a change within
+// a second (or recentSamples calls) whatever the length of the slide
+// window, whose mean, over up to 30 s, a consumer that sees few calls
+// would otherwise follow only when its early samples are outweighed.
+func recentMean(st *rpcstatus.Stats, now int64) int64 {
+	w := st.Window()
+	s := w.Summary()
+	if s.Span > recentHorizon {
+		s = w.Recent(now-int64(recentHorizon), recentSamples)
+	}
+	if s.Samples-s.Errors < recentSamples {
+		return 0
+	}
+	return max(int64(s.SuccessLatency), 1)
+}
+
 // read reads the means from the counters at now (rolling the windows when
 // the slide period is over) into the half of byMean that cur does not
 // name, then flips cur; under mu, or before t is published.
@@ -228,6 +252,9 @@ func (t *table) read(stats []*rpcstatus.Stats, now int64) {
 	least := int64(0)
 	for i, w := range t.win {
 		m, ok := w.mean(&stats[i].Counters)
+		if r := recentMean(stats[i], now); ok && r > 0 {
+			m = r
+		}
 		if !ok {
 			m = 0
 		} else if least == 0 || m < least {

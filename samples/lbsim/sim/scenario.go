@@ -306,6 +306,21 @@ func Brpc() Scenario {
 	}
 }
 
+// BrpcConsumers is the number of consumers of BrpcMany.
+const BrpcConsumers = 16
+
+// BrpcMany is brpc's experiment with its 50 callers spread over
+// BrpcConsumers independent consumers, each with its own balancer and
+// statistics, sharing the three providers: each consumer sees about a
+// sixteenth of the calls.
+func BrpcMany() Scenario {
+	s := Brpc()
+	s.Name = "brpc16"
+	s.Title = "brpc's experiment over 16 consumers of 3 or 4 callers each, sharing the providers"
+	s.Consumers = BrpcConsumers
+	return s
+}
+
 // Capacity has three providers of equal latency that serve 4, 8 and 16
 // calls at once and queue the rest, with enough callers to saturate them.
 func Capacity() Scenario {
@@ -573,7 +588,7 @@ func ZoneShrinkLearned() Scenario {
 
 // Scenarios returns the built-in scenarios that "all" runs.
 func Scenarios() []Scenario {
-	return []Scenario{Brpc(), Capacity(), Slowdown(), Join(), FailFast(), Hang(), Tianchi(), TianchiOne(), ZoneShrink(), ZoneShrinkLearned(), FailMany()}
+	return []Scenario{Brpc(), BrpcMany(), Capacity(), Slowdown(), Join(), FailFast(), Hang(), Tianchi(), TianchiOne(), ZoneShrink(), ZoneShrinkLearned(), FailMany()}
 }
 
 // Extra returns the built-in scenarios that run only by name: Fleet,

@@ -157,3 +157,64 @@ func TestFastFailuresAreAvoided(t *testing.T) {
 	assert.False(t, failedAtMost(random, 0.05), "dubbo-go's random failed %.2f%% of the calls: the 5%% check proves nothing", 100*random.Total.Failed())
 	assert.True(t, failedAtMost(random, uniform), "dubbo-go's random failed %.2f%% of the calls, not its uniform share", 100*random.Total.Failed())
 }
+
+// followTime returns how long after rev the provider fast became the
+// balancer's choice for good: the start of the first bucket from which, in
+// every bucket to the end of the run, fast gets at least max(0.7 × pre,
+// 0.4) of the calls, where pre is the share the provider slow (the fastest
+// before rev) got in the 2 s before rev; -1 if it never did. 0.4 is above
+// the uniform third, so a balancer that ignores latency never follows.
+func followTime(r *Result, rev time.Duration, slow, fast int) time.Duration {
+	need := max(0.7*r.Span(rev-2*time.Second, rev).Share(slow), 0.4)
+	t := time.Duration(-1)
+	for _, b := range r.Buckets {
+		switch {
+		case b.Start < rev:
+		case b.Share(fast) >= need:
+			if t < 0 {
+				t = b.Start - rev
+			}
+		default:
+			t = -1
+		}
+	}
+	return t
+}
+
+// brpc's experiment over 16 consumers (BrpcMany, shortened), each with its
+// own balancer and statistics: the adaptive balancers and fewestactive
+// follow the reversal within 1.5 s, as they do with one consumer, and
+// lalb serves at least 90 % of one consumer's throughput. Negative
+// control: dubbo-go's random never follows.
+func TestManyConsumersFollowTheReversal(t *testing.T) {
+	t.Parallel()
+	many := BrpcMany().Scale(0.5) // 10 s, reversed at 5 s
+	one := Brpc().Scale(0.5)
+	rev := many.Marks[0].At
+	run := func(t *testing.T, sc Scenario, name string) *Result {
+		t.Helper()
+		r, err := Run(sc, name, Options{Seed: 1, Bucket: 100 * time.Millisecond})
+		require.NoError(t, err)
+		require.Zero(t, r.Panics, r.FirstPanic)
+		require.Zero(t, r.Unrouted)
+		return r
+	}
+	t.Run("random", func(t *testing.T) {
+		t.Parallel()
+		r := run(t, many, "random")
+		assert.Equal(t, time.Duration(-1), followTime(r, rev, 0, 2), "random follows nothing: the check proves nothing")
+	})
+	for _, name := range []string{"fewestactive", "lalb", "rtadaptive", "loadaware", "shortestresponse", "adaptive"} {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			r1, r16 := run(t, one, name), run(t, many, name)
+			f1, f16 := followTime(r1, rev, 0, 2), followTime(r16, rev, 0, 2)
+			t.Logf("%s: followed in %v with 1 consumer, %v with %d; %.0f and %.0f calls/s", name, f1, f16, BrpcConsumers, r1.Total.QPS(), r16.Total.QPS())
+			assert.GreaterOrEqual(t, f16, time.Duration(0), "%d consumers never follow the reversal", BrpcConsumers)
+			assert.LessOrEqual(t, f16, 1500*time.Millisecond)
+			if name == lalbName {
+				assert.GreaterOrEqual(t, r16.Total.QPS(), 0.9*r1.Total.QPS(), "lalb's throughput with %d consumers", BrpcConsumers)
+			}
+		})
+	}
+}
