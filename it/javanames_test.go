@@ -11,8 +11,8 @@ import (
 // Hello.loadbalance), and a consumer that names none uses it: these tests
 // run Dubbo Java providers that name Java's balancers, and dubbo-go
 // providers that name one nobody knows, before Go consumers that name none
-// (-balancer none). Before issue 21, each of them panicked the consumer on
-// its first call.
+// (-balancer none). Each must be served without a panic of the consumer
+// on its first call.
 
 // noBalancer is the sample consumer's -balancer value that names none.
 const noBalancer = "none"

@@ -7,7 +7,7 @@ import (
 	"time"
 )
 
-// Zone-aware routing end to end (issue 24, loadbalance/internal/zone): six
+// Zone-aware routing end to end (loadbalance/internal/zone): six
 // providers at application level, five dubbo-go ones registered in two
 // Nacos clusters, az-a and az-b (the sample's -zone), and a Dubbo Java one
 // in az-b that names its zone by the service parameter lb.zone; a

@@ -25,12 +25,12 @@ func ExampleOptions_Weight() {
 	m := warmup.Parse(u, "Say", now)
 	fmt.Println("full weight:", m.Weight, "warm at:", m.WarmAt().Sub(now))
 	fmt.Println("linear:", warmup.Options{}.Weight(m, now))
-	fmt.Println("aggression 2:", warmup.Options{Aggression: 2}.Weight(m, now))
+	fmt.Println("Aggression: 2:", warmup.Options{Aggression: 2}.Weight(m, now))
 	fmt.Println("later:", warmup.Options{}.Weight(m, now.Add(time.Hour)))
 	// Output:
 	// full weight: 200 warm at: 8m0s
 	// linear: 40
-	// aggression 2: 89.44271909999159
+	// Aggression: 2: 89.44271909999159
 	// later: 200
 }
 

@@ -29,7 +29,7 @@ type failureCharge = skeleton.Failures
 //
 // With a charge (c.Now != 0, in the seconds after a failure) the scan is
 // scanCharged, one pass that reads more; the two passes below read the
-// calls in flight alone, as tight as the scan was before charges existed.
+// calls in flight alone, so a scan without a charge pays nothing for them.
 func scanFewest(stats []*rpcstatus.Stats, weights []float64, uniform bool, u uint64, c failureCharge) int {
 	if c.Now != 0 {
 		if i, ok := scanCharged(stats, weights, uniform, u, false, c); ok {

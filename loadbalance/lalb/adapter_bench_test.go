@@ -9,7 +9,7 @@ import (
 	"github.com/dubbogo-lb/lb/loadbalance/internal/lbtest"
 )
 
-// benchSizes are the provider counts of the adapter benchmarks (1024 is the
+// benchSizes are the provider counts of the Balancer's benchmarks (1024 is the
 // size the LALB target is stated for).
 var benchSizes = []int{10, 100, 1024}
 

@@ -20,7 +20,7 @@ import (
 
 var _ loadbalance.LoadBalance = (*Balancer)(nil)
 
-// brpcExperiment runs brpc's lalb.md experiment through the adapter:
+// brpcExperiment runs brpc's lalb.md experiment through the Balancer:
 // servers sleeping 1, 2 and 3 ms, 50 callers, latencies reversed at 2 s.
 // It returns the driver and how long after the reversal the new fastest
 // first had 90 % of the picks of a 10 ms bucket (-1: never).

@@ -4,10 +4,13 @@
 // filter records, lowered while its calls in flight age (a hanging
 // provider loses its traffic before the first timeout), with errors
 // charged and a minimum share so that every provider is still probed.
-// Picks are O(log N) from a tree of weights (Tree) refreshed on the pick
-// side; new providers start at the average weight and follow their warmup.
+// Picks are O(log N) from trees of weights refreshed on the pick side (a
+// tree per part of about 128 providers, and above one part a tree over the
+// parts' totals); new providers start at the average weight and follow
+// their warmup.
 //
-// Tuning tunes the weight function; Options configure the balancer. It
+// Options configure the balancer; its Tuning field, of type Tuning, tunes
+// the weight function. It
 // needs the lbactive filter and says so in one WARN line per service and
 // method when it is missing. Reasoning, brpc's experiment and measured
 // figures: DESIGN.md beside this file.

@@ -28,10 +28,8 @@ const (
 )
 
 // Options configure a Balancer. The zero value is ready to use.
-// (Tuning, in this package, are those of the weight function; they are
-// the LALB field here.)
 type Options struct {
-	// LALB tunes the weight function. Its zero value means the defaults
+	// Tuning tunes the weight function. Its zero value means the defaults
 	// listed with Tuning; invalid fields are replaced by their defaults.
 	Tuning Tuning
 	// Warmup configures the warmup of new providers. A provider that warms

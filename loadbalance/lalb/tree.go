@@ -5,7 +5,7 @@ import (
 	"sync/atomic"
 )
 
-// maxLeafWeight is the largest weight one leaf of a Tree may hold; Set and
+// maxLeafWeight is the largest weight one leaf of a weightTree may hold; Set and
 // newWeightTree clamp larger values to it. 2^47 leaves room for 2^15 (32 768)
 // leaves at full weight before the int64 sums could overflow.
 const maxLeafWeight = int64(1) << 47

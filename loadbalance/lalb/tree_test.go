@@ -171,7 +171,7 @@ func TestTreeRemoveHalf(t *testing.T) {
 		}
 		checkSums(t, tr)
 		checkPicks(t, tr, w, rng)
-		// Rebuild without them, as the adapter does on a membership change.
+		// Rebuild without them, as a table build does on a membership change.
 		nt := newWeightTree(kept)
 		if got, want := nt.Total(), sum(kept); got != want || got != tr.Total() {
 			t.Fatalf("n=%d rebuilt: Total %d, want %d (old tree %d)", n, got, want, tr.Total())

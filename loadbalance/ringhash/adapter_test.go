@@ -770,8 +770,8 @@ func TestInterimKeepsTheKeysOfProvidersThatStay(t *testing.T) {
 // With zone-aware routing, a key keeps its provider while a new
 // membership's ring is built: the interim pick walks the ring of the zone
 // the plan gives the key, as a pick does, under a direct plan and a
-// spilling one. The control, the walk of the whole old ring (the interim
-// pick before session 25), moves keys, and fails the check.
+// spilling one. The control, the walk of the whole old ring regardless of
+// zones, moves keys, and fails the check.
 func TestInterimKeepsKeysOnTheirZonesProvider(t *testing.T) {
 	cfg := map[string]string{"lb.zone.local": "a", "lb.zone.callers": "a:1,b:1"}
 	for k, n := range [][]int{{4, 4}, {2, 6}} { // a direct plan, a spilling one

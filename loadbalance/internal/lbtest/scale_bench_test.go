@@ -14,7 +14,7 @@ import (
 	"github.com/dubbogo-lb/lb/loadbalance/warmrandom"
 )
 
-// scaleSizes are the fleet sizes of issue 22's table.
+// scaleSizes are the fleet sizes of the scale tables (docs/benchmarks.md).
 var scaleSizes = []int{100, 1000, 10000}
 
 // scaleBalancers are every balancer of the module, each followed by
@@ -33,14 +33,14 @@ func scaleBalancers() []lbtest.Named {
 
 // BenchmarkScaleChange: what a change of membership costs the call that
 // sees it ("seen") and, with the build it starts ("built"), at 100, 1 000
-// and 10 000 providers (issue 22).
+// and 10 000 providers.
 func BenchmarkScaleChange(b *testing.B) {
 	defer lblog.Capture(func(string) {})()
 	lbtest.BenchChange(b, scaleSizes, scaleBalancers(), lbtest.Mixed, lbtest.Call("Say", "user-1"))
 }
 
 // BenchmarkScaleChangeLatency: the latency of 8 callers while one
-// goroutine changes the membership (issue 22).
+// goroutine changes the membership.
 func BenchmarkScaleChangeLatency(b *testing.B) {
 	defer lblog.Capture(func(string) {})()
 	lbtest.BenchChangeLatency(b, scaleSizes, scaleBalancers(), lbtest.Mixed, lbtest.Call("Say", "user-1"))
@@ -54,7 +54,7 @@ func BenchmarkScaleSteady(b *testing.B) {
 }
 
 // BenchmarkScaleBuild: what the build of a snapshot allocates for a
-// one-provider change against a build from nothing (issue 22).
+// one-provider change against a build from nothing.
 func BenchmarkScaleBuild(b *testing.B) {
 	defer lblog.Capture(func(string) {})()
 	lbtest.BenchBuild(b, scaleSizes[1:], scaleBalancers(), lbtest.Mixed, lbtest.Call("Say", "user-1"))
