@@ -2,6 +2,7 @@ package rpcstatus
 
 import (
 	"dubbo.apache.org/dubbo-go/v3/common"
+	"dubbo.apache.org/dubbo-go/v3/protocol/base"
 
 	"github.com/dubbogo-lb/lb/internal/urlmap"
 )
@@ -24,3 +25,13 @@ func Lookup(u *common.URL) *Provider { return providers.Load(u) }
 // Range calls f for every provider with statistics, in no particular order,
 // until f returns false.
 func Range(f func(u *common.URL, p *Provider) bool) { providers.Range(f) }
+
+// destroyedURL is the URL that dubbo-go's invokers answer once destroyed:
+// one placeholder for them all, without host, port or service.
+var destroyedURL = new(base.BaseInvoker).GetURL()
+
+// Destroyed reports whether u is the URL of a destroyed invoker (dubbo-go
+// destroys the invoker of a provider that left, and a call may still hold
+// the list from before): it identifies no provider, and statistics kept
+// under it would mix those of every destroyed invoker of the process.
+func Destroyed(u *common.URL) bool { return u == destroyedURL }

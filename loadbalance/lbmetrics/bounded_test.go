@@ -246,3 +246,40 @@ func BenchmarkGather10000Providers(b *testing.B) {
 		})
 	}
 }
+
+// dubbo-go destroys the invoker of a provider that left, which then
+// answers a placeholder URL with no host, port or service; a call still
+// holding the list from before sees it, first or elsewhere. No series
+// comes of it: no provider ":" (which DubboLBProviderGetsNoPicks took for
+// a healthy provider without picks), no method of an empty service, and
+// the method's counters are those of the providers there.
+func TestCollectorDestroyedInvokers(t *testing.T) {
+	lb := warmrandom.New(warmrandom.Options{Env: lbenv.Env{Rand: algo.Seeded(1).Uint64}})
+	list := []base.Invoker{provider(20700), provider(20701), provider(20702), provider(20703)}
+	lbtest.Counts(lb, list, lbtest.Call("Say"), 200)
+	list[0].Destroy()
+	list[2].Destroy()
+	lbtest.Counts(lb, list, lbtest.Call("Say"), 100) // the first destroyed
+	gone := provider(20705)                          // destroyed before any snapshot held it
+	gone.Destroy()
+	within := []base.Invoker{list[1], gone, list[3], provider(20704)}
+	lbtest.Counts(lb, within, lbtest.Call("Say"), 100) // one destroyed within
+	lbtest.WaitBuilds(lb)
+	reg := describe.New(describe.Options{})
+	reg.Register(warmrandom.Name, lb)
+	snap := reg.Snapshot()
+	require.Len(t, snap.Balancers, 1)
+	require.Len(t, snap.Balancers[0].Methods, 1, "the snapshot of the current list only")
+	mfs := gather(t, New(Options{Registry: reg}))
+	for name, mf := range mfs {
+		for _, m := range mf.GetMetric() {
+			if p := label(m, labelProvider); p != "" || name == metricPicksTotal {
+				assert.Contains(t, []string{"127.0.0.1:20701", "127.0.0.1:20703", "127.0.0.1:20704"}, p, "%s: %v", name, m.GetLabel())
+			}
+			if label(m, "method") != "" {
+				assert.Equal(t, lbtest.Service, label(m, "interface"), "%s: %v", name, m.GetLabel())
+			}
+		}
+	}
+	require.Len(t, mfs[metricMethodPicks].GetMetric(), 1)
+}
