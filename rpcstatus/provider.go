@@ -1,6 +1,13 @@
 package rpcstatus
 
-import "github.com/dubbogo-lb/lb/internal/urlmap"
+import (
+	"sync/atomic"
+	"weak"
+
+	"dubbo.apache.org/dubbo-go/v3/common"
+
+	"github.com/dubbogo-lb/lb/internal/urlmap"
+)
 
 // Provider holds the statistics of one provider: the figures of all its
 // calls together and those of each method.
@@ -8,6 +15,16 @@ type Provider struct {
 	all     Counters
 	methods urlmap.Index[Stats]
 	load    Load
+	// url is the URL whose statistics these are, set by Of; weak, as the
+	// store holds its URLs.
+	url atomic.Pointer[weak.Pointer[common.URL]]
+}
+
+// IsOf reports whether p are the statistics of the provider whose URL is
+// u: Lookup(u) == p, without the lookup.
+func (p *Provider) IsOf(u *common.URL) bool {
+	w := p.url.Load()
+	return w != nil && w.Value() == u
 }
 
 // All returns the figures of every call to the provider, whatever the method.

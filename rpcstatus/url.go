@@ -1,6 +1,8 @@
 package rpcstatus
 
 import (
+	"weak"
+
 	"dubbo.apache.org/dubbo-go/v3/common"
 	"dubbo.apache.org/dubbo-go/v3/protocol/base"
 
@@ -16,7 +18,14 @@ var providers urlmap.Store[common.URL, Provider]
 
 // Of returns the statistics of the provider whose URL is u, made empty on
 // first use.
-func Of(u *common.URL) *Provider { return providers.Get(u) }
+func Of(u *common.URL) *Provider {
+	p := providers.Get(u)
+	if p.url.Load() == nil {
+		w := weak.Make(u)
+		p.url.CompareAndSwap(nil, &w)
+	}
+	return p
+}
 
 // Lookup returns the statistics of the provider whose URL is u, or nil when
 // nothing has recorded or asked for any.

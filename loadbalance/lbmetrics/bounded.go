@@ -74,6 +74,11 @@ type ledger struct {
 	left  map[weak.Pointer[rpcstatus.Stats]]*member
 	gone  map[string]*totals // by zone label
 	shown map[string]bool    // by address
+	// last are the statistics of the previous scrape's providers, in
+	// order, when none was listed twice (else empty): a scrape that finds
+	// the same list, the steady state, has the same members in the same
+	// zones and skips their bookkeeping.
+	last []*rpcstatus.Stats
 }
 
 // member is a provider's statistics as the ledger knows them.
@@ -133,6 +138,11 @@ func (c *Collector) aggregates(ch chan<- prom.Metric, l *ledger, m *describe.Met
 		}
 		return z
 	}
+	steady := len(l.last) > 0 && len(l.last) == len(m.Providers)
+	for i := 0; steady && i < len(m.Providers); i++ {
+		steady = l.last[i] == m.Providers[i].Stats
+	}
+	unique := true
 	for i := range m.Providers {
 		p := &m.Providers[i]
 		zone := zoneOf(p.Zone)
@@ -146,6 +156,10 @@ func (c *Collector) aggregates(ch chan<- prom.Metric, l *ledger, m *describe.Met
 			z.picks += p.Picks
 			z.failures += p.Failures
 			z.ejections += p.Ejections
+			continue
+		}
+		if steady {
+			z.add(p.Stats)
 			continue
 		}
 		mem := l.members[p.Stats]
@@ -163,29 +177,19 @@ func (c *Collector) aggregates(ch chan<- prom.Metric, l *ledger, m *describe.Met
 			mem = &member{zone: zone}
 			l.members[p.Stats] = mem
 		case mem.gen == c.gen:
+			unique = false
 			continue // listed twice: counted once
 		}
 		mem.gen = c.gen
 		z.add(p.Stats)
 	}
-	for st, mem := range l.members {
-		if mem.gen == c.gen {
-			continue
-		}
-		mem.last = totals{} // it left
-		mem.last.add(st)
-		g := l.gone[mem.zone]
-		if g == nil {
-			g = &totals{}
-			l.gone[mem.zone] = g
-		}
-		g.plus(&mem.last, 1)
-		delete(l.members, st)
-		l.left[weak.Make(st)] = mem
-	}
-	for key := range l.left {
-		if key.Value() == nil { // collected: cannot come back
-			delete(l.left, key)
+	if !steady {
+		l.depart(c.gen)
+		l.last = l.last[:0]
+		if unique {
+			for i := range m.Providers {
+				l.last = append(l.last, m.Providers[i].Stats)
+			}
 		}
 	}
 	for zone := range l.gone {
@@ -209,6 +213,32 @@ func (c *Collector) aggregates(ch chan<- prom.Metric, l *ledger, m *describe.Met
 			c.send(ch, c.mProvs, prom.GaugeValue, float64(z.states[k]), append(lv[:len(lv):len(lv)], string(s))...)
 		}
 		c.histogram(ch, c.mLatency, &z.totals, lv)
+	}
+}
+
+// depart moves the members that the scrape gen did not see to left, their
+// counters to gone, and forgets those of left whose statistics were
+// collected.
+func (l *ledger) depart(gen uint64) {
+	for st, mem := range l.members {
+		if mem.gen == gen {
+			continue
+		}
+		mem.last = totals{} // it left
+		mem.last.add(st)
+		g := l.gone[mem.zone]
+		if g == nil {
+			g = &totals{}
+			l.gone[mem.zone] = g
+		}
+		g.plus(&mem.last, 1)
+		delete(l.members, st)
+		l.left[weak.Make(st)] = mem
+	}
+	for key := range l.left {
+		if key.Value() == nil { // collected: cannot come back
+			delete(l.left, key)
+		}
 	}
 }
 

@@ -67,7 +67,7 @@ func (b *Balancer[T]) describe(v *member.View[T], now int64) (m describe.Method,
 		// then answers another URL than the one of its statistics, or, if
 		// it was destroyed before the snapshot was built, the placeholder
 		// of every destroyed invoker.
-		if rpcstatus.Destroyed(ps[i].URL) || rpcstatus.Lookup(ps[i].URL) != v.Provider(i) {
+		if pr := v.Provider(i); rpcstatus.Destroyed(ps[i].URL) || pr == nil || !pr.IsOf(ps[i].URL) {
 			continue
 		}
 		ps[i].Address = ps[i].URL.Location
