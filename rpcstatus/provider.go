@@ -6,6 +6,8 @@ import (
 	"sync/atomic"
 	"weak"
 
+	"dubbo.apache.org/dubbo-go/v3/common"
+
 	"github.com/dubbogo-lb/lb/internal/urlmap"
 )
 
@@ -24,6 +26,16 @@ type Provider struct {
 	methods urlmap.Names[methodRef]
 	mu      sync.Mutex // serialises the making of a method's Stats
 	load    Load
+	// url is the URL whose statistics these are, set by Of; weak, as the
+	// store holds its URLs.
+	url atomic.Pointer[weak.Pointer[common.URL]]
+}
+
+// IsOf reports whether p are the statistics of the provider whose URL is
+// u: Lookup(u) == p, without the lookup.
+func (p *Provider) IsOf(u *common.URL) bool {
+	w := p.url.Load()
+	return w != nil && w.Value() == u
 }
 
 // MethodLimit is the number of distinct method names a Provider keeps

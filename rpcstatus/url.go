@@ -1,7 +1,10 @@
 package rpcstatus
 
 import (
+	"weak"
+
 	"dubbo.apache.org/dubbo-go/v3/common"
+	"dubbo.apache.org/dubbo-go/v3/protocol/base"
 
 	"github.com/dubbogo-lb/lb/internal/urlmap"
 )
@@ -15,7 +18,14 @@ var providers urlmap.Store[common.URL, Provider]
 
 // Of returns the statistics of the provider whose URL is u, made empty on
 // first use.
-func Of(u *common.URL) *Provider { return providers.Get(u) }
+func Of(u *common.URL) *Provider {
+	p := providers.Get(u)
+	if p.url.Load() == nil {
+		w := weak.Make(u)
+		p.url.CompareAndSwap(nil, &w)
+	}
+	return p
+}
 
 // Lookup returns the statistics of the provider whose URL is u, or nil when
 // nothing has recorded or asked for any.
@@ -24,3 +34,13 @@ func Lookup(u *common.URL) *Provider { return providers.Load(u) }
 // Range calls f for every provider with statistics, in no particular order,
 // until f returns false.
 func Range(f func(u *common.URL, p *Provider) bool) { providers.Range(f) }
+
+// destroyedURL is the URL that dubbo-go's invokers answer once destroyed:
+// one placeholder for them all, without host, port or service.
+var destroyedURL = new(base.BaseInvoker).GetURL()
+
+// Destroyed reports whether u is the URL of a destroyed invoker (dubbo-go
+// destroys the invoker of a provider that left, and a call may still hold
+// the list from before): it identifies no provider, and statistics kept
+// under it would mix those of every destroyed invoker of the process.
+func Destroyed(u *common.URL) bool { return u == destroyedURL }

@@ -148,7 +148,12 @@ type Method struct {
 	Zones *Zones `json:"zones,omitempty"`
 	// Providers are the providers of the balancer's current snapshot, in
 	// the order dubbo-go passed them; providers that left are not there.
+	// In a Snapshot bounded by Bound (lb.json), only some of them, and
+	// Summary says so.
 	Providers []Provider `json:"providers"`
+	// Summary sums every provider of the method when Providers lists
+	// only some (Bound); nil when it lists all.
+	Summary *Summary `json:"summary,omitempty"`
 }
 
 // Rebuilds counts the snapshots a balancer built: for a change of

@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"net/http"
 	"net/netip"
+	"net/url"
+	"strconv"
 	"strings"
 	"sync/atomic"
 
@@ -35,7 +37,10 @@ func (r *Registry) Handler() http.Handler { return r.HandlerWith(HandlerOptions{
 // HandlerWith serves the live page of r: an HTML page (embedded, nothing
 // fetched from elsewhere) that charts each provider's share of the picks
 // and its weight, updated every second, beside the JSON, which it serves
-// at lb.json. Mount it at any path ending in "/", e.g.
+// at lb.json: the Snapshot bounded by Bound, each method listing at most
+// DefaultRows providers, or with ?method=M (and optionally service=S,
+// offset=O, limit=L, at most MaxRows) a page of M's providers; 400 for a
+// malformed offset or limit. Mount it at any path ending in "/", e.g.
 //
 //	http.Handle("/lb/", http.StripPrefix("/lb", describe.Default.Handler()))
 //
@@ -69,7 +74,12 @@ func (r *Registry) HandlerWith(opts HandlerOptions) http.Handler {
 		}
 		switch p := req.URL.Path; {
 		case strings.HasSuffix(p, "/lb.json") || p == "lb.json":
-			body, err := json.MarshalIndent(r.Snapshot(), "", "  ")
+			page, ok := pageOf(req.URL.Query())
+			if !ok {
+				http.Error(w, "bad offset or limit", http.StatusBadRequest)
+				return
+			}
+			body, err := json.MarshalIndent(Bound(r.Snapshot(), page), "", "  ")
 			if err != nil {
 				if warned.CompareAndSwap(false, true) {
 					lblog.Warnf("live page: the snapshot does not marshal to JSON (logged once): %v", err)
@@ -86,6 +96,25 @@ func (r *Registry) HandlerWith(opts HandlerOptions) http.Handler {
 			http.NotFound(w, req)
 		}
 	})
+}
+
+// pageOf reads a Page from lb.json's query: service, method, offset and
+// limit (non-negative integers); ok is false for a malformed number.
+func pageOf(q url.Values) (p Page, ok bool) {
+	p.Service, p.Method = q.Get("service"), q.Get("method")
+	for _, f := range []struct {
+		key string
+		to  *int
+	}{{"offset", &p.Offset}, {"limit", &p.Limit}} {
+		if v := q.Get(f.key); v != "" {
+			n, err := strconv.Atoi(v)
+			if err != nil || n < 0 {
+				return p, false
+			}
+			*f.to = n
+		}
+	}
+	return p, true
 }
 
 // hostname returns the host of hostport (a Host header: name, IPv4

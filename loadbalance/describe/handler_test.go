@@ -207,3 +207,87 @@ func TestPageInBrowserWith100Providers(t *testing.T) {
 	assert.Len(t, rows.FindAllStringSubmatch(page, -1), 50, "the providers of zone az-b")
 	assert.Contains(t, page, "50 of 100 providers")
 }
+
+// lb.json at 10,000 providers: every method lists at most DefaultRows,
+// the notable ones, with a summary of all; ?method=…&offset=…&limit=…
+// pages through them, at most MaxRows at a time; a malformed number is
+// refused.
+func TestHandlerBoundsProviders(t *testing.T) {
+	reg := describe.New(describe.Options{})
+	reg.Register("lalb", &growingSource{count: 10000})
+	srv := httptest.NewServer(reg.Handler())
+	defer srv.Close()
+	snap := func(query string) describe.Method {
+		t.Helper()
+		code, _, body := get(t, srv.URL+"/lb.json"+query)
+		require.Equal(t, http.StatusOK, code, body)
+		var s describe.Snapshot
+		require.NoError(t, json.Unmarshal([]byte(body), &s))
+		require.Len(t, s.Balancers[0].Methods, 1)
+		return s.Balancers[0].Methods[0]
+	}
+
+	m := snap("")
+	assert.Len(t, m.Providers, describe.DefaultRows)
+	require.NotNil(t, m.Summary)
+	assert.Equal(t, 10000, m.Summary.Providers)
+	assert.Equal(t, -1, m.Summary.Offset)
+	assert.Equal(t, map[describe.State]int{describe.StateOK: 10000}, m.Summary.States)
+	require.Len(t, m.Summary.Zones, 2)
+	assert.Equal(t, "az-a", m.Summary.Zones[0].Zone)
+	assert.Equal(t, 5000, m.Summary.Zones[0].Providers)
+	assert.InDelta(t, 1, m.Summary.Zones[0].Share+m.Summary.Zones[1].Share, 1e-9)
+	// Latencies 1, 2, 3 ms by port mod 3: the slowest and the fastest
+	// are both listed.
+	lat := map[float64]bool{}
+	for _, p := range m.Providers {
+		lat[p.LatencyMs] = true
+	}
+	assert.True(t, lat[1] && lat[3], "the fastest and the slowest: %v", lat)
+
+	m = snap("?service=org.example.Greeter&method=Hello&offset=9990&limit=50")
+	require.Len(t, m.Providers, 10)
+	assert.Equal(t, "127.0.0.1:29990", m.Providers[0].Address)
+	require.NotNil(t, m.Summary)
+	assert.Equal(t, 9990, m.Summary.Offset)
+	assert.Len(t, snap("?method=Hello&limit=5000").Providers, describe.MaxRows)
+
+	code, _, body := get(t, srv.URL+"/lb.json?method=Other")
+	assert.Equal(t, http.StatusOK, code)
+	assert.Contains(t, body, `"methods": []`, "no such method")
+	for _, q := range []string{"?offset=-1", "?limit=x"} {
+		code, _, _ := get(t, srv.URL+"/lb.json"+q)
+		assert.Equal(t, http.StatusBadRequest, code, q)
+	}
+	// With few providers, everything as before: no summary.
+	small := describe.New(describe.Options{})
+	small.Register("lalb", &growingSource{count: 100})
+	s2 := httptest.NewServer(small.Handler())
+	defer s2.Close()
+	_, _, body = get(t, s2.URL+"/lb.json")
+	assert.NotContains(t, body, `"summary"`)
+}
+
+// 10,000 providers on a wide screen and on a phone: the page lists at
+// most DefaultRows of them, says of how many, sums them per zone and
+// links to every page of the JSON; nothing wider than the window.
+func TestPageInBrowserWith10000Providers(t *testing.T) {
+	chromium(t)
+	reg := describe.New(describe.Options{})
+	reg.Register("lalb", &growingSource{count: 10000})
+	srv := httptest.NewServer(reg.Handler())
+	defer srv.Close()
+
+	rows := regexp.MustCompile(`<tr data-provider="([^"]+)"`)
+	for _, size := range [][2]int{{1280, 800}, {390, 844}} {
+		page := browse(t, srv.URL+"/", size[0], size[1])
+		assert.GreaterOrEqual(t, attr(t, page, "data-updates"), 1, "%dx%d: rendered", size[0], size[1])
+		assert.Equal(t, 0, attr(t, page, "data-overflow"), "%dx%d: wider than the window by this many pixels", size[0], size[1])
+		assert.Len(t, rows.FindAllStringSubmatch(page, -1), describe.DefaultRows, "%dx%d: the notable providers only", size[0], size[1])
+		assert.Contains(t, page, "200 of 200 providers listed of 10000")
+		assert.Contains(t, page, "Summary of 10000 providers (10000 ok)")
+		assert.Len(t, regexp.MustCompile(`<tr data-zone="az-[ab]"><td>az-[ab]</td><td>5000</td>`).FindAllString(page, -1), 2, "a row per zone")
+		assert.Contains(t, page, `href="lb.json?service=org.example.Greeter&amp;method=Hello&amp;offset=9000&amp;limit=1000"`, "the last page of the JSON")
+		assert.Len(t, regexp.MustCompile(`<path class="series share"`).FindAllString(page, -1), 8)
+	}
+}

@@ -178,13 +178,19 @@ func (r *Registry) share(key methodKey, m *Method, now int64) {
 		base = &h.samples[0]
 		m.ShareSeconds = time.Duration(now - base.at).Seconds()
 	}
+	// Each provider's recent picks are kept in its Share until the total
+	// is known: one lookup in the base sample per provider.
 	var total int64
 	for i := range m.Providers {
-		total += recent(&m.Providers[i], base)
+		n := recent(&m.Providers[i], base)
+		m.Providers[i].Share = float64(n)
+		total += n
 	}
 	for i := range m.Providers {
 		if total > 0 {
-			m.Providers[i].Share = float64(recent(&m.Providers[i], base)) / float64(total)
+			m.Providers[i].Share /= float64(total)
+		} else {
+			m.Providers[i].Share = 0
 		}
 	}
 	if n := len(h.samples); n == 0 || now-h.samples[n-1].at >= r.step {

@@ -157,6 +157,9 @@ func (b *Balancer) weights(invokers []base.Invoker, method string) []int64 {
 		return out
 	}
 	v, _ := b.sk.View(invokers, method)
+	if v == nil {
+		return out
+	}
 	for k, inv := range invokers {
 		if i, ok := v.Index(inv); ok {
 			out[k] = v.Table.weight(i)

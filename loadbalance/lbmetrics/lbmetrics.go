@@ -24,7 +24,10 @@ package lbmetrics
 
 import (
 	"fmt"
+	"os"
+	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"unicode/utf8"
 
@@ -65,6 +68,16 @@ const (
 	metricReportedJava   = "dubbo_consumer_lb_reported_java_load_ratio"
 	metricZoneLocal      = "dubbo_consumer_lb_zone_local_ratio"
 	metricZonePicks      = "dubbo_consumer_lb_zone_picks_total"
+
+	// Per (service, method, balancer, zone): complete whatever the
+	// number of providers.
+	metricMethodPicks     = "dubbo_consumer_lb_method_picks_total"
+	metricMethodFailed    = "dubbo_consumer_lb_method_requests_failed_total"
+	metricMethodInFlight  = "dubbo_consumer_lb_method_requests_in_flight"
+	metricMethodLatency   = "dubbo_consumer_lb_method_latency_seconds"
+	metricMethodEjections = "dubbo_consumer_lb_method_ejections_total"
+	metricMethodWeight    = "dubbo_consumer_lb_method_weight"
+	metricMethodProviders = "dubbo_consumer_lb_method_providers"
 )
 
 // MaxLabelBytes bounds the length of a label value, in bytes: a longer one
@@ -76,7 +89,8 @@ const MaxLabelBytes = 256
 func Names() []string {
 	return []string{metricPicksTotal, metricInFlight, metricFailedTotal, metricLatencyEWMA, metricLatency, metricWeight, metricCost, metricRebuildsTotal, metricInterimTotal,
 		metricEjected, metricEjectionsTotal, metricPanic, metricReportedUtil, metricReportedQPS, metricReportedFlight, metricReportedAge, metricReportedJava,
-		metricZoneLocal, metricZonePicks}
+		metricZoneLocal, metricZonePicks,
+		metricMethodPicks, metricMethodFailed, metricMethodInFlight, metricMethodLatency, metricMethodEjections, metricMethodWeight, metricMethodProviders}
 }
 
 const (
@@ -85,6 +99,7 @@ const (
 	labelReason     = "reason"
 	labelZone       = "zone"
 	labelLocal      = "local"
+	labelState      = "state"
 	reasonMember    = "membership"
 	reasonWarmup    = "warmup"
 	prometheusProto = constant.ProtocolPrometheus
@@ -124,7 +139,28 @@ type Options struct {
 	// Hostname and IP label every metric; default this host's, as
 	// dubbo-go finds them.
 	Hostname, IP string
+	// MaxProviders bounds the providers of a (service, method) that have
+	// series of their own; default DefaultMaxProviders. A method with at
+	// most this many providers has every provider's series, the latency
+	// histogram included; one with more has the gauges and counters (no
+	// histogram) of the notable ones only: the ejected and unavailable,
+	// then those whose share of the picks or latency is farthest from the
+	// method's mean (see DESIGN.md). The per-method series (method_*) are
+	// complete either way.
+	MaxProviders int
+	// AllProviders gives every provider of every method its series, the
+	// latency histogram included, whatever their number: about 28 series
+	// per provider and method.
+	AllProviders bool
 }
+
+// DefaultMaxProviders is the default of Options.MaxProviders.
+const DefaultMaxProviders = 32
+
+// ProvidersEnv is the environment variable that sets the per-provider
+// series of the Collector that CollectorFunc registers: "all"
+// (Options.AllProviders), or a number (Options.MaxProviders).
+const ProvidersEnv = "DUBBOGO_LB_METRICS_PROVIDERS"
 
 // Collector is a prometheus.Collector of the balancers' figures, read from
 // a describe.Registry at each scrape.
@@ -133,9 +169,14 @@ type Collector struct {
 	picks, inFlight, failed, ewma, latency, weight, cost, built, interim *prom.Desc
 	ejected, ejections, panic                                            *prom.Desc
 	zoneLocal, zonePicks                                                 *prom.Desc
+	mPicks, mFailed, mInFlight, mLatency, mEjections, mWeight, mProvs    *prom.Desc
 	repUtil, repQPS, repFlight, repAge, repJava                          *prom.Desc
 	bounds                                                               []float64 // histogram bounds, s
 	warned                                                               atomic.Bool
+
+	mu      sync.Mutex         // serialises Collect; guards gen and ledgers
+	gen     uint64             // scrapes so far
+	ledgers map[string]*ledger // by per-method label values
 }
 
 // New returns a Collector.
@@ -149,6 +190,11 @@ func New(opts Options) *Collector {
 	if opts.IP == "" {
 		opts.IP = common.GetLocalIp()
 	}
+	if opts.MaxProviders <= 0 {
+		opts.MaxProviders = DefaultMaxProviders
+	}
+	zoned := append(append([]string(nil), methodLabels...), labelZone)
+	agg := func(name, help string) *prom.Desc { return prom.NewDesc(name, help, zoned, nil) }
 	per := func(name, help string) *prom.Desc { return prom.NewDesc(name, help, providerLabels, nil) }
 	c := &Collector{
 		opts:      opts,
@@ -176,6 +222,15 @@ func New(opts Options) *Collector {
 			balancerLabels, nil),
 		interim: prom.NewDesc(metricInterimTotal, "Picks the balancer made while the snapshot of a new membership was built off the call path, by its interim rule.",
 			interimLabels, nil),
+		mPicks:     agg(metricMethodPicks, "Times the balancer picked a provider of the zone for the method, failover retries included; counts of providers that left are kept."),
+		mFailed:    agg(metricMethodFailed, "Calls to the method's providers of the zone that failed; counts of providers that left are kept."),
+		mInFlight:  agg(metricMethodInFlight, "Calls to the method's providers of the zone in flight, as the lbactive filter counts them."),
+		mLatency:   agg(metricMethodLatency, "Latency of the calls to the method's providers of the zone, in seconds; counts of providers that left are kept."),
+		mEjections: agg(metricMethodEjections, "Times outlier ejection ejected a provider of the zone for the method; counts of providers that left are kept."),
+		mWeight:    agg(metricMethodWeight, "Sum of the balancer's effective weights of the method's providers of the zone (the denominator of a provider's weight share)."),
+		mProvs: prom.NewDesc(metricMethodProviders, "The method's providers of the zone in the balancer's snapshot, by state (ok, warming, drained, ejected, unavailable).",
+			append(zoned, labelState), nil),
+		ledgers: map[string]*ledger{},
 	}
 	for i := range rpcstatus.HistogramBuckets {
 		c.bounds = append(c.bounds, rpcstatus.HistogramBound(i).Seconds())
@@ -186,17 +241,20 @@ func New(opts Options) *Collector {
 // Describe implements prometheus.Collector.
 func (c *Collector) Describe(ch chan<- *prom.Desc) {
 	for _, d := range []*prom.Desc{c.picks, c.inFlight, c.failed, c.ewma, c.latency, c.weight, c.cost, c.built, c.interim, c.ejected, c.ejections, c.panic,
-		c.zoneLocal, c.zonePicks, c.repUtil, c.repQPS, c.repFlight, c.repAge, c.repJava} {
+		c.zoneLocal, c.zonePicks, c.repUtil, c.repQPS, c.repFlight, c.repAge, c.repJava,
+		c.mPicks, c.mFailed, c.mInFlight, c.mLatency, c.mEjections, c.mWeight, c.mProvs} {
 		ch <- d
 	}
 }
 
-// Collect implements prometheus.Collector: one series per provider of each
-// snapshot and metric, one per balancer and reason of rebuild. Label values
-// are made valid (labelValue), series whose labels coincide (a provider
-// listed twice, or two values that read alike once made valid) are sent
-// once, and a series Prometheus refuses is skipped with one WARN line; a
-// panic while collecting ends this scrape's series, logged once.
+// Collect implements prometheus.Collector: per (service, method,
+// balancer, zone) the method_* series, per provider those of the bounded
+// set (Options.MaxProviders, Options.AllProviders), one per balancer and
+// reason of rebuild. Label values are made valid (labelValue), series
+// whose labels coincide (a provider listed twice, or two values that read
+// alike once made valid) are sent once, and a series Prometheus refuses is
+// skipped with one WARN line; a panic while collecting ends this scrape's
+// series, logged once. Scrapes of one Collector run one at a time.
 func (c *Collector) Collect(ch chan<- prom.Metric) {
 	defer func() {
 		if v := recover(); v != nil {
@@ -204,6 +262,9 @@ func (c *Collector) Collect(ch chan<- prom.Metric) {
 		}
 	}()
 	snap := c.opts.Registry.Snapshot()
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.gen++
 	firstBalancer, firstMethod, firstProvider := once(), once(), once()
 	host, ip := labelValue(c.opts.Hostname), labelValue(c.opts.IP)
 	for _, b := range snap.Balancers {
@@ -220,26 +281,41 @@ func (c *Collector) Collect(ch chan<- prom.Metric) {
 			}
 			mv := c.labels(m.Providers[0].URL, m.Method, "", b.Name)
 			mv = append(mv[:8:8], name)
-			if firstMethod(mv) {
-				panicked := 0.0
-				if m.Panic {
-					panicked = 1
-				}
-				c.send(ch, c.panic, prom.GaugeValue, panicked, mv...)
-				if m.Zones != nil {
-					c.zones(ch, &m, mv)
-				}
+			if !firstMethod(mv) {
+				continue
 			}
-			for _, p := range m.Providers {
+			panicked := 0.0
+			if m.Panic {
+				panicked = 1
+			}
+			c.send(ch, c.panic, prom.GaugeValue, panicked, mv...)
+			if m.Zones != nil {
+				c.zones(ch, &m, mv)
+			}
+			l := c.ledger(mv)
+			c.aggregates(ch, l, &m, mv)
+			all := c.opts.AllProviders || len(m.Providers) <= c.opts.MaxProviders
+			var chosen []int
+			if all {
+				chosen = make([]int, len(m.Providers))
+				for i := range chosen {
+					chosen[i] = i
+				}
+			} else {
+				chosen = notable(&m, c.opts.MaxProviders, l)
+			}
+			for _, i := range chosen {
+				p := &m.Providers[i]
 				lv := c.labels(p.URL, m.Method, p.Address, b.Name)
 				// Two invokers of one address in a snapshot (a provider
 				// listed twice) would make the scrape fail: keep the first.
 				if firstProvider(lv) {
-					c.provider(ch, &p, lv)
+					c.provider(ch, p, lv, all)
 				}
 			}
 		}
 	}
+	c.sweep()
 }
 
 // once returns a function that reports whether it is called with a set of
@@ -321,8 +397,9 @@ func (c *Collector) zones(ch chan<- prom.Metric, m *describe.Method, mv []string
 	}
 }
 
-// provider sends the metrics of p, labelled lv.
-func (c *Collector) provider(ch chan<- prom.Metric, p *describe.Provider, lv []string) {
+// provider sends the metrics of p, labelled lv; its latency histogram
+// too when histogram is set.
+func (c *Collector) provider(ch chan<- prom.Metric, p *describe.Provider, lv []string, histogram bool) {
 	c.send(ch, c.picks, prom.CounterValue, float64(p.Picks), lv...)
 	c.send(ch, c.inFlight, prom.GaugeValue, float64(p.InFlight), lv...)
 	c.send(ch, c.failed, prom.CounterValue, float64(p.Failures), lv...)
@@ -348,22 +425,27 @@ func (c *Collector) provider(ch chan<- prom.Metric, p *describe.Provider, lv []s
 		c.send(ch, c.repFlight, prom.GaugeValue, r.InFlight, lv...)
 		c.send(ch, c.repAge, prom.GaugeValue, r.AgeSeconds, lv...)
 	}
-	if p.Stats != nil {
-		counts, n := p.Stats.Histogram()
-		cumulative := make(map[float64]uint64, len(c.bounds))
-		var sum uint64
-		for i, bound := range c.bounds {
-			sum += uint64(counts[i])
-			cumulative[bound] = sum
-		}
-		sec := float64(p.Stats.TotalElapsed()) / 1e9
-		h, err := prom.NewConstHistogram(c.latency, uint64(n), sec, cumulative, lv...)
-		if err != nil {
-			c.warn(err)
-			return
-		}
-		ch <- h
+	if histogram && p.Stats != nil {
+		var t totals
+		t.add(p.Stats)
+		c.histogram(ch, c.latency, &t, lv)
 	}
+}
+
+// histogram sends t's latency histogram as desc, labelled lv.
+func (c *Collector) histogram(ch chan<- prom.Metric, desc *prom.Desc, t *totals, lv []string) {
+	cumulative := make(map[float64]uint64, len(c.bounds))
+	var sum uint64
+	for i, bound := range c.bounds {
+		sum += uint64(t.buckets[i])
+		cumulative[bound] = sum
+	}
+	h, err := prom.NewConstHistogram(desc, uint64(t.count), float64(t.elapsed)/1e9, cumulative, lv...)
+	if err != nil {
+		c.warn(err)
+		return
+	}
+	ch <- h
 }
 
 // labels returns the values of providerLabels for a provider whose URL is
@@ -384,9 +466,28 @@ func (c *Collector) labels(u *common.URL, method, address, balancer string) []st
 	return lv
 }
 
+// providersFromEnv parses the value of ProvidersEnv: "all", or a positive
+// number of providers; anything else (a WARN line unless empty) leaves
+// the defaults.
+func providersFromEnv(v string) (all bool, most int) {
+	v = strings.TrimSpace(v)
+	if v == "" {
+		return false, 0
+	}
+	if strings.EqualFold(v, "all") {
+		return true, 0
+	}
+	if n, err := strconv.Atoi(v); err == nil && n > 0 {
+		return false, n
+	}
+	lblog.Warnf("%s=%q is neither all nor a positive number: at most %d providers per method have series of their own", ProvidersEnv, v, DefaultMaxProviders)
+	return false, 0
+}
+
 // CollectorFunc is a dubbo-go metrics.CollectorFunc: dubbo-go calls it
 // once, when a consumer's configuration enables metrics. With the
-// Prometheus protocol it registers a Collector of describe.Default with
+// Prometheus protocol it registers a Collector of describe.Default, its
+// per-provider series set by the environment variable ProvidersEnv, with
 // the Prometheus registerer that dubbo-go's own metrics registry uses, so
 // that the metrics appear on dubbo-go's endpoint; with another protocol it
 // says once that they are not exported.
@@ -395,7 +496,9 @@ func CollectorFunc(_ metrics.MetricRegistry, u *common.URL) {
 		lblog.Warnf("metrics protocol %q: the load-balancing metrics are exported with %q only", u.Protocol, prometheusProto)
 		return
 	}
-	c := New(Options{Application: u.GetParam(constant.ApplicationKey, ""), AppVersion: u.GetParam(constant.AppVersionKey, "")})
+	opts := Options{Application: u.GetParam(constant.ApplicationKey, ""), AppVersion: u.GetParam(constant.AppVersionKey, "")}
+	opts.AllProviders, opts.MaxProviders = providersFromEnv(os.Getenv(ProvidersEnv))
+	c := New(opts)
 	if err := prom.DefaultRegisterer.Register(c); err != nil {
 		if _, dup := err.(prom.AlreadyRegisteredError); !dup {
 			lblog.Warnf("load-balancing metrics not registered: %v", err)

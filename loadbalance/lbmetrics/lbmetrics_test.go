@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"regexp"
 	"strconv"
+	"sync"
 	"testing"
 	"time"
 
@@ -80,7 +81,9 @@ func TestCollectorValues(t *testing.T) {
 	pr := rpcstatus.Of(list[1].GetURL())
 	pr.Begin(pr.Method("Say"), 0)
 
-	reg := describe.New(describe.Options{})
+	// Read at the end of the last call fed: a peak EWMA decays with the
+	// time since its last sample, here the age of the test process.
+	reg := describe.New(describe.Options{Now: func() int64 { return int64(100 * ms) }})
 	reg.Register(warmrandom.Name, lb)
 	c := New(Options{Registry: reg, Application: "me", AppVersion: "v1", Hostname: "host", IP: "10.1.2.3"})
 	mfs := gather(t, c)
@@ -216,20 +219,8 @@ func TestCollectorFuncOtherProtocol(t *testing.T) {
 func TestOnDubboGoEndpoint(t *testing.T) {
 	lb := warmrandom.New(warmrandom.Options{Env: lbenv.Env{Rand: algo.Seeded(1).Uint64}})
 	lbtest.Counts(lb, []base.Invoker{provider(20000), provider(20001)}, lbtest.Call("Say"), 10)
-	describe.Register("test-"+warmrandom.Name, lb)
-	metrics.AddCollector(Name, CollectorFunc) // as package extension does
-
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	require.NoError(t, err)
-	port := ln.Addr().(*net.TCPAddr).Port
-	ln.Close()
-	u, _ := common.NewURL("localhost", common.WithProtocol(constant.ProtocolPrometheus))
-	u.SetParam(constant.PrometheusExporterEnabledKey, "true")
-	u.SetParam(constant.PrometheusExporterMetricsPortKey, strconv.Itoa(port))
-	u.SetParam(constant.PrometheusExporterMetricsPathKey, "/metrics")
-	u.SetParam(constant.ApplicationKey, "consumer-app")
-	metrics.Init(u)
-	t.Cleanup(func() { prom.DefaultRegisterer.Unregister(New(Options{})) })
+	describe.Register("test-"+warmrandom.Name, lb) // replaces the one of a previous run (-count)
+	port := dubboGoEndpoint(t)
 
 	var body string
 	deadline := time.Now().Add(time.Minute) // the exporter starts in the background
@@ -254,6 +245,39 @@ func TestOnDubboGoEndpoint(t *testing.T) {
 	} {
 		assert.True(t, regexp.MustCompile(want).MatchString(body), "no line matches %s", want)
 	}
+}
+
+// endpoint is the port of dubbo-go's metrics endpoint: metrics.Init
+// starts it once per process, as in a consumer, so every run of a test
+// (-count) scrapes the one the first run started.
+var endpoint struct {
+	once sync.Once
+	port int
+	err  error
+}
+
+// dubboGoEndpoint starts dubbo-go's metrics, with our Collector added as
+// package extension adds it, on the first call, and returns the port of
+// its endpoint.
+func dubboGoEndpoint(t *testing.T) int {
+	endpoint.once.Do(func() {
+		metrics.AddCollector(Name, CollectorFunc) // as package extension does
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			endpoint.err = err
+			return
+		}
+		endpoint.port = ln.Addr().(*net.TCPAddr).Port
+		ln.Close()
+		u, _ := common.NewURL("localhost", common.WithProtocol(constant.ProtocolPrometheus))
+		u.SetParam(constant.PrometheusExporterEnabledKey, "true")
+		u.SetParam(constant.PrometheusExporterMetricsPortKey, strconv.Itoa(endpoint.port))
+		u.SetParam(constant.PrometheusExporterMetricsPathKey, "/metrics")
+		u.SetParam(constant.ApplicationKey, "consumer-app")
+		metrics.Init(u)
+	})
+	require.NoError(t, endpoint.err)
+	return endpoint.port
 }
 
 // A provider's load report shows beside the consumer's own figures, in the

@@ -560,9 +560,13 @@ func (r *Registry[T]) Wait() { r.pending.Wait() }
 // pick from it with PickAmong.
 //
 // Lookup compares list with the snapshot in full: O(len(list)), a fast
-// memory compare (about 13 ns for 100 providers, 130 ns for 1000).
+// memory compare (about 13 ns for 100 providers, 130 ns for 1000). A list
+// whose first invoker is destroyed has no snapshot (see Find): nil, false.
 func (r *Registry[T]) Lookup(list []base.Invoker, method string) (v *View[T], exact bool) {
 	v, st, m := r.find(list, method, false, nil)
+	if st == nil {
+		return nil, false
+	}
 	if m == Changed {
 		v = r.rebuild(st, list, method, nil, true)
 	}
@@ -574,6 +578,12 @@ func (r *Registry[T]) Lookup(list []base.Invoker, method string) (v *View[T], ex
 // build: when list is a new membership (Changed), it starts the build of
 // its snapshot unless one is under way, and returns the snapshot being
 // replaced (nil at first). It compares list in full, as Lookup does.
+//
+// A list whose first invoker is destroyed (a call holding the list from
+// before a change of membership; rpcstatus.Destroyed) has no snapshot:
+// nil, Changed, and nothing is built. The service is found by the first
+// provider's URL, and a destroyed invoker's is one placeholder without a
+// service, whose snapshot nothing would ever replace.
 func (r *Registry[T]) Find(list []base.Invoker, method string) (*View[T], Match) {
 	v, _, m := r.find(list, method, false, nil)
 	return v, m
@@ -621,7 +631,11 @@ type PickFunc[T any] func(v *View[T], inv base.Invocation) int
 // quick (matchesQuick: the ends, then a sample or, on news from the
 // router chain of inv, the whole list; see Pick); it never waits.
 func (r *Registry[T]) find(list []base.Invoker, method string, quick bool, inv base.Invocation) (*View[T], *state[T], Match) {
-	st := r.state(list[0].GetURL(), method)
+	u := list[0].GetURL()
+	if rpcstatus.Destroyed(u) {
+		return nil, nil, Changed
+	}
+	st := r.state(u, method)
 	v := st.view.Load()
 	if v != nil && (!quick && v.matches(list) || quick && v.matchesQuick(list, inv)) {
 		if st.misses.Load() != 0 {

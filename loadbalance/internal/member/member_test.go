@@ -759,3 +759,31 @@ func TestWarmWeightsHoldNoChain(t *testing.T) {
 		v = next
 	}
 }
+
+// A call may hold the list from before a change of membership, whose first
+// invoker dubbo-go has since destroyed: it answers the placeholder URL of
+// every destroyed invoker, which names no service. Such a list has no
+// snapshot and builds none (one filed under that placeholder would stay
+// for ever, nothing replacing it); the next list is built as usual.
+func TestListOfADestroyedInvokerBuildsNothing(t *testing.T) {
+	r, builds := newCounting()
+	list := lbtest.Weighted("100", "200", "300")
+	_, _ = r.Lookup(list, "Say")
+	require.Equal(t, 1, *builds)
+	list[0].Destroy()
+	v, m := r.Find(list, "Say")
+	assert.Nil(t, v)
+	assert.Equal(t, Changed, m)
+	v, _ = r.Lookup(list, "Say")
+	assert.Nil(t, v)
+	assert.Equal(t, 1, *builds)
+	views := 0
+	r.Range(func(*View[table]) { views++ })
+	assert.Equal(t, 1, views, "the snapshot of the list from before only")
+
+	next := []base.Invoker{list[1], list[2], lbtest.Provider(20009, nil)}
+	v, exact := r.Lookup(next, "Say")
+	require.True(t, exact)
+	assert.Equal(t, 2, *builds)
+	assert.Equal(t, 3, v.Len())
+}

@@ -64,8 +64,10 @@ func (b *Balancer[T]) describe(v *member.View[T], now int64) (m describe.Method,
 	kept := ps[:0]
 	for i := range ps {
 		// dubbo-go destroys the invoker of a provider that left, which
-		// then answers another URL than the one of its statistics.
-		if rpcstatus.Lookup(ps[i].URL) != v.Provider(i) {
+		// then answers another URL than the one of its statistics, or, if
+		// it was destroyed before the snapshot was built, the placeholder
+		// of every destroyed invoker.
+		if pr := v.Provider(i); rpcstatus.Destroyed(ps[i].URL) || pr == nil || !pr.IsOf(ps[i].URL) {
 			continue
 		}
 		ps[i].Address = ps[i].URL.Location

@@ -282,8 +282,9 @@ func (b *Balancer[T]) uncounted(s *member.Set) string {
 func (b *Balancer[T]) Rand() uint64 { return b.rand.Uint64() }
 
 // View returns the snapshot for invokers (non-empty) and method, building
-// it if none matches, and whether it holds exactly invokers. For
-// inspection (tests, simulators); Select does not need it.
+// it if none matches, and whether it holds exactly invokers; nil when the
+// first invoker is destroyed (member.Registry.Find). For inspection
+// (tests, simulators); Select does not need it.
 func (b *Balancer[T]) View(invokers []base.Invoker, method string) (*member.View[T], bool) {
 	return b.views.Lookup(invokers, method)
 }

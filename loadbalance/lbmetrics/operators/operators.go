@@ -81,8 +81,8 @@ func Queries(dashboard []byte) ([]Query, error) {
 // metricName matches the names of the module's metrics in PromQL.
 var metricName = regexp.MustCompile(`dubbo_consumer_lb_[a-z_]+`)
 
-// latencyHistogram is the one histogram of lbmetrics.Names().
-const latencyHistogram = "dubbo_consumer_lb_latency_seconds"
+// histograms are the histograms of lbmetrics.Names().
+var histograms = []string{"dubbo_consumer_lb_latency_seconds", "dubbo_consumer_lb_method_latency_seconds"}
 
 // unknownMetrics returns the dubbo_consumer_lb_* names in text (PromQL, a
 // rule file, a dashboard) that package lbmetrics does not export; a
@@ -92,8 +92,8 @@ func unknownMetrics(text string) []string {
 	for _, name := range metricName.FindAllString(text, -1) {
 		base := name
 		for _, suffix := range []string{"_bucket", "_sum", "_count"} {
-			if strings.HasSuffix(name, suffix) && strings.TrimSuffix(name, suffix) == latencyHistogram {
-				base = latencyHistogram
+			if h := strings.TrimSuffix(name, suffix); h != name && slices.Contains(histograms, h) {
+				base = h
 			}
 		}
 		if !slices.Contains(lbmetrics.Names(), base) && !slices.Contains(out, name) {
