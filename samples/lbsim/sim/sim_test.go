@@ -271,19 +271,7 @@ func TestMisbehavingBalancer(t *testing.T) {
 // took six minutes of CPU.
 func TestZoneSpillMatchesEnvoysFormula(t *testing.T) {
 	sc := zoneShrink(3 * time.Second)
-	check := func(r *Result) error {
-		for _, ph := range r.ZonePhases(&sc) {
-			tol := 0.02
-			if r.Balancer == "ringhash" {
-				tol = 4.5 * math.Sqrt(ph.Envoy*(1-ph.Envoy)/float64(sc.Keys))
-			}
-			if math.Abs(ph.Cross-ph.Envoy) > tol {
-				return fmt.Errorf("%s, %v-%v: %.1f%% of the calls left %s, Envoy's formula %.1f%% ± %.1f",
-					r.Balancer, ph.Start, ph.End, 100*ph.Cross, sc.Zones.Local, 100*ph.Envoy, 100*tol)
-			}
-		}
-		return nil
-	}
+	check := func(r *Result) error { return envoyCheck(r, &sc, 0.02) }
 	for _, name := range []string{"warmrandom", "fewestactive", "swrr", "ringhash", "lalb", "rtadaptive", "loadaware", "shortestresponse", "adaptive"} {
 		r, err := Run(sc, name, Options{Seed: 1})
 		require.NoError(t, err)
@@ -306,19 +294,7 @@ func TestZoneSpillWithLearnedCallersMatchesEnvoysFormula(t *testing.T) {
 	learned := zoneShrink(3 * time.Second)
 	learned.Zones.Learned = true
 	configured := zoneShrink(3 * time.Second)
-	check := func(r *Result, sc *Scenario) error {
-		for _, ph := range r.ZonePhases(sc) {
-			tol := 0.03
-			if r.Balancer == "ringhash" {
-				tol = 4.5 * math.Sqrt(ph.Envoy*(1-ph.Envoy)/float64(sc.Keys))
-			}
-			if math.Abs(ph.Cross-ph.Envoy) > tol {
-				return fmt.Errorf("%s, %v-%v: %.1f%% of the calls left %s, Envoy's formula %.1f%% ± %.1f",
-					r.Balancer, ph.Start, ph.End, 100*ph.Cross, sc.Zones.Local, 100*ph.Envoy, 100*tol)
-			}
-		}
-		return nil
-	}
+	check := func(r *Result, sc *Scenario) error { return envoyCheck(r, sc, 0.03) }
 	for _, name := range []string{"warmrandom", "fewestactive", "swrr", "ringhash", "lalb", "rtadaptive", "loadaware", "shortestresponse", "adaptive"} {
 		r, err := Run(learned, name, Options{Seed: 1})
 		require.NoError(t, err)
@@ -341,4 +317,22 @@ func TestZoneSpillWithLearnedCallersMatchesEnvoysFormula(t *testing.T) {
 		assert.Error(t, check(r, &sc), "without memory the half-empty zone kept its callers: the check proves nothing")
 		t.Logf("without memory, after the shrink: %.1f %% out of the zone", 100*r.ZonePhases(&sc)[1].Cross)
 	})
+}
+
+// envoyCheck returns an error unless, in every phase of the zone scenario
+// sc, the share of r's calls out of the consumer's zone is Envoy's within
+// tol; for ringhash, which spills a sample of its keys, within 4.5
+// binomial standard deviations of the keys.
+func envoyCheck(r *Result, sc *Scenario, tol float64) error {
+	for _, ph := range r.ZonePhases(sc) {
+		tol := tol
+		if r.Balancer == "ringhash" {
+			tol = 4.5 * math.Sqrt(ph.Envoy*(1-ph.Envoy)/float64(sc.Keys))
+		}
+		if math.Abs(ph.Cross-ph.Envoy) > tol {
+			return fmt.Errorf("%s, %v-%v: %.1f%% of the calls left %s, Envoy's formula %.1f%% ± %.1f",
+				r.Balancer, ph.Start, ph.End, 100*ph.Cross, sc.Zones.Local, 100*ph.Envoy, 100*tol)
+		}
+	}
+	return nil
 }
