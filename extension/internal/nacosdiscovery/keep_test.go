@@ -58,18 +58,8 @@ func TestNoUsableInstanceKeepsTheInterfaceLevelList(t *testing.T) {
 	kept := keptWarnings(t)
 	c := &fakeClient{list: []model.Instance{instance(1, true, true), instance(2, true, true)}}
 	rec := newRecorder()
-	o := Options{Confirm: 10 * time.Millisecond, Resync: 20 * time.Millisecond}.withDefaults()
-	src := &source{key: "fake", sdk: c, api: c, refs: 1, feeds: map[string]*feed{}, keepOnEmpty: true}
-	sub := &subscription{src: src, listener: rec, opts: o, wake: make(chan struct{}, 1), done: make(chan struct{})}
-	sub.feed = src.watch(service, "G", sub, o)
-	if err := sub.load(); err != nil {
-		t.Fatal(err)
-	}
-	sub.subscribe()
-	t.Cleanup(func() { sub.close() })
-	if !rec.waitProviders(30*time.Second, "127.0.0.1:1", "127.0.0.1:2") {
-		t.Fatalf("after subscribing: %v (events %v)", rec.providers(), rec.log())
-	}
+	o := Options{Confirm: 10 * time.Millisecond, Resync: 20 * time.Millisecond}
+	sub := subscribeToTwo(t, fakeSubscriptionKeeping(c, rec, o, true), rec)
 
 	for _, list := range unusableLists {
 		c.push(list...) // the server's list too: the resync reads it
@@ -117,15 +107,7 @@ func TestNoUsableInstanceIsFollowedWhenTheCacheFollowsEmpty(t *testing.T) {
 	kept := keptWarnings(t)
 	c := &fakeClient{list: []model.Instance{instance(1, true, true), instance(2, true, true)}}
 	rec := newRecorder()
-	sub := fakeSubscription(c, rec) // keepOnEmpty false
-	if err := sub.load(); err != nil {
-		t.Fatal(err)
-	}
-	sub.subscribe()
-	t.Cleanup(func() { sub.close() })
-	if !rec.waitProviders(30*time.Second, "127.0.0.1:1", "127.0.0.1:2") {
-		t.Fatalf("after subscribing: %v (events %v)", rec.providers(), rec.log())
-	}
+	subscribeToTwo(t, fakeSubscription(c, rec), rec) // keepOnEmpty false
 	c.push(unusableLists[0]...)
 	if !rec.waitProviders(30 * time.Second) {
 		t.Fatalf("after every instance turned unhealthy: %v, want none (events %v)", rec.providers(), rec.log())

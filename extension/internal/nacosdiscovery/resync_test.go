@@ -115,7 +115,14 @@ func TestResyncTriesAFailedReadAgainSoon(t *testing.T) {
 // when t ends.
 func subscribedToTwo(t *testing.T, c *fakeClient, rec *recorder, o Options) *subscription {
 	t.Helper()
-	sub := fakeSubscriptionWith(c, rec, o)
+	return subscribeToTwo(t, fakeSubscriptionWith(c, rec, o), rec)
+}
+
+// subscribeToTwo loads and subscribes sub, whose client's list holds
+// providers 1 and 2, and waits until rec has both; sub is closed when t
+// ends.
+func subscribeToTwo(t *testing.T, sub *subscription, rec *recorder) *subscription {
+	t.Helper()
 	if err := sub.load(); err != nil {
 		t.Fatal(err)
 	}

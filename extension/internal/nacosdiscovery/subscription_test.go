@@ -81,8 +81,14 @@ func fakeSubscription(c *fakeClient, rec *recorder) *subscription {
 
 // fakeSubscriptionWith is fakeSubscription with options o.
 func fakeSubscriptionWith(c *fakeClient, rec *recorder, o Options) *subscription {
+	return fakeSubscriptionKeeping(c, rec, o, false)
+}
+
+// fakeSubscriptionKeeping is fakeSubscriptionWith on a source that keeps
+// the last usable list (nacos.updateCacheWhenEmpty=false) when keep.
+func fakeSubscriptionKeeping(c *fakeClient, rec *recorder, o Options, keep bool) *subscription {
 	o = o.withDefaults()
-	src := &source{key: "fake", sdk: c, api: c, refs: 1, feeds: map[string]*feed{}}
+	src := &source{key: "fake", sdk: c, api: c, refs: 1, feeds: map[string]*feed{}, keepOnEmpty: keep}
 	sub := &subscription{src: src, listener: rec, opts: o, wake: make(chan struct{}, 1), done: make(chan struct{})}
 	sub.feed = src.watch(service, "G", sub, o)
 	return sub
