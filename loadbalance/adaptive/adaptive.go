@@ -6,7 +6,6 @@ import (
 
 	"dubbo.apache.org/dubbo-go/v3/protocol/base"
 
-	"github.com/dubbogo-lb/lb/internal/builds"
 	"github.com/dubbogo-lb/lb/internal/urlparam"
 	"github.com/dubbogo-lb/lb/loadbalance/describe"
 	"github.com/dubbogo-lb/lb/loadbalance/internal/algo"
@@ -33,15 +32,12 @@ type Options struct {
 // Balancer is the adaptive balancer. It is safe for concurrent use; one
 // Balancer serves every service and method.
 type Balancer struct {
-	hook // the module's tests and simulator reach sk's builds through it
+	skeleton.Front[table] // Select, Describe, Rebuilds
+
 	sk   *skeleton.Balancer[table]
 	rand algo.Rand
 	now  func() int64
 }
-
-// hook lets the module's tests and simulator reach the skeleton's builds
-// (package internal/builds) without a method of Balancer.
-type hook = builds.Hook
 
 // New returns a Balancer.
 func New(opts Options) *Balancer {
@@ -52,7 +48,7 @@ func New(opts Options) *Balancer {
 		Build: b.build, Pick: b.pick, Among: b.among, Describe: b.describe,
 		Uncounted: "no provider is asked for its load and response times are unknown, so adaptive picks at random",
 	})
-	b.hook = builds.NewHook(b.sk)
+	b.Front = skeleton.FrontOf(b.sk)
 	return b
 }
 

@@ -7,7 +7,6 @@ import (
 
 	"dubbo.apache.org/dubbo-go/v3/protocol/base"
 
-	"github.com/dubbogo-lb/lb/internal/builds"
 	"github.com/dubbogo-lb/lb/loadbalance/internal/algo"
 	"github.com/dubbogo-lb/lb/loadbalance/internal/member"
 	"github.com/dubbogo-lb/lb/loadbalance/internal/skeleton"
@@ -59,7 +58,8 @@ const defaultFailureWindow = skeleton.FailureWindow
 // with the fewest calls in flight for the invocation's method, ties broken
 // in proportion to warm weight.
 type Balancer struct {
-	hook     // the module's tests and simulator reach sk's builds through it
+	skeleton.Front[table] // Select, Describe, Rebuilds
+
 	sk       *skeleton.Balancer[table]
 	choices  int // candidates of a pick that does not scan
 	scanUpTo int // the largest list a pick scans
@@ -67,10 +67,6 @@ type Balancer struct {
 	window   int64 // ns; 0: failures never weigh
 	now      func() int64
 }
-
-// hook lets the module's tests and simulator reach the skeleton's builds
-// (package internal/builds) without a method of Balancer.
-type hook = builds.Hook
 
 // table is the balancer's state for one snapshot of providers.
 type table struct {
@@ -121,7 +117,7 @@ func New(opts Options) *Balancer {
 		ReadsAllUpTo: b.scanUpTo,
 		Uncounted:    "least-active works as weighted random",
 	})
-	b.hook = builds.NewHook(b.sk)
+	b.Front = skeleton.FrontOf(b.sk)
 	return b
 }
 

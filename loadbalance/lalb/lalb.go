@@ -5,7 +5,6 @@ import (
 
 	"dubbo.apache.org/dubbo-go/v3/protocol/base"
 
-	"github.com/dubbogo-lb/lb/internal/builds"
 	"github.com/dubbogo-lb/lb/loadbalance/describe"
 	"github.com/dubbogo-lb/lb/loadbalance/internal/algo"
 	"github.com/dubbogo-lb/lb/loadbalance/internal/member"
@@ -56,7 +55,8 @@ type Options struct {
 // one Balancer serves every service and method. Select picks a provider
 // with probability proportional to its LALB weight.
 type Balancer struct {
-	hook          // the module's tests and simulator reach sk's builds through it
+	skeleton.Front[table] // Select, Describe, Rebuilds
+
 	sk            *skeleton.Balancer[table]
 	rand          algo.Rand
 	opts          Tuning
@@ -66,10 +66,6 @@ type Balancer struct {
 	// tests change them to measure other rates.
 	pickMask, otherMask uint64
 }
-
-// hook lets the module's tests and simulator reach the skeleton's builds
-// (package internal/builds) without a method of Balancer.
-type hook = builds.Hook
 
 // New returns a Balancer.
 func New(opts Options) *Balancer {
@@ -86,7 +82,7 @@ func New(opts Options) *Balancer {
 			}
 		},
 	})
-	b.hook = builds.NewHook(b.sk)
+	b.Front = skeleton.FrontOf(b.sk)
 	return b
 }
 

@@ -6,7 +6,6 @@ import (
 
 	"dubbo.apache.org/dubbo-go/v3/protocol/base"
 
-	"github.com/dubbogo-lb/lb/internal/builds"
 	"github.com/dubbogo-lb/lb/loadbalance/describe"
 	"github.com/dubbogo-lb/lb/loadbalance/internal/algo"
 	"github.com/dubbogo-lb/lb/loadbalance/internal/member"
@@ -75,7 +74,8 @@ type Options struct {
 // Balancer is the load-aware balancer. It is safe for concurrent use; one
 // Balancer serves every service and method.
 type Balancer struct {
-	hook // the module's tests and simulator reach sk's builds through it
+	skeleton.Front[table] // Select, Describe, Rebuilds
+
 	sk   *skeleton.Balancer[table]
 	opts Options
 	rand algo.Rand
@@ -85,10 +85,6 @@ type Balancer struct {
 	// provider's cost as it was (no decay with the silence; see cost).
 	holdSilent bool
 }
-
-// hook lets the module's tests and simulator reach the skeleton's builds
-// (package internal/builds) without a method of Balancer.
-type hook = builds.Hook
 
 // New returns a Balancer.
 func New(opts Options) *Balancer {
@@ -118,7 +114,7 @@ func New(opts Options) *Balancer {
 	spec.Among = b.two.Among
 	spec.Uncounted = "no provider is asked for its load and response times are unknown, so the balancer picks at random"
 	b.sk = skeleton.New(spec)
-	b.hook = builds.NewHook(b.sk)
+	b.Front = skeleton.FrontOf(b.sk)
 	return b
 }
 

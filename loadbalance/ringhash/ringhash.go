@@ -11,7 +11,6 @@ import (
 	"dubbo.apache.org/dubbo-go/v3/common"
 	"dubbo.apache.org/dubbo-go/v3/protocol/base"
 
-	"github.com/dubbogo-lb/lb/internal/builds"
 	"github.com/dubbogo-lb/lb/loadbalance/describe"
 	"github.com/dubbogo-lb/lb/loadbalance/internal/algo"
 	"github.com/dubbogo-lb/lb/loadbalance/internal/member"
@@ -93,7 +92,8 @@ type Options struct {
 // the lbactive filter does not feed for generic calls (it records them
 // under "$invoke"), so generic calls are not bounded.
 type Balancer struct {
-	hook   // the module's tests and simulator reach sk's builds through it
+	skeleton.Front[table] // Select, Describe, Rebuilds
+
 	sk     *skeleton.Balancer[table]
 	factor float64 // 0: bounded load off
 	rings  rings
@@ -169,10 +169,6 @@ func (rs *rings) len() int {
 	return len(rs.last)
 }
 
-// hook lets the module's tests and simulator reach the skeleton's builds
-// (package internal/builds) without a method of Balancer.
-type hook = builds.Hook
-
 // table is what a snapshot holds for consistent hashing.
 type table struct {
 	// shared is the rings entry of ring, held so that the entry stays
@@ -216,7 +212,7 @@ func New(opts Options) *Balancer {
 		Method:       func(inv base.Invocation) string { m, _ := callOf(inv); return m },
 		Describe:     describeRing,
 	})
-	b.hook = builds.NewHook(b.sk)
+	b.Front = skeleton.FrontOf(b.sk)
 	return b
 }
 

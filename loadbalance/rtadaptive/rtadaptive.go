@@ -4,7 +4,6 @@ import (
 	"math"
 	"time"
 
-	"github.com/dubbogo-lb/lb/internal/builds"
 	"github.com/dubbogo-lb/lb/loadbalance/describe"
 	"github.com/dubbogo-lb/lb/loadbalance/internal/algo"
 	"github.com/dubbogo-lb/lb/loadbalance/internal/member"
@@ -45,7 +44,8 @@ type Options struct {
 // Balancer serves every service and method. Select picks the cheaper of two
 // candidates (see the package documentation).
 type Balancer struct {
-	hook       // the module's tests and simulator reach sk's builds through it
+	skeleton.Front[table] // Select, Describe, Rebuilds
+
 	sk         *skeleton.Balancer[table]
 	rand       algo.Rand
 	two        skeleton.TwoChoices[table] // the pick: the cheaper of two candidates
@@ -57,10 +57,6 @@ type Balancer struct {
 	// negligible (e^-20 of it is left) and is not computed.
 	errorHorizon int64
 }
-
-// hook lets the module's tests and simulator reach the skeleton's builds
-// (package internal/builds) without a method of Balancer.
-type hook = builds.Hook
 
 // New returns a Balancer.
 func New(opts Options) *Balancer {
@@ -82,7 +78,7 @@ func New(opts Options) *Balancer {
 	spec.Pick, spec.Among = b.two.Pick, b.two.Among
 	spec.Uncounted = "response times are unknown, so the balancer picks at random"
 	b.sk = skeleton.New(spec)
-	b.hook = builds.NewHook(b.sk)
+	b.Front = skeleton.FrontOf(b.sk)
 	return b
 }
 

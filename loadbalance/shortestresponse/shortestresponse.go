@@ -9,7 +9,6 @@ import (
 
 	"dubbo.apache.org/dubbo-go/v3/protocol/base"
 
-	"github.com/dubbogo-lb/lb/internal/builds"
 	"github.com/dubbogo-lb/lb/loadbalance/describe"
 	"github.com/dubbogo-lb/lb/loadbalance/internal/algo"
 	"github.com/dubbogo-lb/lb/loadbalance/internal/member"
@@ -50,15 +49,12 @@ type Options struct {
 // Balancer is the shortest-response balancer. It is safe for concurrent
 // use; one Balancer serves every service and method.
 type Balancer struct {
-	hook // the module's tests and simulator reach sk's builds through it
+	skeleton.Front[table] // Select, Describe, Rebuilds
+
 	sk   *skeleton.Balancer[table]
 	opts Options
 	rand algo.Rand
 }
-
-// hook lets the module's tests and simulator reach the skeleton's builds
-// (package internal/builds) without a method of Balancer.
-type hook = builds.Hook
 
 // New returns a Balancer.
 func New(opts Options) *Balancer {
@@ -76,7 +72,7 @@ func New(opts Options) *Balancer {
 		ReadsAllUpTo: math.MaxInt, // the pick reads every provider
 		Uncounted:    "no response time nor call in flight is known, so shortestresponse picks at random",
 	})
-	b.hook = builds.NewHook(b.sk)
+	b.Front = skeleton.FrontOf(b.sk)
 	return b
 }
 

@@ -3,7 +3,6 @@ package swrr
 import (
 	"dubbo.apache.org/dubbo-go/v3/protocol/base"
 
-	"github.com/dubbogo-lb/lb/internal/builds"
 	"github.com/dubbogo-lb/lb/loadbalance/internal/member"
 	"github.com/dubbogo-lb/lb/loadbalance/internal/skeleton"
 	"github.com/dubbogo-lb/lb/loadbalance/lbenv"
@@ -26,13 +25,10 @@ type Options struct {
 // concurrent use; one Balancer serves every service and method. Select
 // returns the next provider of the cycle of the invocation's method.
 type Balancer struct {
-	hook // the module's tests and simulator reach sk's builds through it
-	sk   *skeleton.Balancer[table]
-}
+	skeleton.Front[table] // Select, Describe, Rebuilds
 
-// hook lets the module's tests and simulator reach the skeleton's builds
-// (package internal/builds) without a method of Balancer.
-type hook = builds.Hook
+	sk *skeleton.Balancer[table]
+}
 
 // New returns a Balancer.
 func New(opts Options) *Balancer {
@@ -43,6 +39,6 @@ func New(opts Options) *Balancer {
 		Build: b.build,
 		Pick:  func(v *member.View[table], _ base.Invocation) int { return v.Table.next() },
 	})
-	b.hook = builds.NewHook(b.sk)
+	b.Front = skeleton.FrontOf(b.sk)
 	return b
 }

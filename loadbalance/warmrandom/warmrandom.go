@@ -3,7 +3,6 @@ package warmrandom
 import (
 	"dubbo.apache.org/dubbo-go/v3/protocol/base"
 
-	"github.com/dubbogo-lb/lb/internal/builds"
 	"github.com/dubbogo-lb/lb/loadbalance/internal/algo"
 	"github.com/dubbogo-lb/lb/loadbalance/internal/member"
 	"github.com/dubbogo-lb/lb/loadbalance/internal/skeleton"
@@ -25,14 +24,11 @@ type Options struct {
 // Balancer picks at random in proportion to warm weight, for every service
 // and method, safely from concurrent callers.
 type Balancer struct {
-	hook // the module's tests and simulator reach sk's builds through it
+	skeleton.Front[algo.Alias] // Select, Describe, Rebuilds
+
 	sk   *skeleton.Balancer[algo.Alias]
 	rand algo.Rand
 }
-
-// hook lets the module's tests and simulator reach the skeleton's builds
-// (package internal/builds) without a method of Balancer.
-type hook = builds.Hook
 
 // New returns a Balancer.
 func New(opts Options) *Balancer {
@@ -43,7 +39,7 @@ func New(opts Options) *Balancer {
 		Build: table,
 		Pick:  b.pick,
 	})
-	b.hook = builds.NewHook(b.sk)
+	b.Front = skeleton.FrontOf(b.sk)
 	return b
 }
 
