@@ -17,7 +17,6 @@ import (
 	"github.com/dubbogo-lb/lb/loadbalance/internal/skeleton"
 	"github.com/dubbogo-lb/lb/loadbalance/internal/zone"
 	"github.com/dubbogo-lb/lb/loadbalance/lbenv"
-	"github.com/dubbogo-lb/lb/warmup"
 )
 
 // Name is the name the consistent-hash balancer is registered under with
@@ -51,11 +50,6 @@ type Options struct {
 	// the bound never applies. With the option on, each Select also sums
 	// the in-flight counts of all providers, an O(N) pass of atomic loads.
 	BalanceFactor float64
-
-	// Warmup configures the shared membership snapshots (their
-	// refresh step). The ring itself ignores weights and warmup, as Dubbo's
-	// does: a key's provider never depends on them.
-	Warmup warmup.Options
 	// Env is the balancer's clocks and random source; the zero value is
 	// the real ones (see lbenv.Env).
 	Env lbenv.Env
@@ -191,16 +185,20 @@ func New(opts Options) *Balancer {
 		b.factor = max(f, 1)
 	}
 	b.sk = skeleton.New(skeleton.Spec[table]{
-		Name: Name, Warmup: opts.Warmup, Env: opts.Env,
-		Build: b.build, Pick: b.pick, Among: b.among, Interim: b.interim,
+		Name: Name, Env: opts.Env, // the ring ignores weights and warmup, as Dubbo's
+		Build: b.build, Pick: b.pick, Among: b.among,
 		// A key keeps its zone while the zone plan holds: the zone is
 		// drawn from the key's point, not at random, and the zone's ring
 		// is searched for the same point (one hash per call).
-		Key: func(v *member.View[table], inv base.Invocation) uint64 {
-			return uint64(b.point(v.Table, inv))
-		},
-		PickKey: func(v *member.View[table], key uint64, _ base.Invocation) int {
-			return b.pickPoint(v, uint32(key))
+		Keyed: &skeleton.Keyed[table]{
+			Method: func(inv base.Invocation) string { m, _ := callOf(inv); return m },
+			Key: func(v *member.View[table], inv base.Invocation) uint64 {
+				return uint64(b.point(v.Table, inv))
+			},
+			PickKey: func(v *member.View[table], key uint64, _ base.Invocation) int {
+				return b.pickPoint(v, uint32(key))
+			},
+			Interim: b.interim,
 		},
 		// Up to member.SampleAbove providers Select compares the whole
 		// list on every call (16 KB at most), so a key reaches the
@@ -209,7 +207,6 @@ func New(opts Options) *Balancer {
 		// the ring returned, a window, and the whole list once per
 		// dubbo-go router chain generation), not 160 KB per call.
 		ReadsAllUpTo: member.SampleAbove,
-		Method:       func(inv base.Invocation) string { m, _ := callOf(inv); return m },
 		Describe:     describeRing,
 	})
 	b.Front = skeleton.FrontOf(b.sk)

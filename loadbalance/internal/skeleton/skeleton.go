@@ -41,14 +41,6 @@ type Spec[T any] struct {
 	// retry's, or the two candidates of Interim. Default: at random in
 	// proportion to warm weight.
 	Among func(v *member.View[T], list []base.Invoker, inv base.Invocation) base.Invoker
-	// Interim picks from list, a new membership whose snapshot is being
-	// built off the call's path, knowing old, the snapshot it replaces
-	// (nil at first). It must return a provider of list, in O(1) or a
-	// pass over list at most. Default: with Among and an old snapshot,
-	// Among applied to two providers of list drawn as member.Interim
-	// draws them (see Balancer.Interim); else member.Interim, weighted
-	// random by old's warm weights, newcomers skipped.
-	Interim func(old *member.View[T], list []base.Invoker, inv base.Invocation) base.Invoker
 	// ReadsAllUpTo is the largest number of providers among which a pick
 	// reads the state of every one (a full scan, a ring), so that the
 	// whole list must be compared with the snapshot on every Select;
@@ -56,26 +48,37 @@ type Spec[T any] struct {
 	// providers it draws and the snapshot is checked in O(1) (see
 	// member.Registry.Pick).
 	ReadsAllUpTo int
-	// Method returns the method whose snapshot serves inv. Default:
-	// inv.MethodName().
-	Method func(inv base.Invocation) string
 	// Uncounted is what goes wrong when the lbactive filter does not count
 	// the calls, for balancers that need it; "" for those that do not.
 	Uncounted string
-	// Key and PickKey, for a balancer whose pick follows a key of the
-	// call (ringhash), replace Pick where zone-aware routing spills: Key
-	// returns inv's key under the snapshot v, and PickKey picks a slot of
-	// v for that key. The key is computed once per Select: the zone is
-	// chosen from it (so a key keeps its zone) and the zone's pick reuses
-	// it. Without them the zone is chosen with a word of Rand.
-	Key     func(v *member.View[T], inv base.Invocation) uint64
-	PickKey func(v *member.View[T], key uint64, inv base.Invocation) int
+	// Keyed, for a balancer whose pick follows a key of the call
+	// (ringhash), replaces the key-blind parts of Select. nil for the others.
+	Keyed *Keyed[T]
 	// Describe fills in what the balancer's table says of the providers
 	// of v, ps[i] for slot i, when they are described (see
 	// Balancer.Describe; off the hot path): the effective weight, which
 	// is the warm weight by default, and a cost. now is
 	// rpcstatus.Nanotime's clock.
 	Describe func(v *member.View[T], now int64, ps []describe.Provider)
+}
+
+// Keyed is the hook of a balancer whose pick follows a key of the call,
+// so that the key decides what chance decides for the others.
+type Keyed[T any] struct {
+	// Method returns the method whose snapshot serves inv (a generic
+	// call's target method, say).
+	Method func(inv base.Invocation) string
+	// Key returns inv's key under the snapshot v, and PickKey picks a
+	// slot of v for that key. The key is computed once per Select where
+	// zone-aware routing spills: the zone is chosen from it (so a key
+	// keeps its zone) and the zone's pick reuses it.
+	Key     func(v *member.View[T], inv base.Invocation) uint64
+	PickKey func(v *member.View[T], key uint64, inv base.Invocation) int
+	// Interim picks from list, a new membership whose snapshot is being
+	// built off the call's path, knowing old, the snapshot it replaces
+	// (nil at first). It must return a provider of list, in O(1) or a
+	// pass over list at most.
+	Interim func(old *member.View[T], list []base.Invoker, inv base.Invocation) base.Invoker
 }
 
 // Balancer implements dubbo-go's loadbalance.LoadBalance for a Spec. It is
@@ -111,10 +114,10 @@ func (b *Balancer[T]) pickIn(v *member.View[T], inv base.Invocation) int {
 	}
 	z := zn.Plan.Local
 	if zn.Plan.Mode == zone.Spill {
-		if b.spec.Key != nil {
-			key := b.spec.Key(v, inv)
+		if k := b.spec.Keyed; k != nil {
+			key := k.Key(v, inv)
 			z = zn.Plan.Choose(algo.Mix(key))
-			return zn.Slots[z][b.spec.PickKey(zn.Views[z], key, inv)]
+			return zn.Slots[z][k.PickKey(zn.Views[z], key, inv)]
 		}
 		z = zn.Plan.Choose(b.rand.Uint64())
 	}
@@ -125,7 +128,7 @@ func (b *Balancer[T]) pickIn(v *member.View[T], inv base.Invocation) int {
 // picks for inv: nil for an empty list, the only provider of a list of one.
 // It allocates nothing, takes no lock and never waits for a build: a call
 // that sees a new membership starts the build of its snapshot (unless one
-// is under way) and picks with Spec.Interim; a list of at most
+// is under way) and picks with Interim; a list of at most
 // member.DefaultInlineUpTo providers is built on the call (see
 // SetInlineUpTo).
 func (b *Balancer[T]) Select(invokers []base.Invoker, inv base.Invocation) base.Invoker {
@@ -136,8 +139,8 @@ func (b *Balancer[T]) Select(invokers []base.Invoker, inv base.Invocation) base.
 		return invokers[0]
 	}
 	var method string
-	if b.spec.Method != nil {
-		method = b.spec.Method(inv)
+	if b.spec.Keyed != nil {
+		method = b.spec.Keyed.Method(inv)
 	} else {
 		method = inv.MethodName()
 	}
@@ -197,8 +200,8 @@ func countPick[T any](v *member.View[T], picked base.Invoker, method string) {
 }
 
 // Interim is the pick from list while its snapshot is being built, old
-// being the snapshot it replaces (nil at first): Spec.Interim when the
-// balancer has one. Else, for a balancer with a rule for subsets
+// being the snapshot it replaces (nil at first): Spec.Keyed's Interim for a keyed
+// balancer. Else, for a balancer with a rule for subsets
 // (Spec.Among), that rule applied to two candidates drawn from list as
 // member.Interim draws (by old's warm weights, newcomers skipped), when
 // they differ and old knows both, whose state the rule reads: the power
@@ -208,8 +211,8 @@ func countPick[T any](v *member.View[T], picked base.Invoker, method string) {
 // are drawn in the zone its plan chooses (member.InterimIn). It never
 // waits and does not allocate.
 func (b *Balancer[T]) Interim(old *member.View[T], list []base.Invoker, inv base.Invocation) base.Invoker {
-	if b.spec.Interim != nil {
-		return b.spec.Interim(old, list, inv)
+	if b.spec.Keyed != nil {
+		return b.spec.Keyed.Interim(old, list, inv)
 	}
 	if old == nil {
 		return member.Interim(nil, list, b.rand.Func())
