@@ -49,7 +49,7 @@ import (
 	"github.com/dubbogo-lb/lb/extension/internal/nacosdiscovery"
 	"github.com/dubbogo-lb/lb/filter"
 	"github.com/dubbogo-lb/lb/filter/providerload"
-	"github.com/dubbogo-lb/lb/internal/balancers"
+	"github.com/dubbogo-lb/lb/internal/assembly/balancers"
 	"github.com/dubbogo-lb/lb/loadbalance/describe"
 	"github.com/dubbogo-lb/lb/loadbalance/lbenv"
 	"github.com/dubbogo-lb/lb/loadbalance/lbmetrics"

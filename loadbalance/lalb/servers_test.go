@@ -3,7 +3,7 @@ package lalb
 import (
 	"time"
 
-	"github.com/dubbogo-lb/lb/internal/simulate"
+	"github.com/dubbogo-lb/lb/internal/assembly/simulate"
 )
 
 // The servers of the simulated providers (lbtest.Driver, driver_test.go),

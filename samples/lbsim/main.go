@@ -5,7 +5,7 @@
 //	go run ./samples/lbsim -scenario brpc -out lbsim-out
 //
 // Every balancer runs through the real lbactive filter and rpcstatus store,
-// on a virtual clock (package sim, on the engine of internal/simulate),
+// on a virtual clock (package sim, on the engine of internal/assembly/simulate),
 // so a run of tens of simulated seconds takes a few real seconds and does
 // not depend on the machine's load. For each scenario it prints per-second tables (each provider's
 // share of the calls, throughput, mean and p99 latency) and a summary, and

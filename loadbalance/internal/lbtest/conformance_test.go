@@ -7,7 +7,7 @@ import (
 
 	"dubbo.apache.org/dubbo-go/v3/cluster/loadbalance"
 
-	"github.com/dubbogo-lb/lb/internal/balancers"
+	"github.com/dubbogo-lb/lb/internal/assembly/balancers"
 	"github.com/dubbogo-lb/lb/loadbalance/fewestactive"
 	"github.com/dubbogo-lb/lb/loadbalance/internal/lbtest"
 	"github.com/dubbogo-lb/lb/loadbalance/lbenv"

@@ -8,7 +8,7 @@ import (
 	"dubbo.apache.org/dubbo-go/v3/cluster/loadbalance"
 	"dubbo.apache.org/dubbo-go/v3/protocol/base"
 
-	"github.com/dubbogo-lb/lb/internal/simulate"
+	"github.com/dubbogo-lb/lb/internal/assembly/simulate"
 	"github.com/dubbogo-lb/lb/loadbalance/lbenv"
 )
 

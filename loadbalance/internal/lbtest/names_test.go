@@ -13,7 +13,7 @@ import (
 	"dubbo.apache.org/dubbo-go/v3/protocol/base"
 
 	"github.com/dubbogo-lb/lb/filter"
-	"github.com/dubbogo-lb/lb/internal/balancers"
+	"github.com/dubbogo-lb/lb/internal/assembly/balancers"
 	"github.com/dubbogo-lb/lb/internal/lblog"
 	"github.com/dubbogo-lb/lb/loadbalance/internal/lbtest"
 	"github.com/dubbogo-lb/lb/loadbalance/internal/member"

@@ -13,7 +13,7 @@ import (
 	dgext "dubbo.apache.org/dubbo-go/v3/common/extension"
 
 	"github.com/dubbogo-lb/lb/extension"
-	"github.com/dubbogo-lb/lb/internal/balancers"
+	"github.com/dubbogo-lb/lb/internal/assembly/balancers"
 	"github.com/dubbogo-lb/lb/loadbalance/fewestactive"
 	"github.com/dubbogo-lb/lb/loadbalance/lbenv"
 	"github.com/dubbogo-lb/lb/loadbalance/loadaware"

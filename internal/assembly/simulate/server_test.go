@@ -8,7 +8,7 @@ import (
 
 	"github.com/stretchr/testify/assert"
 
-	"github.com/dubbogo-lb/lb/internal/simulate"
+	"github.com/dubbogo-lb/lb/internal/assembly/simulate"
 )
 
 func TestStepsChangeAtTheirTimes(t *testing.T) {

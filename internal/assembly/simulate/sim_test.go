@@ -12,7 +12,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/dubbogo-lb/lb/internal/simulate"
+	"github.com/dubbogo-lb/lb/internal/assembly/simulate"
 	"github.com/dubbogo-lb/lb/rpcstatus"
 )
 
