@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 	"time"
+	"weak"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -57,21 +58,25 @@ func TestCappedRingIsReportedOnce(t *testing.T) {
 }
 
 // Once the snapshots of a service are released for idleness, its shared
-// ring leaves the cache.
+// ring goes with them.
 func TestRingOfAReleasedServiceGoes(t *testing.T) {
 	clock := lbtest.NewClock(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
 	lb := New(Options{Env: lbenv.Env{Wall: clock.Now}})
 	list := ports(23000, 3, nil)
 	lb.Select(list, lbtest.Call("Say", key(1)))
 	lb.Select(list, lbtest.Call("Other", key(1)))
-	require.Equal(t, 1, lb.rings.len(), "the methods share one ring")
+	say, _ := lb.sk.View(list, "Say")
+	other, _ := lb.sk.View(list, "Other")
+	require.Same(t, say.Table.ring, other.Table.ring, "the methods share one ring")
+	ring := weak.Make(say.Table.ring)
+	say, other = nil, nil
 	clock.Advance(member.DefaultIdle + time.Second)
 	lb.sk.Describe(0)
 	clock.Advance(member.DefaultIdle + time.Second)
 	lb.sk.Describe(0) // inspection sweeps
-	for i := 0; i < 100 && lb.rings.len() > 0; i++ {
+	for i := 0; i < 100 && ring.Value() != nil; i++ {
 		runtime.GC()
 		runtime.Gosched()
 	}
-	assert.Zero(t, lb.rings.len())
+	assert.Nil(t, ring.Value())
 }

@@ -2,11 +2,8 @@ package ringhash
 
 import (
 	"net"
-	"runtime"
 	"slices"
 	"strings"
-	"sync"
-	"weak"
 
 	"dubbo.apache.org/dubbo-go/v3/common"
 	"dubbo.apache.org/dubbo-go/v3/protocol/base"
@@ -90,89 +87,19 @@ type Balancer struct {
 
 	sk     *skeleton.Balancer[table]
 	factor float64 // 0: bounded load off
-	rings  rings
 }
 
-// rings keeps the last ring built per (service, virtual nodes), so that
-// the methods of a service, whose snapshots are kept and rebuilt apart,
-// share one ring when they see the same providers: built by the first
-// method that sees a membership, found by the others (off the call path).
-// It holds each ring weakly: the tables that use it hold it, and once the
-// snapshots of a service are released (member.Registry.SetIdle) its ring
-// and its entry go.
-type rings struct {
-	mu   sync.Mutex
-	last map[ringKey]weak.Pointer[sharedRing]
-}
-
-type ringKey struct {
-	service string
-	nodes   int
-}
-
-type sharedRing struct {
-	addrs []string // the ring's input, in Set order
-	ring  *hashRing
-}
-
-// get returns the shared ring of k built from addrs, nil if the last one
-// built for k was for other addresses or is gone.
-func (rs *rings) get(k ringKey, addrs []string) *sharedRing {
-	rs.mu.Lock()
-	sr := rs.last[k].Value()
-	rs.mu.Unlock()
-	if sr == nil || !slices.Equal(sr.addrs, addrs) {
-		return nil
-	}
-	return sr
-}
-
-// put records ring, built from addrs, as the last ring of k, and returns
-// it shared, for the table to hold.
-func (rs *rings) put(k ringKey, addrs []string, ring *hashRing) *sharedRing {
-	rs.mu.Lock()
-	defer rs.mu.Unlock()
-	if rs.last == nil {
-		rs.last = map[ringKey]weak.Pointer[sharedRing]{}
-	}
-	sr := &sharedRing{addrs: addrs, ring: ring}
-	w := weak.Make(sr)
-	rs.last[k] = w
-	runtime.AddCleanup(sr, rs.forget, ringGone{k, w})
-	return sr
-}
-
-type ringGone struct {
-	k ringKey
-	w weak.Pointer[sharedRing]
-}
-
-// forget removes the entry of a collected ring, unless a newer ring took it.
-func (rs *rings) forget(g ringGone) {
-	rs.mu.Lock()
-	defer rs.mu.Unlock()
-	if rs.last[g.k] == g.w {
-		delete(rs.last, g.k)
-	}
-}
-
-// len returns the number of rings kept: for tests.
-func (rs *rings) len() int {
-	rs.mu.Lock()
-	defer rs.mu.Unlock()
-	return len(rs.last)
-}
+// ringMemo is the member.Memo key of a ring: the methods of a service
+// that see the same providers share one ring per number of virtual nodes.
+type ringMemo struct{ nodes int }
 
 // table is what a snapshot holds for consistent hashing.
 type table struct {
-	// shared is the rings entry of ring, held so that the entry stays
-	// while a table uses its ring; nil when the ring is prev's own.
-	shared *sharedRing
-	ring   *hashRing
-	addrs  []string // provider addresses in Set order: the ring's input
-	cfg    config
-	where  string // "service S, method M", for logs
-	key    *keySpec
+	ring  *hashRing
+	addrs []string // provider addresses in Set order: the ring's input
+	cfg   config
+	where string // "service S, method M", for logs
+	key   *keySpec
 	// problems are those of the configuration, reported once.
 	problems []string
 }
@@ -224,7 +151,7 @@ func describeRing(v *member.View[table], _ int64, ps []describe.Provider) {
 // build makes the table of set, reusing prev's ring when the addresses and
 // hash.nodes are unchanged (a warmup refresh or a provider re-registered at
 // the same address), else the ring another method of the service built
-// for the same addresses and nodes (rings), else rebuilding prev's ring for
+// for the same providers and nodes (member.Memo), else rebuilding prev's ring for
 // the newcomers only; and prev's key spec when hash.arguments is
 // unchanged. The parameters' problems are reported when they differ from
 // prev's (skeleton.Report): once per configuration, not per snapshot.
@@ -274,27 +201,22 @@ func (b *Balancer) build(set *member.Set, prev *member.View[table]) *table {
 	}
 
 	if old != nil && old.cfg.nodesRaw == cfg.nodesRaw && slices.Equal(old.addrs, t.addrs) {
-		t.ring, t.shared = old.ring, old.shared
+		t.ring = old.ring
 		return t
 	}
 	nodes := cfg.nodes
-	shared := ringKey{service: u.ServiceKey(), nodes: nodes}
-	if sr := b.rings.get(shared, t.addrs); sr != nil {
-		t.ring, t.addrs, t.shared = sr.ring, sr.addrs, sr
-		return t
-	}
-	members := make([]ringMember, len(t.addrs))
-	for i, a := range t.addrs {
-		members[i] = ringMember{Address: a, Index: i}
-	}
-	if old != nil && old.cfg.nodesRaw == cfg.nodesRaw {
-		// Hash only the newcomers: a provider that stays keeps its
-		// address, and its position on the old ring is its old slot.
-		t.ring = old.ring.Rebuild(members, from, nodes)
-	} else {
-		t.ring = buildRing(members, nodes)
-	}
-	t.shared = b.rings.put(shared, t.addrs, t.ring)
+	t.ring = member.Memo(set, ringMemo{nodes}, func() *hashRing {
+		members := make([]ringMember, len(t.addrs))
+		for i, a := range t.addrs {
+			members[i] = ringMember{Address: a, Index: i}
+		}
+		if old != nil && old.cfg.nodes == nodes {
+			// Hash only the newcomers: a provider that stays keeps its
+			// address, and its position on the old ring is its old slot.
+			return old.ring.Rebuild(members, from, nodes)
+		}
+		return buildRing(members, nodes)
+	})
 	return t
 }
 

@@ -83,6 +83,9 @@ type Set struct {
 	// Zone), shared with the other methods and, part by part, with the
 	// snapshots before and after.
 	layout *layout
+	// memo holds Memo's values, shared with the other methods (nil for a
+	// zone's Set).
+	memo *memo
 	// own is Meta when some provider has a method-level weight; nil when
 	// every provider's is the service level's (layout).
 	own []*warmup.Meta
@@ -799,6 +802,7 @@ func (r *Registry[T]) newSet(list []base.Invoker, method string, prev *View[T], 
 		layout:   ms.layout,
 		index:    ms.index,
 		given:    &list[0],
+		memo:     &ms.memo,
 	}
 	setOwn := func(i int, m *warmup.Meta) {
 		if s.own == nil {
@@ -962,6 +966,7 @@ func uniform(weights []float64) (equal bool, top float64) {
 type members struct {
 	invokers []base.Invoker // the list itself (see Set.Invokers)
 	layout   *layout
+	memo     memo // Memo's values
 	index    index
 	// warm are the warm weights from meta of the methods that eject no
 	// provider, computed by the first to need them and replaced when a

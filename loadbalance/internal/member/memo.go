@@ -1,0 +1,25 @@
+package member
+
+import "sync"
+
+// Memo returns the value build makes for key from the providers of s,
+// made once for them and shared by the snapshots of every method of the
+// service that see the same list (Registry keeps one members per list), so
+// that a table that does not depend on the method (a hash ring) is built
+// by the first method's build and found by the others'. Two builds racing
+// for a key may both call build; one value is kept, so build must depend
+// on key and the providers of s alone. Keys compare with ==. A zone's Set
+// has no memo: build runs every time. Off the call's path (in a Build).
+func Memo[V any](s *Set, key any, build func() V) V {
+	if s.memo == nil {
+		return build()
+	}
+	if v, ok := s.memo.Load(key); ok {
+		return v.(V)
+	}
+	v, _ := s.memo.LoadOrStore(key, build())
+	return v.(V)
+}
+
+// memo is what Memo keeps for the members of a Set.
+type memo = sync.Map
