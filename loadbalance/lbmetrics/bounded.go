@@ -242,13 +242,21 @@ func (l *ledger) depart(gen uint64) {
 	}
 }
 
+// candidate is a provider that notable may show: its index, its class
+// (0 ejected or unavailable, 1 far from the mean) and its distance.
+type candidate struct {
+	i     int
+	class int
+	score float64
+}
+
 // notable returns the indexes of at most n providers of m (which has more)
 // to give series of their own: the ejected and unavailable first, then
 // those whose share of the picks or latency is at least notableDeviation
 // from the method's mean (half that for those l showed at the previous
 // scrape), farthest first; ties in snapshot order. It records the choice
-// in l.
-func notable(m *describe.Method, n int, l *ledger) []int {
+// in l. scratch is reused from one call to the next (c.mu is held).
+func notable(m *describe.Method, n int, l *ledger, scratch *[]candidate) []int {
 	ps := m.Providers
 	var latSum float64
 	var latN int
@@ -258,12 +266,8 @@ func notable(m *describe.Method, n int, l *ledger) []int {
 			latN++
 		}
 	}
-	type cand struct {
-		i     int
-		class int
-		score float64
-	}
-	var cands []cand
+	cands := (*scratch)[:0]
+	defer func() { *scratch = cands[:0] }()
 	for i := range ps {
 		p := &ps[i]
 		score := math.Abs(p.Share*float64(len(ps)) - 1)
@@ -272,18 +276,21 @@ func notable(m *describe.Method, n int, l *ledger) []int {
 		}
 		switch {
 		case p.State == describe.StateEjected || p.State == describe.StateUnavailable:
-			cands = append(cands, cand{i, 0, score})
+			cands = append(cands, candidate{i, 0, score})
 		case score >= notableDeviation || (score >= notableDeviation/2 && l.shown[p.Address]):
-			cands = append(cands, cand{i, 1, score})
+			cands = append(cands, candidate{i, 1, score})
 		}
 	}
-	slices.SortFunc(cands, func(a, b cand) int {
+	slices.SortFunc(cands, func(a, b candidate) int {
 		return cmp.Or(cmp.Compare(a.class, b.class), cmp.Compare(b.score, a.score), cmp.Compare(a.i, b.i))
 	})
-	cands = cands[:min(n, len(cands))]
-	l.shown = make(map[string]bool, len(cands))
-	out := make([]int, len(cands))
-	for k, cd := range cands {
+	top := cands[:min(n, len(cands))]
+	if l.shown == nil {
+		l.shown = make(map[string]bool, n)
+	}
+	clear(l.shown)
+	out := make([]int, len(top))
+	for k, cd := range top {
 		out[k] = cd.i
 		l.shown[ps[cd.i].Address] = true
 	}

@@ -193,16 +193,16 @@ func TestCollectorNotableProviders(t *testing.T) {
 	}
 	m := &describe.Method{Providers: ps}
 	l := &ledger{}
-	ps[7].LatencyMs = 20                                   // twice the mean or so
-	ps[9].State = describe.StateEjected                    // first
-	ps[50].Share, ps[51].Share = 0.03, 0.0                 // 3× the mean, none
-	assert.Equal(t, []int{7, 9, 50, 51}, notable(m, 8, l)) // in snapshot order
-	assert.Equal(t, []int{9, 50}, notable(m, 2, l), "ejected first, then the farthest")
+	ps[7].LatencyMs = 20                                                     // twice the mean or so
+	ps[9].State = describe.StateEjected                                      // first
+	ps[50].Share, ps[51].Share = 0.03, 0.0                                   // 3× the mean, none
+	assert.Equal(t, []int{7, 9, 50, 51}, notable(m, 8, l, new([]candidate))) // in snapshot order
+	assert.Equal(t, []int{9, 50}, notable(m, 2, l, new([]candidate)), "ejected first, then the farthest")
 
 	ps[50].Share = 0.0135 // 0.35 from the mean: kept, as it was shown
 	ps[51].Share = 0.0135 // but this one was not
-	assert.Equal(t, []int{7, 9, 50}, notable(m, 8, l)[:3])
-	assert.Len(t, notable(m, 8, l), 3)
+	assert.Equal(t, []int{7, 9, 50}, notable(m, 8, l, new([]candidate))[:3])
+	assert.Len(t, notable(m, 8, l, new([]candidate)), 3)
 }
 
 // ProvidersEnv: all, a number, or the defaults (with a WARN line for

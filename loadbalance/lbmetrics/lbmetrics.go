@@ -177,6 +177,7 @@ type Collector struct {
 	mu      sync.Mutex         // serialises Collect; guards gen and ledgers
 	gen     uint64             // scrapes so far
 	ledgers map[string]*ledger // by per-method label values
+	scratch []candidate        // notable's work memory
 }
 
 // New returns a Collector.
@@ -302,7 +303,7 @@ func (c *Collector) Collect(ch chan<- prom.Metric) {
 					chosen[i] = i
 				}
 			} else {
-				chosen = notable(&m, c.opts.MaxProviders, l)
+				chosen = notable(&m, c.opts.MaxProviders, l, &c.scratch)
 			}
 			for _, i := range chosen {
 				p := &m.Providers[i]
