@@ -13,7 +13,11 @@ const EWMADecay = 10 * time.Second
 // PeakEWMA is a peak-sensitive, time-decayed moving average of latency
 // (Finagle's and Linkerd's "peak EWMA"): a sample above the average replaces
 // it at once, so a provider that turns slow is noticed on its first slow
-// call; a sample below it is blended in with weight 1-e^(-dt/EWMADecay).
+// call; a sample below it is blended in with weight 1-e^(-dt/EWMADecay),
+// and at least 1/EWMASamples, so that the average forgets a provider's old
+// latency within EWMADecay or EWMASamples samples, whichever comes first:
+// a consumer that sees a provider's calls often learns that it turned
+// faster within a few hundred samples, however busy the provider.
 // Reading decays the value by the time since the last sample, so a provider
 // that stopped receiving traffic drifts back towards zero and gets probed
 // again instead of staying punished forever. Samples are compared with and
@@ -25,6 +29,14 @@ const EWMADecay = 10 * time.Second
 type PeakEWMA struct {
 	state atomic.Uint64
 }
+
+// EWMASamples is the number of samples within which a PeakEWMA forgets
+// at the latest: a sample below the average weighs at least 1/EWMASamples.
+// A consumer that sees a sixteenth of a provider's calls thus learns that
+// it turned faster in as many samples as one that sees them all; with the
+// 10 s decay alone, the average takes seconds to come down from a latency
+// two or three times the new one, whatever the consumer sees.
+const EWMASamples = 64
 
 const stampShift = 20 // ns to stamp units (≈1.05 ms); wraps after ≈52 days
 
@@ -44,10 +56,10 @@ func unpack(s uint64, now int64) (v, dt float64) {
 // observe blends a latency sample (ns) taken at now (ns) into the average.
 // Both rules start from the average as Value reads it at now, faded since
 // the last sample: a sample above it replaces it; a sample below it moves
-// it towards the sample by 1-w, w the fade (e^(-dt/EWMADecay)). So a
-// sample never moves the average away from itself, and the first sample
-// after a long silence, when the old value has faded, counts for nearly
-// everything.
+// it towards the sample by max(1-w, 1/EWMASamples), w the fade
+// (e^(-dt/EWMADecay)). So a sample never moves the average away from
+// itself, and the first sample after a long silence, when the old value
+// has faded, counts for nearly everything.
 func (e *PeakEWMA) observe(now, latency int64) {
 	x := float64(max(latency, 0))
 	for {
@@ -57,7 +69,8 @@ func (e *PeakEWMA) observe(now, latency int64) {
 			v, dt := unpack(old, now)
 			w := decay(dt)
 			if faded := v * w; x < faded {
-				nv = faded*w + x*(1-w)
+				b := min(w, 1-1.0/EWMASamples)
+				nv = faded*b + x*(1-b)
 			}
 		}
 		if e.state.CompareAndSwap(old, pack(nv, now)) {

@@ -156,6 +156,26 @@ func TestPeakEWMA(t *testing.T) {
 	assert.InDelta(t, 20, float64(v)/float64(ms), 0.01)
 }
 
+// Samples close together forget within EWMASamples: after a 100 ms peak,
+// 3 × EWMASamples samples of 10 ms a millisecond apart bring the average to
+// within (1 − 1/EWMASamples)^(3 × EWMASamples) of the 90 ms between them,
+// under 5 %. The time decay alone would keep it above 90 ms (control:
+// the same samples 3 × EWMASamples ms after the peak, read by the fade).
+func TestPeakEWMAForgetsWithinItsSamples(t *testing.T) {
+	ms := int64(time.Millisecond)
+	var e PeakEWMA
+	e.observe(0, 100*ms)
+	n := int64(3 * EWMASamples)
+	for k := int64(1); k <= n; k++ {
+		e.observe(k*ms, 10*ms)
+	}
+	v, _ := e.Value(n * ms)
+	want := 10 + 90*math.Pow(1-1.0/EWMASamples, float64(n))
+	assert.InDelta(t, want, float64(v)/float64(ms), 1.5, "within the fade of the stamps")
+	assert.Less(t, float64(v)/float64(ms), 10+0.05*90)
+	assert.Greater(t, 100*math.Exp(-2*float64(n*ms)/float64(EWMADecay)), 90.0, "the time decay alone keeps most of the peak: the check proves something")
+}
+
 // TestDecayMatchesExp checks the series that replaces math.Exp for short
 // gaps against it, up to and past the switch, at the stamp resolution.
 func TestDecayMatchesExp(t *testing.T) {

@@ -38,6 +38,19 @@ type Zoning[T any] struct {
 	Memory []zone.Memory
 }
 
+// FailingRun is the run of consecutive failures (rpcstatus.Stats.Streak)
+// from which a provider counts for no capacity of its zone: the default
+// run of outlier ejection's consecutive-failures rule, so that a provider
+// that ejection would take out but for its cap (at most 10 % of the
+// providers) or with ejection off serves nothing in the plan either.
+const FailingRun = 5
+
+// FailingRefresh is how soon a snapshot whose zones are planned while a
+// provider is in a run of failures is refreshed, so that the plan sees the
+// run grow to FailingRun or end with a success (neither moves the outlier
+// board's alarm once ejection's cap is reached, or with ejection off).
+const FailingRefresh = time.Second
+
 // maxRemembered bounds the zones a Zoning remembers beside those listed:
 // zone names come from providers.
 const maxRemembered = 64
@@ -48,6 +61,10 @@ const forgetBelow = 0.01
 
 // zoning builds the zone-aware routing of v, whose previous snapshot was
 // prev, with the consumer's configuration cfg; nil when it names no zone.
+//
+// A zone's healthy weight counts neither its ejected providers (weight 0)
+// nor those at least FailingRun failures into a run: capacity counts what
+// serves, not what is listed, as Envoy counts a locality's healthy hosts.
 //
 // Without configured callers, each zone's callers are its remembered
 // provisioned weight (zone.Remember, half-life cfg.Memory): a zone that
@@ -93,12 +110,20 @@ func (r *Registry[T]) zoning(v *View[T], prev *View[T], cfg urlparam.ZoneRouting
 			local = z
 		}
 	}
+	inRun := false // a provider in a run of failures, which may end or grow
 	for i := range s.Invokers {
 		z, _ := slices.BinarySearch(zn.Names, s.Zone(i))
 		zones[z].Providers++
 		zones[z].Weight += s.Meta(i).Weight
-		zones[z].Healthy += s.Weight(i)
+		run := s.Stat(i).Streak()
+		if run < FailingRun {
+			zones[z].Healthy += s.Weight(i)
+		}
+		inRun = inRun || run > 0
 		zn.Slots[z] = append(zn.Slots[z], i)
+	}
+	if inRun {
+		s.refreshBy(r.wall().Add(FailingRefresh).UnixNano())
 	}
 	if cfg.Callers == nil {
 		r.remember(s, zn, zones, before, halfLife)
@@ -154,10 +179,14 @@ func (r *Registry[T]) remember(s *Set, zn *Zoning[T], zones []zone.Zone, before 
 		zones[z].Provisioned = m.Weight
 	}
 	if decaying {
-		at := now + int64(halfLife/8)
-		if s.refreshAt == 0 || at < s.refreshAt {
-			s.refreshAt = at
-		}
+		s.refreshBy(now + int64(halfLife/8))
+	}
+}
+
+// refreshBy has s refreshed at the latest at (wall ns).
+func (s *Set) refreshBy(at int64) {
+	if s.refreshAt == 0 || at < s.refreshAt {
+		s.refreshAt = at
 	}
 }
 

@@ -12,6 +12,7 @@ import (
 	"github.com/dubbogo-lb/lb/internal/urlparam"
 	"github.com/dubbogo-lb/lb/loadbalance/internal/lbtest"
 	"github.com/dubbogo-lb/lb/loadbalance/internal/zone"
+	"github.com/dubbogo-lb/lb/rpcstatus"
 	"github.com/dubbogo-lb/lb/warmup"
 )
 
@@ -91,4 +92,48 @@ func settle(r *Registry[table], list []base.Invoker) *View[table] {
 			return v
 		}
 	}
+}
+
+// A zone's capacity counts what serves: zones of 6, 4 and 2 providers,
+// the consumer in the first, three of whose providers fail FailingRun
+// times in a row (ejection, capped at 10 % of the twelve, takes out one).
+// The zone then counts 3 × 1.4 of its 6 for half of the callers and keeps
+// (4.2 / 10.2) ÷ (6 / 12) of its calls, spilling the rest; once each of
+// the three answers a call, the snapshot refreshes by itself within
+// FailingRefresh and every call stays home. Negative control: runs one
+// failure shorter leave the zone whole.
+func TestAZoneWithFailingProvidersSpills(t *testing.T) {
+	run := func(port int, failures int) (failing, recovered float64) {
+		clock := lbtest.NewClock(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
+		r := NewRegistry(warmup.Options{}, clock.Now, func(*Set, *View[table]) *table { return &table{} })
+		list := lbtest.Zoned(port, []string{"a", "b", "c"}, []int{6, 4, 2}, map[string]string{urlparam.ZoneLocalKey: "a"})
+		v, _ := r.Find(list, "Say")
+		require.Equal(t, zone.Direct, v.Zoning.Plan.Mode, "balanced zones")
+		now := int64(time.Second)
+		v.Board().WakeAt(now) // the snapshot is rebuilt after the failures, however many
+		for i := 3; i < 6; i++ {
+			for range failures {
+				now += int64(time.Millisecond)
+				v.Stat(i).Judge(now, true, rpcstatus.NoCode)
+			}
+		}
+		before := v
+		v, _ = r.Find(list, "Say")
+		require.NotSame(t, before, v, "rebuilt")
+		failing = v.Zoning.Plan.LocalShare
+		for i := 3; i < 6; i++ {
+			v.Stat(i).Judge(now, false, 0)
+		}
+		clock.Advance(FailingRefresh)
+		v, _ = r.Find(list, "Say")
+		return failing, v.Zoning.Plan.LocalShare
+	}
+	failing, recovered := run(31300, FailingRun)
+	assert.InDelta(t, (4.2/10.2)/0.5, failing, 1e-9, "the zone's failing providers count for no capacity")
+	assert.Equal(t, 1.0, recovered, "back home once they answer")
+
+	t.Run("negative_control_shorter_runs", func(t *testing.T) {
+		failing, _ := run(31400, FailingRun-1)
+		assert.Equal(t, 1.0, failing, "runs shorter than FailingRun count as serving")
+	})
 }

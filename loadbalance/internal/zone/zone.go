@@ -58,8 +58,8 @@ type Zone struct {
 	// Weight is the zone's full weight: the sum of its providers' weights
 	// as if all were healthy.
 	Weight float64
-	// Healthy is the weight of its providers that may be picked now (not
-	// ejected, not drained).
+	// Healthy is the weight of its providers that serve now: not
+	// ejected, not drained, not in a long run of failures.
 	Healthy float64
 	// Callers is the share of the calls that come from this zone, in any
 	// unit (only ratios matter); 0 for every zone when it is not known,

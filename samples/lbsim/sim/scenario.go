@@ -586,9 +586,30 @@ func ZoneShrinkLearned() Scenario {
 	return sc
 }
 
+// ZoneFailing is ZoneShrinkLearned where, halfway, half of the local
+// zone's providers fail every call in 0.1 ms instead of leaving: they stay
+// listed, and outlier ejection (at most 10 % of the providers) takes out
+// one of them.
+func ZoneFailing() Scenario { return zoneFailing(10 * time.Second) }
+
+// zoneFailing is ZoneFailing with phases of length half.
+func zoneFailing(half time.Duration) Scenario {
+	sc := zoneShrink(half)
+	sc.Name = "zones-failing"
+	sc.Title = "zones of 6/4/2 providers, no callers configured; half of az-a fails every call fast halfway, listed still"
+	sc.Zones.Learned = true
+	for i := 3; i < 6; i++ {
+		p := &sc.Providers[i]
+		p.Name, p.Leave = fmt.Sprintf("a%d (fails fast)", i), 0
+		p.Steps = []Step{{At: half, Latency: ms / 10, ErrorRate: 1}}
+	}
+	sc.Marks = []Mark{{half, "half of az-a fails"}}
+	return sc
+}
+
 // Scenarios returns the built-in scenarios that "all" runs.
 func Scenarios() []Scenario {
-	return []Scenario{Brpc(), BrpcMany(), Capacity(), Slowdown(), Join(), FailFast(), Hang(), Tianchi(), TianchiOne(), ZoneShrink(), ZoneShrinkLearned(), FailMany()}
+	return []Scenario{Brpc(), BrpcMany(), Capacity(), Slowdown(), Join(), FailFast(), Hang(), Tianchi(), TianchiOne(), ZoneShrink(), ZoneShrinkLearned(), ZoneFailing(), FailMany()}
 }
 
 // Extra returns the built-in scenarios that run only by name: Fleet,

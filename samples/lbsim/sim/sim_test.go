@@ -319,6 +319,29 @@ func TestZoneSpillWithLearnedCallersMatchesEnvoysFormula(t *testing.T) {
 	})
 }
 
+// Zone capacity counts what serves: when half of the consumer's zone fails
+// every call fast while listed (ZoneFailing, no callers configured;
+// ejection takes out one of the three), every balancer sends out of the
+// zone Envoy's share with the failing providers unhealthy, (1 − (4.2 /
+// 10.2) ÷ (6 / 12)) = 17.6 %, within 3 points, where counting the listed
+// providers would keep every call at home. Negative control: dubbo-go's
+// random, which knows no zones.
+func TestZoneSpillWithFailingProvidersMatchesEnvoysFormula(t *testing.T) {
+	sc := zoneFailing(3 * time.Second)
+	check := func(r *Result) error { return envoyCheck(r, &sc, 0.03) }
+	for _, name := range []string{"warmrandom", "fewestactive", "swrr", "ringhash", "lalb", "rtadaptive", "loadaware", "shortestresponse", "adaptive"} {
+		r, err := Run(sc, name, Options{Seed: 1})
+		require.NoError(t, err)
+		assert.NoError(t, check(r))
+		t.Logf("%s: %.1f %% out of the zone while half of it fails (Envoy %.1f %%)", name, 100*r.ZonePhases(&sc)[1].Cross, 100*r.ZonePhases(&sc)[1].Envoy)
+	}
+	t.Run("negative_control_random", func(t *testing.T) {
+		r, err := Run(sc, "random", Options{Seed: 1})
+		require.NoError(t, err)
+		assert.Error(t, check(r), "dubbo-go's random passed the zone check: it proves nothing")
+	})
+}
+
 // envoyCheck returns an error unless, in every phase of the zone scenario
 // sc, the share of r's calls out of the consumer's zone is Envoy's within
 // tol; for ringhash, which spills a sample of its keys, within 4.5

@@ -15,7 +15,8 @@ const envoyOverprovisioning = 1.4
 // routing sends out of the consumer's zone at t, computed here from the
 // scenario alone (an oracle apart from package zone): each zone's
 // capacity is the weight of its providers present at t (every provider
-// weighs 100 here, and is healthy: overprovisioning changes nothing), its
+// weighs 100 here) that are healthy, those that fail every call not, times
+// the overprovisioning factor, at most the zone's full weight; its
 // callers' share is Zones.Callers; the local zone keeps
 // min(1, capacity share / callers' share) of its calls.
 func (s *Scenario) EnvoyCrossZone(t time.Duration) float64 {
@@ -23,14 +24,21 @@ func (s *Scenario) EnvoyCrossZone(t time.Duration) float64 {
 	if z == nil {
 		return 0
 	}
-	capacity := map[string]float64{}
-	total := 0.0
+	full, healthy := map[string]float64{}, map[string]float64{}
 	for i := range s.Providers {
 		p := &s.Providers[i]
 		if p.Join <= t && (p.Leave == 0 || t < p.Leave) {
-			capacity[p.Zone] += 100
-			total += 100
+			full[p.Zone] += 100
+			if p.ErrorRateAt(t) < 1 {
+				healthy[p.Zone] += 100
+			}
 		}
+	}
+	capacity := map[string]float64{}
+	total := 0.0
+	for zone, w := range full {
+		capacity[zone] = min(w, envoyOverprovisioning*healthy[zone])
+		total += capacity[zone]
 	}
 	callers := 0.0
 	for _, c := range z.Callers {
