@@ -86,6 +86,9 @@ type assignment struct {
 	// and the share of consumers whose subset changed (of up to 1000
 	// consumers, evenly spread).
 	join, leave, consumerJoin churn
+	// Each provider's consumers, load and fair load.
+	count      []int
+	load, fair []float64
 }
 
 type churn struct {
@@ -94,8 +97,9 @@ type churn struct {
 	changed float64
 }
 
-// assign runs fleet f's consumers with method m.
-func assign(f fleet, m method) assignment {
+// assign runs fleet f's consumers with method m, with the churn figures when
+// withChurn.
+func assign(f fleet, m method, withChurn bool) assignment {
 	all := f.fleetProviders()
 	ps, joined, left := all[:f.providers], all, all[:f.providers-1]
 	opts := Options{Size: f.size}
@@ -134,7 +138,7 @@ func assign(f fleet, m method) assignment {
 					a.count[i]++
 					a.load[i] += ps[i].Weight / sum
 				}
-				if j%stride != 0 {
+				if !withChurn || j%stride != 0 {
 					continue
 				}
 				other = Select(other, joined, consumerAt(m, id, j, f.consumers), opts, nil)
@@ -177,10 +181,14 @@ func assign(f fleet, m method) assignment {
 		r.countMax = max(r.countMax, float64(count[i])/meanCount)
 		r.countMin = min(r.countMin, float64(count[i])/meanCount)
 		fair := float64(f.consumers) * p.Weight / totalWeight
+		r.fair = append(r.fair, fair)
 		r.loadMax = max(r.loadMax, load[i]/fair)
 		r.loadMin = min(r.loadMin, load[i]/fair)
 	}
-	r.join, r.leave, r.consumerJoin = join.churn(), leave.churn(), cjoin.churn()
+	r.count, r.load = count, load
+	if withChurn {
+		r.join, r.leave, r.consumerJoin = join.churn(), leave.churn(), cjoin.churn()
+	}
 	return r
 }
 
@@ -238,7 +246,7 @@ func TestAssignmentTable(t *testing.T) {
 	b.WriteString("| fleet (consumers × providers) | method | connections per consumer (min/mean/max) | consumers per provider max/mean (min/mean) | load/fair max (min) | provider joins: replaced max, mean (consumers changed) | provider leaves | consumer joins |\n|---|---|---|---|---|---|---|---|\n")
 	for _, f := range fleets {
 		for _, m := range []method{fullMesh, apertureMethod, rendezvousMethod} {
-			r := assign(f, m)
+			r := assign(f, m, true)
 			fmt.Fprintf(&b, "| %v | %v | %d / %.1f / %d | %.3f (%.3f) | %.3f (%.3f) | %v | %v | %v |\n",
 				f, m, r.connMin, r.connMean, r.connMax, r.countMax, r.countMin, r.loadMax, r.loadMin, r.join, r.leave, r.consumerJoin)
 		}
