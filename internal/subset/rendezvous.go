@@ -1,16 +1,13 @@
 package subset
 
 import (
-	"cmp"
 	"math"
-	"slices"
 )
 
 // ranked is a member's place in a consumer's order of preference.
 type ranked struct {
 	pos   int // index into the zone's members
 	score float64
-	hash  uint64
 }
 
 // rendezvous appends to dst the members consumer seed holds: the members
@@ -29,16 +26,10 @@ func rendezvous(dst []int, s *scratch, members []member, size int, seed uint64, 
 	extra := float64(size-1) * typical
 	s.ranked = s.ranked[:0]
 	for k, m := range members {
-		s.ranked = append(s.ranked, ranked{pos: k, score: -math.Log(unit(m.hash, seed)) / (m.w + extra), hash: m.hash})
+		s.ranked = append(s.ranked, ranked{pos: k, score: -math.Log(unit(m.hash, seed)) / (m.w + extra)})
 	}
-	slices.SortFunc(s.ranked, func(a, b ranked) int {
-		if c := cmp.Compare(a.score, b.score); c != 0 {
-			return c
-		}
-		if c := cmp.Compare(a.hash, b.hash); c != 0 {
-			return c
-		}
-		return cmp.Compare(s.ps[members[a.pos].i].Key, s.ps[members[b.pos].i].Key)
+	s.tmpR = sortByKey(s.ranked, s.tmpR, rankedScore, func(a, b ranked) int {
+		return s.ringOrder(members[a.pos], members[b.pos])
 	})
 	serving := 0
 	for _, r := range s.ranked {
@@ -60,3 +51,7 @@ func appendAll(dst []int, members []member) []int {
 	}
 	return dst
 }
+
+// rankedScore is a ranked member's score as a key that sorts like it: the bits
+// of a non-negative float64 (+Inf included) order as the float does.
+func rankedScore(r ranked) uint64 { return math.Float64bits(r.score) }

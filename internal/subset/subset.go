@@ -150,32 +150,27 @@ type scratch struct {
 	zones   []zoneSpan
 	order   []int
 	ranked  []ranked
+	tmp     []member
+	tmpR    []ranked
 	starts  []float64
 }
 
 var scratchPool = sync.Pool{New: func() any { return new(scratch) }}
 
-// load fills s.members with the distinct providers of ps, sorted by zone
-// (when zones) and then by key hash, and s.zones with each zone's span.
+// load fills s.members with the distinct providers of ps in ring order (by
+// key hash, then key), grouped by zone when zones, and s.zones with each
+// zone's span.
 func (s *scratch) load(ps []Provider, zones bool) {
 	s.ps = ps
 	s.members = s.members[:0]
 	for i := range ps {
 		s.members = append(s.members, member{i: i, w: sanitizeWeight(ps[i].Weight), hash: hashString(ps[i].Key)})
 	}
-	slices.SortFunc(s.members, func(a, b member) int {
-		if zones {
-			if c := cmp.Compare(s.zoneOf(a), s.zoneOf(b)); c != 0 {
-				return c
-			}
-		}
-		if c := cmp.Compare(a.hash, b.hash); c != 0 {
-			return c
-		}
+	s.tmp = sortByKey(s.members, s.tmp, memberHash, func(a, b member) int {
 		if c := cmp.Compare(ps[a.i].Key, ps[b.i].Key); c != 0 {
 			return c
 		}
-		// Duplicates of one key: the kept one (first) is decided by content.
+		// Duplicates of one key: the one kept (the first) is decided by content.
 		if c := cmp.Compare(b.w, a.w); c != 0 {
 			return c
 		}
@@ -184,12 +179,14 @@ func (s *scratch) load(ps []Provider, zones bool) {
 		}
 		return cmp.Compare(a.i, b.i)
 	})
+	s.members = slices.CompactFunc(s.members, func(a, b member) bool { return ps[a.i].Key == ps[b.i].Key })
 	if zones {
-		// A key listed in two zones is one provider: keep it in the zone of
-		// the kept duplicate by removing the others before splitting zones.
-		s.dedupeAcrossZones()
-	} else {
-		s.members = slices.CompactFunc(s.members, func(a, b member) bool { return ps[a.i].Key == ps[b.i].Key })
+		slices.SortFunc(s.members, func(a, b member) int {
+			if c := cmp.Compare(ps[a.i].Zone, ps[b.i].Zone); c != 0 {
+				return c
+			}
+			return s.ringOrder(a, b)
+		})
 	}
 	allZero := true
 	for _, m := range s.members {
@@ -206,51 +203,21 @@ func (s *scratch) load(ps []Provider, zones bool) {
 	s.zones = s.zones[:0]
 	lo := 0
 	for k := 1; k <= len(s.members); k++ {
-		if k == len(s.members) || (zones && s.zoneOf(s.members[k]) != s.zoneOf(s.members[lo])) {
+		if k == len(s.members) || (zones && ps[s.members[k].i].Zone != ps[s.members[lo].i].Zone) {
 			s.zones = append(s.zones, zoneSpan{lo: lo, hi: k})
 			lo = k
 		}
 	}
 }
 
-func (s *scratch) zoneOf(m member) string { return s.ps[m.i].Zone }
+func memberHash(m member) uint64 { return m.hash }
 
-// dedupeAcrossZones removes the duplicates of a key wherever they stand,
-// keeping the one the key order of load puts first (highest weight, then
-// smallest zone, then smallest index). It reuses s.ranked as scratch.
-func (s *scratch) dedupeAcrossZones() {
-	ps := s.ps
-	// Order positions by key, keeping the content order among duplicates.
-	s.ranked = s.ranked[:0]
-	for k, m := range s.members {
-		s.ranked = append(s.ranked, ranked{pos: k, hash: m.hash})
+// ringOrder orders members by key hash, then key.
+func (s *scratch) ringOrder(a, b member) int {
+	if c := cmp.Compare(a.hash, b.hash); c != 0 {
+		return c
 	}
-	slices.SortFunc(s.ranked, func(a, b ranked) int {
-		ma, mb := s.members[a.pos], s.members[b.pos]
-		if c := cmp.Compare(ma.hash, mb.hash); c != 0 {
-			return c
-		}
-		if c := cmp.Compare(ps[ma.i].Key, ps[mb.i].Key); c != 0 {
-			return c
-		}
-		if c := cmp.Compare(mb.w, ma.w); c != 0 {
-			return c
-		}
-		if c := cmp.Compare(ps[ma.i].Zone, ps[mb.i].Zone); c != 0 {
-			return c
-		}
-		return cmp.Compare(ma.i, mb.i)
-	})
-	drop := false
-	for k := 1; k < len(s.ranked); k++ {
-		if ps[s.members[s.ranked[k].pos].i].Key == ps[s.members[s.ranked[k-1].pos].i].Key {
-			s.members[s.ranked[k].pos].i = -1
-			drop = true
-		}
-	}
-	if drop {
-		s.members = slices.DeleteFunc(s.members, func(m member) bool { return m.i < 0 })
-	}
+	return cmp.Compare(s.ps[a.i].Key, s.ps[b.i].Key)
 }
 
 // zoneSizes sets each zone's part of size: in proportion to the zone's

@@ -30,3 +30,19 @@ func TestSizeIsHeld(t *testing.T) {
 		}
 	}
 }
+
+func BenchmarkSelect10000(b *testing.B) {
+	ps := providers(10000)
+	for _, bc := range []struct {
+		name string
+		c    Consumer
+	}{{"aperture", Consumer{ID: "c", Index: 4321, Count: 10000}}, {"rendezvous", Consumer{ID: "c"}}} {
+		b.Run(bc.name, func(b *testing.B) {
+			dst := make([]int, 0, 64)
+			b.ReportAllocs()
+			for b.Loop() {
+				dst = Select(dst, ps, bc.c, Options{Size: 20}, nil)
+			}
+		})
+	}
+}
