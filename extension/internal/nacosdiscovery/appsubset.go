@@ -7,6 +7,8 @@ import (
 	"dubbo.apache.org/dubbo-go/v3/common"
 	"dubbo.apache.org/dubbo-go/v3/registry"
 	regdir "dubbo.apache.org/dubbo-go/v3/registry/directory"
+
+	"github.com/dubbogo-lb/lb/internal/urlparam"
 )
 
 // NewAppDirectory returns a factory for dubbo-go's extension.SetDirectory
@@ -21,7 +23,7 @@ import (
 func NewAppDirectory(o Options) func(*common.URL, registry.Registry) (directory.Directory, error) {
 	o = o.withDefaults()
 	return func(url *common.URL, reg registry.Registry) (directory.Directory, error) {
-		if url.SubURL == nil || readSubset(url.SubURL).Size <= 0 {
+		if cfg, _ := urlparam.ReadSubset(url.SubURL); url.SubURL == nil || cfg.Size <= 0 {
 			return regdir.NewServiceDiscoveryRegistryDirectory(url, reg) // dubbo-go's, as is
 		}
 		return regdir.NewServiceDiscoveryRegistryDirectory(url, &subsetRegistry{Registry: reg, opts: o, subs: map[registry.NotifyListener]*subsetListener{}})
