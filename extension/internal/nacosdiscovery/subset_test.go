@@ -31,7 +31,9 @@ func newServicesClient() *servicesClient {
 	return &servicesClient{by: map[string]*fakeClient{service: {}, consumers: {}}}
 }
 
-func (c *servicesClient) Subscribe(p *vo.SubscribeParam) error { return c.by[p.ServiceName].Subscribe(p) }
+func (c *servicesClient) Subscribe(p *vo.SubscribeParam) error {
+	return c.by[p.ServiceName].Subscribe(p)
+}
 func (c *servicesClient) instances(service, group string) ([]model.Instance, error) {
 	return c.by[service].instances(service, group)
 }
@@ -285,7 +287,9 @@ func TestSubsetsListsTheLiveSubsets(t *testing.T) {
 	c := newServicesClient()
 	c.by[service].list = providers(5)
 	sc := newSubsetConsumer(t, c, consumerRef(t, 2, ""), "")
-	found := slices.ContainsFunc(Subsets(), func(s describe.Subset) bool { return s.Service == sc.sub.subset.key && s.Held == 2 && s.Registry == levelInterface })
+	found := slices.ContainsFunc(Subsets(), func(s describe.Subset) bool {
+		return s.Service == sc.sub.subset.key && s.Held == 2 && s.Registry == levelInterface
+	})
 	if !found {
 		t.Fatalf("Subsets() = %+v, without the reference's", Subsets())
 	}
