@@ -99,10 +99,17 @@ func consumersService(ref *common.URL) string {
 }
 
 // setConsumers takes the consumers the registry lists: the enabled,
-// healthy instances of the consumers' service. It reports whether the
-// consumer's position changed.
+// healthy instances of the consumers' service whose registration says they
+// draw their subset by aperture (lb.subset.size set, lb.subset.mode auto):
+// a consumer of the whole set, or one that ranks by rendezvous, takes no
+// place on the ring. It reports whether the list changed.
 func (s *subsetting) setConsumers(list []model.Instance) bool {
-	addrs := slices.Sorted(maps.Keys(usableByHost(list)))
+	byHost := usableByHost(list)
+	maps.DeleteFunc(byHost, func(_ string, in model.Instance) bool {
+		cfg, _ := urlparam.ParseSubset(func(key string) string { return in.Metadata[key] })
+		return cfg.Size <= 0 || cfg.Mode != urlparam.SubsetAuto
+	})
+	addrs := slices.Sorted(maps.Keys(byHost))
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if slices.Equal(addrs, s.consumers) && s.consumers != nil {

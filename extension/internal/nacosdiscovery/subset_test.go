@@ -99,7 +99,8 @@ func providers(n int) []model.Instance {
 func consumerInstances(n int) []model.Instance {
 	out := make([]model.Instance, n)
 	for i := range out {
-		out[i] = model.Instance{Ip: "10.0.0." + strconv.Itoa(i+1), Port: 80, Enable: true, Healthy: true}
+		out[i] = model.Instance{Ip: "10.0.0." + strconv.Itoa(i+1), Port: 80, Enable: true, Healthy: true,
+			Metadata: map[string]string{urlparam.SubsetSizeKey: "2"}}
 	}
 	return out
 }
@@ -129,7 +130,11 @@ func TestSubsetApertureFromTheConsumersRegistrations(t *testing.T) {
 	c := newServicesClient()
 	c.by[service].list = providers(8)
 	cons := consumerInstances(4)
-	c.by[consumers].list = cons
+	// A consumer of the whole set and one that ranks by rendezvous take no
+	// place on the ring.
+	c.by[consumers].list = append(slices.Clone(cons),
+		model.Instance{Ip: "10.0.1.1", Port: 80, Enable: true, Healthy: true},
+		model.Instance{Ip: "10.0.1.2", Port: 80, Enable: true, Healthy: true, Metadata: map[string]string{urlparam.SubsetSizeKey: "2", urlparam.SubsetModeKey: "rendezvous"}})
 	holders := map[string]int{}
 	for _, in := range cons {
 		sc := newSubsetConsumer(t, c, consumerRef(t, 2, ""), hostOf(in))
