@@ -176,4 +176,3 @@ func connectedProviders(t *testing.T, pid int, byPort map[int]string) []string {
 	}
 	return slices.Sorted(maps.Keys(found))
 }
-
