@@ -94,8 +94,9 @@ const defaultTypicalWeight = 100
 // returned. The result depends on the providers' contents only, not on their
 // order in ps. With opts.Size <= 0 every index of ps is returned.
 //
-// Select costs O(n log n) for n providers and allocates nothing beyond dst in
-// the steady state; it is safe for concurrent use.
+// Select costs O(n) for n providers (O(n log n) with opts.Zones) and
+// allocates nothing beyond dst in the steady state; it is safe for concurrent
+// use.
 func Select(dst []int, ps []Provider, c Consumer, opts Options, excluded func(i int) bool) []int {
 	dst = dst[:0]
 	if opts.Size <= 0 {
@@ -105,7 +106,10 @@ func Select(dst []int, ps []Provider, c Consumer, opts Options, excluded func(i 
 		return dst
 	}
 	s := scratchPool.Get().(*scratch)
-	defer scratchPool.Put(s)
+	defer func() {
+		s.ps = nil // do not keep the caller's list alive
+		scratchPool.Put(s)
+	}()
 	s.load(ps, opts.Zones)
 	if excluded == nil {
 		excluded = func(int) bool { return false }
@@ -114,7 +118,6 @@ func Select(dst []int, ps []Provider, c Consumer, opts Options, excluded func(i 
 	if !(tw > 0) || math.IsInf(tw, 0) {
 		tw = defaultTypicalWeight
 	}
-	start := len(dst)
 	for _, z := range s.zoneSizes(opts.Size) {
 		members := s.members[z.lo:z.hi]
 		if c.Count > 0 {
@@ -123,7 +126,7 @@ func Select(dst []int, ps []Provider, c Consumer, opts Options, excluded func(i 
 			dst = rendezvous(dst, s, members, z.size, seedOf(c.ID), min(tw, MaxWeight), excluded)
 		}
 	}
-	slices.Sort(dst[start:])
+	slices.Sort(dst)
 	return dst
 }
 
