@@ -44,7 +44,7 @@ func aperture(dst []int, s *scratch, members []member, size int, c Consumer, exc
 	if first < 0 { // x before every positive arc: rounding; take the first.
 		first = 0
 	}
-	serving := 0
+	serving, inWindow := 0, 0
 	for t := 0; t < n; t++ {
 		j := first + t
 		start := 0.0
@@ -53,7 +53,9 @@ func aperture(dst []int, s *scratch, members []member, size int, c Consumer, exc
 			start = total
 		}
 		start += s.starts[j]
-		if t > 0 && start >= x+l && serving >= size {
+		if t == 0 || start < x+l {
+			inWindow++
+		} else if serving >= min(size, inWindow) {
 			break
 		}
 		i := members[j].i

@@ -131,8 +131,8 @@ func TestApertureLoadIsBoundedPerProvider(t *testing.T) {
 	window := float64(f.size-1) * mean
 	for i, p := range ps {
 		c := float64(f.consumers) * (window + p.Weight) / total
-		hi := (c + 2) * p.Weight / window / r.fair[i]
-		lo := (c - 1) * p.Weight / max(window+2*wmax, float64(f.size)*wmax) / r.fair[i]
+		hi := (c + 1) * p.Weight / window / r.fair[i]
+		lo := (c - 1) * p.Weight / (window + 2*wmax) / r.fair[i]
 		if got := r.load[i] / r.fair[i]; got < lo || got > hi {
 			t.Errorf("provider %d (weight %v): load/fair %.3f, want within [%.3f, %.3f]", i, p.Weight, got, lo, hi)
 		}
@@ -278,8 +278,14 @@ func TestExcludedMembersGrowTheSubset(t *testing.T) {
 						serving++
 					}
 				}
-				if serving < f.size || (m == rendezvousMethod && serving != f.size) {
-					t.Fatalf("consumer %d: %d serving members, want %d", j, serving, f.size)
+				// Aperture keeps as many serving as its window holds (base,
+				// with nothing excluded), up to size.
+				want := f.size
+				if m == apertureMethod {
+					want = min(f.size, len(base))
+				}
+				if serving < want || (m == rendezvousMethod && serving != want) {
+					t.Fatalf("consumer %d: %d serving members, want %d", j, serving, want)
 				}
 				for _, i := range base {
 					if _, ok := slices.BinarySearch(grown, i); !ok {
@@ -371,9 +377,9 @@ func TestInputOrderDoesNotMatter(t *testing.T) {
 }
 
 // checkResult fails t when got is not a valid result of Select: ascending
-// indices into ps, one per key, at least min(size, keys) serving ones (size
-// when subsetting is on, without zones).
-func checkResult(t *testing.T, ps []Provider, opts Options, excluded func(int) bool, got []int) {
+// indices into ps, one per key, and, without zones, at least min(size,
+// serving keys) serving ones (aperture: at least one).
+func checkResult(t *testing.T, ps []Provider, c Consumer, opts Options, excluded func(int) bool, got []int) {
 	t.Helper()
 	seen := map[string]bool{}
 	for k, i := range got {
@@ -407,11 +413,15 @@ func checkResult(t *testing.T, ps []Provider, opts Options, excluded func(int) b
 	if len(got) > len(keys) {
 		t.Fatalf("%d members of %d keys", len(got), len(keys))
 	}
-	if !opts.Zones && serving < min(opts.Size, len(servingKeys)) {
+	want := min(opts.Size, len(servingKeys))
+	if c.Count > 0 {
+		want = min(1, want)
+	}
+	if !opts.Zones && serving < want {
 		// Duplicates may hide a serving key behind an excluded kept one, so
 		// count only when every key has one entry.
 		if len(keys) == len(ps) {
-			t.Fatalf("%d serving members, want %d", serving, min(opts.Size, len(servingKeys)))
+			t.Fatalf("%d serving members, want %d", serving, want)
 		}
 	}
 }
@@ -435,9 +445,9 @@ func TestBadInputIsSafe(t *testing.T) {
 				for _, zones := range []bool{false, true} {
 					for _, tw := range []float64{0, math.NaN(), -1, inf, 1e300, 1e-300} {
 						opts := Options{Size: size, Zones: zones, TypicalWeight: tw}
-						checkResult(t, ps, opts, nil, Select(nil, ps, c, opts, nil))
+						checkResult(t, ps, c, opts, nil, Select(nil, ps, c, opts, nil))
 						ex := func(i int) bool { return i%2 == 0 }
-						checkResult(t, ps, opts, ex, Select(nil, ps, c, opts, ex))
+						checkResult(t, ps, c, opts, ex, Select(nil, ps, c, opts, ex))
 					}
 				}
 			}
@@ -467,7 +477,7 @@ func FuzzSelect(f *testing.F) {
 		excluded := func(i int) bool { return exMask>>(i%8)&1 == 1 }
 		c := Consumer{ID: id, Index: index, Count: count}
 		got := Select(nil, ps, c, opts, excluded)
-		checkResult(t, ps, opts, excluded, got)
+		checkResult(t, ps, c, opts, excluded, got)
 		if size > 0 && exMask == 0 {
 			reversed := slices.Clone(ps)
 			slices.Reverse(reversed)

@@ -56,12 +56,15 @@ type Consumer struct {
 
 // Options are the consumer's settings. The zero value turns subsetting off.
 type Options struct {
-	// Size is the number of serving providers a consumer holds
-	// (lb.subset.size). 0 or less turns subsetting off: Select returns every
-	// provider. A Size at or above the number of providers holds them all.
-	// Aperture holds more than Size where the consumers are too few to cover
-	// every provider with Size each (then about providers/consumers each) and
-	// where its window crosses light providers.
+	// Size is the number of providers a consumer holds (lb.subset.size), and
+	// the number of serving ones it keeps when some do not serve. 0 or less
+	// turns subsetting off: Select returns every provider. A Size at or above
+	// the number of providers holds them all. Aperture holds Size on average:
+	// its window spans Size-1 mean weights, so over heavy providers it holds
+	// fewer, over light ones more (20 ± 6 at weights 25/100/200), and it keeps
+	// as many serving as its window holds, up to Size. Where the consumers are
+	// too few to cover every provider with Size each, each holds about
+	// providers/consumers.
 	Size int
 	// Zones subsets within each zone: each zone gets a part of Size in
 	// proportion to its weight share, at least 1 where it has providers, so
@@ -86,16 +89,17 @@ const defaultTypicalWeight = 100
 //
 // excluded(i) reports providers that do not serve now (ejected, unhealthy);
 // nil means none. The subset grows past excluded members, which it keeps,
-// until it holds Size serving ones or every provider (per zone with
-// opts.Zones).
+// until it holds Size serving ones (aperture: as many as its window holds, up
+// to Size) or every provider, per zone with opts.Zones.
 //
 // Providers with the same Key are one provider: the one of highest weight,
 // then smallest Zone, then smallest index is kept, the others are never
 // returned. The result depends on the providers' contents only, not on their
 // order in ps. With opts.Size <= 0 every index of ps is returned.
 //
-// Select costs O(n log n) for n providers and allocates nothing beyond dst in
-// the steady state; it is safe for concurrent use.
+// Select costs O(n) for n providers (O(n log n) with opts.Zones) and
+// allocates nothing beyond dst in the steady state; it is safe for concurrent
+// use.
 func Select(dst []int, ps []Provider, c Consumer, opts Options, excluded func(i int) bool) []int {
 	dst = dst[:0]
 	if opts.Size <= 0 {
@@ -105,7 +109,10 @@ func Select(dst []int, ps []Provider, c Consumer, opts Options, excluded func(i 
 		return dst
 	}
 	s := scratchPool.Get().(*scratch)
-	defer scratchPool.Put(s)
+	defer func() {
+		s.ps = nil // do not keep the caller's list alive
+		scratchPool.Put(s)
+	}()
 	s.load(ps, opts.Zones)
 	if excluded == nil {
 		excluded = func(int) bool { return false }
@@ -114,7 +121,6 @@ func Select(dst []int, ps []Provider, c Consumer, opts Options, excluded func(i 
 	if !(tw > 0) || math.IsInf(tw, 0) {
 		tw = defaultTypicalWeight
 	}
-	start := len(dst)
 	for _, z := range s.zoneSizes(opts.Size) {
 		members := s.members[z.lo:z.hi]
 		if c.Count > 0 {
@@ -123,7 +129,7 @@ func Select(dst []int, ps []Provider, c Consumer, opts Options, excluded func(i 
 			dst = rendezvous(dst, s, members, z.size, seedOf(c.ID), min(tw, MaxWeight), excluded)
 		}
 	}
-	slices.Sort(dst[start:])
+	slices.Sort(dst)
 	return dst
 }
 
