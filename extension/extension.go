@@ -90,6 +90,11 @@ func init() {
 	// instance weight over the provider's weight.
 	// It records what it registers for KeepRegistered (appRegistrations).
 	dgext.SetServiceDiscovery(nacosdiscovery.Protocol, nacosdiscovery.NewServiceDiscovery(nacosdiscovery.Options{Registrations: appRegistrations}))
+	// Subsetting (lb.subset.size) at application level: dubbo-go's
+	// service-discovery directory, told of the reference's subset only.
+	// The interface level draws its subset in the directory above.
+	dgext.SetDirectory(constant.ServiceRegistryProtocol, nacosdiscovery.NewAppDirectory(nacosdiscovery.Options{}))
+	describe.Default.SetSubsets(nacosdiscovery.Subsets)
 	// The application's metadata, which dubbo-go publishes in Nacos before
 	// it registers the instance, is tried again as registrations are.
 	if f := dgext.GetMetadataReportFactory(nacosdiscovery.Protocol); f != nil {

@@ -230,6 +230,12 @@ type proc struct {
 // out is nil. The process is watched (see watch).
 func startProc(t *testing.T, name, bin string, out io.Writer, args ...string) *proc {
 	t.Helper()
+	return startProcEnv(t, nil, name, bin, out, args...)
+}
+
+// startProcEnv is startProc with env (KEY=value) added to its environment.
+func startProcEnv(t *testing.T, env []string, name, bin string, out io.Writer, args ...string) *proc {
+	t.Helper()
 	cmd := exec.Command(filepath.Join(binDir, bin), args...)
 	// A data race does not change the exit status: checkRaces reads the
 	// reports and fails the test for a race in this module's code only.
@@ -240,6 +246,7 @@ func startProc(t *testing.T, name, bin string, out io.Writer, args ...string) *p
 		// when the machine was busy enough to starve Nacos for that long.
 		// This is the SDK's own setting for that timeout (milliseconds).
 		"nacos.remote.client.grpc.timeout=30000")
+	cmd.Env = append(cmd.Env, env...)
 	return runProc(t, name, cmd, out)
 }
 
@@ -868,6 +875,13 @@ func (e *env) startConsumers(t *testing.T, n int, specs ...consumerSpec) []*cons
 // it is stopped when t ends.
 func (e *env) startConsumer(t *testing.T, balancer string, extra ...string) *consumer {
 	t.Helper()
+	return e.startConsumerEnv(t, nil, balancer, extra...)
+}
+
+// startConsumerEnv is startConsumer with env (KEY=value) added to the
+// consumer's environment.
+func (e *env) startConsumerEnv(t *testing.T, env []string, balancer string, extra ...string) *consumer {
+	t.Helper()
 	args := []string{
 		"-conf", e.consumerConf,
 		"-registry", e.nacos, "-group", e.group, "-json",
@@ -890,7 +904,7 @@ func (e *env) startConsumer(t *testing.T, balancer string, extra ...string) *con
 	if balancer == "" {
 		name = "consumer (YAML balancer)"
 	}
-	c.proc = startProc(t, name, "consumer", pw, args...)
+	c.proc = startProcEnv(t, env, name, "consumer", pw, args...)
 	// The calls a consumer makes are most of the CPU the tests take (a
 	// few ms each, provider and consumer together, with the race
 	// detector): the log says how many each made.

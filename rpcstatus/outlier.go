@@ -122,8 +122,9 @@ type outlierStats struct {
 	// from an ejection; 0: never ejected.
 	failedAtReturn atomic.Int64
 	// ejections is the number of times outlier detection ejected the
-	// provider for the method.
+	// provider for the method, returns the number of times it let it back.
 	ejections atomic.Int64
+	returns   atomic.Int64
 }
 
 // Link makes b the board of the provider's method: from then on Judge
@@ -192,10 +193,16 @@ func (s *Stats) Ejected() {
 // for the method.
 func (s *Stats) Ejections() int64 { return s.ejections.Load() }
 
+// EjectedNow reports whether outlier detection ejected the provider for
+// the method and has not let it back: what the discovery reads to grow a
+// consumer's subset past ejected members. Two loads.
+func (s *Stats) EjectedNow() bool { return s.ejections.Load() > s.returns.Load() }
+
 // Returned records that outlier detection let the provider back from an
 // ejection: it starts a fresh run of failures, and the failures so far
 // were punished by the ejection (see CleanSinceReturn).
 func (s *Stats) Returned() {
+	s.returns.Add(1)
 	s.streak.Store(0)
 	s.failedAtReturn.Store(s.Failed() + 1)
 }

@@ -322,6 +322,18 @@ func TestCleanSinceReturn(t *testing.T) {
 	assert.False(t, s.CleanSinceReturn())
 }
 
+func TestEjectedNow(t *testing.T) {
+	var s Stats
+	assert.False(t, s.EjectedNow(), "never ejected")
+	s.Ejected()
+	assert.True(t, s.EjectedNow())
+	s.Returned()
+	assert.False(t, s.EjectedNow(), "let back")
+	s.Ejected()
+	assert.True(t, s.EjectedNow(), "ejected again")
+	assert.EqualValues(t, 2, s.Ejections())
+}
+
 // SuccessIsNews tells the filter when a success need not be judged.
 func TestSuccessIsNews(t *testing.T) {
 	var s Stats

@@ -184,6 +184,47 @@ type Snapshot struct {
 	Time time.Time `json:"time"`
 	// Balancers are in the order they were registered.
 	Balancers []Balancer `json:"balancers"`
+	// Subsets are the subsets the consumer's references hold
+	// (lb.subset.size), by service; none while subsetting is off.
+	Subsets []Subset `json:"subsets,omitempty"`
+}
+
+// Subset modes (Subset.Mode).
+const (
+	// SubsetAperture: the consumer found its position among the
+	// consumers that the registry lists (deterministic aperture).
+	SubsetAperture = "aperture"
+	// SubsetRendezvous: rendezvous hashing seeded with the consumer's ID.
+	SubsetRendezvous = "rendezvous"
+)
+
+// MaxSubsetMembers bounds Subset.Members.
+const MaxSubsetMembers = 64
+
+// Subset is the subset of the providers of a service that one reference
+// holds: the providers it refers to and connects to, and all that its
+// balancers, statistics, ejection and metrics see.
+type Subset struct {
+	// Service is the reference's service key (group/interface:version).
+	Service string `json:"service"`
+	// Registry says where the subset is drawn: "interface" or
+	// "application" level.
+	Registry string `json:"registry"`
+	// Mode is SubsetAperture or SubsetRendezvous.
+	Mode string `json:"mode"`
+	// Index and Count are the consumer's position among Count consumers
+	// (aperture); 0 and 0 under rendezvous.
+	Index int `json:"index"`
+	Count int `json:"count"`
+	// Size is the configured number of serving providers (lb.subset.size).
+	Size int `json:"size"`
+	// Held is the number of providers held, Serving those of them that
+	// serve (not ejected, healthy), Total the number in the full set.
+	Held    int `json:"held"`
+	Serving int `json:"serving"`
+	Total   int `json:"total"`
+	// Members are the addresses held, sorted, at most MaxSubsetMembers.
+	Members []string `json:"members"`
 }
 
 // Source is a balancer that can describe itself. Every balancer of the

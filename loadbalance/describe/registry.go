@@ -37,8 +37,9 @@ type Registry struct {
 	now          func() int64
 	wall         func() time.Time
 
-	mu      sync.Mutex // guards sources
+	mu      sync.Mutex // guards sources and subsets
 	sources []named
+	subsets func() []Subset
 
 	hmu     sync.Mutex // guards history
 	history map[methodKey]*history
@@ -89,6 +90,14 @@ func New(opts Options) *Registry {
 	return r
 }
 
+// SetSubsets makes f the source of Snapshot.Subsets (nil: none). Package
+// extension sets Default's to the subsets of its Nacos discovery.
+func (r *Registry) SetSubsets(f func() []Subset) {
+	r.mu.Lock()
+	r.subsets = f
+	r.mu.Unlock()
+}
+
 // Register adds src under name, replacing a Source registered under the
 // same name before.
 func (r *Registry) Register(name string, src Source) {
@@ -113,9 +122,13 @@ func (r *Registry) Register(name string, src Source) {
 func (r *Registry) Snapshot() Snapshot {
 	r.mu.Lock()
 	sources := slices.Clone(r.sources)
+	subsets := r.subsets
 	r.mu.Unlock()
 	now := r.now()
 	out := Snapshot{Time: r.wall(), Balancers: make([]Balancer, 0, len(sources))}
+	if subsets != nil {
+		out.Subsets = subsets()
+	}
 	for _, s := range sources {
 		methods, rebuilds := describeSource(s, now)
 		slices.SortFunc(methods, func(a, b Method) int {

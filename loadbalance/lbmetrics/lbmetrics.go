@@ -78,6 +78,10 @@ const (
 	metricMethodEjections = "dubbo_consumer_lb_method_ejections_total"
 	metricMethodWeight    = "dubbo_consumer_lb_method_weight"
 	metricMethodProviders = "dubbo_consumer_lb_method_providers"
+
+	// Per (service, registry level) of a reference that subsets
+	// (lb.subset.size): bounded by the consumer's references.
+	metricSubsetProviders = "dubbo_consumer_lb_subset_providers"
 )
 
 // MaxLabelBytes bounds the length of a label value, in bytes: a longer one
@@ -90,7 +94,7 @@ func Names() []string {
 	return []string{metricPicksTotal, metricInFlight, metricFailedTotal, metricLatencyEWMA, metricLatency, metricWeight, metricCost, metricRebuildsTotal, metricInterimTotal,
 		metricEjected, metricEjectionsTotal, metricPanic, metricReportedUtil, metricReportedQPS, metricReportedFlight, metricReportedAge, metricReportedJava,
 		metricZoneLocal, metricZonePicks,
-		metricMethodPicks, metricMethodFailed, metricMethodInFlight, metricMethodLatency, metricMethodEjections, metricMethodWeight, metricMethodProviders}
+		metricMethodPicks, metricMethodFailed, metricMethodInFlight, metricMethodLatency, metricMethodEjections, metricMethodWeight, metricMethodProviders, metricSubsetProviders}
 }
 
 const (
@@ -100,6 +104,10 @@ const (
 	labelZone       = "zone"
 	labelLocal      = "local"
 	labelState      = "state"
+	labelService    = "service"
+	labelRegistry   = "registry"
+	labelMode       = "mode"
+	labelSet        = "set"
 	reasonMember    = "membership"
 	reasonWarmup    = "warmup"
 	prometheusProto = constant.ProtocolPrometheus
@@ -165,14 +173,14 @@ const ProvidersEnv = "DUBBOGO_LB_METRICS_PROVIDERS"
 // Collector is a prometheus.Collector of the balancers' figures, read from
 // a describe.Registry at each scrape.
 type Collector struct {
-	opts                                                                 Options
-	picks, inFlight, failed, ewma, latency, weight, cost, built, interim *prom.Desc
-	ejected, ejections, panic                                            *prom.Desc
-	zoneLocal, zonePicks                                                 *prom.Desc
-	mPicks, mFailed, mInFlight, mLatency, mEjections, mWeight, mProvs    *prom.Desc
-	repUtil, repQPS, repFlight, repAge, repJava                          *prom.Desc
-	bounds                                                               []float64 // histogram bounds, s
-	warned                                                               atomic.Bool
+	opts                                                                      Options
+	picks, inFlight, failed, ewma, latency, weight, cost, built, interim      *prom.Desc
+	ejected, ejections, panic                                                 *prom.Desc
+	zoneLocal, zonePicks                                                      *prom.Desc
+	mPicks, mFailed, mInFlight, mLatency, mEjections, mWeight, mProvs, subset *prom.Desc
+	repUtil, repQPS, repFlight, repAge, repJava                               *prom.Desc
+	bounds                                                                    []float64 // histogram bounds, s
+	warned                                                                    atomic.Bool
 
 	mu      sync.Mutex         // serialises Collect; guards gen and ledgers
 	gen     uint64             // scrapes so far
@@ -231,6 +239,8 @@ func New(opts Options) *Collector {
 		mWeight:    agg(metricMethodWeight, "Sum of the balancer's effective weights of the method's providers of the zone (the denominator of a provider's weight share)."),
 		mProvs: prom.NewDesc(metricMethodProviders, "The method's providers of the zone in the balancer's snapshot, by state (ok, warming, drained, ejected, unavailable).",
 			append(zoned, labelState), nil),
+		subset: prom.NewDesc(metricSubsetProviders, "Providers of the service in the reference's subset (lb.subset.size), by set: held (referred and connected to), serving (held, neither ejected nor unhealthy), all (the full set the registry lists); mode aperture or rendezvous.",
+			[]string{constant.TagApplicationName, constant.TagApplicationVersion, constant.TagHostname, constant.TagIp, labelService, labelRegistry, labelMode, labelSet}, nil),
 		ledgers: map[string]*ledger{},
 	}
 	for i := range rpcstatus.HistogramBuckets {
@@ -243,7 +253,7 @@ func New(opts Options) *Collector {
 func (c *Collector) Describe(ch chan<- *prom.Desc) {
 	for _, d := range []*prom.Desc{c.picks, c.inFlight, c.failed, c.ewma, c.latency, c.weight, c.cost, c.built, c.interim, c.ejected, c.ejections, c.panic,
 		c.zoneLocal, c.zonePicks, c.repUtil, c.repQPS, c.repFlight, c.repAge, c.repJava,
-		c.mPicks, c.mFailed, c.mInFlight, c.mLatency, c.mEjections, c.mWeight, c.mProvs} {
+		c.mPicks, c.mFailed, c.mInFlight, c.mLatency, c.mEjections, c.mWeight, c.mProvs, c.subset} {
 		ch <- d
 	}
 }
@@ -315,6 +325,13 @@ func (c *Collector) Collect(ch chan<- prom.Metric) {
 				}
 			}
 		}
+	}
+	for _, sub := range snap.Subsets {
+		sv := []string{labelValue(c.opts.Application), labelValue(c.opts.AppVersion), host, ip,
+			labelValue(sub.Service), labelValue(sub.Registry), labelValue(sub.Mode)}
+		c.send(ch, c.subset, prom.GaugeValue, float64(sub.Held), append(sv, "held")...)
+		c.send(ch, c.subset, prom.GaugeValue, float64(sub.Serving), append(sv, "serving")...)
+		c.send(ch, c.subset, prom.GaugeValue, float64(sub.Total), append(sv, "all")...)
 	}
 	c.sweep()
 }

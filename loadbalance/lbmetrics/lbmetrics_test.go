@@ -366,3 +366,24 @@ func TestCollectorZones(t *testing.T) {
 	assert.Nil(t, mfs[metricZoneLocal])
 	assert.Nil(t, mfs[metricZonePicks])
 }
+
+// Subsetting: three series per reference that subsets (held, serving,
+// all), with its service, level and mode; none while no reference does.
+func TestCollectorSubsets(t *testing.T) {
+	reg := describe.New(describe.Options{})
+	c := New(Options{Registry: reg})
+	assert.NotContains(t, gather(t, c), metricSubsetProviders, "no subset")
+	reg.SetSubsets(func() []describe.Subset {
+		return []describe.Subset{{Service: "g/org.Greeter:1.0.0", Registry: "interface", Mode: describe.SubsetAperture, Size: 2, Held: 3, Serving: 2, Total: 40}}
+	})
+	mf := gather(t, c)[metricSubsetProviders]
+	require.NotNil(t, mf)
+	got := map[string]float64{}
+	for _, m := range mf.GetMetric() {
+		assert.Equal(t, "g/org.Greeter:1.0.0", label(m, labelService))
+		assert.Equal(t, "interface", label(m, labelRegistry))
+		assert.Equal(t, describe.SubsetAperture, label(m, labelMode))
+		got[label(m, labelSet)] = m.GetGauge().GetValue()
+	}
+	assert.Equal(t, map[string]float64{"held": 3, "serving": 2, "all": 40}, got)
+}

@@ -33,6 +33,7 @@ import (
 	"dubbo.apache.org/dubbo-go/v3/registry"
 	regdir "dubbo.apache.org/dubbo-go/v3/registry/directory"
 	"github.com/nacos-group/nacos-sdk-go/v2/clients/naming_client"
+	"github.com/nacos-group/nacos-sdk-go/v2/model"
 
 	"github.com/dubbogo-lb/lb/internal/lblog"
 )
@@ -53,6 +54,10 @@ type Options struct {
 	// answer that differed from the pushes, and the first wait after
 	// subscribing; the waits double from it up to Resync. Default 1 s.
 	Confirm time.Duration
+	// SubsetCheck is how often a reference that subsets (lb.subset.size)
+	// reads which of its members outlier detection ejected, to grow its
+	// subset past them. Default 1 s.
+	SubsetCheck time.Duration
 
 	// Application level, provider side:
 
@@ -77,6 +82,9 @@ func (o Options) withDefaults() Options {
 		o.Confirm = time.Second
 	}
 	o.Confirm = min(o.Confirm, o.Resync)
+	if o.SubsetCheck <= 0 {
+		o.SubsetCheck = time.Second
+	}
 	return o
 }
 
@@ -125,9 +133,32 @@ func (s *subscriber) subscription(url *common.URL, listener registry.NotifyListe
 		lblog.Warnf("nacos discovery: no Nacos client for %s (%v); dubbo-go's own listener serves it", s.GetURL().Location, err)
 		return nil
 	}
-	sub := &subscription{src: src, listener: listener, opts: s.opts, wake: make(chan struct{}, 1), done: make(chan struct{})}
-	sub.feed = src.watch(serviceName(url), s.GetURL().GetParam(constant.RegistryGroupKey, defaultGroup), sub, s.opts)
+	sub := newSubscription(src, url, listener, s.GetURL().GetParam(constant.RegistryGroupKey, defaultGroup), s.opts)
 	s.subs[listener] = sub
+	return sub
+}
+
+// newSubscription returns the subscription of listener to the service of
+// the reference url in group, through src. When the reference subsets
+// (lb.subset.size) it also follows the consumers of the service, as
+// dubbo-go registers them at interface level, which place this consumer on
+// the aperture's ring.
+func newSubscription(src *source, url *common.URL, listener registry.NotifyListener, group string, o Options) *subscription {
+	sub := &subscription{src: src, listener: listener, opts: o, wake: make(chan struct{}, 1), done: make(chan struct{})}
+	sub.feed = src.watch(serviceName(url), group, sub, o)
+	if cfg := readSubset(url); cfg.Size > 0 {
+		ss := newSubsetting(url, cfg, levelInterface)
+		peers := &subscription{src: src, opts: o, wake: make(chan struct{}, 1), done: make(chan struct{})}
+		src.hold()
+		peers.deliver = func(list []model.Instance) {
+			if ss.setConsumers(list) {
+				sub.wakeUp()
+			}
+		}
+		peers.feed = src.watch(consumersService(url), group, peers, o)
+		sub.subset, sub.peers = ss, peers
+		ss.start()
+	}
 	return sub
 }
 

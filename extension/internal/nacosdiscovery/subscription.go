@@ -1,7 +1,9 @@
 package nacosdiscovery
 
 import (
+	"errors"
 	"maps"
+	"slices"
 	"strconv"
 	"sync"
 	"time"
@@ -23,6 +25,11 @@ type subscription struct {
 	// told the difference (application level: see appdiscovery.go).
 	deliver func([]model.Instance)
 	opts    Options
+	// subset, when set, is the reference's subset (lb.subset.size): the
+	// listener is told of the members it holds only. peers follows the
+	// consumers of the service, for the consumer's position.
+	subset *subsetting
+	peers  *subscription
 
 	wake chan struct{} // a push arrived (buffered, 1)
 	done chan struct{} // closed by close
@@ -36,6 +43,11 @@ type subscription struct {
 // load tells the listener of the instances the feed has now, subscribing
 // the feed first so that no push after the read can be missed.
 func (sub *subscription) load() error {
+	if sub.peers != nil {
+		if err := sub.peers.load(); err != nil {
+			lblog.Warnf("nacos discovery: reading the consumers %s: %v; the subset is drawn without them until they come", sub.peers.feed, err)
+		}
+	}
 	if err := sub.feed.subscribe(); err != nil {
 		return err
 	}
@@ -67,6 +79,10 @@ func (sub *subscription) subscribe() {
 		}
 	}
 	go sub.follow()
+	if sub.subset != nil {
+		go sub.peers.subscribe()
+		go sub.subset.watchEjections(sub.opts.SubsetCheck, sub.done, sub.wakeUp)
+	}
 }
 
 // follow applies the feed at once and after every push, until close.
@@ -103,6 +119,10 @@ func (sub *subscription) close() error {
 	sub.mu.Unlock()
 	err := sub.feed.unwatch(sub)
 	sub.src.release()
+	if sub.peers != nil {
+		sub.subset.stop()
+		err = errors.Join(err, sub.peers.close())
+	}
 	return err
 }
 
@@ -130,6 +150,10 @@ func (sub *subscription) apply() error {
 		sub.announced = map[string]model.Instance{}
 	}
 	usable := usableByHost(list)
+	if sub.subset != nil {
+		held := sub.subset.pick(candidatesOf(list))
+		maps.DeleteFunc(usable, func(host string, _ model.Instance) bool { return !held[host] })
+	}
 	for host, in := range usable {
 		old, known := sub.announced[host]
 		action := remoting.EventTypeAdd
@@ -162,6 +186,23 @@ func (sub *subscription) notify(action remoting.EventType, in model.Instance) bo
 	}
 	sub.listener.Notify(&registry.ServiceEvent{Action: action, Service: u})
 	return true
+}
+
+// candidatesOf returns the full set of list for subsetting: every
+// instance with a valid provider URL, one per address (a usable one when
+// there is one), marked usable or not.
+func candidatesOf(list []model.Instance) []candidate {
+	byHost := make(map[string]candidate, len(list))
+	for _, in := range list {
+		host := hostOf(in)
+		if c, ok := byHost[host]; ok && c.usable {
+			continue
+		}
+		if u, err := providerURL(in); err == nil {
+			byHost[host] = candidate{url: u, usable: usable(in)}
+		}
+	}
+	return slices.Collect(maps.Values(byHost))
 }
 
 func hostOf(in model.Instance) string {
