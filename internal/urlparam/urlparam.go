@@ -37,24 +37,6 @@ const WeightFactorKey = "lb.weight.factor"
 // from the instance's cluster name. Read at service level only.
 const ZoneKey = "lb.zone"
 
-// DefaultNacosCluster is the cluster name of a Nacos instance registered
-// without one: no zone.
-const DefaultNacosCluster = "DEFAULT"
-
-// Zone returns the zone of a provider whose own parameter ZoneKey is
-// param (empty when it sets none) and whose Nacos instance is in cluster:
-// the parameter when set, else the cluster unless it is Nacos's default,
-// else "" (no zone).
-func Zone(param, cluster string) string {
-	if param = strings.TrimSpace(param); param != "" {
-		return param
-	}
-	if cluster = strings.TrimSpace(cluster); cluster != DefaultNacosCluster {
-		return cluster
-	}
-	return ""
-}
-
 // DefaultTimeout is dubbo-go's request timeout, for providers whose URL
 // states none.
 const DefaultTimeout = 3 * time.Second

@@ -9,7 +9,6 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/dubbogo-lb/lb/internal/urlparam"
 	"github.com/dubbogo-lb/lb/loadbalance/internal/lbtest"
 	"github.com/dubbogo-lb/lb/loadbalance/internal/zone"
 	"github.com/dubbogo-lb/lb/warmup"
@@ -27,9 +26,9 @@ func TestAZoneThatLosesProvidersKeepsItsCallers(t *testing.T) {
 	run := func(port int, memory string) (shrunk, decayed float64, refreshes int64) {
 		clock := lbtest.NewClock(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
 		r := NewRegistry(warmup.Options{}, clock.Now, func(*Set, *View[table]) *table { return &table{} })
-		consumer := map[string]string{urlparam.ZoneLocalKey: "a"}
+		consumer := map[string]string{zone.LocalKey: "a"}
 		if memory != "" {
-			consumer[urlparam.ZoneMemoryKey] = memory
+			consumer[zone.MemoryKey] = memory
 		}
 		full := lbtest.Zoned(port, []string{"a", "b", "c"}, []int{6, 4, 2}, consumer)
 		v, _ := r.Find(full, "Say")
@@ -68,7 +67,7 @@ func TestAZoneThatLosesProvidersKeepsItsCallers(t *testing.T) {
 func TestADepartedZoneIsRememberedNotChosen(t *testing.T) {
 	clock := lbtest.NewClock(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
 	r := NewRegistry(warmup.Options{}, clock.Now, func(*Set, *View[table]) *table { return &table{} })
-	full := lbtest.Zoned(31200, []string{"a", "b", "c"}, []int{4, 4, 4}, map[string]string{urlparam.ZoneLocalKey: "a"})
+	full := lbtest.Zoned(31200, []string{"a", "b", "c"}, []int{4, 4, 4}, map[string]string{zone.LocalKey: "a"})
 	_, _ = r.Find(full, "Say")
 	clock.Advance(time.Second)
 	v := settle(r, full[:8]) // c leaves

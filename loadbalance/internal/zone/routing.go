@@ -1,46 +1,49 @@
-package urlparam
+package zone
 
 import (
 	"fmt"
 	"maps"
 	"math"
-	"os"
 	"slices"
 	"strconv"
 	"strings"
 	"time"
 
-	"dubbo.apache.org/dubbo-go/v3/common"
+	"github.com/dubbogo-lb/lb/internal/urlparam"
 )
 
 // The consumer's zone-aware routing parameters: reference params, read
-// from the consumer's own URL at service level (consumer-only: Whose).
+// from the consumer's own URL at service level (consumer-only:
+// urlparam.Whose).
 const (
-	// ZoneLocalKey names the consumer's own zone; zone-aware routing is on
-	// when it (or ZoneEnv) names one.
-	ZoneLocalKey = "lb.zone.local"
-	// ZoneCallersKey gives the share of the calls each zone's consumers
+	// LocalKey names the consumer's own zone; zone-aware routing is on
+	// when it (or Env) names one.
+	LocalKey = "lb.zone.local"
+	// CallersKey gives the share of the calls each zone's consumers
 	// send, as zone:share pairs ("az-1:60,az-2:40"); unset: in proportion
 	// to each zone's providers.
-	ZoneCallersKey = "lb.zone.callers"
-	// ZoneMinClusterSizeKey is the smallest number of providers for which
+	CallersKey = "lb.zone.callers"
+	// MinClusterSizeKey is the smallest number of providers for which
 	// zones count (default 6, Envoy's).
-	ZoneMinClusterSizeKey = "lb.zone.min-cluster-size"
-	// ZoneOverprovisioningKey is the overprovisioning factor (>= 1,
+	MinClusterSizeKey = "lb.zone.min-cluster-size"
+	// OverprovisioningKey is the overprovisioning factor (>= 1,
 	// default 1.4, Envoy's).
-	ZoneOverprovisioningKey = "lb.zone.overprovisioning"
-	// ZoneMemoryKey is the half-life of a zone's provisioned weight once
+	OverprovisioningKey = "lb.zone.overprovisioning"
+	// MemoryKey is the half-life of a zone's provisioned weight once
 	// its providers leave, when the callers are not configured: a
 	// duration ("10m"), or "0" to take the callers from the providers
 	// listed now (default 10m).
-	ZoneMemoryKey = "lb.zone.memory"
-	// ZoneEnv is the environment variable that names the consumer's zone
-	// when ZoneLocalKey is unset.
-	ZoneEnv = "DUBBOGO_LB_ZONE"
+	MemoryKey = "lb.zone.memory"
+	// Env is the environment variable that names the consumer's zone
+	// when LocalKey is unset.
+	Env = "DUBBOGO_LB_ZONE"
 )
 
-// ZoneRouting is a consumer's zone-aware routing configuration.
-type ZoneRouting struct {
+// maxCount bounds MinClusterSizeKey.
+const maxCount = 1 << 40
+
+// Routing is a consumer's zone-aware routing configuration.
+type Routing struct {
 	// Local is the consumer's zone; "" turns zone-aware routing off.
 	Local string
 	// Callers maps a zone to the share of the calls its consumers send
@@ -55,69 +58,60 @@ type ZoneRouting struct {
 	Memory time.Duration
 }
 
-// ReadZoneRouting reads the zone-aware routing configuration that u, a
-// provider URL of the reference, carries from its consumer (the keys are
-// consumer-only: see Whose), with getenv for ZoneEnv (os.Getenv when
-// nil). A malformed value is dropped (its default applies) and problems
-// says so, one entry per value. It never panics.
-func ReadZoneRouting(u *common.URL, getenv func(string) string) (ZoneRouting, []string) {
-	if getenv == nil {
-		getenv = os.Getenv
-	}
-	return ParseZoneRouting(func(key string) string { return ServiceParam(u, key) }, getenv(ZoneEnv))
-}
-
-// ParseZoneRouting reads the configuration from param (the value of a
-// key, "" when unset), env being the value of ZoneEnv.
-func ParseZoneRouting(param func(key string) string, env string) (z ZoneRouting, problems []string) {
-	z.Local = strings.TrimSpace(param(ZoneLocalKey))
+// ParseRouting reads the configuration from param (the value of a
+// key, "" when unset: the consumer's reference params, urlparam.ServiceParam
+// of a provider URL), env being the value of Env. A malformed value is
+// dropped (its default applies) and problems says so, one entry per value.
+// It never panics.
+func ParseRouting(param func(key string) string, env string) (z Routing, problems []string) {
+	z.Local = strings.TrimSpace(param(LocalKey))
 	if z.Local == "" {
 		z.Local = strings.TrimSpace(env)
 	}
-	if raw := strings.TrimSpace(param(ZoneCallersKey)); raw != "" {
+	if raw := strings.TrimSpace(param(CallersKey)); raw != "" {
 		z.Callers = map[string]float64{}
 		for _, pair := range strings.Split(raw, ",") {
 			name, share, ok := strings.Cut(pair, ":")
 			name = strings.TrimSpace(name)
 			f, err := strconv.ParseFloat(strings.TrimSpace(share), 64)
 			if !ok || name == "" || err != nil || !(f >= 0) || math.IsInf(f, 0) {
-				problems = append(problems, fmt.Sprintf("%s: %q is not zone:share with a share >= 0; ignored", ZoneCallersKey, pair))
+				problems = append(problems, fmt.Sprintf("%s: %q is not zone:share with a share >= 0; ignored", CallersKey, pair))
 				continue
 			}
 			z.Callers[name] += f
 		}
 		if !slices.ContainsFunc(slices.Collect(maps.Values(z.Callers)), func(f float64) bool { return f > 0 }) {
 			if len(problems) == 0 {
-				problems = append(problems, fmt.Sprintf("%s: %q gives no zone a share; callers taken in proportion to providers", ZoneCallersKey, raw))
+				problems = append(problems, fmt.Sprintf("%s: %q gives no zone a share; callers taken in proportion to providers", CallersKey, raw))
 			}
 			z.Callers = nil
 		}
 	}
-	if raw := strings.TrimSpace(param(ZoneMinClusterSizeKey)); raw != "" {
+	if raw := strings.TrimSpace(param(MinClusterSizeKey)); raw != "" {
 		n, err := strconv.Atoi(raw)
 		if err != nil || n < 0 || n > maxCount {
-			problems = append(problems, fmt.Sprintf("%s: %q is not a count >= 0; using 6", ZoneMinClusterSizeKey, raw))
+			problems = append(problems, fmt.Sprintf("%s: %q is not a count >= 0; using 6", MinClusterSizeKey, raw))
 		} else if n == 0 {
 			z.MinClusterSize = -1 // always zone-aware
 		} else {
 			z.MinClusterSize = n
 		}
 	}
-	if raw := strings.TrimSpace(param(ZoneOverprovisioningKey)); raw != "" {
+	if raw := strings.TrimSpace(param(OverprovisioningKey)); raw != "" {
 		f, err := strconv.ParseFloat(raw, 64)
 		if err != nil || !(f >= 1) || f > 100 {
-			problems = append(problems, fmt.Sprintf("%s: %q is not a factor in [1, 100]; using 1.4", ZoneOverprovisioningKey, raw))
+			problems = append(problems, fmt.Sprintf("%s: %q is not a factor in [1, 100]; using 1.4", OverprovisioningKey, raw))
 		} else {
 			z.Overprovisioning = f
 		}
 	}
-	if raw := strings.TrimSpace(param(ZoneMemoryKey)); raw != "" {
+	if raw := strings.TrimSpace(param(MemoryKey)); raw != "" {
 		if raw == "0" {
 			z.Memory = -1
-		} else if d, ok := parseTimeout(raw); ok {
+		} else if d, ok := urlparam.ParseDuration(raw); ok {
 			z.Memory = d
 		} else {
-			problems = append(problems, fmt.Sprintf("%s: %q is not a duration of at most a year (or 0 for none); using 10m", ZoneMemoryKey, raw))
+			problems = append(problems, fmt.Sprintf("%s: %q is not a duration of at most a year (or 0 for none); using 10m", MemoryKey, raw))
 		}
 	}
 	return z, problems
