@@ -14,7 +14,7 @@ import (
 	"dubbo.apache.org/dubbo-go/v3/protocol/result"
 	"dubbo.apache.org/dubbo-go/v3/protocol/triple/triple_protocol"
 
-	"github.com/dubbogo-lb/lb/internal/urlparam"
+	"github.com/dubbogo-lb/lb/internal/statuscode"
 	"github.com/dubbogo-lb/lb/rpcstatus"
 	"github.com/dubbogo-lb/lb/rpcstatus/loadreport"
 )
@@ -52,7 +52,7 @@ func BenchmarkFilterSpread(b *testing.B) {
 func benchFilters(b *testing.B, ivks []*fakeInvoker) {
 	theirs, _ := extension.GetFilter("active")
 	var board rpcstatus.Board
-	board.Configure(urlparam.DefaultOutlier.ConsecutiveFailures, urlparam.DefaultCounted)
+	board.Configure(5, statuscode.DefaultCounted) // outlier ejection's defaults
 	for _, ivk := range ivks {
 		rpcstatus.Of(ivk.GetURL()).Method("Say").Link(&board)
 	}

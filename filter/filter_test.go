@@ -18,6 +18,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/dubbogo-lb/lb/internal/statuscode"
 	"github.com/dubbogo-lb/lb/internal/urlmap"
 	"github.com/dubbogo-lb/lb/internal/urlparam"
 	"github.com/dubbogo-lb/lb/rpcstatus"
@@ -299,7 +300,7 @@ func TestInvokeFeedsOutlierDetection(t *testing.T) {
 	ivk := newInvoker(t, map[string]string{"i": "outlier"}, func() result.Result { c.ns += 10; return next })
 	s := rpcstatus.Of(ivk.GetURL()).Method("Say")
 	var b rpcstatus.Board
-	b.Configure(3, urlparam.DefaultCounted)
+	b.Configure(3, statuscode.DefaultCounted)
 	s.Link(&b)
 	call := func(r result.Result) { next = r; f.OnResponse(ctx, f.Invoke(ctx, ivk, inv), ivk, inv) }
 

@@ -37,23 +37,15 @@ const WeightFactorKey = "lb.weight.factor"
 // from the instance's cluster name. Read at service level only.
 const ZoneKey = "lb.zone"
 
-// DefaultNacosCluster is the cluster name of a Nacos instance registered
-// without one: no zone.
-const DefaultNacosCluster = "DEFAULT"
-
-// Zone returns the zone of a provider whose own parameter ZoneKey is
-// param (empty when it sets none) and whose Nacos instance is in cluster:
-// the parameter when set, else the cluster unless it is Nacos's default,
-// else "" (no zone).
-func Zone(param, cluster string) string {
-	if param = strings.TrimSpace(param); param != "" {
-		return param
-	}
-	if cluster = strings.TrimSpace(cluster); cluster != DefaultNacosCluster {
-		return cluster
-	}
-	return ""
-}
+// LocalZoneKey is the consumer's own zone (consumer-only: Whose), and
+// LocalZoneEnv the environment variable that gives it when the reference
+// does not: zone-aware routing reads them (package loadbalance/internal/zone,
+// whose LocalKey and Env they equal) and so does subsetting, which draws a
+// zoned consumer's subset within zones.
+const (
+	LocalZoneKey = "lb.zone.local"
+	LocalZoneEnv = "DUBBOGO_LB_ZONE"
+)
 
 // DefaultTimeout is dubbo-go's request timeout, for providers whose URL
 // states none.

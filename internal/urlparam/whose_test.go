@@ -33,8 +33,8 @@ func merged(t *testing.T, provider, consumer map[string]string) (*common.URL, *c
 
 func TestWhose(t *testing.T) {
 	for key, want := range map[string]Owner{
-		ZoneLocalKey: ConsumerOnly, ZoneCallersKey: ConsumerOnly, ZoneMinClusterSizeKey: ConsumerOnly,
-		ZoneOverprovisioningKey: ConsumerOnly, OutlierRulesKey: ConsumerOnly, OutlierMaxEjectedKey: ConsumerOnly,
+		"lb.zone.local": ConsumerOnly, "lb.zone.callers": ConsumerOnly, "lb.zone.min-cluster-size": ConsumerOnly,
+		"lb.zone.overprovisioning": ConsumerOnly, "outlier.rules": ConsumerOnly, "outlier.max-ejection-percent": ConsumerOnly,
 		"loadbalance.fallback": ConsumerOnly, "hash.attachment": ConsumerOnly, "lb.load-report": ConsumerOnly,
 		"loadaware.blackout": ConsumerOnly, "shortestresponse.slidePeriod": ConsumerOnly, "lb.subset.size": ConsumerOnly,
 		"weight": Shared, "warmup": Shared, "timeout": Shared, ActivesKey: Shared, "hash.nodes": Shared,
@@ -53,38 +53,30 @@ func TestWhose(t *testing.T) {
 }
 
 // A consumer-only key that a provider registers is never read; the
-// consumer's own value is, and without one its default applies.
+// consumer's own value is, and without one the key reads as unset (its
+// default applies).
 func TestConsumerOnlyKeysComeFromTheConsumerAlone(t *testing.T) {
 	hostile := map[string]string{
-		ZoneLocalKey: "evil", ZoneMinClusterSizeKey: "0", ZoneCallersKey: "evil:1",
-		OutlierRulesKey: "none", "methods.Say." + OutlierRulesKey: "none", "Say." + OutlierRulesKey: "none",
+		"lb.zone.local": "evil", "lb.zone.min-cluster-size": "0", "lb.zone.callers": "evil:1",
+		"outlier.rules": "none", "methods.Say.outlier.rules": "none", "Say.outlier.rules": "none",
 	}
-	u, _ := merged(t, hostile, map[string]string{ZoneLocalKey: "az-a"})
-	z, problems := ReadZoneRouting(u, func(string) string { return "" })
-	assert.Empty(t, problems)
-	assert.Equal(t, "az-a", z.Local)
-	assert.Nil(t, z.Callers, "the provider's callers")
-	assert.Zero(t, z.MinClusterSize, "the provider's minimum")
-	o, problems := ReadOutlier(u, "Say")
-	assert.Empty(t, problems)
-	assert.Equal(t, DefaultOutlier, o, "the provider turned ejection off")
+	u, _ := merged(t, hostile, map[string]string{"lb.zone.local": "az-a"})
+	assert.Equal(t, "az-a", ServiceParam(u, "lb.zone.local"))
+	assert.Empty(t, ServiceParam(u, "lb.zone.callers"), "the provider's callers")
+	assert.Empty(t, ServiceParam(u, "lb.zone.min-cluster-size"), "the provider's minimum")
+	assert.Empty(t, MethodParam(u, "Say", "outlier.rules"), "the provider turned ejection off")
 
 	// The consumer's own values win at every level.
-	u, _ = merged(t, hostile, map[string]string{OutlierRulesKey: "failure-percentage", "methods.Say." + OutlierConsecutiveKey: "7"})
-	o, _ = ReadOutlier(u, "Say")
-	assert.True(t, o.FailurePercentage.Enabled)
-	assert.Zero(t, o.ConsecutiveFailures, "consecutive-failures is not among the consumer's rules")
-	assert.Equal(t, "7", MethodParam(u, "Say", OutlierConsecutiveKey))
+	u, _ = merged(t, hostile, map[string]string{"outlier.rules": "failure-percentage", "methods.Say.outlier.consecutive-failures": "7"})
+	assert.Equal(t, "failure-percentage", MethodParam(u, "Say", "outlier.rules"))
+	assert.Equal(t, "7", MethodParam(u, "Say", "outlier.consecutive-failures"))
 
-	// A URL that carries no consumer: consumer-only keys read as unset
-	// (the environment still names the zone).
+	// A URL that carries no consumer: consumer-only keys read as unset.
 	p, err := common.NewURL("tri://10.0.0.1:20000/org.Greeter?lb.zone.local=evil&outlier.rules=none")
 	require.NoError(t, err)
 	assert.Nil(t, Consumer(p))
-	z, _ = ReadZoneRouting(p, func(string) string { return "env-zone" })
-	assert.Equal(t, "env-zone", z.Local)
-	o, _ = ReadOutlier(p, "Say")
-	assert.Equal(t, DefaultOutlier, o)
+	assert.Empty(t, ServiceParam(p, "lb.zone.local"))
+	assert.Empty(t, MethodParam(p, "Say", "outlier.rules"))
 }
 
 // Shared keys follow Dubbo Java's precedence: each level (methods.<m>.key,
@@ -135,10 +127,10 @@ func TestConsumerTravelsThroughMergeURL(t *testing.T) {
 
 func TestOverriddenNamesWhatTheProviderRegistered(t *testing.T) {
 	u, _ := merged(t, map[string]string{
-		ZoneLocalKey: "evil", "methods.Say." + OutlierRulesKey: "none", ZoneKey: "az-b", "weight": "5",
+		"lb.zone.local": "evil", "methods.Say.outlier.rules": "none", ZoneKey: "az-b", "weight": "5",
 		"loadbalance.fallback": "roundrobin",
-	}, map[string]string{"loadbalance.fallback": "roundrobin", ZoneCallersKey: "a:1"})
-	assert.Equal(t, []string{ZoneLocalKey, "methods.Say." + OutlierRulesKey}, Overridden(u),
+	}, map[string]string{"loadbalance.fallback": "roundrobin", "lb.zone.callers": "a:1"})
+	assert.Equal(t, []string{"lb.zone.local", "methods.Say.outlier.rules"}, Overridden(u),
 		"the consumer's own callers and the same fallback are not the provider's")
 	p, err := common.NewURL("tri://10.0.0.1:20000/org.Greeter?lb.zone.local=evil")
 	require.NoError(t, err)

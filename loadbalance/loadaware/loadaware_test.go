@@ -377,38 +377,3 @@ func TestParamsOverrideOptions(t *testing.T) {
 	require.Len(t, logs, 1, "%q", logs)
 	assert.Contains(t, logs[0], `loadaware.error-penalty "x" is not a number from 0 to 100; using 1`)
 }
-
-func TestParseConfig(t *testing.T) {
-	base := New(Options{}).opts
-	o, problems := parseConfig(base, func(k string) string {
-		return map[string]string{costKey: "WRR", blackoutKey: "2500", expirationKey: "1m", updateKey: "-1s", errorPenaltyKey: "0.5", probeAfterKey: "0"}[k]
-	})
-	assert.Equal(t, CostWRR, o.Cost)
-	assert.Equal(t, 2500*time.Millisecond, o.Blackout)
-	assert.Equal(t, time.Minute, o.Expiration)
-	assert.Equal(t, defaultUpdatePeriod, o.UpdatePeriod)
-	assert.Equal(t, 0.5, o.ErrorPenalty)
-	assert.Zero(t, o.ProbeAfter, "0 turns the probe off")
-	o, problems2 := parseConfig(base, func(k string) string { return map[string]string{probeAfterKey: "2s"}[k] })
-	assert.Empty(t, problems2)
-	assert.Equal(t, 2*time.Second, o.ProbeAfter)
-	assert.Equal(t, defaultProbeAfter, base.ProbeAfter)
-	assert.Equal(t, []string{`loadaware.update-period "-1s" is not a positive duration (10s, or milliseconds) of at most a year; using 1s`}, problems)
-}
-
-func FuzzParseConfig(f *testing.F) {
-	f.Add("wrr", "10s", "3m", "1s", "1", "5s")
-	f.Add("java", "0", "180000", "500", "0", "0")
-	f.Add("x", "-1", "1e99s", "", "NaN", "-5s")
-	base := New(Options{}).opts
-	f.Fuzz(func(t *testing.T, cost, blackout, expiration, update, penalty, probe string) {
-		vals := map[string]string{costKey: cost, blackoutKey: blackout, expirationKey: expiration, updateKey: update, errorPenaltyKey: penalty, probeAfterKey: probe}
-		o, _ := parseConfig(base, func(k string) string { return vals[k] })
-		if o.Cost != CostCapacity && o.Cost != CostWRR && o.Cost != CostJava {
-			t.Fatalf("cost %q", o.Cost)
-		}
-		if o.Blackout < 0 || o.Expiration <= 0 || o.UpdatePeriod <= 0 || o.ProbeAfter < 0 || !(o.ErrorPenalty >= 0 && o.ErrorPenalty <= 100) {
-			t.Fatalf("out of range: %+v", o)
-		}
-	})
-}

@@ -1,7 +1,6 @@
 package ringhash
 
 import (
-	"fmt"
 	"math"
 	"math/rand/v2"
 	"slices"
@@ -403,28 +402,6 @@ func TestBadInputDoesNotPanic(t *testing.T) {
 	for _, kp := range keyPoints(2000, 15) {
 		if dup.Lookup(kp) == 1 {
 			t.Fatal("an earlier duplicate address must be shadowed by the later one")
-		}
-	}
-}
-
-func TestParseArguments(t *testing.T) {
-	for _, tc := range []struct {
-		in   string
-		want []int
-	}{
-		{"0", []int{0}},
-		{"", []int{0}},
-		{"   ", []int{0}},
-		{"1,0", []int{1, 0}},
-		{" 0 , 2 ,, 5", []int{0, 2, 5}},
-		{"a,1,b", []int{1}},
-		{"x,y", []int{0}},
-		{"-1", []int{-1}},
-		{"+3", []int{3}},
-		{"99999999999", []int{0}}, // does not fit Java's int
-	} {
-		if got := parseArguments(tc.in); fmt.Sprint(got) != fmt.Sprint(tc.want) {
-			t.Errorf("parseArguments(%q) = %v, want %v", tc.in, got, tc.want)
 		}
 	}
 }

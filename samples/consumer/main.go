@@ -42,7 +42,6 @@ import (
 
 	"github.com/dubbogo-lb/lb/extension"
 	"github.com/dubbogo-lb/lb/internal/callstats"
-	"github.com/dubbogo-lb/lb/internal/urlparam"
 	"github.com/dubbogo-lb/lb/samples/internal/app"
 	"github.com/dubbogo-lb/lb/samples/internal/greeter"
 	"github.com/dubbogo-lb/lb/samples/internal/load"
@@ -140,7 +139,7 @@ func run() error {
 			}
 			ref.Params[key] = v
 		}
-		for key, v := range map[string]string{urlparam.ZoneLocalKey: *zone, urlparam.ZoneCallersKey: *callers} {
+		for key, v := range map[string]string{"lb.zone.local": *zone, "lb.zone.callers": *callers} {
 			if v != "" {
 				if ref.Params == nil {
 					ref.Params = map[string]string{}

@@ -22,6 +22,7 @@ import (
 	dgnacos "dubbo.apache.org/dubbo-go/v3/remoting/nacos"
 
 	"github.com/dubbogo-lb/lb/extension/internal/lbname"
+	"github.com/dubbogo-lb/lb/extension/internal/nacosconf"
 	"github.com/dubbogo-lb/lb/extension/internal/nacosweight"
 	"github.com/dubbogo-lb/lb/internal/lblog"
 	"github.com/dubbogo-lb/lb/internal/urlparam"
@@ -338,7 +339,7 @@ func (a *appInstance) ToURLs(service *info.ServiceInfo) []*common.URL {
 	urls := a.DefaultServiceInstance.ToURLs(service)
 	own := service.Params[constant.WeightKey]
 	ts := instanceTimestamp(service, a.Metadata)
-	zone := urlparam.Zone(cmp.Or(service.Params[urlparam.ZoneKey], a.Metadata[urlparam.ZoneKey]), a.cluster)
+	zone := nacosconf.Zone(cmp.Or(service.Params[urlparam.ZoneKey], a.Metadata[urlparam.ZoneKey]), a.cluster)
 	factor := nacosweight.Format(nacosweight.Factor(nacosweight.Instance{
 		Weight: a.nacosWeight, Level: nacosweight.Application, Release: service.Params[constant.ReleaseKey],
 	}))

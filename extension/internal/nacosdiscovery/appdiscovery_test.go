@@ -21,7 +21,7 @@ import (
 	"dubbo.apache.org/dubbo-go/v3/metadata/info"
 	"dubbo.apache.org/dubbo-go/v3/registry"
 
-	"github.com/dubbogo-lb/lb/internal/urlparam"
+	"github.com/dubbogo-lb/lb/extension/internal/nacosconf"
 	"github.com/dubbogo-lb/lb/warmup"
 )
 
@@ -335,7 +335,7 @@ func TestFailedAppRegistrationIsTriedAgain(t *testing.T) {
 			if fc.tries != c.wantTry || len(waits) != c.wantTry-1 {
 				t.Fatalf("%d tries, %d waits; want %d and %d", fc.tries, len(waits), c.wantTry, c.wantTry-1)
 			}
-			backoff := urlparam.NacosRetry{Wait: c.wantWait}
+			backoff := nacosconf.Retry{Wait: c.wantWait}
 			for i, w := range waits {
 				if want := backoff.Before(i + 1); w != want {
 					t.Errorf("waited %v before retry %d; want %v", w, i+1, want)

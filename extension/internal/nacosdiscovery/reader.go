@@ -16,7 +16,7 @@ type Reader struct{ api *openAPI }
 // NewReader returns a Reader of the Nacos server of regURL, a registry URL
 // with the keys dubbo-go's GetNacosConfig reads (the URL of a dubbo-go
 // Nacos registry, registry.Registry.GetURL, has them) and the module's
-// nacos.tls.* keys (urlparam.NacosTLS).
+// nacos.tls.* keys (nacosconf.TLS).
 func NewReader(regURL *common.URL) (*Reader, error) {
 	if regURL == nil {
 		return nil, errors.New("no registry URL")

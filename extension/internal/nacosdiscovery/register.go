@@ -17,6 +17,7 @@ import (
 	"dubbo.apache.org/dubbo-go/v3/common/constant"
 	"dubbo.apache.org/dubbo-go/v3/registry"
 
+	"github.com/dubbogo-lb/lb/extension/internal/nacosconf"
 	"github.com/dubbogo-lb/lb/internal/lblog"
 	"github.com/dubbogo-lb/lb/internal/urlparam"
 )
@@ -38,7 +39,7 @@ import (
 //     replaces the one of the same id (dubbo-go would list it twice);
 //   - a registration that Nacos fails is tried again, as Dubbo Java's
 //     Nacos registry does (nacos.retry, nacos.retry-wait; see
-//     urlparam.NacosRetry); dubbo-go would fail at once.
+//     nacosconf.Retry); dubbo-go would fail at once.
 //
 // It lists what it registered, and has not withdrawn, in its
 // Registrations (kept.go) for the registration keeper, which registers an
@@ -124,10 +125,10 @@ func (r *registration) batchLocked(client naming_client.INamingClient, name stri
 }
 
 // batchRetryLocked is batchLocked, tried again up to nacos.retry more
-// times while it fails, waiting longer each time (NacosRetry.Before); r.mu
+// times while it fails, waiting longer each time (nacosconf.Retry.Before); r.mu
 // held (a start or an Update waits for it, as in Dubbo Java).
 func (r *registration) batchRetryLocked(client naming_client.INamingClient, name string, list []sentInstance) error {
-	retry, problems := urlparam.ReadNacosRetry(r.regURL)
+	retry, problems := nacosconf.ReadRetry(r.regURL)
 	for _, p := range problems {
 		lblog.Warnf("nacos discovery: %s", p)
 	}
@@ -135,7 +136,7 @@ func (r *registration) batchRetryLocked(client naming_client.INamingClient, name
 		lblog.Warnf("nacos discovery: %v; trying again (%d of %d)", err, try, retry.Tries)
 	}, func() error { return r.batchLocked(client, name, list) })
 	if err != nil && retry.Tries > 0 {
-		err = fmt.Errorf("%w (tried %d times, %s)", err, retry.Tries+1, urlparam.NacosRetryKey)
+		err = fmt.Errorf("%w (tried %d times, %s)", err, retry.Tries+1, nacosconf.RetryKey)
 	}
 	return err
 }

@@ -7,14 +7,14 @@ import (
 	"dubbo.apache.org/dubbo-go/v3/metadata/info"
 	"dubbo.apache.org/dubbo-go/v3/metadata/report"
 
+	"github.com/dubbogo-lb/lb/extension/internal/nacosconf"
 	"github.com/dubbogo-lb/lb/internal/lblog"
-	"github.com/dubbogo-lb/lb/internal/urlparam"
 )
 
 // RetryingReports wraps dubbo-go's factory of Nacos metadata reports so
 // that a publication of an application's metadata that Nacos fails is
 // tried again, as registrations are (nacos.retry and nacos.retry-wait of
-// the report's URL, urlparam.NacosRetry). dubbo-go publishes it before it
+// the report's URL, nacosconf.Retry). dubbo-go publishes it before it
 // registers a provider's instance at application level, and fails the
 // provider's start at the first error: seen as "client not connected"
 // while the Nacos client of a provider connected to a Nacos just started
@@ -43,7 +43,7 @@ type retryingReport struct {
 
 // PublishAppMetadata publishes, tried again while Nacos fails it.
 func (r *retryingReport) PublishAppMetadata(application, revision string, mi *info.MetadataInfo) error {
-	retry, problems := urlparam.ReadNacosRetry(r.URL())
+	retry, problems := nacosconf.ReadRetry(r.URL())
 	for _, p := range problems {
 		lblog.Warnf("nacos discovery: %s", p)
 	}

@@ -64,7 +64,7 @@ func newSubsetting(ref *common.URL, cfg urlparam.Subset, level string) *subsetti
 		opts: subset.Options{Size: cfg.Size},
 	}
 	// Zone-aware routing sees every zone: the subset is drawn within zones.
-	if z, _ := urlparam.ReadZoneRouting(ref, nil); z.Local != "" {
+	if strings.TrimSpace(urlparam.ServiceParam(ref, urlparam.LocalZoneKey)) != "" || strings.TrimSpace(os.Getenv(urlparam.LocalZoneEnv)) != "" {
 		s.opts.Zones = true
 	}
 	s.status = describe.Subset{Service: s.key, Registry: level, Mode: describe.SubsetRendezvous, Size: cfg.Size}

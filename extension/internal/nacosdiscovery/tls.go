@@ -10,11 +10,11 @@ import (
 	dgnacos "dubbo.apache.org/dubbo-go/v3/remoting/nacos"
 	nacosconst "github.com/nacos-group/nacos-sdk-go/v2/common/constant"
 
-	"github.com/dubbogo-lb/lb/internal/urlparam"
+	"github.com/dubbogo-lb/lb/extension/internal/nacosconf"
 )
 
 // nacosConfig is dubbo-go's GetNacosConfig of the registry URL u plus the
-// registry's TLS setting (urlparam.NacosTLS): with TLS on, every server is
+// registry's TLS setting (nacosconf.TLS): with TLS on, every server is
 // https, the SDK client's TLSCfg carries the same files (its gRPC
 // connection and its HTTP login use them), and tc is the
 // crypto/tls configuration of the Open API client, its files loaded; tc is
@@ -25,7 +25,7 @@ func nacosConfig(u *common.URL) (servers []nacosconst.ServerConfig, c nacosconst
 	if err != nil {
 		return nil, c, nil, err
 	}
-	t, err := urlparam.ReadNacosTLS(u)
+	t, err := nacosconf.ReadTLS(u)
 	if err != nil {
 		return nil, c, nil, err
 	}
@@ -47,23 +47,23 @@ func nacosConfig(u *common.URL) (servers []nacosconst.ServerConfig, c nacosconst
 // clientTLS loads the files of t into a client configuration that verifies
 // the server against t's CA (the system's roots without one), TLS 1.2 at
 // least.
-func clientTLS(t urlparam.NacosTLS) (*tls.Config, error) {
+func clientTLS(t nacosconf.TLS) (*tls.Config, error) {
 	tc := &tls.Config{MinVersion: tls.VersionTLS12, ServerName: t.ServerName}
 	if t.CAFile != "" {
 		pem, err := os.ReadFile(t.CAFile)
 		if err != nil {
-			return nil, fmt.Errorf("%s: %w", urlparam.NacosTLSCAFileKey, err)
+			return nil, fmt.Errorf("%s: %w", nacosconf.TLSCAFileKey, err)
 		}
 		pool := x509.NewCertPool()
 		if !pool.AppendCertsFromPEM(pem) {
-			return nil, fmt.Errorf("%s: no PEM certificate in %s", urlparam.NacosTLSCAFileKey, t.CAFile)
+			return nil, fmt.Errorf("%s: no PEM certificate in %s", nacosconf.TLSCAFileKey, t.CAFile)
 		}
 		tc.RootCAs = pool
 	}
 	if t.CertFile != "" {
 		cert, err := tls.LoadX509KeyPair(t.CertFile, t.KeyFile)
 		if err != nil {
-			return nil, fmt.Errorf("%s, %s: %w", urlparam.NacosTLSCertFileKey, urlparam.NacosTLSKeyFileKey, err)
+			return nil, fmt.Errorf("%s, %s: %w", nacosconf.TLSCertFileKey, nacosconf.TLSKeyFileKey, err)
 		}
 		tc.Certificates = []tls.Certificate{cert}
 	}

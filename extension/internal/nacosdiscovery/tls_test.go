@@ -20,7 +20,7 @@ import (
 	"dubbo.apache.org/dubbo-go/v3/common"
 	"dubbo.apache.org/dubbo-go/v3/global"
 
-	"github.com/dubbogo-lb/lb/internal/urlparam"
+	"github.com/dubbogo-lb/lb/extension/internal/nacosconf"
 )
 
 // writePEM writes one PEM block to a file of t's temporary directory and
@@ -91,8 +91,8 @@ func TestOpenAPIOverTLS(t *testing.T) {
 	ca := writePEM(t, "ca.pem", "CERTIFICATE", srv.Certificate().Raw)
 	certFile, keyFile, cert := clientCert(t)
 
-	reg := tlsRegistry(srv, map[string]string{urlparam.NacosTLSEnableKey: "true", urlparam.NacosTLSCAFileKey: ca,
-		urlparam.NacosTLSCertFileKey: certFile, urlparam.NacosTLSKeyFileKey: keyFile})
+	reg := tlsRegistry(srv, map[string]string{nacosconf.TLSEnableKey: "true", nacosconf.TLSCAFileKey: ca,
+		nacosconf.TLSCertFileKey: certFile, nacosconf.TLSKeyFileKey: keyFile})
 	r, err := readerOf(t, reg)
 	if err != nil {
 		t.Fatal(err)
@@ -114,7 +114,7 @@ func TestOpenAPIOverTLS(t *testing.T) {
 	}
 
 	// No CA: the system's roots do not know the test server.
-	r, err = readerOf(t, tlsRegistry(srv, map[string]string{urlparam.NacosTLSEnableKey: "true"}))
+	r, err = readerOf(t, tlsRegistry(srv, map[string]string{nacosconf.TLSEnableKey: "true"}))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -134,8 +134,8 @@ func TestOpenAPIOverTLS(t *testing.T) {
 // The same setting reaches the Nacos client (nacos-sdk-go's TLSCfg, https
 // servers).
 func TestNacosConfigGivesTheClientTLS(t *testing.T) {
-	u, err := common.NewURL("registry://127.0.0.1:8848,127.0.0.1:8858?" + urlparam.NacosTLSEnableKey + "=true&" +
-		urlparam.NacosTLSServerNameKey + "=nacos.internal")
+	u, err := common.NewURL("registry://127.0.0.1:8848,127.0.0.1:8858?" + nacosconf.TLSEnableKey + "=true&" +
+		nacosconf.TLSServerNameKey + "=nacos.internal")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -170,11 +170,11 @@ func TestBadTLSSettingIsAnErrorAtStart(t *testing.T) {
 		params map[string]string
 		want   string
 	}{
-		{map[string]string{urlparam.NacosTLSEnableKey: "true", urlparam.NacosTLSCAFileKey: missing}, "nacos.tls.ca-file: open " + missing},
-		{map[string]string{urlparam.NacosTLSEnableKey: "true", urlparam.NacosTLSCAFileKey: notPEM}, "nacos.tls.ca-file: no PEM certificate"},
-		{map[string]string{urlparam.NacosTLSEnableKey: "true", urlparam.NacosTLSCertFileKey: missing, urlparam.NacosTLSKeyFileKey: missing}, "nacos.tls.cert-file, nacos.tls.key-file: open " + missing},
-		{map[string]string{urlparam.NacosTLSEnableKey: "on"}, `nacos.tls.enable="on"`},
-		{map[string]string{urlparam.NacosTLSCAFileKey: notPEM}, "nacos.tls.enable is not true"},
+		{map[string]string{nacosconf.TLSEnableKey: "true", nacosconf.TLSCAFileKey: missing}, "nacos.tls.ca-file: open " + missing},
+		{map[string]string{nacosconf.TLSEnableKey: "true", nacosconf.TLSCAFileKey: notPEM}, "nacos.tls.ca-file: no PEM certificate"},
+		{map[string]string{nacosconf.TLSEnableKey: "true", nacosconf.TLSCertFileKey: missing, nacosconf.TLSKeyFileKey: missing}, "nacos.tls.cert-file, nacos.tls.key-file: open " + missing},
+		{map[string]string{nacosconf.TLSEnableKey: "on"}, `nacos.tls.enable="on"`},
+		{map[string]string{nacosconf.TLSCAFileKey: notPEM}, "nacos.tls.enable is not true"},
 	} {
 		reg := &global.RegistryConfig{Protocol: Protocol, Address: "127.0.0.1:8848", Params: tc.params}
 		if err := CheckLogin(reg); err == nil || !strings.Contains(err.Error(), tc.want) || !strings.Contains(err.Error(), "127.0.0.1:8848") {

@@ -10,6 +10,7 @@ import (
 	"github.com/nacos-group/nacos-sdk-go/v2/model"
 
 	"github.com/dubbogo-lb/lb/extension/internal/lbname"
+	"github.com/dubbogo-lb/lb/extension/internal/nacosconf"
 	"github.com/dubbogo-lb/lb/extension/internal/nacosweight"
 	"github.com/dubbogo-lb/lb/internal/urlparam"
 )
@@ -42,7 +43,7 @@ func providerURL(in model.Instance) (*common.URL, error) {
 		Weight: in.Weight, Level: nacosweight.Interface,
 		Release: md[constant.ReleaseKey], WeightParam: md[constant.WeightKey],
 	})))
-	if zone := urlparam.Zone(md[urlparam.ZoneKey], in.ClusterName); zone != "" {
+	if zone := nacosconf.Zone(md[urlparam.ZoneKey], in.ClusterName); zone != "" {
 		params.Set(urlparam.ZoneKey, zone)
 	}
 	u := common.NewURLWithOptions(

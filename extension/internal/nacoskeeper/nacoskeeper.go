@@ -33,8 +33,8 @@ import (
 	"github.com/dubbogo/gost/log/logger"
 
 	"github.com/dubbogo-lb/lb/extension/internal/keeper"
+	"github.com/dubbogo-lb/lb/extension/internal/nacosconf"
 	"github.com/dubbogo-lb/lb/extension/internal/nacosdiscovery"
-	"github.com/dubbogo-lb/lb/internal/urlparam"
 )
 
 // nacosProtocol is the registry protocol name of dubbo-go's interface-level
@@ -92,7 +92,7 @@ func newProtocol(inner base.Protocol) *protocol {
 // tried again,
 // as Dubbo Java's Nacos registry does: up to nacos.retry more times
 // (default 10), the first nacos.retry-wait later (default 10 ms), each
-// next three times as long up to 30 s (urlparam.NacosRetry.Before; a try that
+// next three times as long up to 30 s (nacosconf.Retry.Before; a try that
 // timed out has waited nacos.timeout already). dubbo-go's Export is safe to repeat:
 // the local export is cached, only the registration is done again.
 func (p *protocol) Export(invoker base.Invoker) base.Exporter {
@@ -100,7 +100,7 @@ func (p *protocol) Export(invoker base.Invoker) base.Exporter {
 	if !isNacos(u) && !isNacosDiscovery(u) {
 		return p.exportOnce(invoker)
 	}
-	retry, problems := urlparam.ReadNacosRetry(u)
+	retry, problems := nacosconf.ReadRetry(u)
 	for _, pr := range problems {
 		logger.Warnf("[nacoskeeper] %s", pr)
 	}
@@ -116,7 +116,7 @@ func (p *protocol) Export(invoker base.Invoker) base.Exporter {
 	})
 	if err != nil && retry.Tries > 0 {
 		logger.Errorf("[nacoskeeper] registering %s in Nacos %s failed %d times; giving up (%s)",
-			u.SubURL.ServiceKey(), u.Location, retry.Tries+1, urlparam.NacosRetryKey)
+			u.SubURL.ServiceKey(), u.Location, retry.Tries+1, nacosconf.RetryKey)
 	}
 	return exp
 }

@@ -17,7 +17,7 @@ import (
 	"dubbo.apache.org/dubbo-go/v3/registry"
 
 	"github.com/dubbogo-lb/lb/extension/internal/keeper"
-	"github.com/dubbogo-lb/lb/internal/urlparam"
+	"github.com/dubbogo-lb/lb/extension/internal/nacosconf"
 )
 
 // fakeNacos answers the Open API's instance list from hosts, by service.
@@ -344,7 +344,7 @@ func TestFailedRegistrationIsTriedAgain(t *testing.T) {
 			if len(waits) != c.wantExports-1 {
 				t.Errorf("%d waits; want %d", len(waits), c.wantExports-1)
 			}
-			backoff := urlparam.NacosRetry{Wait: c.wantWait}
+			backoff := nacosconf.Retry{Wait: c.wantWait}
 			for i, d := range waits {
 				if want := backoff.Before(i + 1); d != want {
 					t.Errorf("waited %v before retry %d; want %v", d, i+1, want)

@@ -12,7 +12,6 @@ import (
 
 	"github.com/dubbogo-lb/lb/internal/builds"
 	"github.com/dubbogo-lb/lb/internal/lblog"
-	"github.com/dubbogo-lb/lb/internal/urlparam"
 	"github.com/dubbogo-lb/lb/loadbalance/describe"
 	"github.com/dubbogo-lb/lb/loadbalance/internal/algo"
 	"github.com/dubbogo-lb/lb/loadbalance/lbenv"
@@ -254,8 +253,8 @@ func badInput(t *testing.T, s Subject) {
 	hashy := []base.Invoker{
 		Provider(20000, map[string]string{"hash.arguments": "x,-1,99", "hash.nodes": "abc", "timeout": "forever", "actives": "-3",
 			// Bad outlier parameters (read from the first provider).
-			urlparam.OutlierRulesKey: "sometimes", urlparam.OutlierConsecutiveKey: "-1", urlparam.OutlierBaseEjectionKey: "-5s",
-			urlparam.OutlierMaxEjectedKey: "1e9", "methods.Say." + urlparam.OutlierPanicKey: "NaN"}),
+			"outlier.rules": "sometimes", "outlier.consecutive-failures": "-1", "outlier.base-ejection-time": "-5s",
+			"outlier.max-ejection-percent": "1e9", "methods.Say.outlier.panic-threshold": "NaN"}),
 		Provider(20001, map[string]string{"hash.arguments": "", "hash.nodes": "-4", "timeout": "0"}),
 		Provider(20002, map[string]string{"hash.nodes": "99999999999999999999", "methods.Say.timeout": "1e3"}),
 	}

@@ -11,7 +11,6 @@ import (
 	"dubbo.apache.org/dubbo-go/v3/protocol/base"
 
 	"github.com/dubbogo-lb/lb/internal/assembly/simulate"
-	"github.com/dubbogo-lb/lb/internal/urlparam"
 	"github.com/dubbogo-lb/lb/loadbalance/lbenv"
 	"github.com/dubbogo-lb/lb/rpcstatus"
 )
@@ -131,7 +130,7 @@ func ejection(t *testing.T, s Subject) {
 	// provider serves. (The failures are older than any balancer's own
 	// memory of failures, fewestactive's 10 s: what is seen is ejection.)
 	panicky := Ports(20100, 4)
-	SetConsumer(urlparam.OutlierMaxEjectedKey, "100", panicky...)
+	SetConsumer("outlier.max-ejection-percent", "100", panicky...)
 	lb = s.new()
 	owners(lb, panicky)
 	for k := range 3 {

@@ -9,6 +9,7 @@ import (
 	"dubbo.apache.org/dubbo-go/v3/protocol/base"
 
 	"github.com/dubbogo-lb/lb/internal/urlparam"
+	"github.com/dubbogo-lb/lb/loadbalance/internal/zone"
 	"github.com/dubbogo-lb/lb/rpcstatus"
 )
 
@@ -16,24 +17,25 @@ import (
 // to take a consumer's calls and keep them: its zone as the consumer's,
 // zones on at any size, all callers in its zone, ejection off, and a
 // fallback and hash key of its choosing. Its own zone (lb.zone, a
-// provider's fact) is "evil".
+// provider's fact) is "evil". The outlier keys are spelled out: package
+// outlier's tests import this package (and check the spelling).
 var HostileParams = map[string]string{
-	urlparam.ZoneKey:                 "evil",
-	urlparam.ZoneLocalKey:            "evil",
-	urlparam.ZoneMinClusterSizeKey:   "0",
-	urlparam.ZoneCallersKey:          "evil:1",
-	urlparam.OutlierRulesKey:         "none",
-	"methods.Say.outlier.rules":      "none",
-	"Say.outlier.rules":              "none",
-	"loadbalance.fallback":           "roundrobin",
-	"hash.attachment":                "user",
-	"lb.load-report":                 "false",
-	urlparam.OutlierMaxEjectedKey:    "0",
-	urlparam.OutlierConsecutiveKey:   "1000",
-	"methods.Say.hash.attachment":    "user",
-	"shortestresponse.slidePeriod":   "1ms",
-	"loadaware.blackout":             "1h",
-	urlparam.ZoneOverprovisioningKey: "1000",
+	urlparam.ZoneKey:               "evil",
+	zone.LocalKey:                  "evil",
+	zone.MinClusterSizeKey:         "0",
+	zone.CallersKey:                "evil:1",
+	"outlier.rules":                "none",
+	"methods.Say.outlier.rules":    "none",
+	"Say.outlier.rules":            "none",
+	"loadbalance.fallback":         "roundrobin",
+	"hash.attachment":              "user",
+	"lb.load-report":               "false",
+	"outlier.max-ejection-percent": "0",
+	"outlier.consecutive-failures": "1000",
+	"methods.Say.hash.attachment":  "user",
+	"shortestresponse.slidePeriod": "1ms",
+	"loadaware.blackout":           "1h",
+	zone.OverprovisioningKey:       "1000",
 }
 
 // permutations returns every order of 0..n-1.
@@ -99,7 +101,7 @@ func picksOf(lb loadbalance.LoadBalance, s Subject, list []base.Invoker, p base.
 func hostileZone(t *testing.T, s Subject) {
 	CaptureLogs(t)
 	const picks = 200
-	consumer := map[string]string{urlparam.ZoneLocalKey: "a", urlparam.ZoneMinClusterSizeKey: "2"}
+	consumer := map[string]string{zone.LocalKey: "a", zone.MinClusterSizeKey: "2"}
 	for k, perm := range permutations(4) {
 		list, evil := hostileList(26000+10*k, perm, consumer)
 		if got := picksOf(s.new(), s, list, evil, picks); got != 0 {
@@ -107,7 +109,7 @@ func hostileZone(t *testing.T, s Subject) {
 		}
 	}
 	t.Run("negative_control_consumer_in_the_hostile_zone", func(t *testing.T) {
-		own := map[string]string{urlparam.ZoneLocalKey: "evil", urlparam.ZoneMinClusterSizeKey: "2"}
+		own := map[string]string{zone.LocalKey: "evil", zone.MinClusterSizeKey: "2"}
 		list, evil := hostileList(26500, []int{1, 2, 0, 3}, own)
 		if got := picksOf(s.new(), s, list, evil, picks); got == 0 {
 			t.Errorf("a consumer in the hostile zone sent it no call: the check proves nothing")
@@ -142,7 +144,7 @@ func hostileEjection(t *testing.T, s Subject) {
 		}
 	}
 	t.Run("negative_control_consumer_turns_ejection_off", func(t *testing.T) {
-		if _, ejected := failing(27500, []int{1, 0, 2, 3}, map[string]string{urlparam.OutlierRulesKey: "none"}); ejected {
+		if _, ejected := failing(27500, []int{1, 0, 2, 3}, map[string]string{"outlier.rules": "none"}); ejected {
 			t.Errorf("a consumer with ejection off ejected the failing provider: the check proves nothing")
 		}
 	})

@@ -92,7 +92,7 @@ func SetConsumer(key, value string, list ...base.Invoker) []base.Invoker {
 // outlier.rules=none parameter), for tests of a balancer's own response to
 // failures. Call it before the first Select of list.
 func EjectionOff(list ...base.Invoker) []base.Invoker {
-	return SetConsumer(urlparam.OutlierRulesKey, "none", list...)
+	return SetConsumer("outlier.rules", "none", list...)
 }
 
 // NoEjection returns n providers on ports port, port+1, … with params and

@@ -12,6 +12,7 @@ package member
 import (
 	"bytes"
 	"math/rand/v2"
+	"os"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -28,6 +29,7 @@ import (
 	"github.com/dubbogo-lb/lb/internal/urlparam"
 	"github.com/dubbogo-lb/lb/loadbalance/internal/algo"
 	"github.com/dubbogo-lb/lb/loadbalance/internal/outlier"
+	"github.com/dubbogo-lb/lb/loadbalance/internal/zone"
 	"github.com/dubbogo-lb/lb/rpcstatus"
 	"github.com/dubbogo-lb/lb/warmup"
 )
@@ -777,7 +779,8 @@ func (r *Registry[T]) update(st *state[T], list []base.Invoker, method string, s
 	}
 	set := r.newSet(list, method, prev, now, &st.outlier)
 	v := &View[T]{Set: set, Table: r.build(set, prev), watch: &st.watch}
-	cfg, problems := urlparam.ReadZoneRouting(list[0].GetURL(), nil)
+	u := list[0].GetURL()
+	cfg, problems := zone.ParseRouting(func(key string) string { return urlparam.ServiceParam(u, key) }, os.Getenv(zone.Env))
 	st.zoneProblems(list[0].GetURL().ServiceKey(), method, problems)
 	v.Zoning = r.zoning(v, prev, cfg, set.Panic)
 	if u, e := list[0].GetURL(), st.hot.Load(); e == nil || e.url != u {

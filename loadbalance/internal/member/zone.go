@@ -8,7 +8,6 @@ import (
 	"dubbo.apache.org/dubbo-go/v3/protocol/base"
 
 	"github.com/dubbogo-lb/lb/internal/lblog"
-	"github.com/dubbogo-lb/lb/internal/urlparam"
 	"github.com/dubbogo-lb/lb/loadbalance/internal/zone"
 	"github.com/dubbogo-lb/lb/rpcstatus"
 	"github.com/dubbogo-lb/lb/warmup"
@@ -70,7 +69,7 @@ const forgetBelow = 0.01
 // provisioned weight (zone.Remember, half-life cfg.Memory): a zone that
 // loses providers keeps its callers and spills, as Envoy's local cluster
 // keeps them, and the snapshot is refreshed while a memory decays.
-func (r *Registry[T]) zoning(v *View[T], prev *View[T], cfg urlparam.ZoneRouting, panic bool) *Zoning[T] {
+func (r *Registry[T]) zoning(v *View[T], prev *View[T], cfg zone.Routing, panic bool) *Zoning[T] {
 	if cfg.Local == "" {
 		return nil
 	}

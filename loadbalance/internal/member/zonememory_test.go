@@ -9,7 +9,6 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/dubbogo-lb/lb/internal/urlparam"
 	"github.com/dubbogo-lb/lb/loadbalance/internal/lbtest"
 	"github.com/dubbogo-lb/lb/loadbalance/internal/zone"
 	"github.com/dubbogo-lb/lb/rpcstatus"
@@ -28,9 +27,9 @@ func TestAZoneThatLosesProvidersKeepsItsCallers(t *testing.T) {
 	run := func(port int, memory string) (shrunk, decayed float64, refreshes int64) {
 		clock := lbtest.NewClock(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
 		r := NewRegistry(warmup.Options{}, clock.Now, func(*Set, *View[table]) *table { return &table{} })
-		consumer := map[string]string{urlparam.ZoneLocalKey: "a"}
+		consumer := map[string]string{zone.LocalKey: "a"}
 		if memory != "" {
-			consumer[urlparam.ZoneMemoryKey] = memory
+			consumer[zone.MemoryKey] = memory
 		}
 		full := lbtest.Zoned(port, []string{"a", "b", "c"}, []int{6, 4, 2}, consumer)
 		v, _ := r.Find(full, "Say")
@@ -69,7 +68,7 @@ func TestAZoneThatLosesProvidersKeepsItsCallers(t *testing.T) {
 func TestADepartedZoneIsRememberedNotChosen(t *testing.T) {
 	clock := lbtest.NewClock(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
 	r := NewRegistry(warmup.Options{}, clock.Now, func(*Set, *View[table]) *table { return &table{} })
-	full := lbtest.Zoned(31200, []string{"a", "b", "c"}, []int{4, 4, 4}, map[string]string{urlparam.ZoneLocalKey: "a"})
+	full := lbtest.Zoned(31200, []string{"a", "b", "c"}, []int{4, 4, 4}, map[string]string{zone.LocalKey: "a"})
 	_, _ = r.Find(full, "Say")
 	clock.Advance(time.Second)
 	v := settle(r, full[:8]) // c leaves
@@ -106,7 +105,7 @@ func TestAZoneWithFailingProvidersSpills(t *testing.T) {
 	run := func(port int, failures int) (failing, recovered float64) {
 		clock := lbtest.NewClock(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
 		r := NewRegistry(warmup.Options{}, clock.Now, func(*Set, *View[table]) *table { return &table{} })
-		list := lbtest.Zoned(port, []string{"a", "b", "c"}, []int{6, 4, 2}, map[string]string{urlparam.ZoneLocalKey: "a"})
+		list := lbtest.Zoned(port, []string{"a", "b", "c"}, []int{6, 4, 2}, map[string]string{zone.LocalKey: "a"})
 		v, _ := r.Find(list, "Say")
 		require.Equal(t, zone.Direct, v.Zoning.Plan.Mode, "balanced zones")
 		now := int64(time.Second)

@@ -4,7 +4,7 @@
 // it back when its ejection time is over. A Detector decides; the lbactive
 // filter feeds it through an rpcstatus.Board, and package member applies
 // its decision to each snapshot it builds (an ejected provider's weight is
-// 0 there). Rules, defaults and parameters: urlparam.Outlier. Reasoning and
+// 0 there). Rules, defaults and parameters: Config. Reasoning and
 // the contract with the filter and the balancers: DESIGN.md beside this
 // file.
 package outlier
@@ -22,7 +22,6 @@ import (
 
 	"github.com/dubbogo-lb/lb/internal/lblog"
 	"github.com/dubbogo-lb/lb/internal/urlmap"
-	"github.com/dubbogo-lb/lb/internal/urlparam"
 	"github.com/dubbogo-lb/lb/loadbalance/internal/algo"
 	"github.com/dubbogo-lb/lb/rpcstatus"
 )
@@ -40,7 +39,7 @@ type Detector struct {
 	// cfgFrom is the URL the configuration was read from; cfg is reread
 	// when the first provider's URL changes.
 	cfgFrom  *common.URL
-	cfg      urlparam.Outlier
+	cfg      Config
 	problems string // the configuration problems logged last
 	// records holds, by their statistics, the records of the providers
 	// with something to keep: the baselines of the interval rules (when
@@ -123,7 +122,7 @@ func (d *Detector) configure(u *common.URL, method string) {
 		return
 	}
 	d.cfgFrom = u
-	cfg, problems := urlparam.ReadOutlier(u, method)
+	cfg, problems := ReadConfig(u, method)
 	if p := strings.Join(problems, "; "); p != d.problems {
 		d.problems = p
 		if p != "" {
@@ -204,7 +203,7 @@ func (d *Detector) evaluate(now int64, invokers []base.Invoker, stats []*rpcstat
 		if k := cfg.ConsecutiveFailures; k > 0 {
 			for i, s := range stats {
 				if streak := s.Streak(); streak >= k {
-					eject(i, urlparam.RuleConsecutiveFailures, fmt.Sprintf("%d failures in a row", streak))
+					eject(i, ruleConsecutiveFailures, fmt.Sprintf("%d failures in a row", streak))
 				}
 			}
 		}
@@ -254,14 +253,14 @@ func (d *Detector) interval(recs []*record, stats []*rpcstatus.Stats, eject func
 		r.baseCalls, r.baseFails = total, counted
 	}
 	if fp := cfg.FailurePercentage; fp.Enabled {
-		for _, i := range FailurePercentage(calls, fails, fp) {
-			eject(i, urlparam.RuleFailurePercentage, fmt.Sprintf("%d of %d calls failed in %v, %g%% or more", fails[i], calls[i], cfg.Interval, fp.Threshold))
+		for _, i := range fp.Eject(calls, fails) {
+			eject(i, ruleFailurePercentage, fmt.Sprintf("%d of %d calls failed in %v, %g%% or more", fails[i], calls[i], cfg.Interval, fp.Threshold))
 		}
 	}
 	if sr := cfg.SuccessRate; sr.Enabled {
-		out, mean, threshold := SuccessRate(calls, fails, sr)
+		out, mean, threshold := sr.Eject(calls, fails)
 		for _, i := range out {
-			eject(i, urlparam.RuleSuccessRate, fmt.Sprintf("success rate %.1f%% in %v, below %.1f%% (the mean %.1f%% less %g standard deviations)",
+			eject(i, ruleSuccessRate, fmt.Sprintf("success rate %.1f%% in %v, below %.1f%% (the mean %.1f%% less %g standard deviations)",
 				100*(1-float64(fails[i])/float64(calls[i])), cfg.Interval, 100*threshold, 100*mean, sr.StdevFactor))
 		}
 	}
@@ -319,12 +318,12 @@ func EjectionTime(base, maxTime time.Duration, times int64) time.Duration {
 	return base * time.Duration(times)
 }
 
-// FailurePercentage returns the indexes of the providers that the
+// Eject returns the indexes of the providers that the
 // failure-percentage rule ejects, given each one's calls and failures over
 // an interval: those with at least fp.RequestVolume calls whose failures
 // are at least fp.Threshold percent of them, when at least
 // fp.MinimumHosts providers had that many calls.
-func FailurePercentage(calls, fails []int64, fp urlparam.FailurePercentage) []int {
+func (fp FailurePercentage) Eject(calls, fails []int64) []int {
 	var out []int
 	hosts := int64(0)
 	for i := range calls {
@@ -341,13 +340,13 @@ func FailurePercentage(calls, fails []int64, fp urlparam.FailurePercentage) []in
 	return out
 }
 
-// SuccessRate returns the indexes of the providers that the success-rate
+// Eject returns the indexes of the providers that the success-rate
 // rule ejects, given each one's calls and failures over an interval, and
 // the mean and the threshold of the success rates (in [0, 1]): among the
 // providers with at least sr.RequestVolume calls, if there are
 // sr.MinimumHosts of them, those whose success rate is below the mean less
 // sr.StdevFactor standard deviations.
-func SuccessRate(calls, fails []int64, sr urlparam.SuccessRate) (out []int, mean, threshold float64) {
+func (sr SuccessRate) Eject(calls, fails []int64) (out []int, mean, threshold float64) {
 	var rates []float64
 	var idx []int
 	for i := range calls {

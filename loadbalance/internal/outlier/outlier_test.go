@@ -10,7 +10,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/dubbogo-lb/lb/internal/urlparam"
+	"github.com/dubbogo-lb/lb/internal/statuscode"
 	"github.com/dubbogo-lb/lb/loadbalance/internal/lbtest"
 	"github.com/dubbogo-lb/lb/rpcstatus"
 )
@@ -104,7 +104,7 @@ func TestConsecutiveFailuresEject(t *testing.T) {
 // errors (biz_error, unknown) nor errors that blame the call.
 func TestOnlyCountedFailuresExtendTheRun(t *testing.T) {
 	f := newFixture(t, 3, nil)
-	for _, code := range []int{urlparam.CodeBizError, urlparam.CodeUnknown, 3 /* invalid_argument */, 5 /* not_found */, 1 /* canceled */, -1 /* a panic */} {
+	for _, code := range []int{statuscode.BizError, statuscode.Unknown, 3 /* invalid_argument */, 5 /* not_found */, 1 /* canceled */, -1 /* a panic */} {
 		f.fail(0, sec, 4)
 		f.call(0, sec, true, code)
 		assert.Zero(t, f.stats[0].Streak(), "code %d ends the run", code)
@@ -113,7 +113,7 @@ func TestOnlyCountedFailuresExtendTheRun(t *testing.T) {
 	assert.EqualValues(t, 24, f.stats[0].Counted())
 	f.stats[0].EndStreak()
 	g0 := f.stats[0].Counted()
-	for _, code := range []int{rpcstatus.NoCode, urlparam.CodeDeadlineExceeded, urlparam.CodeUnavailable, urlparam.CodeInternal, urlparam.CodeDataLoss} {
+	for _, code := range []int{rpcstatus.NoCode, statuscode.DeadlineExceeded, statuscode.Unavailable, statuscode.Internal, statuscode.DataLoss} {
 		f.call(0, sec, true, code)
 	}
 	assert.EqualValues(t, 5, f.stats[0].Streak())
@@ -121,9 +121,9 @@ func TestOnlyCountedFailuresExtendTheRun(t *testing.T) {
 	assert.Equal(t, []int{0}, f.ejected())
 
 	// outlier.errors=all counts business errors too.
-	g := newFixture(t, 3, map[string]string{urlparam.OutlierErrorsKey: "all"})
+	g := newFixture(t, 3, map[string]string{ErrorsKey: "all"})
 	for range 5 {
-		g.call(1, sec, true, urlparam.CodeBizError)
+		g.call(1, sec, true, statuscode.BizError)
 	}
 	assert.Equal(t, []int{1}, g.ejected())
 }
@@ -180,7 +180,7 @@ func TestMaxEjected(t *testing.T) {
 	}
 	assert.Equal(t, []int{0, 1, 2}, g.ejected())
 
-	h := newFixture(t, 4, map[string]string{urlparam.OutlierMaxEjectedKey: "50"})
+	h := newFixture(t, 4, map[string]string{MaxEjectedKey: "50"})
 	for i := range 4 {
 		h.fail(i, sec, 5)
 	}
@@ -190,7 +190,7 @@ func TestMaxEjected(t *testing.T) {
 // Below the panic threshold of usable providers ejection is ignored, and
 // it applies again once enough are usable.
 func TestPanicThreshold(t *testing.T) {
-	f := newFixture(t, 4, map[string]string{urlparam.OutlierMaxEjectedKey: "100", urlparam.OutlierPanicKey: "50"})
+	f := newFixture(t, 4, map[string]string{MaxEjectedKey: "100", PanicKey: "50"})
 	f.fail(0, sec, 5)
 	f.fail(1, sec, 5)
 	assert.Equal(t, []int{0, 1}, f.ejected(), "2 of 4 usable: 50 %, not below")
@@ -215,7 +215,7 @@ func TestPanicThreshold(t *testing.T) {
 
 	// With a threshold of 0, ejection is never ignored, but one provider
 	// is always left.
-	g := newFixture(t, 2, map[string]string{urlparam.OutlierMaxEjectedKey: "100", urlparam.OutlierPanicKey: "0"})
+	g := newFixture(t, 2, map[string]string{MaxEjectedKey: "100", PanicKey: "0"})
 	g.fail(0, sec, 5)
 	g.fail(1, sec, 5)
 	assert.Nil(t, g.decide().Ejected, "no provider left: ignored")
@@ -225,7 +225,7 @@ func TestPanicThreshold(t *testing.T) {
 // provider that failed at least the threshold of at least request-volume
 // calls, when enough providers had that many calls.
 func TestFailurePercentageRule(t *testing.T) {
-	params := map[string]string{urlparam.OutlierRulesKey: "failure-percentage"}
+	params := map[string]string{RulesKey: "failure-percentage"}
 	f := newFixture(t, 5, params)
 	dec := f.decide()
 	assert.Zero(t, f.d.Board().Raised())
@@ -257,7 +257,7 @@ func TestFailurePercentageRule(t *testing.T) {
 }
 
 func TestSuccessRateRule(t *testing.T) {
-	f := newFixture(t, 5, map[string]string{urlparam.OutlierRulesKey: "success-rate, consecutive-failures"})
+	f := newFixture(t, 5, map[string]string{RulesKey: "success-rate, consecutive-failures"})
 	f.call(1, sec, false, 0)
 	f.decide()
 	fails := []int{1, 2, 1, 0, 30} // of 120 calls each
@@ -273,7 +273,7 @@ func TestSuccessRateRule(t *testing.T) {
 }
 
 func TestIntervalRulesPure(t *testing.T) {
-	fp := urlparam.DefaultOutlier.FailurePercentage
+	fp := DefaultConfig.FailurePercentage
 	for _, c := range []struct {
 		calls, fails []int64
 		want         []int
@@ -283,23 +283,23 @@ func TestIntervalRulesPure(t *testing.T) {
 		{[]int64{100, 100, 100, 100, 100, 10}, []int64{0, 0, 0, 0, 0, 10}, nil},
 		{[]int64{100, 100, 100, 100, 100}, []int64{85, 100, 0, 0, 0}, []int{0, 1}},
 	} {
-		assert.Equal(t, c.want, FailurePercentage(c.calls, c.fails, fp), "%v %v", c.calls, c.fails)
+		assert.Equal(t, c.want, fp.Eject(c.calls, c.fails), "%v %v", c.calls, c.fails)
 	}
-	sr := urlparam.DefaultOutlier.SuccessRate
-	out, mean, threshold := SuccessRate([]int64{100, 100, 100, 100, 100}, []int64{0, 1, 0, 1, 20}, sr)
+	sr := DefaultConfig.SuccessRate
+	out, mean, threshold := sr.Eject([]int64{100, 100, 100, 100, 100}, []int64{0, 1, 0, 1, 20})
 	assert.Equal(t, []int{4}, out)
 	assert.InDelta(t, 0.956, mean, 1e-9)
 	assert.Less(t, threshold, mean)
-	out, _, _ = SuccessRate([]int64{100, 100, 100, 100, 99}, []int64{0, 0, 0, 0, 99}, sr)
+	out, _, _ = sr.Eject([]int64{100, 100, 100, 100, 99}, []int64{0, 0, 0, 0, 99})
 	assert.Nil(t, out, "four providers with the request volume")
-	out, _, _ = SuccessRate([]int64{100, 100, 100, 100, 100}, []int64{3, 3, 3, 3, 3}, sr)
+	out, _, _ = sr.Eject([]int64{100, 100, 100, 100, 100}, []int64{3, 3, 3, 3, 3})
 	assert.Nil(t, out, "equal rates: no outlier")
 }
 
 // Ejection off (outlier.rules=none): no alarm, no ejection, and a
 // provider ejected before comes back at once.
 func TestRulesNone(t *testing.T) {
-	f := newFixture(t, 3, map[string]string{urlparam.OutlierRulesKey: "none"})
+	f := newFixture(t, 3, map[string]string{RulesKey: "none"})
 	dec := f.decide()
 	assert.False(t, dec.Enabled)
 	f.fail(0, sec, 50)
@@ -312,10 +312,10 @@ func TestRulesNone(t *testing.T) {
 // per (service, method), not one per snapshot.
 func TestBadConfigurationOneLine(t *testing.T) {
 	f := newFixture(t, 5, map[string]string{
-		urlparam.OutlierConsecutiveKey:  "-3",
-		urlparam.OutlierBaseEjectionKey: "-10s",
-		urlparam.OutlierMaxEjectedKey:   "250",
-		urlparam.OutlierRulesKey:        "consecutive-failures,sometimes",
+		ConsecutiveKey:  "-3",
+		BaseEjectionKey: "-10s",
+		MaxEjectedKey:   "250",
+		RulesKey:        "consecutive-failures,sometimes",
 	})
 	require.Len(t, f.logs(), 1)
 	line := f.logs()[0]
@@ -334,10 +334,10 @@ func TestBadConfigurationOneLine(t *testing.T) {
 // The configuration is read per method, method level first.
 func TestMethodLevelConfiguration(t *testing.T) {
 	f := newFixture(t, 3, map[string]string{
-		urlparam.OutlierConsecutiveKey:                    "50",
-		"methods.Say." + urlparam.OutlierConsecutiveKey:   "2",
-		"methods.Say." + urlparam.OutlierBaseEjectionKey:  "1500ms",
-		"methods.Other." + urlparam.OutlierConsecutiveKey: "9",
+		ConsecutiveKey:                    "50",
+		"methods.Say." + ConsecutiveKey:   "2",
+		"methods.Say." + BaseEjectionKey:  "1500ms",
+		"methods.Other." + ConsecutiveKey: "9",
 	})
 	f.fail(1, sec, 2)
 	assert.Equal(t, []int{1}, f.ejected())
@@ -365,7 +365,7 @@ func TestRunFromAnotherBoard(t *testing.T) {
 
 	g := &fixture{t: t, list: f.list, stats: f.stats, d: new(Detector), logs: f.logs}
 	var other rpcstatus.Board
-	other.Configure(5, urlparam.DefaultCounted)
+	other.Configure(5, statuscode.DefaultCounted)
 	for _, s := range f.stats {
 		s.Link(&other)
 	}

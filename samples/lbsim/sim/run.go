@@ -127,9 +127,9 @@ func newRun(sc Scenario, name string, opts Options) (*run, error) {
 	if z := sc.Zones; z != nil {
 		// The consumer's zone-aware routing, as reference params reach
 		// every provider URL.
-		params := map[string]string{urlparam.ZoneLocalKey: z.Local}
+		params := map[string]string{"lb.zone.local": z.Local}
 		if !z.Learned {
-			params[urlparam.ZoneCallersKey] = zoneCallers(z.Callers)
+			params["lb.zone.callers"] = zoneCallers(z.Callers)
 		}
 		for k, v := range sc.Params {
 			params[k] = v
@@ -252,7 +252,7 @@ func providerURL(port int, p *Provider, params map[string]string, ejectionOff bo
 		}
 	}
 	if ejectionOff {
-		cq.Set(urlparam.OutlierRulesKey, "none")
+		cq.Set("outlier.rules", "none")
 	}
 	q.Set(constant.InterfaceKey, Service)
 	q.Set(constant.ReleaseKey, "dubbo-golang-3.3.2")

@@ -9,7 +9,6 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/dubbogo-lb/lb/extension"
-	"github.com/dubbogo-lb/lb/internal/urlparam"
 )
 
 // The figures for the adaptive balancers, checked on the built-in
@@ -97,7 +96,7 @@ func TestFailFastEjection(t *testing.T) {
 	sc := FailFast().Scale(0.2) // 10 s: fails from 2 s to 6 s
 	// Ejections of 1, 2, 3 s: out at 2 s, back at 3, 5 and 8 s, the last
 	// time recovered.
-	sc.Params = map[string]string{urlparam.OutlierBaseEjectionKey: "1s"}
+	sc.Params = map[string]string{"outlier.base-ejection-time": "1s"}
 	f := sc.Failure
 	off, err := Run(sc, "warmrandom", Options{Seed: 1, EjectionOff: true})
 	require.NoError(t, err)

@@ -11,7 +11,6 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/dubbogo-lb/lb/internal/urlparam"
 	"github.com/dubbogo-lb/lb/loadbalance/lbenv"
 	"github.com/dubbogo-lb/lb/rpcstatus"
 )
@@ -311,7 +310,7 @@ func TestZoneSpillWithLearnedCallersMatchesEnvoysFormula(t *testing.T) {
 	})
 	t.Run("negative_control_no_memory", func(t *testing.T) {
 		sc := learned
-		sc.Params = map[string]string{urlparam.ZoneMemoryKey: "0"}
+		sc.Params = map[string]string{"lb.zone.memory": "0"}
 		r, err := Run(sc, "warmrandom", Options{Seed: 1})
 		require.NoError(t, err)
 		assert.Error(t, check(r, &sc), "without memory the half-empty zone kept its callers: the check proves nothing")

@@ -1,4 +1,4 @@
-package urlparam
+package nacosconf
 
 import (
 	"strings"
@@ -7,30 +7,30 @@ import (
 	"dubbo.apache.org/dubbo-go/v3/common"
 )
 
-func TestReadNacosTLS(t *testing.T) {
+func TestReadTLS(t *testing.T) {
 	for _, tc := range []struct {
 		query string
-		want  NacosTLS
+		want  TLS
 		err   string // in the error; "" for none
 	}{
-		{"", NacosTLS{}, ""},
-		{"nacos.tls.enable=false", NacosTLS{}, ""},
-		{"nacos.tls.enable=true", NacosTLS{Enable: true}, ""},
+		{"", TLS{}, ""},
+		{"nacos.tls.enable=false", TLS{}, ""},
+		{"nacos.tls.enable=true", TLS{Enable: true}, ""},
 		{"nacos.tls.enable=true&nacos.tls.ca-file=/ca.pem&nacos.tls.server-name=nacos.example",
-			NacosTLS{Enable: true, CAFile: "/ca.pem", ServerName: "nacos.example"}, ""},
+			TLS{Enable: true, CAFile: "/ca.pem", ServerName: "nacos.example"}, ""},
 		{"nacos.tls.enable=true&nacos.tls.cert-file=/c.pem&nacos.tls.key-file=/k.pem",
-			NacosTLS{Enable: true, CertFile: "/c.pem", KeyFile: "/k.pem"}, ""},
-		{"nacos.tls.enable=yes", NacosTLS{}, `nacos.tls.enable="yes" is not true or false`},
-		{"nacos.tls.ca-file=/ca.pem", NacosTLS{}, "nacos.tls.ca-file is set but nacos.tls.enable is not true"},
-		{"nacos.tls.enable=false&nacos.tls.key-file=/k.pem", NacosTLS{}, "nacos.tls.key-file is set"},
-		{"nacos.tls.enable=true&nacos.tls.cert-file=/c.pem", NacosTLS{}, "give both or neither"},
-		{"nacos.tls.enable=true&nacos.tls.key-file=/k.pem", NacosTLS{}, "give both or neither"},
+			TLS{Enable: true, CertFile: "/c.pem", KeyFile: "/k.pem"}, ""},
+		{"nacos.tls.enable=yes", TLS{}, `nacos.tls.enable="yes" is not true or false`},
+		{"nacos.tls.ca-file=/ca.pem", TLS{}, "nacos.tls.ca-file is set but nacos.tls.enable is not true"},
+		{"nacos.tls.enable=false&nacos.tls.key-file=/k.pem", TLS{}, "nacos.tls.key-file is set"},
+		{"nacos.tls.enable=true&nacos.tls.cert-file=/c.pem", TLS{}, "give both or neither"},
+		{"nacos.tls.enable=true&nacos.tls.key-file=/k.pem", TLS{}, "give both or neither"},
 	} {
 		u, err := common.NewURL("registry://127.0.0.1:8848?" + tc.query)
 		if err != nil {
 			t.Fatal(err)
 		}
-		got, err := ReadNacosTLS(u)
+		got, err := ReadTLS(u)
 		switch {
 		case tc.err == "" && err != nil:
 			t.Errorf("%q: %v", tc.query, err)
@@ -40,15 +40,15 @@ func TestReadNacosTLS(t *testing.T) {
 			t.Errorf("%q = %+v, want %+v", tc.query, got, tc.want)
 		}
 	}
-	if got, err := ReadNacosTLS(nil); err != nil || got != (NacosTLS{}) {
-		t.Errorf("ReadNacosTLS(nil) = %+v, %v; want TLS off", got, err)
+	if got, err := ReadTLS(nil); err != nil || got != (TLS{}) {
+		t.Errorf("ReadTLS(nil) = %+v, %v; want TLS off", got, err)
 	}
 }
 
-// FuzzParseNacosTLS checks the nacos.tls.* parameters: whatever the values,
+// FuzzParseTLS checks the nacos.tls.* parameters: whatever the values,
 // an accepted setting is TLS off with no file named, or TLS on with the
 // files as given and a certificate only with its key; nothing panics.
-func FuzzParseNacosTLS(f *testing.F) {
+func FuzzParseTLS(f *testing.F) {
 	for _, s := range [][5]string{
 		{"", "", "", "", ""}, {"true", "/ca.pem", "", "", ""}, {"true", "", "/c.pem", "/k.pem", "n"},
 		{"1", "", "/c.pem", "", ""}, {"false", "/ca.pem", "", "", ""}, {"TRUE ", "", "", "", ""},
@@ -56,17 +56,17 @@ func FuzzParseNacosTLS(f *testing.F) {
 		f.Add(s[0], s[1], s[2], s[3], s[4])
 	}
 	f.Fuzz(func(t *testing.T, enable, ca, cert, key, name string) {
-		values := map[string]string{NacosTLSEnableKey: enable, NacosTLSCAFileKey: ca,
-			NacosTLSCertFileKey: cert, NacosTLSKeyFileKey: key, NacosTLSServerNameKey: name}
-		got, err := ParseNacosTLS(func(k string) string { return values[k] })
+		values := map[string]string{TLSEnableKey: enable, TLSCAFileKey: ca,
+			TLSCertFileKey: cert, TLSKeyFileKey: key, TLSServerNameKey: name}
+		got, err := ParseTLS(func(k string) string { return values[k] })
 		if err != nil {
-			if got != (NacosTLS{}) {
+			if got != (TLS{}) {
 				t.Fatalf("an error (%v) with a setting %+v", err, got)
 			}
 			return
 		}
 		if !got.Enable {
-			if got != (NacosTLS{}) || ca+cert+key+name != "" {
+			if got != (TLS{}) || ca+cert+key+name != "" {
 				t.Fatalf("TLS off as %+v from %q", got, values)
 			}
 			return

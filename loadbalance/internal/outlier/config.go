@@ -1,103 +1,76 @@
-package urlparam
+package outlier
 
 import (
-	"math"
 	"strconv"
 	"strings"
 	"time"
 
 	"dubbo.apache.org/dubbo-go/v3/common"
+
+	"github.com/dubbogo-lb/lb/internal/statuscode"
+	"github.com/dubbogo-lb/lb/internal/urlparam"
 )
 
-// URL parameters of outlier ejection, read with MethodParam (method level
-// first, in both spellings) from the consumer's own URL (consumer-only:
-// Whose): per reference in the consumer's YAML params, or per method.
+// URL parameters of outlier ejection, read with urlparam.MethodParam
+// (method level first, in both spellings) from the consumer's own URL
+// (consumer-only: urlparam.Whose): per reference in the consumer's YAML
+// params, or per method.
 const (
-	// OutlierRulesKey lists the rules that eject: consecutive-failures,
+	// RulesKey lists the rules that eject: consecutive-failures,
 	// failure-percentage, success-rate, or none to turn ejection off.
-	OutlierRulesKey = "outlier.rules"
-	// OutlierErrorsKey lists the status codes whose failures count, beside
+	RulesKey = "outlier.rules"
+	// ErrorsKey lists the status codes whose failures count, beside
 	// errors without a status and timeouts and unavailable, which always
 	// count: triple code names (internal, unknown, biz_error…) or numbers;
 	// all counts every failure, none only those that always count.
-	OutlierErrorsKey = "outlier.errors"
-	// OutlierConsecutiveKey is the run of failures that ejects.
-	OutlierConsecutiveKey = "outlier.consecutive-failures"
-	// OutlierIntervalKey is the interval of the failure-percentage and
+	ErrorsKey = "outlier.errors"
+	// ConsecutiveKey is the run of failures that ejects.
+	ConsecutiveKey = "outlier.consecutive-failures"
+	// IntervalKey is the interval of the failure-percentage and
 	// success-rate rules.
-	OutlierIntervalKey = "outlier.interval"
-	// OutlierBaseEjectionKey is the ejection time, times the number of
+	IntervalKey = "outlier.interval"
+	// BaseEjectionKey is the ejection time, times the number of
 	// ejections in a row.
-	OutlierBaseEjectionKey = "outlier.base-ejection-time"
-	// OutlierMaxEjectionKey caps the ejection time.
-	OutlierMaxEjectionKey = "outlier.max-ejection-time"
-	// OutlierMaxEjectedKey is the largest share of providers ejected at
+	BaseEjectionKey = "outlier.base-ejection-time"
+	// MaxEjectionKey caps the ejection time.
+	MaxEjectionKey = "outlier.max-ejection-time"
+	// MaxEjectedKey is the largest share of providers ejected at
 	// once, in percent.
-	OutlierMaxEjectedKey = "outlier.max-ejection-percent"
-	// OutlierPanicKey is the share of usable providers, in percent, below
+	MaxEjectedKey = "outlier.max-ejection-percent"
+	// PanicKey is the share of usable providers, in percent, below
 	// which ejection is ignored.
-	OutlierPanicKey = "outlier.panic-threshold"
+	PanicKey = "outlier.panic-threshold"
 
-	OutlierFailurePercentThresholdKey     = "outlier.failure-percentage.threshold"
-	OutlierFailurePercentMinimumHostsKey  = "outlier.failure-percentage.minimum-hosts"
-	OutlierFailurePercentRequestVolumeKey = "outlier.failure-percentage.request-volume"
-	OutlierSuccessRateStdevFactorKey      = "outlier.success-rate.stdev-factor"
-	OutlierSuccessRateMinimumHostsKey     = "outlier.success-rate.minimum-hosts"
-	OutlierSuccessRateRequestVolumeKey    = "outlier.success-rate.request-volume"
+	FailurePercentThresholdKey     = "outlier.failure-percentage.threshold"
+	FailurePercentMinimumHostsKey  = "outlier.failure-percentage.minimum-hosts"
+	FailurePercentRequestVolumeKey = "outlier.failure-percentage.request-volume"
+	SuccessRateStdevFactorKey      = "outlier.success-rate.stdev-factor"
+	SuccessRateMinimumHostsKey     = "outlier.success-rate.minimum-hosts"
+	SuccessRateRequestVolumeKey    = "outlier.success-rate.request-volume"
 )
 
-// Names of the rules in OutlierRulesKey.
+// Names of the rules in RulesKey.
 const (
-	RuleConsecutiveFailures = "consecutive-failures"
-	RuleFailurePercentage   = "failure-percentage"
-	RuleSuccessRate         = "success-rate"
-)
-
-// Status codes of the triple protocol that the outlier configuration names
-// (dubbo-go's triple_protocol.Code, gRPC's codes, and dubbo-go's biz_error
-// for an error a provider's handler returned without a code).
-const (
-	CodeUnknown          = 2
-	CodeDeadlineExceeded = 4
-	CodeUnimplemented    = 12
-	CodeInternal         = 13
-	CodeUnavailable      = 14
-	CodeDataLoss         = 15
-	CodeBizError         = 17
+	ruleConsecutiveFailures = "consecutive-failures"
+	ruleFailurePercentage   = "failure-percentage"
+	ruleSuccessRate         = "success-rate"
 )
 
 // codeNames are the status codes by name, as triple_protocol.Code.String
 // writes them (biz_error is ours: dubbo-go writes code_17).
 var codeNames = map[string]int{
-	"canceled": 1, "unknown": CodeUnknown, "invalid_argument": 3, "deadline_exceeded": CodeDeadlineExceeded,
+	"canceled": 1, "unknown": statuscode.Unknown, "invalid_argument": 3, "deadline_exceeded": statuscode.DeadlineExceeded,
 	"not_found": 5, "already_exists": 6, "permission_denied": 7, "resource_exhausted": 8,
-	"failed_precondition": 9, "aborted": 10, "out_of_range": 11, "unimplemented": CodeUnimplemented,
-	"internal": CodeInternal, "unavailable": CodeUnavailable, "data_loss": CodeDataLoss,
-	"unauthenticated": 16, "biz_error": CodeBizError,
+	"failed_precondition": 9, "aborted": 10, "out_of_range": 11, "unimplemented": statuscode.Unimplemented,
+	"internal": statuscode.Internal, "unavailable": statuscode.Unavailable, "data_loss": statuscode.DataLoss,
+	"unauthenticated": 16, "biz_error": statuscode.BizError,
 }
 
-// Bits of Outlier.Counted: bit c for status code c, bit 0 for failures
-// without a status code.
-const (
-	// AlwaysCounted are the failures that count whatever the
-	// configuration: no status code (transport errors, local timeouts),
-	// deadline_exceeded and unavailable.
-	AlwaysCounted uint32 = 1<<0 | 1<<CodeDeadlineExceeded | 1<<CodeUnavailable
-	// DefaultCounted adds the codes of a provider that failed rather than
-	// refused: internal, data_loss, unimplemented. Not unknown and
-	// biz_error, the codes business errors arrive with (a Go handler's
-	// plain error, a Java provider's exception), nor the codes that blame
-	// the call (invalid_argument, not_found…) or its caller (canceled).
-	DefaultCounted = AlwaysCounted | 1<<CodeInternal | 1<<CodeDataLoss | 1<<CodeUnimplemented
-	// AllCounted counts every failure.
-	AllCounted uint32 = math.MaxUint32
-)
-
-// Outlier configures outlier ejection for one (service, method): which
+// Config configures outlier ejection for one (service, method): which
 // rules eject, how long, how many providers at most, and which failures
-// count. DefaultOutlier holds the defaults, those of Envoy and gRPC (gRFC
+// count. DefaultConfig holds the defaults, those of Envoy and gRPC (gRFC
 // A50) with the consecutive-failures rule on.
-type Outlier struct {
+type Config struct {
 	// ConsecutiveFailures ejects a provider after this many failures in a
 	// row; 0 turns the rule off. Default 5.
 	ConsecutiveFailures int64
@@ -124,8 +97,8 @@ type Outlier struct {
 	// Default 50.
 	PanicThreshold float64
 	// Counted says which failures count: bit c for status code c, bit 0
-	// for failures without a status code. Default DefaultCounted; it
-	// always includes AlwaysCounted.
+	// for failures without a status code. Default statuscode.DefaultCounted; it
+	// always includes statuscode.AlwaysCounted.
 	Counted uint32
 }
 
@@ -154,8 +127,8 @@ type SuccessRate struct {
 	RequestVolume int64
 }
 
-// DefaultOutlier is the configuration when no parameter is set.
-var DefaultOutlier = Outlier{
+// DefaultConfig is the configuration when no parameter is set.
+var DefaultConfig = Config{
 	ConsecutiveFailures: 5,
 	FailurePercentage:   FailurePercentage{Threshold: 85, MinimumHosts: 5, RequestVolume: 50},
 	SuccessRate:         SuccessRate{StdevFactor: 1.9, MinimumHosts: 5, RequestVolume: 100},
@@ -164,72 +137,72 @@ var DefaultOutlier = Outlier{
 	MaxEjectionTime:     300 * time.Second,
 	MaxEjectionPercent:  10,
 	PanicThreshold:      50,
-	Counted:             DefaultCounted,
+	Counted:             statuscode.DefaultCounted,
 }
 
 // Enabled reports whether any rule ejects.
-func (o *Outlier) Enabled() bool {
+func (o *Config) Enabled() bool {
 	return o.ConsecutiveFailures > 0 || o.FailurePercentage.Enabled || o.SuccessRate.Enabled
 }
 
 // Periodic reports whether a rule looks at intervals.
-func (o *Outlier) Periodic() bool { return o.FailurePercentage.Enabled || o.SuccessRate.Enabled }
+func (o *Config) Periodic() bool { return o.FailurePercentage.Enabled || o.SuccessRate.Enabled }
 
-// ReadOutlier returns the outlier configuration of method that the
+// ReadConfig returns the outlier configuration of method that the
 // provider URL u carries from its consumer, and a description of each value it replaced by its default. It
 // builds strings: call it when a snapshot is built.
-func ReadOutlier(u *common.URL, method string) (Outlier, []string) {
-	return ParseOutlier(func(key string) string { return MethodParam(u, method, key) })
+func ReadConfig(u *common.URL, method string) (Config, []string) {
+	return ParseConfig(func(key string) string { return urlparam.MethodParam(u, method, key) })
 }
 
 // maxCount bounds counts (runs of failures, hosts, calls).
 const maxCount = 1 << 40
 
-// ParseOutlier reads an outlier configuration from param, which returns
+// ParseConfig reads an outlier configuration from param, which returns
 // the value of a key ("" when unset). A value that is malformed or out of
 // range is replaced by its default, and problems says so, one entry per
 // value. It never panics.
-func ParseOutlier(param func(key string) string) (o Outlier, problems []string) {
-	o = DefaultOutlier
-	p := outlierParser{param: param}
+func ParseConfig(param func(key string) string) (o Config, problems []string) {
+	o = DefaultConfig
+	p := configParser{param: param}
 	consecutive, failurePct, successRate := p.rules()
-	p.count(OutlierConsecutiveKey, &o.ConsecutiveFailures)
+	p.count(ConsecutiveKey, &o.ConsecutiveFailures)
 	if !consecutive {
 		o.ConsecutiveFailures = 0
 	}
 	o.FailurePercentage.Enabled, o.SuccessRate.Enabled = failurePct, successRate
-	p.duration(OutlierIntervalKey, &o.Interval)
-	p.duration(OutlierBaseEjectionKey, &o.BaseEjectionTime)
-	p.duration(OutlierMaxEjectionKey, &o.MaxEjectionTime)
-	p.percent(OutlierMaxEjectedKey, &o.MaxEjectionPercent)
-	p.percent(OutlierPanicKey, &o.PanicThreshold)
-	p.percent(OutlierFailurePercentThresholdKey, &o.FailurePercentage.Threshold)
-	p.count(OutlierFailurePercentMinimumHostsKey, &o.FailurePercentage.MinimumHosts)
-	p.count(OutlierFailurePercentRequestVolumeKey, &o.FailurePercentage.RequestVolume)
-	p.factor(OutlierSuccessRateStdevFactorKey, &o.SuccessRate.StdevFactor)
-	p.count(OutlierSuccessRateMinimumHostsKey, &o.SuccessRate.MinimumHosts)
-	p.count(OutlierSuccessRateRequestVolumeKey, &o.SuccessRate.RequestVolume)
+	p.duration(IntervalKey, &o.Interval)
+	p.duration(BaseEjectionKey, &o.BaseEjectionTime)
+	p.duration(MaxEjectionKey, &o.MaxEjectionTime)
+	p.percent(MaxEjectedKey, &o.MaxEjectionPercent)
+	p.percent(PanicKey, &o.PanicThreshold)
+	p.percent(FailurePercentThresholdKey, &o.FailurePercentage.Threshold)
+	p.count(FailurePercentMinimumHostsKey, &o.FailurePercentage.MinimumHosts)
+	p.count(FailurePercentRequestVolumeKey, &o.FailurePercentage.RequestVolume)
+	p.factor(SuccessRateStdevFactorKey, &o.SuccessRate.StdevFactor)
+	p.count(SuccessRateMinimumHostsKey, &o.SuccessRate.MinimumHosts)
+	p.count(SuccessRateRequestVolumeKey, &o.SuccessRate.RequestVolume)
 	o.Counted = p.codes()
 	return o, p.problems
 }
 
-type outlierParser struct {
+type configParser struct {
 	param    func(string) string
 	problems []string
 }
 
 // value returns the trimmed value of key, and whether it is set.
-func (p *outlierParser) value(key string) (string, bool) {
+func (p *configParser) value(key string) (string, bool) {
 	v := strings.TrimSpace(p.param(key))
 	return v, v != ""
 }
 
-func (p *outlierParser) replaced(key, raw, why, def string) {
+func (p *configParser) replaced(key, raw, why, def string) {
 	p.problems = append(p.problems, key+" "+strconv.Quote(raw)+" "+why+"; using "+def)
 }
 
 // count reads a whole number in [1, maxCount].
-func (p *outlierParser) count(key string, dst *int64) {
+func (p *configParser) count(key string, dst *int64) {
 	v, ok := p.value(key)
 	if !ok {
 		return
@@ -243,12 +216,12 @@ func (p *outlierParser) count(key string, dst *int64) {
 
 // duration reads a positive duration ("30s", or milliseconds as Dubbo
 // Java writes them), at most a year.
-func (p *outlierParser) duration(key string, dst *time.Duration) {
+func (p *configParser) duration(key string, dst *time.Duration) {
 	v, ok := p.value(key)
 	if !ok {
 		return
 	}
-	if d, ok := parseTimeout(v); ok {
+	if d, ok := urlparam.ParseDuration(v); ok {
 		*dst = d
 		return
 	}
@@ -256,7 +229,7 @@ func (p *outlierParser) duration(key string, dst *time.Duration) {
 }
 
 // percent reads a number in [0, 100], with or without "%".
-func (p *outlierParser) percent(key string, dst *float64) {
+func (p *configParser) percent(key string, dst *float64) {
 	v, ok := p.value(key)
 	if !ok {
 		return
@@ -269,7 +242,7 @@ func (p *outlierParser) percent(key string, dst *float64) {
 }
 
 // factor reads a positive number of at most 1000.
-func (p *outlierParser) factor(key string, dst *float64) {
+func (p *configParser) factor(key string, dst *float64) {
 	v, ok := p.value(key)
 	if !ok {
 		return
@@ -281,9 +254,9 @@ func (p *outlierParser) factor(key string, dst *float64) {
 	p.replaced(key, v, "is not a positive number of at most 1000", strconv.FormatFloat(*dst, 'g', -1, 64))
 }
 
-// rules reads OutlierRulesKey; by default only consecutive failures eject.
-func (p *outlierParser) rules() (consecutive, failurePct, successRate bool) {
-	v, ok := p.value(OutlierRulesKey)
+// rules reads RulesKey; by default only consecutive failures eject.
+func (p *configParser) rules() (consecutive, failurePct, successRate bool) {
+	v, ok := p.value(RulesKey)
 	if !ok {
 		return true, false, false
 	}
@@ -294,11 +267,11 @@ func (p *outlierParser) rules() (consecutive, failurePct, successRate bool) {
 		case "":
 		case "none":
 			none = true
-		case RuleConsecutiveFailures:
+		case ruleConsecutiveFailures:
 			consecutive, known = true, true
-		case RuleFailurePercentage:
+		case ruleFailurePercentage:
 			failurePct, known = true, true
-		case RuleSuccessRate:
+		case ruleSuccessRate:
 			successRate, known = true, true
 		default:
 			unknown = append(unknown, strconv.Quote(f))
@@ -306,27 +279,27 @@ func (p *outlierParser) rules() (consecutive, failurePct, successRate bool) {
 	}
 	switch {
 	case none && (known || len(unknown) > 0):
-		p.replaced(OutlierRulesKey, v, "mixes none with rules", "none (ejection off)")
+		p.replaced(RulesKey, v, "mixes none with rules", "none (ejection off)")
 		return false, false, false
 	case none:
 		return false, false, false
 	case len(unknown) > 0 && known:
-		p.problems = append(p.problems, OutlierRulesKey+" "+strconv.Quote(v)+": skipped unknown rule "+strings.Join(unknown, ", ")+
-			" (known: "+RuleConsecutiveFailures+", "+RuleFailurePercentage+", "+RuleSuccessRate+", none)")
+		p.problems = append(p.problems, RulesKey+" "+strconv.Quote(v)+": skipped unknown rule "+strings.Join(unknown, ", ")+
+			" (known: "+ruleConsecutiveFailures+", "+ruleFailurePercentage+", "+ruleSuccessRate+", none)")
 	case !known:
-		p.replaced(OutlierRulesKey, v, "names no rule (known: "+RuleConsecutiveFailures+", "+RuleFailurePercentage+", "+RuleSuccessRate+", none)", RuleConsecutiveFailures)
+		p.replaced(RulesKey, v, "names no rule (known: "+ruleConsecutiveFailures+", "+ruleFailurePercentage+", "+ruleSuccessRate+", none)", ruleConsecutiveFailures)
 		return true, false, false
 	}
 	return consecutive, failurePct, successRate
 }
 
-// codes reads OutlierErrorsKey.
-func (p *outlierParser) codes() uint32 {
-	v, ok := p.value(OutlierErrorsKey)
+// codes reads ErrorsKey.
+func (p *configParser) codes() uint32 {
+	v, ok := p.value(ErrorsKey)
 	if !ok {
-		return DefaultCounted
+		return statuscode.DefaultCounted
 	}
-	mask := AlwaysCounted
+	mask := statuscode.AlwaysCounted
 	var unknown []string
 	for field := range strings.SplitSeq(v, ",") {
 		f := strings.ToLower(strings.ReplaceAll(strings.TrimSpace(field), "-", "_"))
@@ -337,7 +310,7 @@ func (p *outlierParser) codes() uint32 {
 		switch n, err := strconv.Atoi(f); {
 		case f == "" || f == "none":
 		case f == "all":
-			mask = AllCounted
+			mask = statuscode.AllCounted
 		case err == nil && n >= 1 && n <= 31:
 			mask |= 1 << n
 		default:
@@ -345,7 +318,7 @@ func (p *outlierParser) codes() uint32 {
 		}
 	}
 	if len(unknown) > 0 {
-		p.problems = append(p.problems, OutlierErrorsKey+" "+strconv.Quote(v)+": skipped "+strings.Join(unknown, ", ")+
+		p.problems = append(p.problems, ErrorsKey+" "+strconv.Quote(v)+": skipped "+strings.Join(unknown, ", ")+
 			" (not a status code name such as internal, unknown, biz_error, nor a number from 1 to 31)")
 	}
 	return mask

@@ -1,4 +1,4 @@
-package urlparam
+package nacosconf
 
 import (
 	"fmt"
@@ -12,22 +12,22 @@ import (
 // fails (refused, or not answered within nacos.timeout), read from the
 // registry URL.
 const (
-	// NacosRetryKey is how many more times a failed registration is tried
+	// RetryKey is how many more times a failed registration is tried
 	// (default 10, at most 100; 0: none).
-	NacosRetryKey = "nacos.retry"
-	// NacosRetryWaitKey is the wait before the first retry, in
-	// milliseconds (default 10, at most 60 000); see NacosRetry.Before.
-	NacosRetryWaitKey = "nacos.retry-wait"
+	RetryKey = "nacos.retry"
+	// RetryWaitKey is the wait before the first retry, in
+	// milliseconds (default 10, at most 60 000); see Retry.Before.
+	RetryWaitKey = "nacos.retry-wait"
 )
 
-// NacosRetry says how a registration that Nacos failed is tried again.
-type NacosRetry struct {
+// Retry says how a registration that Nacos failed is tried again.
+type Retry struct {
 	Tries int           // more tries after the first
 	Wait  time.Duration // before the first retry
 }
 
-// maxNacosBackoff caps the growth of NacosRetry.Before.
-const maxNacosBackoff = 30 * time.Second
+// maxBackoff caps the growth of Retry.Before.
+const maxBackoff = 30 * time.Second
 
 // Before returns the wait before retry number try (1 for the first):
 // Wait, three times as long for each retry after the first, up to 30 s (or
@@ -41,8 +41,8 @@ const maxNacosBackoff = 30 * time.Second
 // tries themselves take: a provider outlasts a registry silent for a
 // minute and a half, and still fails its start within a few minutes when
 // none is there.
-func (r NacosRetry) Before(try int) time.Duration {
-	limit := max(r.Wait, maxNacosBackoff)
+func (r Retry) Before(try int) time.Duration {
+	limit := max(r.Wait, maxBackoff)
 	d := r.Wait
 	for i := 1; i < try && d < limit; i++ {
 		d *= 3
@@ -53,7 +53,7 @@ func (r NacosRetry) Before(try int) time.Duration {
 // Do calls f until it returns nil, at most Tries more times than once;
 // before retry k it calls retrying with the error and k, then sleeps
 // Before(k). It returns f's last error.
-func (r NacosRetry) Do(sleep func(time.Duration), retrying func(err error, try int), f func() error) error {
+func (r Retry) Do(sleep func(time.Duration), retrying func(err error, try int), f func() error) error {
 	err := f()
 	for try := 1; err != nil && try <= r.Tries; try++ {
 		retrying(err, try)
@@ -63,20 +63,20 @@ func (r NacosRetry) Do(sleep func(time.Duration), retrying func(err error, try i
 	return err
 }
 
-// Defaults and bounds of NacosRetry, Dubbo Java's.
+// Defaults and bounds of Retry, Dubbo Java's.
 const (
-	defaultNacosRetries   = 10
-	defaultNacosRetryWait = 10 * time.Millisecond
-	maxNacosRetries       = 100
-	maxNacosRetryWait     = time.Minute
+	defaultRetries   = 10
+	defaultRetryWait = 10 * time.Millisecond
+	maxRetries       = 100
+	maxRetryWait     = time.Minute
 )
 
-// ReadNacosRetry reads NacosRetryKey and NacosRetryWaitKey from the
+// ReadRetry reads RetryKey and RetryWaitKey from the
 // registry URL u (nil: the defaults). A value that is not a whole number
 // in range is dropped (its default applies) and problems says so, one
 // entry per value.
-func ReadNacosRetry(u *common.URL) (NacosRetry, []string) {
-	return ParseNacosRetry(func(key string) string {
+func ReadRetry(u *common.URL) (Retry, []string) {
+	return ParseRetry(func(key string) string {
 		if u == nil {
 			return ""
 		}
@@ -84,23 +84,23 @@ func ReadNacosRetry(u *common.URL) (NacosRetry, []string) {
 	})
 }
 
-// ParseNacosRetry is ReadNacosRetry over param, which returns a key's raw
+// ParseRetry is ReadRetry over param, which returns a key's raw
 // value ("" when unset). It never panics.
-func ParseNacosRetry(param func(key string) string) (r NacosRetry, problems []string) {
-	r = NacosRetry{Tries: defaultNacosRetries, Wait: defaultNacosRetryWait}
-	if v := param(NacosRetryKey); v != "" {
-		if n, err := strconv.Atoi(v); err != nil || n < 0 || n > maxNacosRetries {
+func ParseRetry(param func(key string) string) (r Retry, problems []string) {
+	r = Retry{Tries: defaultRetries, Wait: defaultRetryWait}
+	if v := param(RetryKey); v != "" {
+		if n, err := strconv.Atoi(v); err != nil || n < 0 || n > maxRetries {
 			problems = append(problems, fmt.Sprintf("%s=%q is not a whole number from 0 to %d; using %d",
-				NacosRetryKey, v, maxNacosRetries, defaultNacosRetries))
+				RetryKey, v, maxRetries, defaultRetries))
 		} else {
 			r.Tries = n
 		}
 	}
-	if v := param(NacosRetryWaitKey); v != "" {
-		maxMs := int(maxNacosRetryWait / time.Millisecond)
+	if v := param(RetryWaitKey); v != "" {
+		maxMs := int(maxRetryWait / time.Millisecond)
 		if ms, err := strconv.Atoi(v); err != nil || ms < 0 || ms > maxMs {
 			problems = append(problems, fmt.Sprintf("%s=%q is not a number of milliseconds from 0 to %d; using %v",
-				NacosRetryWaitKey, v, maxMs, defaultNacosRetryWait))
+				RetryWaitKey, v, maxMs, defaultRetryWait))
 		} else {
 			r.Wait = time.Duration(ms) * time.Millisecond
 		}
