@@ -80,3 +80,52 @@ func claimedMissing(doc string, have map[string]bool) (named, missing []string) 
 	}
 	return named, missing
 }
+
+// it/test.sh fuzzes every fuzz target of the module, each in the package
+// that defines it: a target moved or added without the script is caught
+// here, not by a fuzz run that names a package without it. No Nacos.
+func TestTestShFuzzesEveryTarget(t *testing.T) {
+	script, err := os.ReadFile("test.sh")
+	if err != nil {
+		t.Fatal(err)
+	}
+	listed := map[string]bool{}
+	for _, m := range regexp.MustCompile(`([a-z][a-z0-9/]*):(Fuzz\w+)`).FindAllStringSubmatch(string(script), -1) {
+		listed[m[1]+":"+m[2]] = true
+	}
+	defined := map[string]bool{}
+	fuzzRe := regexp.MustCompile(`(?m)^func (Fuzz\w+)\(`)
+	err = filepath.WalkDir("..", func(path string, d fs.DirEntry, err error) error {
+		switch {
+		case err != nil:
+			return err
+		case d.IsDir() && (d.Name() == ".git" || d.Name() == "testdata"):
+			return filepath.SkipDir
+		case !d.IsDir() && strings.HasSuffix(path, "_test.go"):
+			b, err := os.ReadFile(path)
+			if err != nil {
+				return err
+			}
+			for _, m := range fuzzRe.FindAllSubmatch(b, -1) {
+				defined[filepath.ToSlash(filepath.Dir(strings.TrimPrefix(path, "../")))+":"+string(m[1])] = true
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(defined) < 10 {
+		t.Fatalf("found only %d fuzz targets: the walk is broken", len(defined))
+	}
+	for target := range defined {
+		if !listed[target] {
+			t.Errorf("it/test.sh does not fuzz %s", target)
+		}
+	}
+	for target := range listed {
+		if !defined[target] {
+			t.Errorf("it/test.sh fuzzes %s, which no package defines", target)
+		}
+	}
+}

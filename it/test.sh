@@ -96,7 +96,8 @@ export DUBBOGO_LB_NACOS_AUTH_PASSWORD=$auth_password
 fuzz() {
   local target
   for target in warmup:FuzzParseWeight warmup:FuzzParseAge warmup:FuzzParseFactor \
-	internal/urlparam:FuzzParseTimeout internal/urlparam:FuzzParseActives internal/urlparam:FuzzParseOutlier \
+	internal/urlparam:FuzzParseTimeout internal/urlparam:FuzzParseActives internal/urlparam:FuzzParseSubset \
+	loadbalance/internal/outlier:FuzzParseConfig loadbalance/internal/zone:FuzzParseZoneRouting internal/subset:FuzzSelect \
 	loadbalance/ringhash:FuzzParseArguments loadbalance/ringhash:FuzzParseNodes \
 	loadbalance/ringhash:FuzzAppendJava loadbalance/ringhash:FuzzRebuildIsBuild \
 	extension/internal/nacosdiscovery:FuzzInstanceList \
@@ -105,7 +106,7 @@ fuzz() {
 	rpcstatus/loadreport:FuzzParse loadbalance/loadaware:FuzzParseConfig \
 	loadbalance/lbmetrics:FuzzCollectorLabels \
 	loadbalance/internal/zone:FuzzCompute extension/internal/lbname:FuzzBalancerNames \
-	internal/urlparam:FuzzParseNacosRetry internal/urlparam:FuzzParseNacosTLS; do
+	extension/internal/nacosconf:FuzzParseRetry extension/internal/nacosconf:FuzzParseTLS; do
 	go test -run '^$' -fuzz "^${target#*:}\$" -fuzztime "$fuzz_inputs" "./${target%%:*}" || return 1
   done
 }
