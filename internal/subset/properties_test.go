@@ -504,3 +504,30 @@ func TestSelectAllocatesNothing(t *testing.T) {
 		}
 	}
 }
+
+// TestRendezvousWithinZonesChangesAtMostOneMember: with zones, a provider
+// joining or leaving a zone, when the zones' parts of the size stay the same,
+// replaces at most one member of a subset.
+func TestRendezvousWithinZonesChangesAtMostOneMember(t *testing.T) {
+	var all []Provider
+	for i := range 301 {
+		all = append(all, Provider{Key: fmt.Sprintf("p%d", i), Weight: 100, Zone: string(rune('a' + i%3))})
+	}
+	ps := all[:300] // 100 a zone; the 301st joins zone a: parts 4, 4, 4 either way
+	opts := Options{Size: 12, Zones: true}
+	changed := 0
+	var base, other []int
+	for j := range 100 {
+		c := Consumer{ID: consumerID(j)}
+		base = Select(base, ps, c, opts, nil)
+		other = Select(other, all, c, opts, nil)
+		n := replaced(base, other)
+		if n > 1 {
+			t.Errorf("consumer %d: a provider joining zone a replaced %d members", j, n)
+		}
+		changed += n
+	}
+	if changed == 0 {
+		t.Error("no subset took the new provider: the check tells nothing")
+	}
+}

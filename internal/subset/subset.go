@@ -59,12 +59,14 @@ type Options struct {
 	// Size is the number of providers a consumer holds (lb.subset.size), and
 	// the number of serving ones it keeps when some do not serve. 0 or less
 	// turns subsetting off: Select returns every provider. A Size at or above
-	// the number of providers holds them all. Aperture holds Size on average:
+	// the number of providers holds them all; there is no other bound. gRPC's
+	// random subsetting (A68) defaults to 20. Aperture holds Size on average:
 	// its window spans Size-1 mean weights, so over heavy providers it holds
-	// fewer, over light ones more (20 ± 6 at weights 25/100/200), and it keeps
-	// as many serving as its window holds, up to Size. Where the consumers are
-	// too few to cover every provider with Size each, each holds about
-	// providers/consumers.
+	// fewer, over light ones more (14 to 28 at Size 20 on weights 25, 100 and
+	// 200), and it keeps as many serving as its window holds, up to Size.
+	// Where the consumers are too few to cover every provider with Size each,
+	// each holds about providers/consumers (a lone consumer holds them all),
+	// so that every provider has a consumer.
 	Size int
 	// Zones subsets within each zone: each zone gets a part of Size in
 	// proportion to its weight share, at least 1 where it has providers, so
@@ -73,7 +75,7 @@ type Options struct {
 	// TypicalWeight is the weight of a typical provider, used by rendezvous
 	// hashing to make a provider's share of the load track its weight share
 	// (see DESIGN.md). 0 (or less, or not finite) means 100, Dubbo's default
-	// weight. It is a setting rather than the fleet's mean so that a provider
+	// weight; above MaxWeight counts as MaxWeight. It is a setting rather than the fleet's mean so that a provider
 	// joining or leaving never moves more than one member of a subset.
 	TypicalWeight float64
 }
