@@ -148,10 +148,15 @@ func TestPageInBrowser(t *testing.T) {
 	src := &growingSource{}
 	reg := describe.New(describe.Options{})
 	reg.Register("lalb", src)
+	reg.SetSubsets(func() []describe.Subset {
+		return []describe.Subset{{Service: "org.example.Greeter", Registry: "interface", Mode: describe.SubsetAperture,
+			Index: 1, Count: 4, Size: 2, Held: 3, Serving: 2, Total: 8, Members: []string{"127.0.0.1:20000", "127.0.0.1:20001", "127.0.0.1:20002"}}}
+	})
 	srv := httptest.NewServer(reg.Handler())
 	defer srv.Close()
 
 	page := browse(t, srv.URL+"/#raw=1", 1280, 800)
+	assert.Contains(t, page, `Subset (interface level, aperture, consumer 2 of 4): 3 of 8 providers held, 2 serving, size 2`, "the card says which subset the consumer holds")
 	n := attr(t, page, "data-updates")
 	assert.GreaterOrEqual(t, n, 3, "updates in 4.5 s of page time")
 	assert.GreaterOrEqual(t, src.n.Load(), int64(n), "each update is a snapshot")
