@@ -392,6 +392,8 @@ type Registry[T any] struct {
 	rebuilds, refreshes atomic.Int64
 	// inline is the largest list built on the calling goroutine.
 	inline atomic.Int64
+	// partSize is the size of the parts of the members (SetPartSize).
+	partSize atomic.Int64
 	// pending counts the builds running in the background.
 	pending sync.WaitGroup
 	// hot caches the states found last, by the URL of a list's first
@@ -480,6 +482,7 @@ func NewRegistry[T any](opts warmup.Options, wall func() time.Time, build BuildF
 	}
 	r := &Registry[T]{opts: opts.WithDefaults(), wall: wall, build: build, services: map[string]*service[T]{}}
 	r.inline.Store(DefaultInlineUpTo)
+	r.partSize.Store(partSize)
 	r.idle.Store(int64(DefaultIdle))
 	r.methodLimit.Store(DefaultMethodLimit)
 	r.epochAt.Store(wall().UnixNano())
@@ -547,6 +550,13 @@ func (r *Registry[T]) States() int {
 // math.MaxInt every one inline (deterministic: simulators, seeded tests).
 // Default DefaultInlineUpTo.
 func (r *Registry[T]) SetInlineUpTo(n int) { r.inline.Store(int64(n)) }
+
+// SetPartSize sets how many providers a part holds, about (see the design
+// note, "Parts"): partSize (128) by default, never less; math.MaxInt keeps
+// every list in one part, so that every change makes the whole Set and
+// table again, as flat arrays would. It applies to the memberships built
+// after it.
+func (r *Registry[T]) SetPartSize(n int) { r.partSize.Store(int64(max(n, partSize))) }
 
 // Wait waits until no snapshot is being built in the background.
 func (r *Registry[T]) Wait() { r.pending.Wait() }
@@ -725,7 +735,7 @@ func (r *Registry[T]) members(list []base.Invoker, now time.Time) *members {
 	if last != nil && len(last.invokers) == len(list) && same(list, last.invokers) {
 		return last
 	}
-	m := newMembers(list, last, now)
+	m := newMembers(list, int(r.partSize.Load()), last, now)
 	svc.members.Store(m)
 	return m
 }
@@ -973,7 +983,7 @@ type members struct {
 // metadata of a provider that prev (nil at first) holds from it, and the
 // parts of prev's layout that stay whole: only newcomers' URLs are read,
 // at now.
-func newMembers(list []base.Invoker, prev *members, now time.Time) *members {
+func newMembers(list []base.Invoker, size int, prev *members, now time.Time) *members {
 	m := &members{invokers: list, index: newIndex(list)}
 	var old *layout
 	var was index // of nothing at first
@@ -983,7 +993,7 @@ func newMembers(list []base.Invoker, prev *members, now time.Time) *members {
 	}
 	from := was.from(before, list)
 	defer positions.Put(from)
-	m.layout = newLayout(list, old, from, func(i int) (*rpcstatus.Provider, *warmup.Meta, string) {
+	m.layout = newLayout(list, size, old, from, func(i int) (*rpcstatus.Provider, *warmup.Meta, string) {
 		u := list[i].GetURL()
 		meta := warmup.Parse(u, "", now)
 		if meta.Problem != "" {

@@ -12,6 +12,7 @@ import (
 // The sizes of parts (see layout): parts are made of about partSize
 // providers (flush), never more than partMax; a part shorter than partMin
 // is made again with the next (the last part of a list may be shorter).
+// Registry.SetPartSize sets another size (at least partSize).
 const (
 	partSize = 128
 	partMax  = 2 * partSize
@@ -43,6 +44,7 @@ type layout struct {
 	// coarse[c] is the part that holds position c<<coarseBits.
 	coarse []int32
 	zoned  bool // some provider names a zone
+	size   int  // the size of its parts (partSize unless set otherwise)
 }
 
 // locate returns the index of the part that holds position i and i's
@@ -124,13 +126,15 @@ type layoutBuilder struct {
 // reads a provider that came. A part of old whose providers all stay, in
 // the same order, is shared; the others are made again, from what old
 // holds for the providers that stay and from read for the others.
-func newLayout(list []base.Invoker, old *layout, from []int32, read newcomer) *layout {
-	b := layoutBuilder{list: list, old: old, from: from, read: read}
+// size is the size of its parts (partSize, or more).
+func newLayout(list []base.Invoker, size int, old *layout, from []int32, read newcomer) *layout {
+	b := layoutBuilder{l: layout{size: size}, list: list, old: old, from: from, read: read}
+	short := size / 4 // partMin at partSize
 	n := len(list)
-	b.l.starts = make([]int32, 0, n/partSize+2)
+	b.l.starts = make([]int32, 0, n/size+2)
 	run := 0 // the run of providers still to place starts there
 	for i := 0; i < n; {
-		if k, ok := b.reusable(i); ok && (i == run || i-run >= partMin) {
+		if k, ok := b.reusable(i); ok && (i == run || i-run >= short) {
 			b.flush(run, i)
 			b.l.parts = append(b.l.parts, old.parts[k])
 			b.l.starts = append(b.l.starts, int32(i))
@@ -160,7 +164,7 @@ func (b *layoutBuilder) reusable(i int) (int, bool) {
 		k++
 	}
 	size := len(b.old.parts[k].providers)
-	if int(b.old.starts[k]) != j || size < partMin || i+size > len(b.list) {
+	if int(b.old.starts[k]) != j || size < b.l.size/4 || i+size > len(b.list) {
 		return 0, false
 	}
 	for t := 1; t < size; t++ {
@@ -172,15 +176,15 @@ func (b *layoutBuilder) reusable(i int) (int, bool) {
 }
 
 // flush places the providers at positions [a, e) in new parts of about
-// partSize each: n/partSize of them, rounded, at least one, so that parts
+// the layout's size each: n/size of them, rounded, at least one, so that parts
 // that two changes ran together are made apart again. A part it makes
-// holds 2/3 to 3/2 partSize providers unless it is the only one.
+// holds 2/3 to 3/2 of size providers unless it is the only one.
 func (b *layoutBuilder) flush(a, e int) {
-	n := e - a
+	n, size := e-a, b.l.size
 	if n == 0 {
 		return
 	}
-	pieces := max(1, (n+partSize/2)/partSize)
+	pieces := max(1, (n+size/2)/size)
 	for q := range pieces {
 		lo, hi := a+n*q/pieces, a+n*(q+1)/pieces
 		b.l.parts = append(b.l.parts, b.make(lo, hi))

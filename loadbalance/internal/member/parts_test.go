@@ -43,7 +43,7 @@ func (c *layoutChain) next(list []base.Invoker) {
 		}
 	}
 	c.reads = 0
-	c.l = newLayout(list, c.l, from, func(i int) (*rpcstatus.Provider, *warmup.Meta, string) {
+	c.l = newLayout(list, partSize, c.l, from, func(i int) (*rpcstatus.Provider, *warmup.Meta, string) {
 		c.reads++
 		rec := record{provider: new(rpcstatus.Provider), meta: &warmup.Meta{Weight: float64(c.r.IntN(100))}}
 		if c.r.IntN(4) == 0 {

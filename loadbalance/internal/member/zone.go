@@ -188,7 +188,7 @@ func (s *Set) subset(slots []int) *Set {
 			sub.Ejected[j] = true
 		}
 	}
-	sub.layout = newLayout(sub.Invokers, nil, from, func(j int) (*rpcstatus.Provider, *warmup.Meta, string) {
+	sub.layout = newLayout(sub.Invokers, s.layout.size, nil, from, func(j int) (*rpcstatus.Provider, *warmup.Meta, string) {
 		i := slots[j]
 		return s.Provider(i), s.Meta(i), s.Zone(i)
 	})
