@@ -12,11 +12,6 @@ type Control interface {
 	// the call that sees it: math.MaxInt makes every build synchronous
 	// and a run deterministic, 0 sends every build off the call's path.
 	SetInlineUpTo(n int)
-	// SetPartSize sets about how many providers a part of the snapshots
-	// built after it holds: math.MaxInt keeps every list in one part (no
-	// part is shared with the snapshot before), to measure what parts
-	// save and cost.
-	SetPartSize(n int)
 	// WaitBuilds waits until no snapshot is being built off a call's path.
 	WaitBuilds()
 }

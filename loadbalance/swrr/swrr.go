@@ -27,7 +27,7 @@ type Options struct {
 // returns the next provider of the cycle of the invocation's method.
 type Balancer struct {
 	hook // the module's tests and simulator reach sk's builds through it
-	sk   *skeleton.Balancer[table]
+	sk   *skeleton.Balancer[smoothCycle]
 }
 
 // hook lets the module's tests and simulator reach the skeleton's builds
@@ -38,11 +38,28 @@ type hook = builds.Hook
 func New(opts Options) *Balancer {
 	opts.Env = opts.Env.WithDefaults()
 	b := &Balancer{}
-	b.sk = skeleton.New(skeleton.Spec[table]{
+	b.sk = skeleton.New(skeleton.Spec[smoothCycle]{
 		Name: Name, Warmup: opts.Warmup, Env: opts.Env,
 		Build: b.build,
-		Pick:  func(v *member.View[table], _ base.Invocation) int { return v.Table.next() },
+		Pick:  func(v *member.View[smoothCycle], _ base.Invocation) int { return v.Table.Next() },
 	})
 	b.hook = builds.NewHook(b.sk)
 	return b
+}
+
+// build makes the cycle of a snapshot: at a random position for the first
+// snapshot of a (service, method), following the previous one after that
+// (followCycle).
+func (b *Balancer) build(s *member.Set, prev *member.View[smoothCycle]) *smoothCycle {
+	q := quantizeWeights(s.Weights())
+	if prev == nil {
+		return newSmoothCycle(q, b.sk.Rand())
+	}
+	from := intWork.Get(s.Len())
+	defer intWork.Put(from)
+	for i := range from {
+		from[i] = -1
+	}
+	member.Carry(s, prev, func(i, j int) { from[i] = j })
+	return followCycle(prev.Table, q, from)
 }

@@ -2,7 +2,6 @@ package lbtest
 
 import (
 	"fmt"
-	"math"
 	"math/rand/v2"
 	"slices"
 	"strconv"
@@ -12,7 +11,6 @@ import (
 
 	"dubbo.apache.org/dubbo-go/v3/protocol/base"
 
-	"github.com/dubbogo-lb/lb/internal/builds"
 	"github.com/dubbogo-lb/lb/loadbalance/lbenv"
 	"github.com/dubbogo-lb/lb/rpcstatus"
 )
@@ -46,36 +44,22 @@ const (
 
 // BenchDeploy benchmarks a rolling deploy at each size of sizes, for each
 // balancer that lbs(env) returns (made anew for each run, on the injected
-// clocks env), with the parts of the module's snapshots at their default
-// size ("parts") and with every list in one part ("flat",
-// builds.Control.SetPartSize(math.MaxInt)). An op is one push of the
-// registry, 300 ms of the injected wall clock: the list changes by
-// d.Batch providers, and the clock moves three times by the warmup
-// refresh step; after the push and after each step, 4 goroutines make a
-// third of deployCalls Selects over 4 methods (those after the push meet
-// the builds the change starts, off the call's path), then the benchmark
-// waits for the builds (WaitBuilds), as they end well within a step. It
-// reports the process's CPU a push (cpu-ns/op: every build and Select,
-// garbage collection included, whatever else the machine runs), the
-// Selects' 50th and 99th percentile latencies (ns), and allocations a
-// push.
+// clocks env). An op is one push of the registry, 300 ms of the injected
+// wall clock: the list changes by d.Batch providers, and the clock moves
+// three times by the warmup refresh step; after the push and after each
+// step, 4 goroutines make a third of deployCalls Selects over 4 methods
+// (those after the push meet the builds the change starts, off the call's
+// path), then the benchmark waits for the builds (WaitBuilds), as they end
+// well within a step. It reports the process's CPU a push (cpu-ns/op:
+// every build and Select, garbage collection included, whatever else the
+// machine runs), the Selects' 50th and 99th percentile latencies (ns), and
+// allocations a push.
 func BenchDeploy(b *testing.B, sizes []int, lbs func(env lbenv.Env) []Named, d Deploy) {
 	for _, n := range sizes {
 		for k := range lbs(lbenv.Env{}) {
-			for _, mode := range []string{"parts", "flat"} {
-				clock := NewClock(time.Unix(1_700_000_000, 0))
-				lb := lbs(lbenv.Env{Wall: clock.Now})[k]
-				b.Run(fmt.Sprintf("%s/N=%d/%s", lb.Name, n, mode), func(b *testing.B) {
-					if mode == "flat" {
-						c, ok := builds.Of(lb.LB)
-						if !ok {
-							b.Skip("keeps no snapshot")
-						}
-						c.SetPartSize(math.MaxInt)
-					}
-					runDeploy(b, n, lb, clock, d)
-				})
-			}
+			clock := NewClock(time.Unix(1_700_000_000, 0))
+			lb := lbs(lbenv.Env{Wall: clock.Now})[k]
+			b.Run(fmt.Sprintf("%s/N=%d", lb.Name, n), func(b *testing.B) { runDeploy(b, n, lb, clock, d) })
 		}
 	}
 }

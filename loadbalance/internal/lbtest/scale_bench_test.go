@@ -67,8 +67,7 @@ func BenchmarkScaleBuild(b *testing.B) {
 }
 
 // BenchmarkScaleDeploy: a rolling deploy at 1 000 and 10 000 providers,
-// 10 providers replaced a push, with the snapshots in parts and flat:
-// the CPU of builds and Selects a push and the Selects' latency
+// 10 providers replaced a push: the CPU of builds and Selects a push and the Selects' latency
 // (lbtest.BenchDeploy). "warm": the new providers warm up (10 min);
 // "cold": they do not. dubbo-go's random, which reads every provider's
 // URL on every call, runs at 1 000 only (half a second of CPU a push).

@@ -262,10 +262,6 @@ func interimDraw(s *member.Set, list []base.Invoker, next func() uint64, in stri
 // tests), 0 sends every build off the call's path.
 func (b *Balancer[T]) SetInlineUpTo(n int) { b.views.SetInlineUpTo(n) }
 
-// SetPartSize sets the size of the parts of the snapshots built after it
-// (member.Registry.SetPartSize): math.MaxInt keeps every list in one part.
-func (b *Balancer[T]) SetPartSize(n int) { b.views.SetPartSize(n) }
-
 // WaitBuilds waits until no snapshot is being built off a call's path, so
 // that the next Select sees what the last ones started.
 func (b *Balancer[T]) WaitBuilds() { b.views.Wait() }
