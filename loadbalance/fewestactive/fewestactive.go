@@ -2,7 +2,6 @@ package fewestactive
 
 import (
 	"math"
-	"slices"
 	"time"
 
 	"dubbo.apache.org/dubbo-go/v3/protocol/base"
@@ -104,7 +103,7 @@ func New(opts Options) *Balancer {
 		Build: func(s *member.Set, _ *member.View[table]) *table {
 			t := &table{}
 			if b.scans(s.Len()) {
-				t.stats, t.weights = slices.Concat(s.StatRuns()...), s.AppendWeights(nil)
+				t.stats, t.weights = s.Stats(), s.Weights()
 			} else {
 				t.alias = s.WarmAlias()
 			}

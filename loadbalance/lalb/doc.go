@@ -4,9 +4,8 @@
 // filter records, lowered while its calls in flight age (a hanging
 // provider loses its traffic before the first timeout), with errors
 // charged and a minimum share so that every provider is still probed.
-// Picks are O(log N) from trees of weights refreshed on the pick side (a
-// tree per part of about 128 providers, and above one part a tree over the
-// parts' totals); new providers start at the average weight and follow
+// Picks are O(log N) from a tree of weights refreshed on the pick side;
+// new providers start at the average weight and follow
 // their warmup.
 //
 // Options configure the balancer; its Tuning field, of type Tuning, tunes

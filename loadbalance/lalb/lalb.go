@@ -78,7 +78,7 @@ func New(opts Options) *Balancer {
 		Uncounted: "every provider keeps the weight of a new one: LALB picks at random",
 		Describe: func(v *member.View[table], _ int64, ps []describe.Provider) {
 			for i := range ps {
-				ps[i].Weight = float64(v.Table.weight(i)) // LALB's weight
+				ps[i].Weight = float64(v.Table.tree.Weight(i)) // LALB's weight
 			}
 		},
 	})
@@ -94,7 +94,7 @@ func (b *Balancer) pick(v *member.View[table], _ base.Invocation) int {
 	// high word of r × total), its low bits, which move that choice by at
 	// most one unit of weight, decide the refreshes.
 	r := b.rand.Uint64()
-	i := v.Table.choose(r)
+	i := v.Table.tree.choose(r)
 	if i < 0 {
 		// Every leaf 0: impossible, as a snapshot never drains every
 		// provider, but a pick must not fail.
@@ -120,7 +120,7 @@ func (b *Balancer) pickAmong(v *member.View[table], list []base.Invoker, _ base.
 	var total int64
 	for _, inv := range list {
 		if i, ok := v.Index(inv); ok {
-			total += t.weight(i)
+			total += t.tree.Weight(i)
 		}
 	}
 	if total <= 0 {
@@ -131,7 +131,7 @@ func (b *Balancer) pickAmong(v *member.View[table], list []base.Invoker, _ base.
 	pick := list[len(list)-1] // if concurrent refreshes lowered the weights meanwhile
 	for _, inv := range list {
 		if i, ok := v.Index(inv); ok {
-			if r -= t.weight(i); r < 0 {
+			if r -= t.tree.Weight(i); r < 0 {
 				pick = inv
 				break
 			}
@@ -158,7 +158,7 @@ func (b *Balancer) weights(invokers []base.Invoker, method string) []int64 {
 	}
 	for k, inv := range invokers {
 		if i, ok := v.Index(inv); ok {
-			out[k] = v.Table.weight(i)
+			out[k] = v.Table.tree.Weight(i)
 		}
 	}
 	return out

@@ -203,16 +203,16 @@ func TestRemoveHalfAtOnce(t *testing.T) {
 	}
 	require.True(t, exact, "the subset became the membership")
 	require.Equal(t, 32, v.Len())
-	checkTable(t, v.Table)
+	checkTree(t, v.Table.tree)
 	got := d.b.weights(kept, "Say")
-	floor := floorWeight(v.Table.total(), 32, Tuning{})
+	floor := floorWeight(v.Table.tree.Total(), 32, Tuning{})
 	for i := range got {
 		if want[i] > 3*floor {
 			assert.InDelta(t, 1, float64(got[i])/float64(want[i]), 0.05, "provider %d kept its weight", 2*i)
 		}
 	}
 	d.Run(64, 2*sec) // the driver panics on a pick outside the list
-	checkTable(t, v.Table)
+	checkTree(t, v.Table.tree)
 }
 
 // checkTree asserts that the sums of tr match its leaves and that every
@@ -226,22 +226,6 @@ func checkTree(t *testing.T, tr *weightTree) {
 	}
 	assert.Equal(t, s, tr.Total(), "sum of the leaves")
 	checkSums(t, tr)
-}
-
-// checkTable asserts checkTree of the tree of every part of tab, and that
-// the top holds each part's total.
-func checkTable(t *testing.T, tab *table) {
-	t.Helper()
-	for k := range tab.trees.Len() {
-		tr, _ := tab.tree(k)
-		checkTree(t, tr)
-		if tab.top != nil {
-			assert.Equal(t, tr.Total(), tab.top.Weight(k), "part %d: its item in the top", k)
-		}
-	}
-	if tab.top != nil {
-		checkSums(t, tab.top)
-	}
 }
 
 // TestFailoverSubset: a retry's subset is served from the same tree, in
@@ -278,7 +262,7 @@ func TestConcurrentSelectFeedbackAndMembership(t *testing.T) {
 	}
 	v, exact := b.sk.View(last, "Say")
 	require.True(t, exact)
-	checkTable(t, v.Table)
+	checkTree(t, v.Table.tree)
 }
 
 func TestBadInput(t *testing.T) {

@@ -14,21 +14,14 @@ import (
 	"github.com/dubbogo-lb/lb/rpcstatus"
 )
 
-// table is the state of one snapshot: the trees and what a refresh needs.
-// Only the trees change after it is built.
+// table is the state of one snapshot: the tree and what a refresh needs.
+// Only the tree changes after it is built.
 type table struct {
-	// trees are the weight trees, one for each part of the Set
-	// (member.Parts). The tree of a part that stays with the same warm
-	// weights is the table before's, shared with it: both tables then see
-	// the same providers drained, so a refresh of the table before cannot
-	// give weight to a provider that this one drains.
-	trees *member.Parts[weightTree]
-	// top has an item for each part, its tree's total as last set (set
-	// keeps it): nil when the Set is one part.
-	top *weightTree
+	// tree holds the providers' weights.
+	tree *weightTree
 	// timeouts are what each error of a provider is charged at least; nil
 	// when the latency rule alone charges errors (ChargeTimeout off).
-	timeouts *member.Runs[time.Duration]
+	timeouts []time.Duration
 	// live is the number of providers that are not drained: the n of floorWeight.
 	live int
 	// ref and refQPS are the mean weight and the mean throughput (calls/s)
@@ -45,71 +38,12 @@ type table struct {
 	refLatency atomic.Uint64
 }
 
-// tree returns the weight tree of part k and the position of its first
-// provider.
-func (t *table) tree(k int) (*weightTree, int) {
-	tr, start, _ := t.trees.At(k)
-	return tr, start
-}
-
-// weight returns the tree weight of provider i.
-func (t *table) weight(i int) int64 {
-	k, o := t.trees.Locate(i)
-	tr, _ := t.tree(k)
-	return tr.Weight(o)
-}
-
-// total returns the sum of the tree weights.
-func (t *table) total() int64 {
-	if t.top != nil {
-		return t.top.Total()
-	}
-	tr, _ := t.tree(0)
-	return tr.Total()
-}
-
-// set changes the tree weight of provider i to w, and its part's item in
-// top to the part's total. Two sets in one part that race can leave that
-// item at the total the first saw until the part's next set; so can a set
-// of the table before on a tree the two share. Both only skew which part a
-// pick goes to, a little and for a while.
-func (t *table) set(i int, w int64) {
-	k, o := t.trees.Locate(i)
-	tr, _ := t.tree(k)
-	tr.Set(o, w)
-	if t.top != nil {
-		t.top.Set(k, tr.Total())
-	}
-}
-
-// choose draws a provider in proportion to its tree weight with the
-// random word r: its part by r (top), then the provider in it by
-// algo.Mix(r). It returns -1 when every weight is 0.
-func (t *table) choose(r uint64) int {
-	if t.top == nil {
-		tr, _ := t.tree(0)
-		return tr.choose(r)
-	}
-	for range 2 {
-		k := t.top.choose(r)
-		if k < 0 {
-			return -1
-		}
-		tr, start := t.tree(k)
-		if o := tr.choose(algo.Mix(r)); o >= 0 {
-			return start + o
-		}
-		t.top.Set(k, tr.Total()) // the part's item was stale: bring it up to date and draw again
-	}
-	return -1
-}
-
 // timeout returns what an error of provider i is charged at least.
 func (t *table) timeout(i int) time.Duration {
 	if t.timeouts == nil {
 		return 0
 	}
-	return *t.timeouts.At(i)
+	return t.timeouts[i]
 }
 
 // refresh recomputes the tree weight of provider i from its statistics.
@@ -127,7 +61,7 @@ func (b *Balancer) refresh(v *member.View[table], i int) {
 		delay = st.InflightDelay(now)
 	}
 	w, known, lat, qps := b.weight(st, t.timeout(i), delay, now)
-	total := t.total()
+	total := t.tree.Total()
 	if known {
 		w = t.warming(w, qps, warm)
 		if lat > 0 && t.refLatency.Load() == 0 {
@@ -137,11 +71,11 @@ func (b *Balancer) refresh(v *member.View[table], i int) {
 		w = t.newcomer(newProviderWeight(total, t.live, b.opts), warm, delay, b.opts)
 	}
 	nw := treeWeight(w, total, t.live, b.opts)
-	old := t.weight(i)
+	old := t.tree.Weight(i)
 	if d := nw - old; old > 0 && d <= old>>6 && -d <= old>>6 {
 		return
 	}
-	t.set(i, nw)
+	t.tree.Set(i, nw)
 }
 
 // recentHorizon is the age beyond which a window's completions are dropped
@@ -228,26 +162,21 @@ func (t *table) newcomer(avg, warm float64, delay time.Duration, o Tuning) float
 // of those statistics) and is as fresh as it can be; a provider without
 // samples of its own starts at the average weight of those with samples
 // times its warm fraction. prev supplies the reference latency when no
-// provider has samples. The tree of a part that stays is prev's, its
-// leaves set in place; only the parts made again (or whose warm weights
-// moved), and the top, are new.
+// provider has samples. A staying provider's timeout is carried over.
 func (b *Balancer) build(s *member.Set, prev *member.View[table]) *table {
 	n := s.Len()
 	now := b.now()
 	t := &table{}
-	var oldTrees *member.Parts[weightTree]
-	var oldTimeouts *member.Runs[time.Duration]
-	if prev != nil {
-		oldTrees, oldTimeouts = prev.Table.trees, prev.Table.timeouts
-	}
 	if b.chargeTimeout {
-		t.timeouts = member.NewRuns(s, oldTimeouts, func(i int, was, v *time.Duration) {
-			if was != nil {
-				*v = *was
-				return
+		t.timeouts = make([]time.Duration, n)
+		if prev != nil && prev.Table.timeouts != nil {
+			member.Carry(s, prev, func(i, j int) { t.timeouts[i] = prev.Table.timeouts[j] })
+		}
+		for i, d := range t.timeouts {
+			if d == 0 { // a newcomer
+				t.timeouts[i], _ = urlparam.MethodTimeout(s.Invokers[i].GetURL(), s.Method)
 			}
-			*v, _ = urlparam.MethodTimeout(s.Invokers[i].GetURL(), s.Method)
-		})
+		}
 	}
 	warm, raw, qps := floatWork.Get(n), floatWork.Get(n), floatWork.Get(n)
 	defer floatWork.Put(warm)
@@ -314,24 +243,7 @@ func (b *Balancer) build(s *member.Set, prev *member.View[table]) *table {
 			leaves[i] = treeWeight(raw[i], sum, t.live, b.opts)
 		}
 	}
-	t.trees = member.NewParts(s, oldTrees, func(_ int, weights []float64, _ member.Was[weightTree]) *weightTree {
-		return &weightTree{nodes: make([]treeNode, len(weights))}
-	})
-	totals := int64Work.Get(t.trees.Len())
-	defer int64Work.Put(totals)
-	for k := range totals {
-		tr, start := t.tree(k)
-		want := leaves[start : start+tr.Len()]
-		for o, w := range want {
-			if tr.Weight(o) != w {
-				tr.Set(o, w)
-			}
-		}
-		totals[k] = tr.Total()
-	}
-	if len(totals) > 1 {
-		t.top = newWeightTree(totals)
-	}
+	t.tree = newWeightTree(leaves)
 	return t
 }
 

@@ -17,8 +17,7 @@ const maxLeafWeight = int64(1) << 47
 // node i with children 2i+1 and 2i+2 (every node is an item, not only the
 // bottom row, as in brpc). Each node keeps its own weight and the sum of
 // the weights of its subtree, its own included, so the tree is its nodes
-// alone: the balancer keeps a part's providers' nodes in a run of its own
-// (member.Runs) and the total is the root's sum. A pick walks down from the
+// alone and the total is the root's sum. A pick walks down from the
 // root comparing a point in [0, total) with the sums of left subtrees.
 //
 // Every number is an atomic int64 and a change is a series of atomic adds
@@ -27,8 +26,8 @@ const maxLeafWeight = int64(1) << 47
 // are only eventually consistent while a Set is half way up its path; Pick
 // tolerates that (see Pick). Once no Set is running, the sums are exact.
 //
-// The number of items is fixed: membership changes make new trees for the
-// parts that changed (see table).
+// The number of items is fixed: a membership change makes a new tree (see
+// table).
 type weightTree struct {
 	nodes []treeNode
 }

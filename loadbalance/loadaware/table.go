@@ -20,10 +20,8 @@ type table struct {
 	next atomic.Int64
 	// fallback is true while no provider has a usable report.
 	fallback atomic.Bool
-	// providers are what the balancer keeps of each provider, in runs: the
-	// run of a part that stays is the table before's, shared with it (a
-	// provider's value is its own, whichever table computes it).
-	providers *member.Runs[provider]
+	// providers are what the balancer keeps of each provider.
+	providers []provider
 	// mean is the mean value of the providers with a usable report
 	// (float64 bits): a provider without one borrows it.
 	mean atomic.Uint64
@@ -48,7 +46,7 @@ type provider struct {
 
 // value returns provider i's value: its own, or the mean it borrows.
 func (t *table) value(i int) float64 {
-	p := t.providers.At(i)
+	p := &t.providers[i]
 	if p.own.Load() {
 		return math.Float64frombits(p.val.Load())
 	}
@@ -56,25 +54,20 @@ func (t *table) value(i int) float64 {
 }
 
 // build makes the table of a snapshot, with the parameters of its first
-// provider's URL. A part that stays keeps its run of providers; a provider
-// that stays in a part made again carries its since over.
+// provider's URL. A provider that stays carries its since over.
 func (b *Balancer) build(s *member.Set, prev *member.View[table]) *table {
 	t := &table{alias: s.WarmAlias()}
 	o, problems := parseConfig(b.opts, skeleton.Params(s, nil))
 	t.problems = problems
 	var before []string
-	var old *member.Runs[provider]
 	if prev != nil {
-		before, old = prev.Table.problems, prev.Table.providers
+		before = prev.Table.problems
 	}
 	skeleton.Report(Name, s, problems, before)
 	t.cfg = o.config()
 	t.fallback.Store(true)
-	t.providers = member.NewRuns(s, old, func(_ int, was, p *provider) {
-		if was != nil {
-			p.since.Store(was.since.Load())
-		}
-	})
+	t.providers = make([]provider, s.Len())
+	member.Carry(s, prev, func(i, j int) { t.providers[i].since.Store(prev.Table.providers[j].since.Load()) })
 	return t
 }
 
@@ -102,7 +95,7 @@ func (b *Balancer) update(v *member.View[table], now int64) {
 		t.meanRTT.Store(math.Float64bits(minRTT))
 	}
 	for i := range n {
-		p := t.providers.At(i)
+		p := &t.providers[i]
 		val, ok := b.reported(v, p, i, now)
 		if ok {
 			p.val.Store(math.Float64bits(val))

@@ -335,10 +335,8 @@ func (b *Balancer) walk(v *member.View[table], exact bool, list []base.Invoker, 
 	var ok bool
 	if b.factor > 0 {
 		var total int64
-		for _, run := range v.StatRuns() {
-			for _, s := range run {
-				total += s.Active()
-			}
+		for _, s := range v.Stats() {
+			total += s.Active()
 		}
 		idx, ok = ring.lookupBounded(kp, b.factor, total, func(i int) int64 { return v.Stat(i).Active() }, usable)
 	} else {

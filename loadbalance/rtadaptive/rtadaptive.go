@@ -87,7 +87,7 @@ func New(opts Options) *Balancer {
 func (b *Balancer) better(v *member.View[table], i, j int) bool {
 	var ci, pi, cj, pj float64
 	var ki, kj bool
-	candI, candJ := v.Table.providers.At(i), v.Table.providers.At(j)
+	candI, candJ := &v.Table.providers[i], &v.Table.providers[j]
 	si, sj := candI.stats, candJ.stats
 	if clean(candI) && clean(candJ) {
 		// No error to charge: RTTs compared as of the later of the two
@@ -124,7 +124,7 @@ func (b *Balancer) rtt(p *provider, now int64) (chargedRTT, plain float64, known
 // estimate is what the statistics say about provider i of v at now, as an
 // estimate (for tests and inspection; the hot path uses rtt).
 func (b *Balancer) estimate(v *member.View[table], i int, now int64) providerEstimate {
-	p := v.Table.providers.At(i)
+	p := &v.Table.providers[i]
 	st := p.stats
 	rtt, known := st.EWMA().Value(now)
 	e := providerEstimate{RTT: rtt, Known: known, Inflight: st.Active(), ErrorCost: p.errCost}

@@ -167,7 +167,7 @@ func TestErrorCostIsEachProvidersTimeoutAcrossChanges(t *testing.T) {
 		out := make([]time.Duration, len(l))
 		for k, p := range l {
 			i, _ := v.Index(p)
-			out[k] = v.Table.providers.At(i).errCost
+			out[k] = v.Table.providers[i].errCost
 		}
 		return out
 	}
@@ -222,12 +222,12 @@ func TestErrorChargeFades(t *testing.T) {
 	// Long after, nothing is left and the cost is the RTT; the provider is
 	// clean again, compared without reading the clock.
 	v, _ := b.sk.View(bigger, "Say")
-	assert.False(t, clean(v.Table.providers.At(0)))
+	assert.False(t, clean(&v.Table.providers[0]))
 	clock.Add(int64(30 * rpcstatus.EWMADecay))
 	assert.Zero(t, ratio(bigger))
-	assert.True(t, clean(v.Table.providers.At(0)))
+	assert.True(t, clean(&v.Table.providers[0]))
 	feed(list[0], clock.Load(), 1, ms, true)
-	assert.False(t, clean(v.Table.providers.At(0)), "a new failure")
+	assert.False(t, clean(&v.Table.providers[0]), "a new failure")
 }
 
 // TestCleanComparisonMatchesCosts: between providers without errors the
@@ -258,7 +258,7 @@ func TestCleanComparisonMatchesCosts(t *testing.T) {
 			if i == j {
 				continue
 			}
-			if !clean(v.Table.providers.At(i)) || !clean(v.Table.providers.At(j)) {
+			if !clean(&v.Table.providers[i]) || !clean(&v.Table.providers[j]) {
 				t.Fatalf("providers %d and %d have errors to charge", i, j)
 			}
 			ci, cj := pairCosts(b.estimate(v, i, now), b.estimate(v, j, now), 0)
@@ -358,13 +358,13 @@ func TestForgottenErrorsStayForgottenAcrossChanges(t *testing.T) {
 	require.True(t, exact)
 	clock.Add(int64(30 * rpcstatus.EWMADecay))
 	assert.Zero(t, b.estimate(v, 0, clock.Load()).ErrorRatio) // forgets them
-	require.True(t, clean(v.Table.providers.At(0)))
+	require.True(t, clean(&v.Table.providers[0]))
 	for k, l := range [][]base.Invoker{
 		append(slices.Clone(long[:len(long)-1]), lbtest.Provider(29999, nil)), // its part kept
 		append([]base.Invoker{long[0]}, long[2:]...),                          // its part made again
 	} {
 		v, exact = b.sk.View(l, "Say")
 		require.True(t, exact)
-		assert.True(t, clean(v.Table.providers.At(0)), "change %d", k)
+		assert.True(t, clean(&v.Table.providers[0]), "change %d", k)
 	}
 }

@@ -15,9 +15,8 @@ type table struct {
 	// alias draws candidates in proportion to warm weight; nil when every
 	// weight is equal (candidates are then two distinct providers).
 	alias *algo.Alias
-	// providers is what the balancer keeps of each provider, in runs: the
-	// run of a part that stays is the table before's, shared with it.
-	providers *member.Runs[provider]
+	// providers is what the balancer keeps of each provider.
+	providers []provider
 }
 
 // provider is the balancer's state of one provider.
@@ -26,7 +25,7 @@ type provider struct {
 	// errCost is what an error of the provider is charged at least.
 	errCost time.Duration
 	// err tracks the provider's last error, copied from the snapshot
-	// before for a provider that stays in a part made again. (An error
+	// before for a provider that stays. (An error
 	// seen on the old snapshot after the copy is not lost: the new one
 	// sees the failure count differ from its copy and dates the error
 	// then.)
@@ -40,22 +39,22 @@ type errState struct {
 }
 
 // build makes the table of a snapshot, carrying each staying provider's
-// state over from prev: a part that stays keeps its run, and only
-// newcomers' URLs are read.
+// state over from prev: only newcomers' URLs are read.
 func (b *Balancer) build(s *member.Set, prev *member.View[table]) *table {
-	t := &table{alias: s.WarmAlias()}
-	var old *member.Runs[provider]
-	if prev != nil {
-		old = prev.Table.providers
-	}
-	t.providers = member.NewRuns(s, old, func(i int, q, p *provider) {
+	t := &table{alias: s.WarmAlias(), providers: make([]provider, s.Len())}
+	member.Carry(s, prev, func(i, j int) {
+		p, q := &t.providers[i], &prev.Table.providers[j]
 		p.stats = s.Stat(i)
-		if q != nil {
-			p.err.failed.Store(q.err.failed.Load())
-			p.err.at.Store(q.err.at.Load())
-			p.errCost = q.errCost
-			return
+		p.err.failed.Store(q.err.failed.Load())
+		p.err.at.Store(q.err.at.Load())
+		p.errCost = q.errCost
+	})
+	for i := range t.providers {
+		p := &t.providers[i]
+		if p.stats != nil {
+			continue // carried over
 		}
+		p.stats = s.Stat(i)
 		p.errCost = b.errorCost
 		if p.errCost == 0 {
 			p.errCost, _ = urlparam.MethodTimeout(s.Invokers[i].GetURL(), s.Method)
@@ -66,6 +65,6 @@ func (b *Balancer) build(s *member.Set, prev *member.View[table]) *table {
 		if sum := p.stats.Window().Summary(); sum.Errors > 0 {
 			p.err.at.Store(max(sum.Last, 1))
 		}
-	})
+	}
 	return t
 }

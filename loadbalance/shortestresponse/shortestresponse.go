@@ -170,7 +170,7 @@ func (b *Balancer) build(s *member.Set, prev *member.View[table]) *table {
 	if prev != nil {
 		t.end.Store(prev.Table.end.Load())
 	}
-	t.weights, t.stats = s.AppendWeights(nil), slices.Concat(s.StatRuns()...)
+	t.weights, t.stats = s.Weights(), s.Stats()
 	for i, w := range t.weights {
 		if algo.Usable(w) {
 			t.eligible = append(t.eligible, i)

@@ -358,6 +358,40 @@ func carryCycle(q []int64, carried []float64) *smoothCycle {
 	return c
 }
 
+// followCycle returns the cycle of integer weights q that continues prev:
+// from[i] is the index in prev of entry i, or -1 for a new entry (a from
+// of another length than q carries nothing over). The same entries at the
+// same weights keep prev itself, counter included, so the order goes on
+// as if nothing had changed; otherwise their lags are carried over
+// (carryCycle).
+func followCycle(prev *smoothCycle, q []int64, from []int) *smoothCycle {
+	if len(from) == len(prev.weights) && slices.Equal(q, prev.weights) && identity(from) {
+		return prev
+	}
+	if len(from) != len(q) {
+		return newSmoothCycle(q, 0)
+	}
+	old := prev.lagsInto(floatWork.Get(len(prev.weights)))
+	defer floatWork.Put(old)
+	carried := floatWork.Get(len(q))
+	defer floatWork.Put(carried)
+	for i, j := range from {
+		if j >= 0 && j < len(old) {
+			carried[i] = old[j]
+		}
+	}
+	return carryCycle(q, carried)
+}
+
+func identity(from []int) bool {
+	for i, j := range from {
+		if i != j {
+			return false
+		}
+	}
+	return true
+}
+
 // nearest returns the position k of the cycle whose lags are nearest to
 // target: the least sum over entries of (lag_i(k) - target_i)². The sum is
 // updated in O(1) per step: with a_i = lag_i - target_i and p_i entry i's

@@ -11,40 +11,6 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// followCycle returns the cycle of integer weights q that continues prev,
-// as the balancer continues the cycle of a part: from[i] is the index in
-// prev of entry i, or -1 for a new entry (a from of another length than q
-// carries nothing over). The same entries at the same weights keep prev
-// itself, counter included (sameCycle); otherwise their lags are carried
-// over (carryCycle).
-func followCycle(prev *smoothCycle, q []int64, from []int) *smoothCycle {
-	if len(from) == len(prev.weights) && slices.Equal(q, prev.weights) && identity(from) {
-		return prev
-	}
-	if len(from) != len(q) {
-		return newSmoothCycle(q, 0)
-	}
-	old := prev.lagsInto(floatWork.Get(len(prev.weights))) // the balancer's work memory, for BenchmarkRebuild
-	defer floatWork.Put(old)
-	carried := floatWork.Get(len(q))
-	defer floatWork.Put(carried)
-	for i, j := range from {
-		if j >= 0 && j < len(old) {
-			carried[i] = old[j]
-		}
-	}
-	return carryCycle(q, carried)
-}
-
-func identity(from []int) bool {
-	for i, j := range from {
-		if i != j {
-			return false
-		}
-	}
-	return true
-}
-
 // nginx runs nginx's smooth weighted round robin step by step for steps
 // picks, and returns them and the largest |current value| seen.
 func nginx(q []int64, steps int) ([]int32, int64) {

@@ -25,20 +25,37 @@ type Options struct {
 // concurrent use; one Balancer serves every service and method. Select
 // returns the next provider of the cycle of the invocation's method.
 type Balancer struct {
-	skeleton.Front[table] // Select, Describe, Rebuilds
+	skeleton.Front[smoothCycle] // Select, Describe, Rebuilds
 
-	sk *skeleton.Balancer[table]
+	sk *skeleton.Balancer[smoothCycle]
 }
 
 // New returns a Balancer.
 func New(opts Options) *Balancer {
 	opts.Env = opts.Env.WithDefaults()
 	b := &Balancer{}
-	b.sk = skeleton.New(skeleton.Spec[table]{
+	b.sk = skeleton.New(skeleton.Spec[smoothCycle]{
 		Name: Name, Warmup: opts.Warmup, Env: opts.Env,
 		Build: b.build,
-		Pick:  func(v *member.View[table], _ base.Invocation) int { return v.Table.next() },
+		Pick:  func(v *member.View[smoothCycle], _ base.Invocation) int { return v.Table.Next() },
 	})
 	b.Front = skeleton.FrontOf(b.sk)
 	return b
+}
+
+// build makes the cycle of a snapshot: at a random position for the first
+// snapshot of a (service, method), following the previous one after that
+// (followCycle).
+func (b *Balancer) build(s *member.Set, prev *member.View[smoothCycle]) *smoothCycle {
+	q := quantizeWeights(s.Weights())
+	if prev == nil {
+		return newSmoothCycle(q, b.sk.Rand())
+	}
+	from := intWork.Get(s.Len())
+	defer intWork.Put(from)
+	for i := range from {
+		from[i] = -1
+	}
+	member.Carry(s, prev, func(i, j int) { from[i] = j })
+	return followCycle(prev.Table, q, from)
 }

@@ -6,23 +6,11 @@ import (
 
 // Alias is Vose's alias table: a weighted pick in O(1) with one random
 // number, whatever the number of items. It knows nothing of dubbo-go.
-//
-// A table made by NewTiered has two tiers: a table for each run of items
-// and one over the runs' totals, so that a change of weights in a few runs
-// makes only their tables and the top one (see NewTiered).
 type Alias struct {
 	// threshold[i] is the chance, scaled to 2^32, of keeping column i
 	// rather than taking alias[i].
 	threshold []uint32
 	alias     []int32
-	tiers     *tiers // nil for a table of one tier
-}
-
-// tiers is the lower tier of a table made by NewTiered; the table's own
-// columns are the runs.
-type tiers struct {
-	runs   []*Alias
-	starts []int32 // starts[k] is the first item of runs[k]; one more: the end
 }
 
 // Draw returns an index of [0, n) drawn with the random word r: through
@@ -109,66 +97,16 @@ func toThreshold(p float64) uint32 {
 }
 
 // Len returns the number of items.
-func (a *Alias) Len() int {
-	if a.tiers != nil {
-		return int(a.tiers.starts[len(a.tiers.starts)-1])
-	}
-	return len(a.threshold)
-}
+func (a *Alias) Len() int { return len(a.threshold) }
 
 // Pick returns an item for the uniformly random r: its high 32 bits choose
-// a column, its low 32 bits choose between the column and its alias. In a
-// table of two tiers the column is a run, and the item in it is picked
-// with Mix(r).
+// a column, its low 32 bits choose between the column and its alias.
 func (a *Alias) Pick(r uint64) int {
 	i := int((r >> 32) * uint64(len(a.threshold)) >> 32)
 	if uint32(r) >= a.threshold[i] {
 		i = int(a.alias[i])
 	}
-	if t := a.tiers; t != nil {
-		return int(t.starts[i]) + t.runs[i].Pick(Mix(r))
-	}
 	return i
-}
-
-// Run returns the table of run k of a table of two tiers, nil for a table
-// of one tier.
-func (a *Alias) Run(k int) *Alias {
-	if a.tiers == nil {
-		return nil
-	}
-	return a.tiers.runs[k]
-}
-
-// NewTiered builds a table of two tiers (see Alias) for the weights of
-// runs of items, in order: a table for each run, and one over the runs'
-// totals. keep(k) returns a table that serves run k as it is (made for
-// the same weights), or nil: then NewTiered makes one. Each item is drawn
-// in proportion to its weight as with NewAlias over all the runs, and
-// uniformly when no weight is positive. Pick gives the item's position in
-// all the runs.
-func NewTiered(runs [][]float64, keep func(k int) *Alias) *Alias {
-	t := &tiers{runs: make([]*Alias, len(runs)), starts: make([]int32, len(runs)+1)}
-	totals := make([]float64, len(runs))
-	positive := false
-	for k, run := range runs {
-		t.starts[k+1] = t.starts[k] + int32(len(run))
-		if t.runs[k] = keep(k); t.runs[k] == nil {
-			t.runs[k] = NewAlias(run)
-		}
-		for _, w := range run {
-			totals[k] += clean(w)
-		}
-		positive = positive || totals[k] > 0
-	}
-	if !positive { // uniform: each run in proportion to its length
-		for k, run := range runs {
-			totals[k] = float64(len(run))
-		}
-	}
-	top := NewAlias(totals)
-	top.tiers = t
-	return top
 }
 
 // aliasScaled and aliasStack are the work memory of NewAlias (120 KB at

@@ -16,16 +16,7 @@ func exact(a *Alias) []float64 {
 		p[i] += keep / float64(cols)
 		p[a.alias[i]] += (1 - keep) / float64(cols)
 	}
-	if a.tiers == nil {
-		return p
-	}
-	var items []float64
-	for k, run := range a.tiers.runs {
-		for _, q := range exact(run) {
-			items = append(items, p[k]*q)
-		}
-	}
-	return items
+	return p
 }
 
 func TestAliasProbabilitiesAreExact(t *testing.T) {
@@ -126,67 +117,6 @@ func TestAliasesBuiltInTurnAreExact(t *testing.T) {
 			}
 		}
 	}
-}
-
-// A table of two tiers draws each item with the probability a table of one
-// tier gives it, however the items are cut in runs and whichever runs' tables
-// it keeps from a table made before for other weights.
-func TestTieredProbabilitiesAreExact(t *testing.T) {
-	r := Seeded(9)
-	for round := range 300 {
-		n := 1 + int(r.Uint64()%600)
-		w := make([]float64, n)
-		for i := range w {
-			switch r.Uint64() % 8 {
-			case 0:
-				w[i] = 0
-			case 1:
-				w[i] = math.NaN()
-			default:
-				w[i] = float64(r.Uint64() % 1000)
-			}
-		}
-		if round%10 == 0 {
-			clear(w) // no positive weight: uniform
-		}
-		starts := []int32{0}
-		for int(starts[len(starts)-1]) < n {
-			starts = append(starts, int32(min(n, int(starts[len(starts)-1])+1+int(r.Uint64()%200))))
-		}
-		runs := make([][]float64, len(starts)-1)
-		for k := range runs {
-			runs[k] = w[starts[k]:starts[k+1]]
-		}
-		before := NewTiered(runs, func(int) *Alias { return nil })
-		// Other weights in one run, that run's table made again, the others kept.
-		k := int(r.Uint64() % uint64(len(starts)-1))
-		for i := starts[k]; i < starts[k+1] && round%10 != 0; i++ {
-			w[i] = float64(r.Uint64() % 50)
-		}
-		a := NewTiered(runs, func(j int) *Alias {
-			if j == k {
-				return nil
-			}
-			return before.tiers.runs[j]
-		})
-		want := exact(NewAlias(w))
-		got := exact(a)
-		assert.Equal(t, n, a.Len())
-		assert.InDeltaSlice(t, want, got, 1e-8, "round %d: %d items in %d runs", round, n, len(starts)-1)
-		for _, x := range []uint64{0, math.MaxUint64, r.Uint64()} {
-			i := a.Pick(x)
-			assert.True(t, i >= 0 && i < n && (Usable(w[i]) || !anyUsable(w)), "round %d: picked %d", round, i)
-		}
-	}
-}
-
-func anyUsable(w []float64) bool {
-	for _, x := range w {
-		if Usable(x) {
-			return true
-		}
-	}
-	return false
 }
 
 // A zone of one provider asks for a pair among one: both are that one.

@@ -7,6 +7,7 @@ import (
 	"github.com/dubbogo-lb/lb/loadbalance/fewestactive"
 	"github.com/dubbogo-lb/lb/loadbalance/internal/lbtest"
 	"github.com/dubbogo-lb/lb/loadbalance/lalb"
+	"github.com/dubbogo-lb/lb/loadbalance/lbenv"
 	"github.com/dubbogo-lb/lb/loadbalance/loadaware"
 	"github.com/dubbogo-lb/lb/loadbalance/ringhash"
 	"github.com/dubbogo-lb/lb/loadbalance/rtadaptive"
@@ -20,15 +21,20 @@ var scaleSizes = []int{100, 1000, 10000}
 // scaleBalancers are every balancer of the module, each followed by
 // dubbo-go's built-in that does the same job where there is one.
 func scaleBalancers() []lbtest.Named {
-	return append([]lbtest.Named{
-		{Name: warmrandom.Name, LB: warmrandom.New(warmrandom.Options{})},
-		{Name: fewestactive.Name, LB: fewestactive.New(fewestactive.Options{})},
-		{Name: swrr.Name, LB: swrr.New(swrr.Options{})},
-		{Name: ringhash.Name, LB: ringhash.New(ringhash.Options{})},
-		{Name: rtadaptive.Name, LB: rtadaptive.New(rtadaptive.Options{})},
-		{Name: lalb.Name, LB: lalb.New(lalb.Options{})},
-		{Name: loadaware.Name, LB: loadaware.New(loadaware.Options{})},
-	}, lbtest.DubboGo("random", "leastactive", "roundrobin", "consistenthashing", "p2c")...)
+	return append(ours(lbenv.Env{}), lbtest.DubboGo("random", "leastactive", "roundrobin", "consistenthashing", "p2c")...)
+}
+
+// ours are every balancer of the module, on the clocks of env.
+func ours(env lbenv.Env) []lbtest.Named {
+	return []lbtest.Named{
+		{Name: warmrandom.Name, LB: warmrandom.New(warmrandom.Options{Env: env})},
+		{Name: fewestactive.Name, LB: fewestactive.New(fewestactive.Options{Env: env})},
+		{Name: swrr.Name, LB: swrr.New(swrr.Options{Env: env})},
+		{Name: ringhash.Name, LB: ringhash.New(ringhash.Options{Env: env})},
+		{Name: rtadaptive.Name, LB: rtadaptive.New(rtadaptive.Options{Env: env})},
+		{Name: lalb.Name, LB: lalb.New(lalb.Options{Env: env})},
+		{Name: loadaware.Name, LB: loadaware.New(loadaware.Options{Env: env})},
+	}
 }
 
 // BenchmarkScaleChange: what a change of membership costs the call that
@@ -58,4 +64,21 @@ func BenchmarkScaleSteady(b *testing.B) {
 func BenchmarkScaleBuild(b *testing.B) {
 	defer lblog.Capture(func(string) {})()
 	lbtest.BenchBuild(b, scaleSizes[1:], scaleBalancers(), lbtest.Mixed, lbtest.Call("Say", "user-1"))
+}
+
+// BenchmarkScaleDeploy: a rolling deploy at 1 000 and 10 000 providers,
+// 10 providers replaced a push: the CPU of builds and Selects a push and the Selects' latency
+// (lbtest.BenchDeploy). "warm": the new providers warm up (10 min);
+// "cold": they do not. dubbo-go's random, which reads every provider's
+// URL on every call, runs at 1 000 only (half a second of CPU a push).
+func BenchmarkScaleDeploy(b *testing.B) {
+	defer lblog.Capture(func(string) {})()
+	for _, warm := range []bool{true, false} {
+		name := map[bool]string{true: "warm", false: "cold"}[warm]
+		d := lbtest.Deploy{Batch: 10, Warm: warm}
+		b.Run(name, func(b *testing.B) {
+			lbtest.BenchDeploy(b, scaleSizes[1:], ours, d)
+			lbtest.BenchDeploy(b, scaleSizes[1:2], func(lbenv.Env) []lbtest.Named { return lbtest.DubboGo("random") }, d)
+		})
+	}
 }

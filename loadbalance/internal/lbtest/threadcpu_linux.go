@@ -16,3 +16,13 @@ func threadCPU() int64 {
 	}
 	return ts.Nano()
 }
+
+// processCPU returns the CPU time (user and system) the process has used,
+// in ns, or -1 if it cannot be read.
+func processCPU() int64 {
+	var u syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &u); err != nil {
+		return -1
+	}
+	return u.Utime.Nano() + u.Stime.Nano()
+}

@@ -100,15 +100,3 @@ func (x index) follow(invokers, list []base.Invoker, f func(i, j int)) {
 	}
 	algo.Match(list, invokers, find, f)
 }
-
-// from returns, for each provider of list, the slot in invokers (the list
-// x was made from) that follow places it at, -1 for none: in work memory,
-// to give back to positions.
-func (x index) from(invokers, list []base.Invoker) []int32 {
-	from := positions.Get(len(list))
-	for i := range from {
-		from[i] = -1
-	}
-	x.follow(invokers, list, func(i, j int) { from[i] = int32(j) })
-	return from
-}

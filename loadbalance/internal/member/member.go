@@ -13,6 +13,7 @@ import (
 	"bytes"
 	"math/rand/v2"
 	"os"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -81,22 +82,24 @@ type Set struct {
 	// providers than its panic threshold would be left (outlier.Decision).
 	Panic bool
 
-	// layout holds what does not depend on the method (Provider, Meta,
-	// Zone), shared with the other methods and, part by part, with the
-	// snapshots before and after.
-	layout *layout
+	// providers, meta and zones do not depend on the method (Provider,
+	// Meta, Zone): the members', shared with the other methods. zones is
+	// nil when no provider names one.
+	providers []*rpcstatus.Provider
+	meta      []*warmup.Meta
+	zones     []string
 	// memo holds Memo's values, shared with the other methods (nil for a
 	// zone's Set).
 	memo *memo
 	// own is Meta when some provider has a method-level weight; nil when
-	// every provider's is the service level's (layout).
+	// every provider's is the service level's (meta).
 	own []*warmup.Meta
 
 	maxWeight float64 // the largest warm weight
 	// stats are the providers' statistics for the method and weights
-	// their warm weights, a run of each for each part of layout.
-	stats   [][]*rpcstatus.Stats
-	weights [][]float64
+	// their warm weights.
+	stats   []*rpcstatus.Stats
+	weights []float64
 	// warm are the warm weights the Set took weights from, and their
 	// alias table (WarmAlias).
 	warm *warmWeights
@@ -123,35 +126,23 @@ func (s *Set) IsEjected(i int) bool { return s.Ejected != nil && s.Ejected[i] }
 func (s *Set) stale() bool { return s.board.Raised() != s.alarm }
 
 // Stat returns the statistics of provider i for the Set's method.
-func (s *Set) Stat(i int) *rpcstatus.Stats {
-	k, o := s.layout.locate(i)
-	return s.stats[k][o]
-}
+func (s *Set) Stat(i int) *rpcstatus.Stats { return s.stats[i] }
 
-// StatRuns returns the providers' statistics for the Set's method in runs
-// that follow one another in the providers' order: for a loop over them
-// all. They must not be changed.
-func (s *Set) StatRuns() [][]*rpcstatus.Stats { return s.stats }
+// Stats returns the providers' statistics for the Set's method, in order.
+// They must not be changed.
+func (s *Set) Stats() []*rpcstatus.Stats { return s.stats }
 
 // Weight returns provider i's warm weight now, 0 when it is ejected. When
 // every provider that is not ejected has weight 0 (all drained) they all
 // count as 1, so they share traffic evenly.
-func (s *Set) Weight(i int) float64 {
-	k, o := s.layout.locate(i)
-	return s.weights[k][o]
-}
+func (s *Set) Weight(i int) float64 { return s.weights[i] }
 
-// AppendWeights appends the warm weights of the providers, in order, to
-// dst and returns the result: for a table that needs them in one slice.
-func (s *Set) AppendWeights(dst []float64) []float64 {
-	for _, run := range s.weights {
-		dst = append(dst, run...)
-	}
-	return dst
-}
+// Weights returns the warm weights of the providers (Weight), in order.
+// They must not be changed.
+func (s *Set) Weights() []float64 { return s.weights }
 
 // Provider returns the statistics of provider i.
-func (s *Set) Provider(i int) *rpcstatus.Provider { return s.layout.provider(i) }
+func (s *Set) Provider(i int) *rpcstatus.Provider { return s.providers[i] }
 
 // Meta returns what provider i's URL says about weight and age, parsed
 // once when it joined and shared by the snapshots that keep it.
@@ -159,14 +150,19 @@ func (s *Set) Meta(i int) *warmup.Meta {
 	if s.own != nil {
 		return s.own[i]
 	}
-	return s.layout.meta(i)
+	return s.meta[i]
 }
 
 // Zone returns the zone of provider i (urlparam.ZoneKey), "" for none.
-func (s *Set) Zone(i int) string { return s.layout.zone(i) }
+func (s *Set) Zone(i int) string {
+	if s.zones == nil {
+		return ""
+	}
+	return s.zones[i]
+}
 
 // Zoned reports whether some provider names a zone.
-func (s *Set) Zoned() bool { return s.layout.zoned }
+func (s *Set) Zoned() bool { return s.zones != nil }
 
 // Len returns the number of providers.
 func (s *Set) Len() int { return len(s.Invokers) }
@@ -800,29 +796,28 @@ func (r *Registry[T]) newSet(list []base.Invoker, method string, prev *View[T], 
 	n := len(list)
 	ms := r.members(list, now)
 	s := &Set{
-		Invokers: ms.invokers,
-		Method:   method,
-		layout:   ms.layout,
-		index:    ms.index,
-		given:    &list[0],
-		memo:     &ms.memo,
+		Invokers:  ms.invokers,
+		Method:    method,
+		providers: ms.providers,
+		meta:      ms.meta,
+		zones:     ms.zones,
+		stats:     make([]*rpcstatus.Stats, n),
+		index:     ms.index,
+		given:     &list[0],
+		memo:      &ms.memo,
 	}
 	setOwn := func(i int, m *warmup.Meta) {
 		if s.own == nil {
-			s.own = make([]*warmup.Meta, n)
-			for k := range s.own {
-				s.own[k] = ms.layout.meta(k)
-			}
+			s.own = slices.Clone(ms.meta)
 		}
 		s.own[i] = m
 	}
 	weightKeys := urlparam.KeysOf(method, constant.WeightKey)
-	stats := statWork.Get(n)
-	defer statWork.Put(stats)
+	stats := s.stats
 	if prev != nil {
 		prev.index.follow(prev.Invokers, list, func(i, j int) {
-			stats[i] = prev.Stat(j)
-			if prev.own != nil && prev.own[j] != ms.layout.meta(i) && weightKeys.In(list[i].GetURL()) {
+			stats[i] = prev.stats[j]
+			if prev.own != nil && prev.own[j] != ms.meta[i] && weightKeys.In(list[i].GetURL()) {
 				// Keep what was parsed: a skewed timestamp stays anchored
 				// where it was first seen.
 				setOwn(i, prev.own[j])
@@ -833,7 +828,7 @@ func (r *Registry[T]) newSet(list []base.Invoker, method string, prev *View[T], 
 		if stats[i] != nil {
 			continue // prev holds it
 		}
-		stats[i] = ms.layout.provider(i).Method(method)
+		stats[i] = ms.providers[i].Method(method)
 		if u := inv.GetURL(); weightKeys.In(u) {
 			p := warmup.Parse(u, method, now)
 			if p.Problem != "" {
@@ -842,30 +837,18 @@ func (r *Registry[T]) newSet(list []base.Invoker, method string, prev *View[T], 
 			setOwn(i, &p)
 		}
 	}
-	if prev != nil {
-		s.stats = cut(stats, s.layout, prev.layout, prev.stats)
-	} else {
-		s.stats = cut(stats, s.layout, nil, nil)
-	}
 	d := det.Decide(method, s.Invokers, stats)
 	s.Ejected, s.Outliers, s.Panic, s.board, s.alarm = d.Ejected, d.Enabled, d.Panic, det.Board(), d.Alarm
-	var before *warmWeights // weights whose alias table may serve in part
-	if prev != nil {
-		before = prev.warm
-	}
 	var w *warmWeights
 	if s.own == nil && s.Ejected == nil {
 		// The weights of every method that reads the members' metadata
 		// and ejects no provider: computed once for them all.
 		if w = ms.warm.Load(); w == nil || w.refreshAt != 0 && now.UnixNano() >= w.refreshAt {
-			if w != nil {
-				before = w
-			}
-			w = r.newWarmWeights(s, nil, now, before)
+			w = r.newWarmWeights(s, nil, now)
 			ms.warm.Store(w)
 		}
 	} else {
-		w = r.newWarmWeights(s, s.Ejected, now, before)
+		w = r.newWarmWeights(s, s.Ejected, now)
 	}
 	s.use(w)
 	return s
@@ -873,36 +856,27 @@ func (r *Registry[T]) newSet(list []base.Invoker, method string, prev *View[T], 
 
 // warmWeights are the warm weights of a Set (Set.Weight and the fields
 // that go with them), shared by the Sets of the methods that read the same
-// metadata and eject no provider (members.warm). Immutable but for alias
-// and before.
+// metadata and eject no provider (members.warm). Immutable but for alias.
 type warmWeights struct {
-	runs      [][]float64 // a run for each part of layout
-	layout    *layout     // of the providers weighed
+	weights   []float64
 	total     float64
 	uniform   bool
 	maxWeight float64
 	refreshAt int64
 	alias     aliasCache
-	// before are weights whose alias table was built, until this one's
-	// is: the runs of parts that stay with the same weights are taken
-	// from it (see newAlias).
-	before atomic.Pointer[warmWeights]
 }
 
 // use makes w the warm weights of s.
 func (s *Set) use(w *warmWeights) {
-	s.weights, s.Total, s.Uniform, s.maxWeight, s.refreshAt, s.warm = w.runs, w.total, w.uniform, w.maxWeight, w.refreshAt, w
+	s.weights, s.Total, s.Uniform, s.maxWeight, s.refreshAt, s.warm = w.weights, w.total, w.uniform, w.maxWeight, w.refreshAt, w
 }
 
 // newWarmWeights returns the warm weights of the providers of s (their
-// Meta) at now, 0 for those that ejected marks (nil: none). before are
-// the weights they replace, nil for none: a part that stays with the same
-// weights keeps its run.
-func (r *Registry[T]) newWarmWeights(s *Set, ejected []bool, now time.Time, before *warmWeights) *warmWeights {
+// Meta) at now, 0 for those that ejected marks (nil: none).
+func (r *Registry[T]) newWarmWeights(s *Set, ejected []bool, now time.Time) *warmWeights {
 	n := s.Len()
-	flat := weightWork.Get(n)
-	defer weightWork.Put(flat)
-	w := &warmWeights{}
+	flat := make([]float64, n)
+	w := &warmWeights{weights: flat}
 	warming := false
 	usable := n
 	for i := range n {
@@ -929,24 +903,8 @@ func (r *Registry[T]) newWarmWeights(s *Set, ejected []bool, now time.Time, befo
 	if warming {
 		w.refreshAt = now.Add(r.opts.RefreshStep).UnixNano()
 	}
-	w.layout = s.layout
-	if before != nil {
-		w.runs = cut(flat, s.layout, before.layout, before.runs)
-	} else {
-		w.runs = cut(flat, s.layout, nil, nil)
-	}
-	if before != nil && before.alias.table.Load() != nil {
-		w.before.Store(before) // its own before is gone: no chain
-	}
 	return w
 }
-
-// weightWork and statWork are the work memory of newWarmWeights and
-// newSet.
-var (
-	weightWork algo.Work[float64]
-	statWork   algo.Work[*rpcstatus.Stats]
-)
 
 // uniform reports whether weights are all equal, and the largest.
 func uniform(weights []float64) (equal bool, top float64) {
@@ -961,16 +919,18 @@ func uniform(weights []float64) (equal bool, top float64) {
 }
 
 // members is the part of a snapshot that does not depend on the method:
-// the providers in the order of the list, and in its layout their
-// statistics, zones and service-level metadata (the Set.Meta of every
-// method for which no provider has a method-level weight), and the index.
+// the providers in the order of the list, their statistics, zones and
+// service-level metadata (the Set.Meta of every method for which no
+// provider has a method-level weight), and the index.
 // The methods of a service that see the same list share one
 // (Registry.members). Immutable once made, but for warm.
 type members struct {
-	invokers []base.Invoker // the list itself (see Set.Invokers)
-	layout   *layout
-	memo     memo // Memo's values
-	index    index
+	invokers  []base.Invoker // the list itself (see Set.Invokers)
+	providers []*rpcstatus.Provider
+	meta      []*warmup.Meta
+	zones     []string // nil when no provider names one
+	memo      memo     // Memo's values
+	index     index
 	// warm are the warm weights from meta of the methods that eject no
 	// provider, computed by the first to need them and replaced when a
 	// warmup refresh is due (newSet).
@@ -978,30 +938,39 @@ type members struct {
 }
 
 // newMembers returns the members of list, taking the statistics, zone and
-// metadata of a provider that prev (nil at first) holds from it, and the
-// parts of prev's layout that stay whole: only newcomers' URLs are read,
-// at now.
+// metadata of a provider that prev (nil at first) holds from it: only
+// newcomers' URLs are read, at now.
 func newMembers(list []base.Invoker, prev *members, now time.Time) *members {
-	m := &members{invokers: list, index: newIndex(list)}
-	var old *layout
-	var was index // of nothing at first
-	var before []base.Invoker
-	if prev != nil {
-		old, was, before = prev.layout, prev.index, prev.invokers
+	n := len(list)
+	m := &members{invokers: list, index: newIndex(list),
+		providers: make([]*rpcstatus.Provider, n), meta: make([]*warmup.Meta, n)}
+	zone := func(i int, z string) {
+		if z != "" && m.zones == nil {
+			m.zones = make([]string, n)
+		}
+		if z != "" {
+			m.zones[i] = z
+		}
 	}
-	from := was.from(before, list)
-	defer positions.Put(from)
-	m.layout = newLayout(list, old, from, func(i int) (*rpcstatus.Provider, *warmup.Meta, string) {
-		u := list[i].GetURL()
+	if prev != nil {
+		prev.index.follow(prev.invokers, list, func(i, j int) {
+			m.providers[i], m.meta[i] = prev.providers[j], prev.meta[j]
+			if prev.zones != nil {
+				zone(i, prev.zones[j])
+			}
+		})
+	}
+	for i, inv := range list {
+		if m.providers[i] != nil {
+			continue // prev holds it
+		}
+		u := inv.GetURL()
 		meta := warmup.Parse(u, "", now)
 		if meta.Problem != "" {
 			lblog.Warnf("provider %s: %s", u.Location, meta.Problem)
 		}
-		return rpcstatus.Of(u), &meta, strings.TrimSpace(u.GetParam(urlparam.ZoneKey, ""))
-	})
+		m.providers[i], m.meta[i] = rpcstatus.Of(u), &meta
+		zone(i, strings.TrimSpace(u.GetParam(urlparam.ZoneKey, "")))
+	}
 	return m
 }
-
-// positions is the work memory of newMembers, the zones and NewRuns: the
-// old position of each provider.
-var positions algo.Work[int32]

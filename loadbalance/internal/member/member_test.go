@@ -36,7 +36,7 @@ func TestLookupReusesSnapshotUntilMembershipChanges(t *testing.T) {
 	list := lbtest.Weighted("100", "200", "0.5")
 	v, exact := r.Lookup(list, "Say")
 	require.True(t, exact)
-	assert.Equal(t, []float64{100, 200, 0.5}, v.AppendWeights(nil))
+	assert.Equal(t, []float64{100, 200, 0.5}, v.Weights())
 	assert.InDelta(t, 300.5, v.Total, 1e-9)
 	assert.False(t, v.Uniform)
 	assert.Equal(t, 1, *builds)
@@ -223,14 +223,14 @@ func TestAllDrainedShareEvenly(t *testing.T) {
 	r, _ := newCounting()
 	v, _ := r.Lookup(lbtest.Weighted("0", "0"), "Say")
 	// lbtest providers are dubbo-go providers, for which 0 means unset.
-	assert.Equal(t, []float64{100, 100}, v.AppendWeights(nil))
+	assert.Equal(t, []float64{100, 100}, v.Weights())
 
 	list := []base.Invoker{
 		lbtest.Provider(20000, map[string]string{"weight": "0", "release": "3.2.15"}),
 		lbtest.Provider(20001, map[string]string{"weight": "0", "release": "3.2.15"}),
 	}
 	v, _ = r.Lookup(list, "Say")
-	assert.Equal(t, []float64{1, 1}, v.AppendWeights(nil))
+	assert.Equal(t, []float64{1, 1}, v.Weights())
 	assert.True(t, v.Uniform)
 }
 
@@ -269,17 +269,17 @@ func TestMethodWeightAndServiceSeparation(t *testing.T) {
 	a := lbtest.Provider(20000, map[string]string{"weight": "100", "methods.Say.weight": "300"})
 	b := lbtest.Provider(20001, map[string]string{"weight": "100"})
 	v, _ := r.Lookup([]base.Invoker{a, b}, "Say")
-	assert.Equal(t, []float64{300, 100}, v.AppendWeights(nil))
+	assert.Equal(t, []float64{300, 100}, v.Weights())
 	v, _ = r.Lookup([]base.Invoker{a, b}, "Other")
-	assert.Equal(t, []float64{100, 100}, v.AppendWeights(nil))
+	assert.Equal(t, []float64{100, 100}, v.Weights())
 
 	// The same interface in another group is another service.
 	g := lbtest.Provider(20000, map[string]string{"weight": "7", "group": "blue"})
 	h := lbtest.Provider(20001, map[string]string{"weight": "7", "group": "blue"})
 	v, _ = r.Lookup([]base.Invoker{g, h}, "Say")
-	assert.Equal(t, []float64{7, 7}, v.AppendWeights(nil))
+	assert.Equal(t, []float64{7, 7}, v.Weights())
 	v, _ = r.Lookup([]base.Invoker{a, b}, "Say")
-	assert.Equal(t, []float64{300, 100}, v.AppendWeights(nil))
+	assert.Equal(t, []float64{300, 100}, v.Weights())
 }
 
 // The methods of a service that see the same list share its members (the
@@ -295,11 +295,13 @@ func TestMethodsShareTheMembersOfAList(t *testing.T) {
 	hi, _ := r.Lookup(slices.Clone(list), "Hi") // an equal list, as each call gets
 	assert.Same(t, &list[0], &say.Invokers[0], "the list itself, not a copy")
 	assert.Same(t, &say.Invokers[0], &hi.Invokers[0], "one list of invokers")
-	assert.Same(t, say.layout, hi.layout, "one layout: statistics, zones, metadata")
+	assert.Same(t, &say.providers[0], &hi.providers[0], "one array of statistics")
+	assert.Same(t, &say.zones[0], &hi.zones[0], "one array of zones")
+	assert.Same(t, &say.meta[0], &hi.meta[0], "one array of metadata")
 	assert.Equal(t, "az-a", hi.Zone(0))
 	assert.NotSame(t, say.Stat(0), hi.Stat(0), "statistics per method")
-	assert.Equal(t, []float64{300, 100, 100}, say.AppendWeights(nil))
-	assert.Equal(t, []float64{100, 100, 100}, hi.AppendWeights(nil))
+	assert.Equal(t, []float64{300, 100, 100}, say.Weights())
+	assert.Equal(t, []float64{100, 100, 100}, hi.Weights())
 	i, ok := hi.Index(list[2])
 	assert.True(t, ok)
 	assert.Equal(t, 2, i)
@@ -332,11 +334,11 @@ func TestMethodsShareWarmWeightsUnlessTheirsDiffer(t *testing.T) {
 	say, _ := r.Lookup(list, "Say")
 	hi, _ := r.Lookup(slices.Clone(list), "Hi")
 	heavy, _ := r.Lookup(slices.Clone(list), "Heavy")
-	assert.Equal(t, []float64{100, 200, 100}, say.AppendWeights(nil))
+	assert.Equal(t, []float64{100, 200, 100}, say.Weights())
 	assert.Same(t, say.warm, hi.warm, "one array of warm weights")
-	assert.True(t, say.own == nil && hi.own == nil && say.layout == hi.layout, "one array of metadata")
+	assert.True(t, say.own == nil && hi.own == nil && &say.meta[0] == &hi.meta[0], "one array of metadata")
 	assert.Same(t, say.WarmAlias(), hi.WarmAlias(), "one alias table")
-	assert.Equal(t, []float64{300, 200, 100}, heavy.AppendWeights(nil), "a method-level weight")
+	assert.Equal(t, []float64{300, 200, 100}, heavy.Weights(), "a method-level weight")
 	assert.NotNil(t, heavy.own)
 	assert.NotSame(t, say.Meta(0), heavy.Meta(0))
 	assert.Same(t, say.Meta(1), heavy.Meta(1), "the metadata of the other providers is shared")
@@ -344,10 +346,10 @@ func TestMethodsShareWarmWeightsUnlessTheirsDiffer(t *testing.T) {
 	// An ejection for Say: weights of its own; Hi keeps the shared ones.
 	lbtest.OutlierFail(list[1], int64(time.Hour), 5)
 	say, _ = r.Lookup(slices.Clone(list), "Say")
-	assert.Equal(t, []float64{100, 0, 100}, say.AppendWeights(nil))
+	assert.Equal(t, []float64{100, 0, 100}, say.Weights())
 	again, _ := r.Lookup(slices.Clone(list), "Hi")
 	assert.Same(t, hi, again)
-	assert.Equal(t, []float64{100, 200, 100}, hi.AppendWeights(nil))
+	assert.Equal(t, []float64{100, 200, 100}, hi.Weights())
 
 	// A new membership: Heavy keeps the metadata it parsed for the
 	// provider that stays; Hi shares the new members'.
@@ -355,8 +357,8 @@ func TestMethodsShareWarmWeightsUnlessTheirsDiffer(t *testing.T) {
 	hi, _ = r.Lookup(changed, "Hi")
 	moved, _ := r.Lookup(slices.Clone(changed), "Heavy")
 	assert.Same(t, heavy.Meta(0), moved.Meta(0))
-	assert.Equal(t, []float64{300, 100, 100}, moved.AppendWeights(nil))
-	assert.Equal(t, []float64{100, 100, 100}, hi.AppendWeights(nil))
+	assert.Equal(t, []float64{300, 100, 100}, moved.Weights())
+	assert.Equal(t, []float64{100, 100, 100}, hi.Weights())
 	assert.Same(t, say.Meta(2), hi.Meta(1), "a staying provider's metadata is parsed once")
 }
 
@@ -492,7 +494,7 @@ func TestEjectionRebuildsWithWeightZero(t *testing.T) {
 	v, _ = r.Lookup(slices.Clone(list), "Say")
 	assert.Equal(t, 2, *builds, "the alarm rebuilds the snapshot")
 	assert.Equal(t, []bool{false, true, false, false}, v.Ejected)
-	assert.Equal(t, []float64{100, 0, 100, 100}, v.AppendWeights(nil))
+	assert.Equal(t, []float64{100, 0, 100, 100}, v.Weights())
 	assert.Equal(t, 300.0, v.Total)
 	assert.True(t, v.Uniform == false && v.IsEjected(1) && !v.IsEjected(0))
 	v2, _ := r.Lookup(slices.Clone(list), "Say")
@@ -502,7 +504,7 @@ func TestEjectionRebuildsWithWeightZero(t *testing.T) {
 	v, _ = r.Lookup(slices.Clone(list), "Say")
 	assert.Equal(t, 3, *builds)
 	assert.Nil(t, v.Ejected)
-	assert.Equal(t, []float64{100, 200, 100, 100}, v.AppendWeights(nil))
+	assert.Equal(t, []float64{100, 200, 100, 100}, v.Weights())
 }
 
 // When every provider left is drained (weight 0), they share evenly; the
@@ -515,7 +517,7 @@ func TestEjectedStaysOutWhenTheRestIsDrained(t *testing.T) {
 	r.Lookup(list, "Say")
 	lbtest.OutlierFail(list[0], int64(time.Hour), 5)
 	v, _ := r.Lookup(slices.Clone(list), "Say")
-	assert.Equal(t, []float64{0, 1, 1}, v.AppendWeights(nil))
+	assert.Equal(t, []float64{0, 1, 1}, v.Weights())
 	assert.Equal(t, 2.0, v.Total)
 }
 
@@ -663,101 +665,6 @@ func zonesOf(s *Set) []string {
 		z[i] = s.Zone(i)
 	}
 	return z
-}
-
-// A Set keeps its providers' statistics and warm weights in a run for each
-// part, and above one part the alias table of the weights has a tier per
-// part: a change of membership takes the runs of the parts that stay from
-// the Set before, and makes the others; an ejection, which keeps the
-// parts, makes again the weights and alias run of the part it changed.
-func TestAChangeKeepsTheRunsOfPartsThatStay(t *testing.T) {
-	defer lblog.Capture(func(string) {})()
-	r, _ := newCounting()
-	list := make([]base.Invoker, 2000)
-	for i := range list {
-		list[i] = lbtest.Provider(30000+i, map[string]string{"weight": strconv.Itoa(1 + i%7)})
-	}
-	v1, _ := r.Lookup(list, "Say")
-	require.NotNil(t, v1.WarmAlias().Run(0), "a tier per part")
-
-	changed := slices.Delete(slices.Clone(list), 700, 701)
-	changed = slices.Insert(changed, 1500, lbtest.Provider(29999, map[string]string{"weight": "3"}))
-	v2, _ := r.Lookup(changed, "Say")
-	assert.GreaterOrEqual(t, keptRuns(t, v1, v2), len(v2.layout.parts)-3)
-	// The statistics and weights of those parts are the same runs.
-	sharedStats, sharedWeights := 0, 0
-	for k, p := range v2.layout.parts {
-		if j := slices.Index(v1.layout.parts, p); j >= 0 {
-			sharedStats += btoi(&v1.stats[j][0] == &v2.stats[k][0])
-			sharedWeights += btoi(&v1.weights[j][0] == &v2.weights[k][0])
-		}
-	}
-	assert.GreaterOrEqual(t, sharedStats, len(v2.layout.parts)-3)
-	assert.GreaterOrEqual(t, sharedWeights, len(v2.layout.parts)-3)
-	for i := range changed {
-		require.Same(t, v2.Provider(i).Method("Say"), v2.Stat(i))
-	}
-
-	lbtest.OutlierFail(changed[100], int64(time.Hour), 5)
-	r.Lookup(slices.Clone(changed), "Say") // starts the rebuild
-	r.Wait()
-	v3, _ := r.Lookup(slices.Clone(changed), "Say")
-	require.Equal(t, 0.0, v3.Weight(100), "ejected")
-	require.Same(t, v2.layout, v3.layout)
-	assert.Equal(t, len(v3.layout.parts)-1, keptRuns(t, v2, v3))
-}
-
-// keptRuns returns how many runs of b's alias table are a's for the same
-// part; every other run must be new.
-func keptRuns(t *testing.T, a, b *View[table]) int {
-	kept := 0
-	for k, p := range b.layout.parts {
-		run := b.WarmAlias().Run(k)
-		for j, q := range a.layout.parts {
-			if old := a.WarmAlias().Run(j); q == p && old == run {
-				kept++
-			} else {
-				require.NotSame(t, old, run, "part %d takes the run of another part (%d)", k, j)
-			}
-		}
-	}
-	return kept
-}
-
-func btoi(b bool) int {
-	if b {
-		return 1
-	}
-	return 0
-}
-
-// Warm weights remember the weights before them only until their alias
-// table is built, and only weights whose table was built: snapshots never
-// hold a chain of the ones before them.
-func TestWarmWeightsHoldNoChain(t *testing.T) {
-	r, _ := newCounting()
-	list := make([]base.Invoker, 600)
-	for i := range list {
-		list[i] = lbtest.Provider(31000+i, map[string]string{"weight": strconv.Itoa(1 + i%5)})
-	}
-	v, _ := r.Lookup(list, "Say")
-	built := false // v's table was built
-	for round := range 6 {
-		list = append(slices.Clone(list[1:]), lbtest.Provider(32000+round, map[string]string{"weight": "3"}))
-		next, _ := r.Lookup(list, "Say")
-		require.NotSame(t, v, next)
-		if before := next.warm.before.Load(); built {
-			require.NotNil(t, before, "round %d: v's table was built", round)
-			assert.Nil(t, before.before.Load(), "round %d", round)
-		} else {
-			assert.Nil(t, before, "round %d: no table of v to take runs from", round)
-		}
-		if built = round%3 != 0; built { // built twice in a row, then not
-			next.WarmAlias()
-			assert.Nil(t, next.warm.before.Load(), "round %d: forgotten once built", round)
-		}
-		v = next
-	}
 }
 
 // A call may hold the list from before a change of membership, whose first

@@ -37,12 +37,10 @@ func (v *View[T]) CheckFilter() bool {
 // checkFilter is CheckFilter until the question is settled.
 func (v *View[T]) checkFilter() bool {
 	w := v.watch
-	for _, run := range v.stats {
-		for _, s := range run {
-			if s.Active() != 0 || s.Total() != 0 {
-				w.done.Store(true)
-				return false
-			}
+	for _, s := range v.stats {
+		if s.Active() != 0 || s.Total() != 0 {
+			w.done.Store(true)
+			return false
 		}
 	}
 	if w.idle.Add(1) != MissingFilterPicks {

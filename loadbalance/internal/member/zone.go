@@ -194,21 +194,26 @@ func (s *Set) refreshBy(at int64) {
 func (s *Set) subset(slots []int) *Set {
 	n := len(slots)
 	sub := &Set{
-		Invokers: make([]base.Invoker, n),
-		Method:   s.Method,
-		Outliers: s.Outliers,
-		board:    s.board,
-		alarm:    s.alarm,
+		Invokers:  make([]base.Invoker, n),
+		Method:    s.Method,
+		Outliers:  s.Outliers,
+		board:     s.board,
+		alarm:     s.alarm,
+		providers: make([]*rpcstatus.Provider, n),
+		meta:      make([]*warmup.Meta, n),
+		stats:     make([]*rpcstatus.Stats, n),
 	}
-	w := &warmWeights{refreshAt: s.refreshAt}
-	flat, stats, from := weightWork.Get(n), statWork.Get(n), positions.Get(n)
-	defer weightWork.Put(flat)
-	defer statWork.Put(stats)
-	defer positions.Put(from)
+	w := &warmWeights{refreshAt: s.refreshAt, weights: make([]float64, n)}
 	for j, i := range slots {
-		sub.Invokers[j], stats[j], flat[j] = s.Invokers[i], s.Stat(i), s.Weight(i)
-		from[j] = -1
-		w.total += flat[j]
+		sub.Invokers[j], sub.providers[j], sub.meta[j] = s.Invokers[i], s.Provider(i), s.Meta(i)
+		sub.stats[j], w.weights[j] = s.Stat(i), s.Weight(i)
+		if z := s.Zone(i); z != "" {
+			if sub.zones == nil {
+				sub.zones = make([]string, n)
+			}
+			sub.zones[j] = z
+		}
+		w.total += w.weights[j]
 		if s.IsEjected(i) {
 			if sub.Ejected == nil {
 				sub.Ejected = make([]bool, n)
@@ -216,11 +221,6 @@ func (s *Set) subset(slots []int) *Set {
 			sub.Ejected[j] = true
 		}
 	}
-	sub.layout = newLayout(sub.Invokers, nil, from, func(j int) (*rpcstatus.Provider, *warmup.Meta, string) {
-		i := slots[j]
-		return s.Provider(i), s.Meta(i), s.Zone(i)
-	})
-	sub.stats = cut(stats, sub.layout, nil, nil)
 	sub.index = newIndex(sub.Invokers)
 	if n > 0 {
 		sub.given = &sub.Invokers[0]
@@ -228,15 +228,14 @@ func (s *Set) subset(slots []int) *Set {
 	if w.total <= 0 {
 		// The zone's usable providers are all drained: they share evenly,
 		// as in a whole snapshot.
-		for j := range flat {
+		for j := range w.weights {
 			if !sub.IsEjected(j) {
-				flat[j] = 1
+				w.weights[j] = 1
 				w.total++
 			}
 		}
 	}
-	w.uniform, w.maxWeight = uniform(flat)
-	w.layout, w.runs = sub.layout, cut(flat, sub.layout, nil, nil)
+	w.uniform, w.maxWeight = uniform(w.weights)
 	sub.use(w)
 	return sub
 }
