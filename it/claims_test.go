@@ -19,26 +19,11 @@ func TestClaimsNameExistingTests(t *testing.T) {
 		t.Fatal(err)
 	}
 	have := map[string]bool{}
-	err = filepath.WalkDir("..", func(path string, d fs.DirEntry, err error) error {
-		switch {
-		case err != nil:
-			return err
-		case d.IsDir() && (d.Name() == ".git" || d.Name() == "testdata" || d.Name() == "node_modules"):
-			return filepath.SkipDir
-		case !d.IsDir() && strings.HasSuffix(path, "_test.go"):
-			b, err := os.ReadFile(path)
-			if err != nil {
-				return err
-			}
-			for _, m := range testFuncRe.FindAllSubmatch(b, -1) {
-				have[string(m[1])] = true
-			}
+	eachTestFile(t, func(_ string, b []byte) {
+		for _, m := range testFuncRe.FindAllSubmatch(b, -1) {
+			have[string(m[1])] = true
 		}
-		return nil
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
 	named, missing := claimedMissing(string(doc), have)
 	if len(named) < 50 {
 		t.Errorf("docs/claims.md names only %d tests: the table is gone or its names are no longer in backquotes", len(named))
@@ -95,26 +80,11 @@ func TestTestShFuzzesEveryTarget(t *testing.T) {
 	}
 	defined := map[string]bool{}
 	fuzzRe := regexp.MustCompile(`(?m)^func (Fuzz\w+)\(`)
-	err = filepath.WalkDir("..", func(path string, d fs.DirEntry, err error) error {
-		switch {
-		case err != nil:
-			return err
-		case d.IsDir() && (d.Name() == ".git" || d.Name() == "testdata"):
-			return filepath.SkipDir
-		case !d.IsDir() && strings.HasSuffix(path, "_test.go"):
-			b, err := os.ReadFile(path)
-			if err != nil {
-				return err
-			}
-			for _, m := range fuzzRe.FindAllSubmatch(b, -1) {
-				defined[filepath.ToSlash(filepath.Dir(strings.TrimPrefix(path, "../")))+":"+string(m[1])] = true
-			}
+	eachTestFile(t, func(path string, b []byte) {
+		for _, m := range fuzzRe.FindAllSubmatch(b, -1) {
+			defined[filepath.ToSlash(filepath.Dir(strings.TrimPrefix(path, "../")))+":"+string(m[1])] = true
 		}
-		return nil
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
 	if len(defined) < 10 {
 		t.Fatalf("found only %d fuzz targets: the walk is broken", len(defined))
 	}
@@ -127,5 +97,29 @@ func TestTestShFuzzesEveryTarget(t *testing.T) {
 		if !defined[target] {
 			t.Errorf("it/test.sh fuzzes %s, which no package defines", target)
 		}
+	}
+}
+
+// eachTestFile calls f with the path (from it/) and contents of every
+// _test.go file of the module, testdata and .git left out.
+func eachTestFile(t *testing.T, f func(path string, b []byte)) {
+	t.Helper()
+	err := filepath.WalkDir("..", func(path string, d fs.DirEntry, err error) error {
+		switch {
+		case err != nil:
+			return err
+		case d.IsDir() && (d.Name() == ".git" || d.Name() == "testdata" || d.Name() == "node_modules"):
+			return filepath.SkipDir
+		case !d.IsDir() && strings.HasSuffix(path, "_test.go"):
+			b, err := os.ReadFile(path)
+			if err != nil {
+				return err
+			}
+			f(path, b)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
 	}
 }
