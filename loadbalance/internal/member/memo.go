@@ -6,20 +6,27 @@ import "sync"
 // made once for them and shared by the snapshots of every method of the
 // service that see the same list (Registry keeps one members per list), so
 // that a table that does not depend on the method (a hash ring) is built
-// by the first method's build and found by the others'. Two builds racing
-// for a key may both call build; one value is kept, so build must depend
-// on key and the providers of s alone. Keys compare with ==. A zone's Set
-// has no memo: build runs every time. Off the call's path (in a Build).
+// by the first method's build and found by the others', which wait for it
+// when it is under way. build must depend on key and the providers of s
+// alone. Keys compare with ==. A zone's Set has no memo: build runs every
+// time. Off the call's path (in a Build).
 func Memo[V any](s *Set, key any, build func() V) V {
 	if s.memo == nil {
 		return build()
 	}
-	if v, ok := s.memo.Load(key); ok {
-		return v.(V)
+	e, _ := s.memo.LoadOrStore(key, new(memoEntry))
+	entry := e.(*memoEntry)
+	entry.once.Do(func() { entry.v = build() })
+	if v, ok := entry.v.(V); ok {
+		return v
 	}
-	v, _ := s.memo.LoadOrStore(key, build())
-	return v.(V)
+	return build() // the first build panicked: nothing was kept
 }
 
-// memo is what Memo keeps for the members of a Set.
+// memo is what Memo keeps for the members of a Set: a *memoEntry by key.
 type memo = sync.Map
+
+type memoEntry struct {
+	once sync.Once
+	v    any
+}
