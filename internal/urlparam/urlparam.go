@@ -78,25 +78,58 @@ const DefaultTimeout = 3 * time.Second
 // consumer's own reference URL that u carries (Consumer), never from the
 // provider's; a shared key in Dubbo Java's precedence, each level on the
 // consumer's URL before the provider's; a provider-only key from u.
-func MethodParam(u *common.URL, method, key string) string {
-	for _, r := range reads(u, method, key) {
-		if v := r.u.GetParam(r.key, ""); v != "" {
-			return v
-		}
-	}
-	return ""
-}
+func MethodParam(u *common.URL, method, key string) string { return KeysOf(method, key).Param(u) }
 
-// MethodKeys are the method-level keys of one parameter for one method
-// (1 and 2 above), built once to read many provider URLs.
-type MethodKeys struct{ method, dubboGo, java string }
+// MethodKeys are the keys of one parameter for one method, built once (two
+// strings) to read many provider URLs without allocating.
+type MethodKeys struct{ key, method, dubboGo, java string }
 
-// KeysOf returns the method-level keys of key for method.
+// KeysOf returns the keys of key for method ("": the service level only).
 func KeysOf(method, key string) MethodKeys {
 	if method == "" {
-		return MethodKeys{}
+		return MethodKeys{key: key}
 	}
-	return MethodKeys{method, "methods." + method + "." + key, method + "." + key}
+	return MethodKeys{key, method, "methods." + method + "." + key, method + "." + key}
+}
+
+// Param is MethodParam(u, method, key) for k's method and key. It does not
+// allocate.
+func (k MethodKeys) Param(u *common.URL) (v string) {
+	k.each(u, func(s string) bool { v = s; return s != "" })
+	return v
+}
+
+// each calls f with the values MethodParam reads for k on u, in its order,
+// until f returns true: each level (dubbo-go's methods.<m>.key, Java's
+// <m>.key, then key) on the consumer's URL before the provider's for a
+// shared key; on the consumer's URL alone for a consumer-only key (none
+// when u carries no consumer); on u alone for a provider-only key.
+func (k MethodKeys) each(u *common.URL, f func(v string) bool) {
+	first, second := u, (*common.URL)(nil)
+	switch c := Consumer(u); Whose(k.key) {
+	case ConsumerOnly:
+		if c == nil {
+			return
+		}
+		first = c
+	case Shared:
+		if c != nil && c != u {
+			first, second = c, u
+		}
+	}
+	for _, on := range [2]*common.URL{first, second} {
+		if on == nil || k.method == "" {
+			continue
+		}
+		if f(on.GetParam(k.dubboGo, "")) || javaMethod(on, k.method) && f(on.GetParam(k.java, "")) {
+			return
+		}
+	}
+	for _, on := range [2]*common.URL{first, second} {
+		if on != nil && f(on.GetParam(k.key, "")) {
+			return
+		}
+	}
 }
 
 // In reports whether MethodParam(u, method, key) reads a method-level key
@@ -119,17 +152,6 @@ func (k MethodKeys) on(u *common.URL) bool {
 // u, or "": for parameters that have no method level (timestamp, warmup,
 // release), as Dubbo Java reads them, each from its owner (Whose).
 func ServiceParam(u *common.URL, key string) string { return MethodParam(u, "", key) }
-
-// methodKeys lists the keys MethodParam reads, in the order it reads them.
-func methodKeys(u *common.URL, method, key string) []string {
-	if method == "" {
-		return []string{key}
-	}
-	if !javaMethod(u, method) {
-		return []string{"methods." + method + "." + key, key}
-	}
-	return []string{"methods." + method + "." + key, method + "." + key, key}
-}
 
 // javaMethod tells whether Dubbo Java reads <method>.<key> parameters of u
 // for method: always when u has no "methods" parameter, else only for the
@@ -155,13 +177,12 @@ func javaMethod(u *common.URL, method string) bool {
 // dubbo-go's duration strings ("3s", "500ms") and Dubbo Java's plain
 // milliseconds ("3000") are understood. Like MethodParam, it is for
 // snapshot builds.
-func MethodTimeout(u *common.URL, method string) (time.Duration, bool) {
-	for _, r := range reads(u, method, constant.TimeoutKey) {
-		if d, ok := parseTimeout(r.u.GetParam(r.key, "")); ok {
-			return d, true
-		}
+func MethodTimeout(u *common.URL, method string) (d time.Duration, ok bool) {
+	KeysOf(method, constant.TimeoutKey).each(u, func(v string) bool { d, ok = parseTimeout(v); return ok })
+	if !ok {
+		return DefaultTimeout, false
 	}
-	return DefaultTimeout, false
+	return d, true
 }
 
 // maxTimeout caps a method timeout: a longer one is taken as a mistake.

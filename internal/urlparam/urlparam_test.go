@@ -149,3 +149,18 @@ func TestServiceParam(t *testing.T) {
 	assert.Equal(t, "", ServiceParam(u, "warmup"))
 	assert.Equal(t, "3.3.6", ServiceParam(u, "release"))
 }
+
+// Reading with keys built once allocates nothing per URL, whoever owns
+// the key: the vote over a snapshot's providers reads every one.
+func TestParamWithKeysAllocatesNothing(t *testing.T) {
+	u, _ := common.NewURL("dubbo://127.0.0.1:20880/org.example.Greeter?methods.Say.hash.nodes=40&hash.nodes=80&lb.zone.local=a")
+	for _, key := range []string{"hash.nodes", "lb.zone.local", "timestamp", "absent"} {
+		keys := KeysOf("Say", key)
+		if n := testing.AllocsPerRun(100, func() { _ = keys.Param(u) }); n != 0 {
+			t.Errorf("%s: %.0f allocations a read, want 0", key, n)
+		}
+	}
+	if got := KeysOf("Say", "hash.nodes").Param(u); got != "40" {
+		t.Errorf("the method level first: got %q", got)
+	}
+}

@@ -129,49 +129,6 @@ func Consumer(u *common.URL) *common.URL {
 	return r.url
 }
 
-// read is one place MethodParam looks for a value: the URL and the key.
-type read struct {
-	u   *common.URL
-	key string
-}
-
-// reads lists where the value of key for method is read on the provider
-// URL u, in order, under the rule of Whose(key): each level (dubbo-go's
-// methods.<m>.key, Java's <m>.key, then key) on the consumer's URL before
-// the provider's for a shared key; on the consumer's URL alone for a
-// consumer-only key (none when u carries no consumer); on u alone for a
-// provider-only key.
-func reads(u *common.URL, method, key string) []read {
-	c := Consumer(u)
-	switch Whose(key) {
-	case ConsumerOnly:
-		if c == nil {
-			return nil
-		}
-		return readsOn(nil, c, method, key)
-	case ProviderOnly:
-		return readsOn(nil, u, method, key)
-	}
-	if c == nil || c == u {
-		return readsOn(nil, u, method, key)
-	}
-	cs, ps := readsOn(nil, c, method, key), readsOn(nil, u, method, key)
-	out := make([]read, 0, len(cs)+len(ps))
-	// Level by level: the method level of both, then the service level.
-	out = append(out, cs[:len(cs)-1]...)
-	out = append(out, ps[:len(ps)-1]...)
-	return append(out, cs[len(cs)-1], ps[len(ps)-1])
-}
-
-// readsOn appends to dst the keys of key for method on u, in the order
-// MethodParam reads them: the service-level key last.
-func readsOn(dst []read, u *common.URL, method, key string) []read {
-	for _, k := range methodKeys(u, method, key) {
-		dst = append(dst, read{u, k})
-	}
-	return dst
-}
-
 // Overridden returns the consumer-only keys (in any spelling: key,
 // methods.<m>.key, <m>.key) that the provider URL u holds with a value its
 // consumer's URL does not give them: keys the provider registered, which

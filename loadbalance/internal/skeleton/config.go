@@ -65,8 +65,9 @@ const maxDissenters = 3
 func vote(s *member.Set, key string, problems *[]string) string {
 	values := make([]string, len(s.Invokers))
 	counts := map[string]int{}
+	keys := urlparam.KeysOf(s.Method, key)
 	for i, inv := range s.Invokers {
-		values[i] = urlparam.MethodParam(inv.GetURL(), s.Method, key)
+		values[i] = keys.Param(inv.GetURL())
 		counts[values[i]]++
 	}
 	if len(counts) == 1 {
