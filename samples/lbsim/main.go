@@ -20,13 +20,18 @@
 //	           each of this module's balancers runs with outlier ejection
 //	           off and on, with a table of the failed first attempts; fleet
 //	           (512 providers, not in all) weighs fewestactive's two choices
-//	           against fewestactive-scan
+//	           against fewestactive-scan; subsets (not in all) runs brpc's
+//	           experiment and the capacity scenario on 12 providers and 16
+//	           consumers over the full set, aperture and rendezvous subsets
+//	           of 4 (brpc-wide, capacity-wide and their -aperture and
+//	           -rendezvous versions), and compares them in a table
 //	-balancers comma-separated names (default: those of sim.DefaultBalancers
 //	           that are registered)
 //	-out       output directory (default lbsim-out)
 //	-duration  simulated time; the scenario's script is stretched or
 //	           shrunk to it (default: the scenario's own)
 //	-seed      seed of the simulator's randomness (default 1)
+//	-bucket    width of the tables' time buckets (default 1s)
 //	-format    png or svg (default png)
 //	-parallel  balancers simulated at once (default 2)
 //	-quiet     print only the summaries
@@ -65,6 +70,7 @@ type config struct {
 	out       string
 	duration  time.Duration
 	seed      uint64
+	bucket    time.Duration
 	format    string
 	parallel  int
 	quiet     bool
@@ -79,6 +85,7 @@ func parse(args []string, stderr io.Writer) (*config, error) {
 	fs.StringVar(&c.out, "out", "lbsim-out", "output directory for tables and plots")
 	fs.DurationVar(&c.duration, "duration", 0, "simulated time, stretching the scenario's script (default: the scenario's own)")
 	fs.Uint64Var(&c.seed, "seed", 1, "seed of the simulator's randomness")
+	fs.DurationVar(&c.bucket, "bucket", sim.DefaultBucket, "width of the time buckets of the tables")
 	fs.StringVar(&c.format, "format", "png", "plot format: png or svg")
 	fs.IntVar(&c.parallel, "parallel", min(2, runtime.GOMAXPROCS(0)), "balancers simulated at once")
 	fs.BoolVar(&c.quiet, "quiet", false, "print only the summaries")
@@ -120,6 +127,9 @@ func parse(args []string, stderr io.Writer) (*config, error) {
 	}
 	if len(c.balancers) == 0 {
 		return nil, errors.New("no balancer to run")
+	}
+	if c.bucket <= 0 {
+		return nil, fmt.Errorf("-bucket %v: must be > 0", c.bucket)
 	}
 	if c.duration < 0 {
 		return nil, fmt.Errorf("-duration %v: must be > 0", c.duration)
@@ -198,7 +208,7 @@ func compareSubsets(c *config, ran map[string][]*sim.Result, stdout io.Writer) e
 // tables and the figure, and returns the results.
 func runScenario(c *config, sc sim.Scenario, stdout io.Writer) ([]*sim.Result, error) {
 	start := time.Now()
-	results, err := simulate(sc, runsOf(sc, c.balancers, c.seed), c.parallel)
+	results, err := simulate(sc, runsOf(sc, c.balancers, sim.Options{Seed: c.seed, Bucket: c.bucket}), c.parallel)
 	if err != nil {
 		return nil, err
 	}
@@ -262,13 +272,15 @@ type simRun struct {
 // runsOf lists the runs of sc: each balancer once, and where sc has a
 // failure spell each of this module's balancers first with outlier
 // ejection off, then on.
-func runsOf(sc sim.Scenario, balancers []string, seed uint64) []simRun {
+func runsOf(sc sim.Scenario, balancers []string, opts sim.Options) []simRun {
 	var runs []simRun
 	for _, name := range balancers {
 		if sc.Failure != nil && sim.Ours(name) {
-			runs = append(runs, simRun{name, sim.Options{Seed: seed, EjectionOff: true}})
+			off := opts
+			off.EjectionOff = true
+			runs = append(runs, simRun{name, off})
 		}
-		runs = append(runs, simRun{name, sim.Options{Seed: seed}})
+		runs = append(runs, simRun{name, opts})
 	}
 	return runs
 }
