@@ -15,7 +15,7 @@ import (
 // provider its holders' shares.
 func alikeSubsets(rendezvous bool) Scenario {
 	return Scenario{
-		Name: "alike-subsets", Duration: 250 * time.Millisecond, Callers: 48, Consumers: BrpcConsumers,
+		Name: "alike-subsets", Duration: 200 * time.Millisecond, Callers: 48, Consumers: BrpcConsumers,
 		Keys: DefaultKeys, Jitter: 0.05,
 		Providers: alike(12, Provider{Latency: 2 * ms}),
 		Subset:    Subset{Size: WideSubsetSize, Rendezvous: rendezvous},
