@@ -157,6 +157,17 @@ func TestFastFailuresAreAvoided(t *testing.T) {
 	assert.True(t, failedAtMost(random, uniform), "dubbo-go's random failed %.2f%% of the calls, not its uniform share", 100*random.Total.Failed())
 }
 
+// mustRun runs sc with balancer name, seed 1 and 100 ms buckets, and fails
+// the test if a Select panicked or chose no provider of its list.
+func mustRun(t *testing.T, sc Scenario, name string) *Result {
+	t.Helper()
+	r, err := Run(sc, name, Options{Seed: 1, Bucket: 100 * time.Millisecond})
+	require.NoError(t, err)
+	require.Zero(t, r.Panics, r.FirstPanic)
+	require.Zero(t, r.Unrouted)
+	return r
+}
+
 // brpc's experiment over 16 consumers (BrpcMany, shortened), each with its
 // own balancer and statistics: the adaptive balancers and fewestactive
 // follow the reversal within 1.5 s (FollowTime: the new fastest provider
@@ -168,23 +179,15 @@ func TestManyConsumersFollowTheReversal(t *testing.T) {
 	many := BrpcMany().Scale(0.5) // 10 s, reversed at 5 s
 	one := Brpc().Scale(0.5)
 	rev := many.Marks[0].At
-	run := func(t *testing.T, sc Scenario, name string) *Result {
-		t.Helper()
-		r, err := Run(sc, name, Options{Seed: 1, Bucket: 100 * time.Millisecond})
-		require.NoError(t, err)
-		require.Zero(t, r.Panics, r.FirstPanic)
-		require.Zero(t, r.Unrouted)
-		return r
-	}
 	t.Run("random", func(t *testing.T) {
 		t.Parallel()
-		r := run(t, many, "random")
+		r := mustRun(t, many, "random")
 		assert.Equal(t, time.Duration(-1), r.FollowTime(rev, []int{0}, []int{2}), "random follows nothing: the check proves nothing")
 	})
 	for _, name := range []string{"fewestactive", "lalb", "rtadaptive", "loadaware", "shortestresponse", "adaptive"} {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
-			r1, r16 := run(t, one, name), run(t, many, name)
+			r1, r16 := mustRun(t, one, name), mustRun(t, many, name)
 			f1, f16 := r1.FollowTime(rev, []int{0}, []int{2}), r16.FollowTime(rev, []int{0}, []int{2})
 			t.Logf("%s: followed in %v with 1 consumer, %v with %d; %.0f and %.0f calls/s", name, f1, f16, BrpcConsumers, r1.Total.QPS(), r16.Total.QPS())
 			assert.GreaterOrEqual(t, f16, time.Duration(0), "%d consumers never follow the reversal", BrpcConsumers)

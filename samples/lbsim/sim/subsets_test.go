@@ -51,9 +51,7 @@ func fairBoundMiss(r *Result, sc *Scenario) float64 {
 func TestApertureSubsetsGiveEveryProviderItsFairShare(t *testing.T) {
 	t.Parallel()
 	sc := alikeSubsets(false)
-	r, err := Run(sc, "warmrandom", Options{Seed: 1})
-	require.NoError(t, err)
-	require.Zero(t, r.Unrouted)
+	r := mustRun(t, sc, "warmrandom")
 	require.Len(t, r.Subsets, BrpcConsumers)
 	holders := make([]float64, len(sc.Providers)) // each provider's expected share
 	for k, held := range r.Subsets {
@@ -72,8 +70,7 @@ func TestApertureSubsetsGiveEveryProviderItsFairShare(t *testing.T) {
 
 	t.Run("negative_control_rendezvous", func(t *testing.T) {
 		sc := alikeSubsets(true)
-		r, err := Run(sc, "warmrandom", Options{Seed: 1})
-		require.NoError(t, err)
+		r := mustRun(t, sc, "warmrandom")
 		miss := fairBoundMiss(r, &sc)
 		t.Logf("rendezvous: furthest provider %.2f tolerances from the bound, max/mean %.3f", miss, r.Spread(&sc))
 		assert.Greater(t, miss, 1.0, "rendezvous subsets kept every provider within aperture's bound: the check proves nothing")
@@ -98,17 +95,9 @@ func TestAdaptiveBalancersKeepTheirThroughputOverSubsets(t *testing.T) {
 	full := CapacityWide().Scale(0.01)
 	sub := CapacityWideSubsets(false).Scale(0.01)
 	bound := full.Bound()
-	run := func(t *testing.T, sc Scenario, name string) *Result {
-		t.Helper()
-		r, err := Run(sc, name, Options{Seed: 1, Bucket: 100 * time.Millisecond})
-		require.NoError(t, err)
-		require.Zero(t, r.Panics, r.FirstPanic)
-		require.Zero(t, r.Unrouted)
-		return r
-	}
 	for _, name := range []string{"fewestactive", "loadaware"} {
 		t.Run(name, func(t *testing.T) {
-			f, s := run(t, full, name), run(t, sub, name)
+			f, s := mustRun(t, full, name), mustRun(t, sub, name)
 			t.Logf("%s: %.1f %% of the bound over the full set, %.1f %% over subsets (%.1f %% of the full set's)", name,
 				100*f.Total.QPS()/bound, 100*s.Total.QPS()/bound, 100*s.Total.QPS()/f.Total.QPS())
 			assert.GreaterOrEqual(t, s.Total.QPS(), 0.85*bound, "%s over subsets: share of the capacity bound", name)
@@ -116,7 +105,7 @@ func TestAdaptiveBalancersKeepTheirThroughputOverSubsets(t *testing.T) {
 		})
 	}
 	t.Run("negative_control_random", func(t *testing.T) {
-		r := run(t, sub, "random")
+		r := mustRun(t, sub, "random")
 		t.Logf("random over subsets: %.1f %% of the bound", 100*r.Total.QPS()/bound)
 		assert.Less(t, r.Total.QPS(), 0.85*bound, "dubbo-go's random over subsets reached 85 %% of the bound: the check proves nothing")
 	})
