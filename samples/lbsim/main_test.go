@@ -54,6 +54,7 @@ func TestRunRejectsBadInput(t *testing.T) {
 		{"-scenario", "nope"},
 		{"-format", "gif"},
 		{"-duration", "-1s"},
+		{"-bucket", "0s"},
 		{"-balancers", "no-such-balancer", "-scenario", "capacity", "-duration", "100ms"},
 		{"stray"},
 	} {
@@ -82,4 +83,24 @@ func TestRunFailureScenario(t *testing.T) {
 	assert.Equal(t, []string{"random -", "warmrandom off", "warmrandom on"}, rows)
 	_, err = os.Stat(filepath.Join(dir, "failfast.png"))
 	assert.NoError(t, err)
+}
+
+// -scenario subsets runs the wide deployments over the full set and over
+// both kinds of subsets, and writes the table that compares them.
+func TestRunSubsetsComparesTheSets(t *testing.T) {
+	dir := t.TempDir()
+	var out bytes.Buffer
+	err := run([]string{"-scenario", "subsets", "-duration", "20ms", "-bucket", "5ms", "-balancers", "warmrandom", "-quiet", "-out", dir}, &out)
+	require.NoError(t, err)
+	text := out.String()
+	for _, name := range []string{"brpc-wide", "capacity-wide"} {
+		assert.Contains(t, text, "== "+name+": the balancers over the full set and over subsets")
+		table, err := os.ReadFile(filepath.Join(dir, name+"-subsets.txt"))
+		require.NoError(t, err)
+		for _, want := range []string{"full set", "subsets of 4, aperture", "subsets of 4, rendezvous", "max/mean of alike"} {
+			assert.Contains(t, string(table), want, name)
+		}
+	}
+	assert.Contains(t, text, "follows", "brpc's reversal")
+	assert.Contains(t, text, "of bound", "capacity's bound")
 }

@@ -3,6 +3,7 @@ package sim
 import (
 	"fmt"
 	"io"
+	"math"
 	"slices"
 	"strings"
 	"text/tabwriter"
@@ -34,6 +35,9 @@ type Result struct {
 	Unrouted int64
 	// EjectionOff is true when the run had outlier ejection turned off.
 	EjectionOff bool
+	// Subsets are, when the scenario subsets, the providers (indices of
+	// Providers) each consumer held at the start, by consumer index.
+	Subsets [][]int
 }
 
 // Label names the run: the balancer, and "no ejection" when ejection was
@@ -340,4 +344,40 @@ func WriteCapacity(w io.Writer, sc *Scenario, results []*Result) error {
 			ms3(r.Total.Mean), ms3(r.Total.P99), r.Total.Errors)
 	}
 	return tw.Flush()
+}
+
+// share returns the fraction of f's calls that the providers of set
+// completed.
+func (f Figures) share(set []int) float64 {
+	var s float64
+	for _, i := range set {
+		s += f.Share(i)
+	}
+	return s
+}
+
+// FollowTime returns how long after rev the balancer followed a reversal
+// that made the providers fast the fastest in place of the providers slow:
+// the start of the first bucket from which, in every bucket to the end of
+// the run, fast get at least 90 % of the share slow got in the 2 s before
+// rev (the share the same balancer gives the fastest in steady state), and
+// at least 40 % (above the uniform third of brpc's experiment, so that a
+// balancer that ignores latency never follows), less four binomial
+// standard deviations of the bucket's calls; -1 if it never did.
+func (r *Result) FollowTime(rev time.Duration, slow, fast []int) time.Duration {
+	need := max(0.9*r.Span(rev-2*time.Second, rev).share(slow), 0.4)
+	t := time.Duration(-1)
+	for _, b := range r.Buckets {
+		tol := 4 * math.Sqrt(need*(1-need)/float64(max(b.Calls, 1)))
+		switch {
+		case b.Start < rev:
+		case b.share(fast) >= need-tol:
+			if t < 0 {
+				t = b.Start - rev
+			}
+		default:
+			t = -1
+		}
+	}
+	return t
 }

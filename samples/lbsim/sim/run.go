@@ -17,9 +17,11 @@ import (
 
 	"github.com/dubbogo-lb/lb/filter"
 	"github.com/dubbogo-lb/lb/internal/assembly/simulate"
+	"github.com/dubbogo-lb/lb/internal/subset"
 	"github.com/dubbogo-lb/lb/internal/urlparam"
 	"github.com/dubbogo-lb/lb/loadbalance/lbenv"
 	"github.com/dubbogo-lb/lb/rpcstatus/loadreport"
+	"github.com/dubbogo-lb/lb/warmup"
 )
 
 // Service is the interface the fake providers serve.
@@ -67,6 +69,7 @@ type run struct {
 	s      *simulate.Sim
 	invs   []base.Invoker
 	others []*simulate.Consumer // consumers beside the Sim's own
+	views  [][]base.Invoker     // each of others' invokers of the providers
 	loads  []*load              // the providers' load, when they report it
 	rec    recorder
 }
@@ -175,15 +178,16 @@ func newRun(sc Scenario, name string, opts Options) (*run, error) {
 		if err != nil {
 			return nil, err
 		}
-		c := &simulate.Consumer{LB: lb.lb}
+		var view []base.Invoker
 		for i := range sc.Providers {
 			u, err := providerURL(port+i, &sc.Providers[i], sc.Params, opts.EjectionOff)
 			if err != nil {
 				return nil, err
 			}
-			c.List = append(c.List, s.View(u, r.invs[i]))
+			view = append(view, s.View(u, r.invs[i]))
 		}
-		r.others = append(r.others, c)
+		r.others = append(r.others, &simulate.Consumer{LB: lb.lb})
+		r.views = append(r.views, view)
 	}
 	r.rec.init(&sc, opts.Bucket)
 	r.res().Balancer, r.res().Note, r.res().EjectionOff = name, lb.note, opts.EjectionOff
@@ -224,18 +228,67 @@ func boolInt(b bool) int {
 	return 0
 }
 
-// membership sets the invoker list to the providers present now (the
-// other consumers keep every provider).
+// membership sets each consumer's invoker list to the providers present
+// now, or to its subset of them when the scenario subsets. The subsets
+// drawn at the start are the result's Subsets.
 func (r *run) membership() {
 	t := r.s.Clock().Elapsed()
-	var list []base.Invoker
-	for i, p := range r.invs {
+	var present []int
+	for i := range r.invs {
 		s := &r.sc.Providers[i]
 		if s.Join <= t && (s.Leave == 0 || t < s.Leave) {
-			list = append(list, p)
+			present = append(present, i)
 		}
 	}
-	r.s.List = list
+	start := r.res().Subsets == nil && r.sc.Subset.Size > 0
+	for k := range max(r.sc.Consumers, 1) {
+		held := r.subset(k, present)
+		if start {
+			r.res().Subsets = append(r.res().Subsets, held)
+		}
+		invs := r.invs
+		if k > 0 {
+			invs = r.views[k-1]
+		}
+		list := make([]base.Invoker, len(held))
+		for j, i := range held {
+			list[j] = invs[i]
+		}
+		if k == 0 {
+			r.s.List = list
+		} else {
+			r.others[k-1].List = list
+		}
+	}
+}
+
+// subset returns the providers (indices of the scenario's list) of
+// present that consumer k holds: all of them, or its subset as the
+// discovery draws it, from the providers' weight and zone as their URLs
+// say, keyed by stable addresses given by their place in the list.
+func (r *run) subset(k int, present []int) []int {
+	sub := r.sc.Subset
+	if sub.Size <= 0 {
+		return present
+	}
+	ps := make([]subset.Provider, len(present))
+	for j, i := range present {
+		u := r.invs[i].GetURL()
+		ps[j] = subset.Provider{
+			Key:    fmt.Sprintf("10.%d.%d.%d:20880", i>>16&255, i>>8&255, i&255),
+			Weight: warmup.Parse(u, "", time.Time{}).Weight,
+			Zone:   urlparam.ServiceParam(u, urlparam.ZoneKey),
+		}
+	}
+	c := subset.Consumer{ID: fmt.Sprintf("consumer-%d", k)}
+	if !sub.Rendezvous {
+		c.Index, c.Count = k, max(r.sc.Consumers, 1)
+	}
+	idx := subset.Select(nil, ps, c, subset.Options{Size: sub.Size, Zones: r.sc.Zones != nil}, nil)
+	for j, i := range idx {
+		idx[j] = present[i]
+	}
+	return idx
 }
 
 // providerURL returns the URL of a fake provider as a consumer receives it

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"strings"
 	"time"
 )
 
@@ -155,6 +156,24 @@ type Scenario struct {
 	// failure table (WriteFailures) measures; the simulator then runs
 	// this module's balancers with outlier ejection off and on.
 	Failure *Failure
+	// Subset, when its Size is set, gives each consumer only its subset of
+	// the providers present, as the discovery does with lb.subset.size.
+	Subset Subset
+}
+
+// Subset is how each consumer of a scenario draws its subset of the
+// providers (package internal/subset, as the discovery calls it). The
+// providers' keys are stable addresses given by their place in the list,
+// so a scenario's subsets are the same in every run; each consumer's is
+// drawn again whenever a provider joins or leaves. Ejection does not grow
+// the subsets here (the discovery's feedback is not simulated).
+type Subset struct {
+	// Size is lb.subset.size; 0 gives every consumer every provider.
+	Size int
+	// Rendezvous draws by rendezvous hashing on each consumer's ID, as
+	// when the consumers are unknown; otherwise by deterministic aperture
+	// from each consumer's index among the scenario's Consumers.
+	Rendezvous bool
 }
 
 // Failure is a spell during which a provider fails.
@@ -241,6 +260,9 @@ func (s *Scenario) Validate() error {
 	}
 	if s.Consumers < 0 || s.Consumers > s.Callers {
 		bad("consumers %d: must be in [0, callers]", s.Consumers)
+	}
+	if s.Subset.Size < 0 {
+		bad("subset size %d: must be >= 0 (0: off)", s.Subset.Size)
 	}
 	if f := s.Failure; f != nil {
 		if f.Provider < 0 || f.Provider >= len(s.Providers) {
@@ -337,6 +359,79 @@ func Capacity() Scenario {
 			{Name: "p2 cap 16", Latency: 2 * ms, Capacity: 16},
 		},
 	}
+}
+
+// WideCopies is how many copies of each provider of brpc's experiment and
+// of Capacity the wide scenarios have, and WideSubsetSize the subset each
+// of their consumers holds when they subset: a third of the 12 providers,
+// each held by 16·4/12 = 5⅓ consumers on average.
+const (
+	WideCopies     = 4
+	WideSubsetSize = 4
+)
+
+// BrpcWide is BrpcMany on a fleet WideCopies times as wide: 12 providers
+// (four at 1 ms turning 3 ms, four at 2 ms, four at 3 ms turning 1 ms) and
+// 200 callers over BrpcConsumers consumers, each over every provider.
+func BrpcWide() Scenario {
+	s := widen(BrpcMany(), WideCopies)
+	s.Name = "brpc-wide"
+	s.Title = "brpc's experiment ×4: 12 providers at 1/2/3 ms (reversed halfway), 200 callers over 16 consumers, full set"
+	return s
+}
+
+// BrpcWideSubsets is BrpcWide with each consumer holding WideSubsetSize
+// providers, drawn by aperture, or by rendezvous hashing when rendezvous.
+func BrpcWideSubsets(rendezvous bool) Scenario {
+	return subsetted(BrpcWide(), rendezvous)
+}
+
+// CapacityWide is Capacity on a fleet WideCopies times as wide, with
+// BrpcConsumers consumers: 12 providers at 2 ms serving 4, 8 or 16 calls
+// at once (four of each), 192 callers (1.7 times the 112 slots, as in
+// Capacity), 12 per consumer, each over every provider.
+func CapacityWide() Scenario {
+	s := widen(Capacity(), WideCopies)
+	s.Name = "capacity-wide"
+	s.Title = "capacity ×4: 12 providers at 2 ms of 4/8/16 slots, 192 callers over 16 consumers, full set"
+	s.Consumers = BrpcConsumers
+	return s
+}
+
+// CapacityWideSubsets is CapacityWide with each consumer holding
+// WideSubsetSize providers, drawn by aperture, or by rendezvous hashing
+// when rendezvous.
+func CapacityWideSubsets(rendezvous bool) Scenario {
+	return subsetted(CapacityWide(), rendezvous)
+}
+
+// widen returns s with copies of each provider (copy k of p named
+// "p/k", the copies of the list one after the other) and copies times
+// the callers.
+func widen(s Scenario, copies int) Scenario {
+	var ps []Provider
+	for k := range copies {
+		for _, p := range s.Providers {
+			p.Name = fmt.Sprintf("%s/%d", p.Name, k)
+			ps = append(ps, p)
+		}
+	}
+	s.Providers = ps
+	s.Callers *= copies
+	return s
+}
+
+// subsetted returns the wide scenario s with subsets of WideSubsetSize,
+// named after its mode.
+func subsetted(s Scenario, rendezvous bool) Scenario {
+	s.Subset = Subset{Size: WideSubsetSize, Rendezvous: rendezvous}
+	mode := "aperture"
+	if rendezvous {
+		mode = "rendezvous"
+	}
+	s.Name += "-" + mode
+	s.Title = strings.Replace(s.Title, "full set", fmt.Sprintf("subsets of %d by %s", WideSubsetSize, mode), 1)
+	return s
 }
 
 // Slowdown has ten 2 ms providers; one turns 20 times slower from 10 s to
@@ -612,9 +707,24 @@ func Scenarios() []Scenario {
 	return []Scenario{Brpc(), BrpcMany(), Capacity(), Slowdown(), Join(), FailFast(), Hang(), Tianchi(), TianchiOne(), ZoneShrink(), ZoneShrinkLearned(), ZoneFailing(), FailMany()}
 }
 
+// SubsetComparisons are the deployments lbsim -scenario subsets compares:
+// each over the full set, over aperture subsets and over rendezvous
+// subsets.
+func SubsetComparisons() [][3]Scenario {
+	return [][3]Scenario{
+		{BrpcWide(), BrpcWideSubsets(false), BrpcWideSubsets(true)},
+		{CapacityWide(), CapacityWideSubsets(false), CapacityWideSubsets(true)},
+	}
+}
+
 // Extra returns the built-in scenarios that run only by name: Fleet,
-// whose 512 providers take dubbo-go's leastactive minutes.
-func Extra() []Scenario { return []Scenario{Fleet()} }
+// whose 512 providers take dubbo-go's leastactive minutes, and the wide
+// scenarios, over the full set and over subsets (lbsim -scenario subsets
+// runs and compares them).
+func Extra() []Scenario {
+	return []Scenario{Fleet(), BrpcWide(), BrpcWideSubsets(false), BrpcWideSubsets(true),
+		CapacityWide(), CapacityWideSubsets(false), CapacityWideSubsets(true)}
+}
 
 // Lookup returns the built-in scenario called name.
 func Lookup(name string) (Scenario, error) {

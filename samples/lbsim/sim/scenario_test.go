@@ -157,35 +157,20 @@ func TestFastFailuresAreAvoided(t *testing.T) {
 	assert.True(t, failedAtMost(random, uniform), "dubbo-go's random failed %.2f%% of the calls, not its uniform share", 100*random.Total.Failed())
 }
 
-// followTime returns how long after rev the balancer followed a reversal
-// that made the provider fast the fastest in place of slow: the start of
-// the first bucket from which, in every bucket to the end of the run, fast
-// gets at least 90 % of the share slow got in the 2 s before rev (the
-// share the same balancer gives the fastest provider in steady state),
-// and at least 40 % (above the uniform third, so that a balancer that
-// ignores latency never follows), less four binomial standard deviations
-// of the bucket's calls; -1 if it never did.
-func followTime(r *Result, rev time.Duration, slow, fast int) time.Duration {
-	need := max(0.9*r.Span(rev-2*time.Second, rev).Share(slow), 0.4)
-	t := time.Duration(-1)
-	for _, b := range r.Buckets {
-		tol := 4 * math.Sqrt(need*(1-need)/float64(max(b.Calls, 1)))
-		switch {
-		case b.Start < rev:
-		case b.Share(fast) >= need-tol:
-			if t < 0 {
-				t = b.Start - rev
-			}
-		default:
-			t = -1
-		}
-	}
-	return t
+// mustRun runs sc with balancer name, seed 1 and 100 ms buckets, and fails
+// the test if a Select panicked or chose no provider of its list.
+func mustRun(t *testing.T, sc Scenario, name string) *Result {
+	t.Helper()
+	r, err := Run(sc, name, Options{Seed: 1, Bucket: 100 * time.Millisecond})
+	require.NoError(t, err)
+	require.Zero(t, r.Panics, r.FirstPanic)
+	require.Zero(t, r.Unrouted)
+	return r
 }
 
 // brpc's experiment over 16 consumers (BrpcMany, shortened), each with its
 // own balancer and statistics: the adaptive balancers and fewestactive
-// follow the reversal within 1.5 s (followTime: the new fastest provider
+// follow the reversal within 1.5 s (FollowTime: the new fastest provider
 // back at 90 % of the share the balancer gave the fastest before the
 // reversal, for good), and lalb serves at least 90 % of one consumer's
 // throughput. Negative control: dubbo-go's random never follows.
@@ -194,24 +179,16 @@ func TestManyConsumersFollowTheReversal(t *testing.T) {
 	many := BrpcMany().Scale(0.5) // 10 s, reversed at 5 s
 	one := Brpc().Scale(0.5)
 	rev := many.Marks[0].At
-	run := func(t *testing.T, sc Scenario, name string) *Result {
-		t.Helper()
-		r, err := Run(sc, name, Options{Seed: 1, Bucket: 100 * time.Millisecond})
-		require.NoError(t, err)
-		require.Zero(t, r.Panics, r.FirstPanic)
-		require.Zero(t, r.Unrouted)
-		return r
-	}
 	t.Run("random", func(t *testing.T) {
 		t.Parallel()
-		r := run(t, many, "random")
-		assert.Equal(t, time.Duration(-1), followTime(r, rev, 0, 2), "random follows nothing: the check proves nothing")
+		r := mustRun(t, many, "random")
+		assert.Equal(t, time.Duration(-1), r.FollowTime(rev, []int{0}, []int{2}), "random follows nothing: the check proves nothing")
 	})
 	for _, name := range []string{"fewestactive", "lalb", "rtadaptive", "loadaware", "shortestresponse", "adaptive"} {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
-			r1, r16 := run(t, one, name), run(t, many, name)
-			f1, f16 := followTime(r1, rev, 0, 2), followTime(r16, rev, 0, 2)
+			r1, r16 := mustRun(t, one, name), mustRun(t, many, name)
+			f1, f16 := r1.FollowTime(rev, []int{0}, []int{2}), r16.FollowTime(rev, []int{0}, []int{2})
 			t.Logf("%s: followed in %v with 1 consumer, %v with %d; %.0f and %.0f calls/s", name, f1, f16, BrpcConsumers, r1.Total.QPS(), r16.Total.QPS())
 			assert.GreaterOrEqual(t, f16, time.Duration(0), "%d consumers never follow the reversal", BrpcConsumers)
 			assert.LessOrEqual(t, f16, 1500*time.Millisecond)
