@@ -28,7 +28,7 @@ import (
 // aperture subsets drop it and keep 2 serving members each, and no call
 // fails.
 func TestSubsetConnectionsAndReplacement(t *testing.T) {
-	t.Parallel()
+	parallel(t) // schedule_test.go
 	e := setup(t)
 	var ps []*provider
 	for i := range 4 {
