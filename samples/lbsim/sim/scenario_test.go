@@ -187,12 +187,17 @@ func TestManyConsumersFollowTheReversal(t *testing.T) {
 	for _, name := range []string{"fewestactive", "lalb", "rtadaptive", "loadaware", "shortestresponse", "adaptive"} {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
-			r1, r16 := mustRun(t, one, name), mustRun(t, many, name)
-			f1, f16 := r1.FollowTime(rev, []int{0}, []int{2}), r16.FollowTime(rev, []int{0}, []int{2})
-			t.Logf("%s: followed in %v with 1 consumer, %v with %d; %.0f and %.0f calls/s", name, f1, f16, BrpcConsumers, r1.Total.QPS(), r16.Total.QPS())
+			r16 := mustRun(t, many, name)
+			f16 := r16.FollowTime(rev, []int{0}, []int{2})
+			t.Logf("%s: followed in %v with %d consumers; %.0f calls/s", name, f16, BrpcConsumers, r16.Total.QPS())
 			assert.GreaterOrEqual(t, f16, time.Duration(0), "%d consumers never follow the reversal", BrpcConsumers)
 			assert.LessOrEqual(t, f16, 1500*time.Millisecond)
+			// lalb's throughput against one consumer's: its weights are
+			// learned per consumer, so it is the balancer that many
+			// consumers could slow down (the others' throughput is the
+			// table's, docs/benchmarks.md).
 			if name == lalbName {
+				r1 := mustRun(t, one, name)
 				assert.GreaterOrEqual(t, r16.Total.QPS(), 0.9*r1.Total.QPS(), "lalb's throughput with %d consumers", BrpcConsumers)
 			}
 		})
