@@ -151,8 +151,8 @@ func TestApplicationLevelJavaMixedFleet(t *testing.T) {
 
 	// Both registry types, in parallel, on the application level.
 	cs := e.startConsumers(t, 4,
-		consumerSpec{balancer: "swrr", name: "swrr at service level", args: []string{"-registry-type", applicationLevel.typ}},
-		consumerSpec{balancer: "warmrandom", name: "warmrandom at both levels", args: []string{"-registry-type", bothLevels.typ}},
+		consumerSpec{balancer: "swrr", name: "swrr at service level", args: append([]string{"-registry-type", applicationLevel.typ}, pacedArgs...)},
+		consumerSpec{balancer: "warmrandom", name: "warmrandom at both levels", args: append([]string{"-registry-type", bothLevels.typ}, pacedArgs...)},
 	)
 	weights := map[string]float64{"go100": 100, "java300": 300, "go300": 300, "java100": 100}
 	for _, c := range cs {
@@ -176,7 +176,7 @@ func TestApplicationLevelJavaMixedFleet(t *testing.T) {
 	changed = time.Now()
 	e.console(t, javaAppService, java300, java300.Weight, false)
 	for _, c := range cs {
-		shareOf(t, c.name+": share of go300, java300 disabled (100:300:300)", starved(t, c, changed, "java300", "go100", "go300", "java100"), "go300", 300.0/7)
+		shareOf(t, c.name+": share of go300, java300 disabled (100:300:300)", starved(t, c, changed, shareCalls, "java300", "go100", "go300", "java100"), "go300", 300.0/7)
 	}
 
 	// A Java provider of weight 800 joins: it ramps up to 800 of 1500

@@ -39,8 +39,8 @@
 // from the consumers' own per-second reports.
 //
 // Tests whose assertions are shares of calls by weight, stickiness, states
-// or counts run in parallel, as many at once as -parallel (GOMAXPROCS by
-// default; the harness counts them, schedule_test.go): another test's load
+// or counts run in parallel, one more at once than -parallel (GOMAXPROCS
+// by default; the harness counts them, schedule_test.go): another test's load
 // slows their calls down but does not change how the calls split. The
 // others run alone, and first (go test runs every test that does not call
 // t.Parallel before the parallel ones start): those that compare latencies
@@ -53,12 +53,10 @@
 // TestNacosCluster runs beside the parallel tests without taking one of
 // their places: its time is mostly waiting for its nodes to start. The
 // parallel tests that start a JVM (a Dubbo Java provider or consumer) wait
-// until it is done. Tried before: three parallel tests at once with
-// TestNacosCluster and the Java latency tests among them; the extra load
-// delayed a Dubbo Java provider's registration 20 s into its 60 s warmup
-// (TestApplicationLevelJavaMixedFleet failed its ramp's power check) and
-// brought TestLatencyAware…'s measured contrast down to 2.6 (its bound
-// needs 2.5). Parallel tests share one thing, the greeter's
+// until it is done: beside a cluster's JVM starts, a Java provider was
+// seen to register 20 s into its warmup, and beside parallel tests
+// TestLatencyAware…'s measured contrast came down to 2.6 (its bound needs
+// 2.5). Parallel tests share one thing, the greeter's
 // interface-to-application mapping in Nacos, and startProvider lets one
 // provider at a time write it.
 package it

@@ -267,7 +267,7 @@ func TestWarmupRampsUpANewProvider(t *testing.T) {
 	a := e.startProvider(t, providerSpec{name: "warmA"})
 	b := e.startProvider(t, providerSpec{name: "warmB"})
 	e.waitRegistered(t, a, b)
-	cs := e.startConsumers(t, 2, specsFor(balancers(t, "warmrandom", "swrr"))...)
+	cs := e.startConsumers(t, 2, specsFor(balancers(t, "warmrandom", "swrr"), pacedArgs...)...)
 	for _, c := range cs {
 		c.until(t, reactDeadline, "reaching both providers", func(r report) bool { return all(r, "warmA", "warmB") })
 	}
@@ -522,6 +522,13 @@ const (
 // went on calling).
 var (
 	awareArgs = []string{"-concurrency", "8", "-rate", "100"}
+	// pacedArgs pace a consumer whose test waits for time (a warmup
+	// ramp of javaWarmup, a console edit to arrive) more than for calls:
+	// 100 calls a second give a 90 s ramp 22 windows of 400 calls
+	// (checkRamp). Unpaced, a consumer takes every call the machine gives
+	// it (seen: 230 a second, a third of what two cores give the whole
+	// package), and each is CPU another test waits for.
+	pacedArgs = []string{"-rate", "100"}
 	blindArgs = []string{"-concurrency", "48", "-rate", "100", "-calls", "4000"}
 )
 

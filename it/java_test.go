@@ -64,7 +64,7 @@ func TestJavaMixedFleet(t *testing.T) {
 	// The ring is measured while the weights are: its consumer makes its
 	// 1000 calls and exits.
 	ring := e.startConsumer(t, "ringhash", ringArgs(len(ps))...)
-	cs := e.startConsumers(t, len(ps), specsFor(balancers(t, "swrr", "warmrandom"))...)
+	cs := e.startConsumers(t, len(ps), specsFor(balancers(t, "swrr", "warmrandom"), pacedArgs...)...)
 	for _, c := range cs {
 		c.until(t, reactDeadline, "reaching every provider", func(r report) bool {
 			return all(r, "go100", "java300", "go300", "java100")

@@ -12,7 +12,10 @@ import (
 // go test runs the tests that do not call t.Parallel first, one at a time;
 // then the parallel ones start. Among those the harness, not go test,
 // bounds how many run at once: parallel and parallelJVM take one of the
-// run's slots (as many as -parallel, GOMAXPROCS by default), while
+// run's slots (one more than -parallel, GOMAXPROCS by default: most of a
+// parallel test's time is waits for registrations, edits to arrive and
+// warmup ramps, with paced consumers, so one test a core leaves CPU
+// idle), while
 // TestNacosCluster runs beside them in a place of its own (besideParallel)
 // and keeps the tests that start JVMs waiting until it is done.
 
@@ -25,7 +28,8 @@ var (
 	clusterRuns sync.RWMutex
 )
 
-// takeParallelFlag makes the run's -parallel the number of slots, and
+// takeParallelFlag makes one more than the run's -parallel the number of
+// slots, and
 // lifts go test's own bound so that it does not count TestNacosCluster nor
 // a test waiting for clusterRuns. Called by TestMain before m.Run.
 func takeParallelFlag() {
@@ -39,7 +43,7 @@ func takeParallelFlag() {
 		}
 		_ = f.Value.Set("1024")
 	}
-	slots = make(chan struct{}, n)
+	slots = make(chan struct{}, n+1)
 }
 
 // parallel marks t parallel and holds one of the slots while it runs. A
