@@ -15,22 +15,29 @@ import (
 // Outlier ejection end to end, for every balancer: one of five providers
 // fails every call from when the test tells it to (a signal: the sample
 // provider's -usr2-fails), once every consumer has found it, and recovers
-// failSpell later. With retries: 0 each failure
+// when the test tells it again: at least minSpell later, once every
+// consumer whose balancer is blind to failures has ejected it (so that a
+// busy machine's few calls still eject it). With retries: 0 each failure
 // reaches the caller, and the callers' failures past the first 2 s are at
 // most 1 % plus those that ejection needs (ejectionAllowance); the
 // provider gets no call while it is ejected, and calls again once its
 // ejection time is over.
 //
 // Times: the ejection lasts ejectionTime (outlier.base-ejection-time in the
-// consumers' params, so the test stays short); the provider fails for
-// failSpell, less than that, so it recovers while ejected and its return
-// shows the ejection time, not its recovery.
+// consumers' params, so the test stays short); the spell ends as soon as
+// the blind consumers have ejected it, normally well within that, so it
+// recovers while ejected and its return shows the ejection time, not its
+// recovery.
 func TestOutlierEjectionTakesAFailingProviderOutAndBack(t *testing.T) {
 	parallel(t) // schedule_test.go
 	e := setup(t)
 	const (
 		ejectionTime = 20 * time.Second
-		failSpell    = 8 * time.Second
+		minSpell     = 8 * time.Second
+		// The provider's own bound (-usr2-fails), past the test's wait for
+		// the ejections (reactDeadline), so that the second SIGUSR2 ends
+		// the spell rather than starting one.
+		maxSpell = 2 * reactDeadline
 	)
 	var healthy []*provider
 	for i := range 4 {
@@ -45,8 +52,8 @@ func TestOutlierEjectionTakesAFailingProviderOutAndBack(t *testing.T) {
 
 	// The fifth provider starts healthy; once every consumer has found it
 	// (the lag is measured, however long it is), SIGUSR2 makes it fail
-	// for failSpell (-usr2-fails), from the time it prints.
-	bad := e.startProvider(t, providerSpec{name: "bad", args: []string{"-usr2-fails", failSpell.String()}})
+	// (-usr2-fails), from the time it prints, until the next SIGUSR2.
+	bad := e.startProvider(t, providerSpec{name: "bad", args: []string{"-usr2-fails", maxSpell.String()}})
 	e.waitRegistered(t, append(healthy[:len(healthy):len(healthy)], bad)...)
 	for _, c := range cs {
 		c.finds(t, bad)
@@ -54,11 +61,36 @@ func TestOutlierEjectionTakesAFailingProviderOutAndBack(t *testing.T) {
 	if err := bad.cmd.Process.Signal(syscall.SIGUSR2); err != nil {
 		t.Fatalf("SIGUSR2 to %s: %v", bad.name, err)
 	}
-	failAt, recoverAt := failureSpell(t, bad)
-	port := bad.spec.port
+	failAt, _ := failureSpell(t, bad)
+	addr := "127.0.0.1:" + strconv.Itoa(bad.spec.port)
+	ejectedLine := "provider " + addr + " ejected for " + ejectionTime.String()
+	var blind []*consumer
+	for _, c := range cs {
+		if blindToFailures(c.balancer) {
+			blind = append(blind, c)
+		}
+	}
+	deadline := failAt.Add(reactDeadline)
+	allEjected := func() bool {
+		for _, c := range blind {
+			if !strings.Contains(c.log.String(), ejectedLine) {
+				return false
+			}
+		}
+		return true
+	}
+	for time.Now().Before(failAt.Add(minSpell)) || !allEjected() {
+		if time.Now().After(deadline) {
+			break // each consumer's checks below say which did not eject
+		}
+		time.Sleep(100 * time.Millisecond) // polling other processes' output
+	}
+	if err := bad.cmd.Process.Signal(syscall.SIGUSR2); err != nil {
+		t.Fatalf("SIGUSR2 to %s: %v", bad.name, err)
+	}
+	recoverAt := recovery(t, bad)
 	t.Logf("the provider fails from %s to %s", failAt.Format("15:04:05.000"), recoverAt.Format("15:04:05.000"))
 	ejectedUntil := failAt.Add(ejectionTime) // at the earliest
-	addr := "127.0.0.1:" + strconv.Itoa(port)
 
 	for _, c := range cs {
 		// While it fails, from 2 s after it started: failures at most 1 %.
@@ -86,7 +118,7 @@ func TestOutlierEjectionTakesAFailingProviderOutAndBack(t *testing.T) {
 
 		// Ejected (the consumer says so) or not, it gets calls again once
 		// recovered; ejected, not before the ejection time is over.
-		ejected := strings.Contains(c.log.String(), "provider "+addr+" ejected for "+ejectionTime.String())
+		ejected := strings.Contains(c.log.String(), ejectedLine)
 		back := c.until(t, reactDeadline, "calling the recovered provider", func(r report) bool {
 			if ejected && r.By["bad"] > 0 && r.end.Before(ejectedUntil) && r.start().After(recoverAt.Add(time.Second)) {
 				t.Errorf("%s: the ejected provider answered %d calls from %s to %s, before its ejection of %v was over",
@@ -96,9 +128,7 @@ func TestOutlierEjectionTakesAFailingProviderOutAndBack(t *testing.T) {
 		})
 		t.Logf("%s: ejected %v; the provider answered again from %s (%.1f s after it recovered)", c.name, ejected,
 			back.start().Format("15:04:05.0"), back.start().Sub(recoverAt).Seconds())
-		switch c.balancer {
-		case "warmrandom", "swrr", "ringhash":
-			// Blind to failures on their own: only ejection stops them.
+		if blindToFailures(c.balancer) {
 			if !ejected {
 				t.Errorf("%s: no line of the consumer says the provider was ejected for %v", c.name, ejectionTime)
 			} else if back.end.Before(ejectedUntil) {
@@ -111,6 +141,40 @@ func TestOutlierEjectionTakesAFailingProviderOutAndBack(t *testing.T) {
 	}
 	for _, c := range cs {
 		c.finish(t)
+	}
+}
+
+// blindToFailures reports whether balancer sends a failing provider its
+// share of the calls whatever they answer, so that only ejection stops it.
+func blindToFailures(balancer string) bool {
+	switch balancer {
+	case "warmrandom", "swrr", "ringhash", "consistenthash":
+		return true
+	}
+	return false
+}
+
+// recoveryRe matches the line of a sample provider that ends a spell of
+// failures on a second SIGUSR2.
+var recoveryRe = regexp.MustCompile(`recovered at (\S+)`)
+
+// recovery waits up to reactDeadline for p to print the end of its spell
+// of failures that a second SIGUSR2 asked for, and returns its time.
+func recovery(t *testing.T, p *provider) time.Time {
+	t.Helper()
+	deadline := time.Now().Add(reactDeadline)
+	for {
+		if m := recoveryRe.FindStringSubmatch(p.log.String()); m != nil {
+			at, err := time.Parse(time.RFC3339Nano, m[1])
+			if err != nil {
+				t.Fatalf("%s: %q: %v", p.name, m[0], err)
+			}
+			return at
+		}
+		if time.Now().After(deadline) || p.exited() {
+			t.Fatalf("%s did not recover within %v of the second SIGUSR2; log:\n%s", p.name, reactDeadline, tail(p.log.String(), 20))
+		}
+		time.Sleep(50 * time.Millisecond) // polling another process's output
 	}
 }
 

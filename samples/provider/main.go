@@ -18,7 +18,7 @@
 // -keep-interval (10s; 0: no keeper) and registers the provider again if
 // its Nacos client lost the registration; -usr1-loses-registration makes
 // SIGUSR1 lose it on purpose, for the tests; -usr2-fails makes SIGUSR2
-// start a spell of failures.
+// start a spell of failures, and the next SIGUSR2 end it.
 package main
 
 import (
@@ -73,7 +73,7 @@ func run() error {
 		capacity = flag.Int64("capacity", 0, "capacity in calls in flight that the load reports carry (0: none)")
 		burn     = flag.Int("burn-cpu", 0, "goroutines that burn CPU for the whole run, starving the provider of CPU")
 		keepIvl  = flag.Duration("keep-interval", extension.DefaultKeepInterval, "how often the registration keeper (extension.KeepRegistered) reads Nacos; 0: no keeper")
-		usr2Fail = flag.Duration("usr2-fails", 0, "tests: on SIGUSR2, fail every call (with -fail-code) from then on for this long; 0: SIGUSR2 does nothing")
+		usr2Fail = flag.Duration("usr2-fails", 0, "tests: on SIGUSR2, fail every call (with -fail-code) from then on for at most this long, until the next SIGUSR2; 0: SIGUSR2 does nothing")
 		zone     = flag.String("zone", "", "the provider's zone: its lb.zone parameter, and its Nacos instance's cluster at application level (zone-aware routing)")
 		params   app.Params
 		hostileR = flag.String("hostile-load-report", "", "tests: answer every load report with this lb-load value, verbatim (a provider that lies), e.g. cpu:1e-99,cap:1e-99,qps:1e-99,eps:1e12")
@@ -262,15 +262,24 @@ func printFailure(name string, f greeter.Failure) {
 	fmt.Printf("provider %s: failing every call with %v from %s, %s\n", name, f.Code, f.From.Format(time.RFC3339Nano), until)
 }
 
-// failOnUSR2 makes backend fail every call with code for spell from each
-// SIGUSR2 on: a failure that a test starts once its consumers have found
-// the provider, however long that took.
+// failOnUSR2 makes backend fail every call with code from a SIGUSR2 on, for
+// at most spell: a failure that a test starts once its consumers have found
+// the provider, however long that took. A SIGUSR2 during the spell ends it
+// then ("recovered at"), so that a test can end it once it has seen what it
+// waits for.
 func failOnUSR2(ctx context.Context, name string, backend *greeter.Backend, code triple_protocol.Code, spell time.Duration) {
+	var current greeter.Failure // only onSignal's goroutine touches it
 	onSignal(ctx, syscall.SIGUSR2, func() {
 		now := time.Now()
-		f := greeter.Failure{From: now, Until: now.Add(spell), Code: code}
-		backend.FailDuring(f)
-		printFailure(name, f)
+		if !current.From.IsZero() && now.Before(current.Until) {
+			current.Until = now
+			backend.FailDuring(current)
+			fmt.Printf("provider %s: recovered at %s\n", name, now.Format(time.RFC3339Nano))
+			return
+		}
+		current = greeter.Failure{From: now, Until: now.Add(spell), Code: code}
+		backend.FailDuring(current)
+		printFailure(name, current)
 	})
 }
 
