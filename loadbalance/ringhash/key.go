@@ -29,18 +29,6 @@ func hashString(key string) uint32 {
 	return binary.LittleEndian.Uint32(d[0:4])
 }
 
-// appendKey appends the concatenation of parts to dst and returns the
-// extended buffer, the way Dubbo's toKey appends String.valueOf of each
-// selected argument to a StringBuilder with no separator. Each part must
-// already be the Java string form of its argument ("null" for a null
-// argument). With a dst of sufficient capacity it does not allocate.
-func appendKey(dst []byte, parts []string) []byte {
-	for _, p := range parts {
-		dst = append(dst, p...)
-	}
-	return dst
-}
-
 // keySpec turns invocation arguments into a key point. It lives as long as
 // the hash.arguments value it was parsed from, across snapshots.
 type keySpec struct {

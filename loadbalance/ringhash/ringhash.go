@@ -204,19 +204,11 @@ func (b *Balancer) build(set *member.Set, prev *member.View[table]) *table {
 		t.ring = old.ring
 		return t
 	}
-	nodes := cfg.nodes
-	t.ring = member.Memo(set, ringMemo{nodes}, func() *hashRing {
-		members := make([]ringMember, len(t.addrs))
-		for i, a := range t.addrs {
-			members[i] = ringMember{Address: a, Index: i}
-		}
-		if old != nil && old.cfg.nodes == nodes {
-			// Hash only the newcomers: a provider that stays keeps its
-			// address, and its position on the old ring is its old slot.
-			return old.ring.Rebuild(members, from, nodes)
-		}
-		return buildRing(members, nodes)
-	})
+	var ring *hashRing
+	if old != nil {
+		ring = old.ring
+	}
+	t.ring = member.Memo(set, ringMemo{cfg.nodes}, func() *hashRing { return ring.Rebuild(t.addrs, from, cfg.nodes) })
 	return t
 }
 

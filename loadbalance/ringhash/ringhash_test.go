@@ -78,9 +78,9 @@ func ports(first, n int, params map[string]string) []base.Invoker {
 
 // ringOf is the ring Dubbo builds for list with nodes virtual nodes.
 func ringOf(list []base.Invoker, nodes int) *hashRing {
-	m := make([]ringMember, len(list))
+	m := make([]string, len(list))
 	for i, inv := range list {
-		m[i] = ringMember{Address: inv.GetURL().Location, Index: i}
+		m[i] = inv.GetURL().Location
 	}
 	return buildRing(m, nodes)
 }
