@@ -16,7 +16,7 @@ func FuzzParseArguments(f *testing.F) {
 		f.Add(s, uint8(3))
 	}
 	f.Fuzz(func(t *testing.T, spec string, nargs uint8) {
-		idx := parseArguments(spec)
+		idx, _ := parseArguments(spec)
 		if len(idx) == 0 {
 			t.Fatalf("parseArguments(%q) is empty", spec)
 		}

@@ -92,7 +92,7 @@ func TestDubboJavaVectors(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			r := buildRing(c.providers, c.nodes)
-			indexes := parseArguments(c.arguments)
+			indexes, _ := parseArguments(c.arguments)
 			var buf []byte
 			var parts []string
 			for _, row := range c.rows {
