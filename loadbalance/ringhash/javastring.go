@@ -1,6 +1,7 @@
 package ringhash
 
 import (
+	"bytes"
 	"fmt"
 	"math"
 	"reflect"
@@ -121,63 +122,25 @@ func appendJavaFloat(dst []byte, f float64, bits int) []byte {
 		dst = append(dst, '-')
 		f = -f
 	}
-	// Shortest round-trip digits in Go's scientific form, "d.ddde±xx".
+	// Shortest round-trip digits, as Java's since JDK 19.
 	var tmp [32]byte
-	s := strconv.AppendFloat(tmp[:0], f, 'e', -1, bits)
+	if f >= 1e-3 && f < 1e7 {
+		s := strconv.AppendFloat(tmp[:0], f, 'f', -1, bits)
+		if dst = append(dst, s...); bytes.IndexByte(s, '.') < 0 {
+			dst = append(dst, ".0"...)
+		}
+		return dst
+	}
+	s := strconv.AppendFloat(tmp[:0], f, 'e', -1, bits) // d.ddde±xx
 	if s[1] == 'e' {
-		// One digit: Java prints at least two, the two closest to the
-		// value. They differ from "d.0" only for subnormals, such as
-		// Double.MIN_VALUE, 4.9E-324 (Go's shortest is 5e-324).
+		// One digit: Java prints the two closest to the value, which
+		// differ from "d.0" only for subnormals (4.9E-324, Go's 5e-324).
 		s = strconv.AppendFloat(tmp[:0], f, 'e', 1, bits)
 	}
-	e := len(s) - 1
-	for s[e] != 'e' {
-		e--
+	mant, exp, _ := bytes.Cut(s, []byte{'e'})
+	dst = append(append(dst, mant...), 'E')
+	if exp[0] == '-' {
+		dst = append(dst, '-')
 	}
-	exp := 0
-	for _, c := range s[e+2:] {
-		exp = exp*10 + int(c-'0')
-	}
-	if s[e+1] == '-' {
-		exp = -exp
-	}
-	// digits without the point: s[0] then s[2:e] when there is a fraction.
-	var digitsBuf [24]byte
-	digits := append(digitsBuf[:0], s[0])
-	if e > 1 {
-		digits = append(digits, s[2:e]...)
-	}
-	for len(digits) > 1 && digits[len(digits)-1] == '0' {
-		digits = digits[:len(digits)-1] // "1.0" from the two-digit form
-	}
-
-	if f >= 1e-3 && f < 1e7 {
-		if exp < 0 { // 0.000ddd
-			dst = append(dst, "0."...)
-			for range -exp - 1 {
-				dst = append(dst, '0')
-			}
-			return append(dst, digits...)
-		}
-		// exp+1 digits before the point, padded with zeros.
-		intLen := exp + 1
-		if len(digits) <= intLen {
-			dst = append(dst, digits...)
-			for range intLen - len(digits) {
-				dst = append(dst, '0')
-			}
-			return append(dst, ".0"...)
-		}
-		dst = append(dst, digits[:intLen]...)
-		dst = append(dst, '.')
-		return append(dst, digits[intLen:]...)
-	}
-	dst = append(dst, digits[0], '.')
-	if len(digits) > 1 {
-		dst = append(dst, digits[1:]...)
-	} else {
-		dst = append(dst, '0')
-	}
-	dst = append(dst, 'E')
-	return strconv.AppendInt(dst, int64(exp), 10)
+	return append(dst, bytes.TrimLeft(exp[1:], "0")...)
 }

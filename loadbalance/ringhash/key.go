@@ -33,7 +33,7 @@ type keySpec struct {
 	spec     string // hash.arguments, or defaultArguments when blank
 	indexes  []int
 	single   int    // the only index, if there is one and it is not negative, else -1
-	maxIndex int    // the largest index, -1 if none is positive
+	maxIndex int    // the largest index, -1 if none is non-negative
 	where    string // "service S, method M", for logs
 	warned   atomic.Bool
 }
@@ -57,10 +57,7 @@ const (
 	maxPooledKey = 64 << 10
 )
 
-var (
-	emptyKeyPoint = hashString("")
-	keyPool       = sync.Pool{New: func() any { b := make([]byte, 0, 4*keyStack); return &b }}
-)
+var keyPool = sync.Pool{New: func() any { b := make([]byte, 0, 4*keyStack); return &b }}
 
 // point returns the ring point of args' key, Dubbo's toKey: the Java
 // string forms (AppendJava) of the selected arguments that exist,
@@ -69,10 +66,7 @@ func (k *keySpec) point(args []any) uint32 {
 	if len(args) <= k.maxIndex {
 		k.warnMissing(len(args))
 	}
-	if k.single >= 0 {
-		if k.single >= len(args) {
-			return emptyKeyPoint
-		}
+	if k.single >= 0 && k.single < len(args) {
 		if s, ok := args[k.single].(string); ok {
 			return hashString(s) // the common case: no copy at all
 		}

@@ -132,12 +132,6 @@ func (r *hashRing) Rebuild(addrs []string, from []int, nodes int) *hashRing {
 	return &hashRing{entries: out, members: len(addrs), nodes: r.nodes}
 }
 
-// Members returns the number of members of the ring.
-func (r *hashRing) Members() int { return r.members }
-
-// Nodes returns the virtual nodes per member of the ring.
-func (r *hashRing) Nodes() int { return r.nodes }
-
 // find returns the index of the entry that owns the first point at or
 // after kp, wrapping; -1 on an empty ring.
 func (r *hashRing) find(kp uint32) int {
@@ -201,14 +195,7 @@ func (r *hashRing) Shares() []float64 {
 // others in proportion to their shares. It does not allocate below 1 025
 // members.
 func (r *hashRing) lookupFunc(kp uint32, accept func(pos int) bool) (int, bool) {
-	found := -1
-	r.walk(kp, func(p int) bool {
-		if accept(p) {
-			found = p
-		}
-		return found >= 0
-	})
-	return found, found >= 0
+	return r.lookupBounded(kp, math.Inf(1), 0, nil, accept)
 }
 
 // boundedCapacity is the load bound of lookupBounded:
@@ -232,8 +219,8 @@ func boundedCapacity(factor float64, totalLoad int64, members int) int64 {
 // Envoy's hash_balance_factor): the first member clockwise from kp that
 // accept accepts and whose load is below boundedCapacity(factor,
 // totalLoad, members); if every accepted member is at the bound, the first
-// accepted. While loads are low it is Lookup. Like lookupFunc it calls load
-// and accept at most once per member.
+// accepted. While loads are low it is Lookup. It calls load (nil: no
+// bound) and accept at most once per member.
 func (r *hashRing) lookupBounded(kp uint32, factor float64, totalLoad int64, load func(pos int) int64, accept func(pos int) bool) (int, bool) {
 	limit := boundedCapacity(factor, totalLoad, r.members)
 	found, fallback := -1, -1
@@ -244,7 +231,7 @@ func (r *hashRing) lookupBounded(kp uint32, factor float64, totalLoad int64, loa
 		if fallback < 0 {
 			fallback = p
 		}
-		if load(p) < limit {
+		if load == nil || load(p) < limit {
 			found = p
 		}
 		return found >= 0

@@ -67,8 +67,8 @@ func TestHashKeyKnownValues(t *testing.T) {
 
 func TestRingLayout(t *testing.T) {
 	r := buildRing(providers(10), 0)
-	if r.Nodes() != defaultNodes || r.Members() != 10 {
-		t.Fatalf("Nodes=%d Members=%d", r.Nodes(), r.Members())
+	if r.nodes != defaultNodes || r.members != 10 {
+		t.Fatalf("Nodes=%d Members=%d", r.nodes, r.members)
 	}
 	v := visible(r)
 	if len(v) != 10*defaultNodes { // no collisions among these 1600 points
@@ -369,8 +369,8 @@ func TestBadInputDoesNotPanic(t *testing.T) {
 	for _, nodes := range []int{math.MinInt, -160, 0, 1, 2, 3, 5, 6, 7, 161, 20000, math.MaxInt} {
 		r := buildRing(providers(3), nodes)
 		want := normalizeNodes(nodes)
-		if r.Nodes() != want || len(visible(r)) != 3*want {
-			t.Errorf("nodes=%d: Nodes()=%d points=%d", nodes, r.Nodes(), len(visible(r)))
+		if r.nodes != want || len(visible(r)) != 3*want {
+			t.Errorf("nodes=%d: Nodes()=%d points=%d", nodes, r.nodes, len(visible(r)))
 		}
 		if idx := r.Lookup(12345); idx < 0 || idx > 2 {
 			t.Errorf("nodes=%d: Lookup = %d", nodes, idx)
@@ -380,7 +380,7 @@ func TestBadInputDoesNotPanic(t *testing.T) {
 	// Empty rings answer "nothing", never panic.
 	all := func(int) bool { return true }
 	for name, r := range map[string]*hashRing{"empty": buildRing(nil, 160), "zero": {}} {
-		if r.Members() != 0 || r.Lookup(1) != -1 {
+		if r.members != 0 || r.Lookup(1) != -1 {
 			t.Errorf("%s ring not empty", name)
 		}
 		if idx, ok := r.lookupFunc(1, all); ok || idx != -1 {
@@ -390,7 +390,7 @@ func TestBadInputDoesNotPanic(t *testing.T) {
 			t.Errorf("%s ring lookupBounded", name)
 		}
 	}
-	if buildRing(nil, 0).Nodes() != defaultNodes {
+	if buildRing(nil, 0).nodes != defaultNodes {
 		t.Error("empty ring Nodes")
 	}
 
@@ -558,7 +558,7 @@ func rebuildIsBuild(t *testing.T, r *hashRing, cur, next []testMember, nodes int
 	}
 	got, want := r.Rebuild(addrsOf(next), from, nodes), buildRing(addrsOf(next), nodes)
 	require.Equal(t, want.entries, got.entries, what...)
-	require.Equal(t, want.Members(), got.Members(), what...)
-	require.Equal(t, want.Nodes(), got.Nodes(), what...)
+	require.Equal(t, want.members, got.members, what...)
+	require.Equal(t, want.nodes, got.nodes, what...)
 	return got, len(visible(want)) < len(want.entries)
 }
