@@ -10,7 +10,6 @@ import (
 	"github.com/dubbogo-lb/lb/loadbalance/internal/member"
 	"github.com/dubbogo-lb/lb/loadbalance/internal/skeleton"
 	"github.com/dubbogo-lb/lb/loadbalance/lbenv"
-	"github.com/dubbogo-lb/lb/rpcstatus"
 	"github.com/dubbogo-lb/lb/warmup"
 )
 
@@ -45,23 +44,14 @@ const DefaultScanUpTo = 256
 // Balancer is the least-active balancer. It is safe for concurrent use; one
 // Balancer serves every service and method.
 type Balancer struct {
-	skeleton.Front[table] // Select, Describe, Rebuilds
+	skeleton.Front[algo.Alias] // Select, Describe, Rebuilds
 
-	sk       *skeleton.Balancer[table]
+	sk       *skeleton.Balancer[algo.Alias]
 	choices  int // candidates of a pick that does not scan
 	scanUpTo int // the largest list a pick scans
 	rand     algo.Rand
 	window   int64 // ns; 0: failures never weigh
 	now      func() int64
-}
-
-// table is a snapshot's state: for a scan, the statistics and warm
-// weights; for two choices, the alias table of the warm weights (nil when
-// they are equal).
-type table struct {
-	alias   *algo.Alias
-	stats   []*rpcstatus.Stats
-	weights []float64
 }
 
 // New returns a Balancer.
@@ -83,19 +73,19 @@ func New(opts Options) *Balancer {
 	case opts.FailureWindow < 0:
 		b.window = 0
 	}
-	b.sk = skeleton.New(skeleton.Spec[table]{
+	b.sk = skeleton.New(skeleton.Spec[algo.Alias]{
 		Name: Name, Warmup: opts.Warmup, Env: opts.Env,
-		Build: func(s *member.Set, _ *member.View[table]) *table {
-			t := &table{}
+		// A scan reads the Set's statistics and warm weights; two choices
+		// draw through the alias table of the warm weights (nil when they
+		// are equal).
+		Build: func(s *member.Set, _ *member.View[algo.Alias]) *algo.Alias {
 			if b.scans(s.Len()) {
-				t.stats, t.weights = s.Stats(), s.Weights()
-			} else {
-				t.alias = s.WarmAlias()
+				return nil
 			}
-			return t
+			return s.WarmAlias()
 		},
 		Pick: b.pick,
-		Among: func(v *member.View[table], list []base.Invoker, _ base.Invocation) base.Invoker {
+		Among: func(v *member.View[algo.Alias], list []base.Invoker, _ base.Invocation) base.Invoker {
 			return among(v.Set, list, b.rand.Uint64(), b.charge(v.Set))
 		},
 		ReadsAllUpTo: b.scanUpTo,
@@ -110,12 +100,12 @@ func (b *Balancer) scans(n int) bool { return n <= b.scanUpTo }
 
 // pick returns the slot of v with the fewest calls in flight: of all
 // providers, or of b.choices drawn in proportion to warm weight.
-func (b *Balancer) pick(v *member.View[table], _ base.Invocation) int {
+func (b *Balancer) pick(v *member.View[algo.Alias], _ base.Invocation) int {
 	c := b.charge(v.Set)
 	if b.scans(v.Len()) {
-		return scanFewest(v.Table.stats, v.Table.weights, v.Uniform, b.rand.Uint64(), c)
+		return scanFewest(v.Stats(), v.Weights(), v.Uniform, b.rand.Uint64(), c)
 	}
-	return choosePair(v.Set, v.Table.alias, b.choices, b.rand.Func(), c)
+	return choosePair(v.Set, v.Table, b.choices, b.rand.Func(), c)
 }
 
 // charge returns how a pick among s charges failures (skeleton.RecentFailures).

@@ -36,28 +36,10 @@ func appendBasic(dst []byte, v any) ([]byte, bool) {
 		return append(dst, "null"...), true
 	case string:
 		return append(dst, x...), true
-	case int:
-		return strconv.AppendInt(dst, int64(x), 10), true
-	case int64:
-		return strconv.AppendInt(dst, x, 10), true
-	case int32:
-		return strconv.AppendInt(dst, int64(x), 10), true
-	case int16:
-		return strconv.AppendInt(dst, int64(x), 10), true
-	case int8:
-		return strconv.AppendInt(dst, int64(x), 10), true
-	case uint:
-		return strconv.AppendUint(dst, uint64(x), 10), true
-	case uint64:
-		return strconv.AppendUint(dst, x, 10), true
-	case uint32:
-		return strconv.AppendUint(dst, uint64(x), 10), true
-	case uint16:
-		return strconv.AppendUint(dst, uint64(x), 10), true
-	case uint8:
-		return strconv.AppendUint(dst, uint64(x), 10), true
-	case uintptr:
-		return strconv.AppendUint(dst, uint64(x), 10), true
+	case int, int8, int16, int32, int64:
+		return strconv.AppendInt(dst, reflect.ValueOf(x).Int(), 10), true
+	case uint, uint8, uint16, uint32, uint64, uintptr:
+		return strconv.AppendUint(dst, reflect.ValueOf(x).Uint(), 10), true
 	case bool:
 		return strconv.AppendBool(dst, x), true
 	case float64:
