@@ -78,7 +78,6 @@ type table struct {
 	ring     *hashRing
 	addrs    []string // the providers' Java addresses, the ring's members
 	cfg      config
-	where    string // "service S, method M", for logs
 	key      *keySpec
 	problems []string // the configuration's, reported once
 }
@@ -137,11 +136,9 @@ func (b *Balancer) build(set *member.Set, prev *member.View[table]) *table {
 	old := &table{}
 	if prev != nil {
 		old = prev.Table
-	} else {
-		old.where = "service " + set.Invokers[0].GetURL().ServiceKey() + ", method " + set.Method
 	}
 	skeleton.Report(Name, set, problems, old.problems)
-	t := &table{cfg: cfg, problems: problems, addrs: make([]string, set.Len()), where: old.where, key: old.key, ring: old.ring}
+	t := &table{cfg: cfg, problems: problems, addrs: make([]string, set.Len()), key: old.key, ring: old.ring}
 	from := make([]int, set.Len()) // provider i's slot in prev, -1 for a newcomer
 	for i := range from {
 		from[i] = -1
@@ -156,7 +153,7 @@ func (b *Balancer) build(set *member.Set, prev *member.View[table]) *table {
 		t.addrs = old.addrs
 	}
 	if old.key == nil || old.cfg.argsRaw != cfg.argsRaw {
-		t.key = newKeySpec(&cfg, t.where)
+		t.key = newKeySpec(&cfg, "service "+set.Invokers[0].GetURL().ServiceKey()+", method "+set.Method)
 	}
 	if old.ring == nil || old.cfg.nodesRaw != cfg.nodesRaw || !slices.Equal(old.addrs, t.addrs) {
 		t.ring = member.Memo(set, ringMemo{cfg.nodes}, func() *hashRing { return old.ring.Rebuild(t.addrs, from, cfg.nodes) })
