@@ -52,15 +52,12 @@ func New(opts Options) *Balancer {
 	return b
 }
 
-// table is the balancer's state for one snapshot of providers.
+// table is a snapshot's state.
 type table struct {
-	// picked is when each provider was last picked (ns), carried over
-	// for the providers that stay; a new one counts as picked when first
-	// seen, as Java's pickTime starts at its creation.
+	// picked is when each provider was last picked (ns), carried over; a
+	// newcomer counts as picked when first seen, as Java's pickTime.
 	picked []atomic.Int64
-	// probe is twice each provider's timeout (ns): the time without a
-	// pick after which it costs 0.
-	probe []int64
+	probe  []int64 // twice each provider's timeout (ns): unpicked for that long, it costs 0
 }
 
 func (b *Balancer) build(s *member.Set, prev *member.View[table]) *table {
@@ -82,9 +79,8 @@ func (b *Balancer) build(s *member.Set, prev *member.View[table]) *table {
 }
 
 // pick returns the better of two distinct providers drawn uniformly, as
-// Java's selectByP2C; a winner in a run of recent failures (see
-// skeleton.Failures) gives way to the winner of another pair, up to
-// skeleton.FailurePairs pairs, which Java does not do (DESIGN.md).
+// Java's selectByP2C; a winner in a run of recent failures gives way to the
+// winner of another pair, up to skeleton.FailurePairs pairs (DESIGN.md).
 func (b *Balancer) pick(v *member.View[table], _ base.Invocation) int {
 	now := b.now()
 	k := b.pair(v, now)
@@ -105,8 +101,7 @@ func (b *Balancer) pair(v *member.View[table], now int64) int {
 	return b.better(v, i, j, now)
 }
 
-// among applies the same rule to a subset of v (a failover retry's, or
-// the two candidates of a pick while a new snapshot is built).
+// among applies the same rule to list, a subset of v.
 func (b *Balancer) among(v *member.View[table], list []base.Invoker, _ base.Invocation) base.Invoker {
 	k, l := algo.Pair(b.rand.Uint64(), len(list))
 	i, okI := v.Index(list[k])
@@ -120,10 +115,10 @@ func (b *Balancer) among(v *member.View[table], list []base.Invoker, _ base.Invo
 	return v.Invokers[m]
 }
 
-// better returns whichever of providers i and j of v costs less at now;
-// on equal costs one drawn in proportion to warm weight (uniformly when
-// neither has a usable one), as Java's chooseLowLoadInvoker. A provider of
-// unusable weight (drained, ejected) loses to one with a usable weight.
+// better returns whichever of providers i and j of v costs less at now,
+// as Java's chooseLowLoadInvoker: on equal costs one drawn in proportion
+// to warm weight; a provider of unusable weight (drained, ejected) loses
+// to one with a usable weight.
 func (b *Balancer) better(v *member.View[table], i, j int, now int64) int {
 	wi, wj := v.Weight(i), v.Weight(j)
 	switch ui, uj := algo.Usable(wi), algo.Usable(wj); {
@@ -147,8 +142,8 @@ func (b *Balancer) better(v *member.View[table], i, j int, now int64) int {
 	return j
 }
 
-// cost is the cost of provider i of v at now: 0 when it was not picked
-// for twice its timeout, else Java's load with this consumer's RTT.
+// cost is provider i's cost at now: 0 when it was not picked for twice
+// its timeout, else Java's load with this consumer's RTT.
 func (b *Balancer) cost(v *member.View[table], i int, now int64) float64 {
 	t := v.Table
 	if now-t.picked[i].Load() > t.probe[i] {
@@ -160,14 +155,12 @@ func (b *Balancer) cost(v *member.View[table], i int, now int64) float64 {
 	return javaCost(load, float64(rtt)/1e6, st.Active(), algo.JavaSuccess(st.Total(), st.Failed(), st.Active()), v.Weight(i))
 }
 
-// javaCost is Java's load of a provider (algo.JavaCost), NaN and infinities
-// of a report counted as the largest cost.
+// javaCost is algo.JavaCost, a NaN or infinite one counted as the largest.
 func javaCost(load, rttMs float64, inflight int64, success, weight float64) float64 {
-	c := algo.JavaCost(load, rttMs, inflight, success, weight)
-	if !algo.Finite(c) {
-		return math.MaxFloat64
+	if c := algo.JavaCost(load, rttMs, inflight, success, weight); algo.Finite(c) {
+		return c
 	}
-	return c
+	return math.MaxFloat64
 }
 
 // describe gives each provider its cost.

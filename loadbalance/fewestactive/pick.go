@@ -8,28 +8,15 @@ import (
 	"github.com/dubbogo-lb/lb/rpcstatus"
 )
 
-// failureCharge says how a pick charges failures (skeleton.Failures): each
-// failure of a provider's current run, within the window, counts as one
-// more call in flight. The zero value charges nothing.
+// failureCharge says how a pick charges failures; the zero value charges
+// nothing.
 type failureCharge = skeleton.Failures
 
-// scanFewest returns the index of the provider with the fewest calls in flight
-// (as c charges them) among those with a positive weight; ties are broken at random in
-// proportion to weight, or uniformly when uniform is true (all weights
-// equal). u is a uniformly random number, used only to break ties. Weights
-// that are not positive and finite exclude their provider, unless no
-// provider has a usable weight: then they all count as equal. stats and
-// weights have the same length, at least 1.
-//
-// The counts are read twice when there is a tie, once to find the minimum
-// and once to draw among the tied providers, so that no list of them is
-// kept. A count that changes in between can only move the pick to a
-// provider that has the minimum at the second reading; if none has any
-// more, the last tied provider found is returned.
-//
-// With a charge (c.Now != 0, in the seconds after a failure) the scan is
-// scanCharged, one pass that reads more; the two passes below read the
-// calls in flight alone, so a scan without a charge pays nothing for them.
+// scanFewest returns the index of the provider with the fewest calls in
+// flight (as c charges them) among those of usable weight, or among all
+// if none has one; ties are drawn with u in proportion to weight, or
+// uniformly when uniform (all weights equal). stats and weights have the
+// same length, at least 1. Without a charge it is scan, else scanCharged.
 func scanFewest(stats []*rpcstatus.Stats, weights []float64, uniform bool, u uint64, c failureCharge) int {
 	if c.Now != 0 {
 		if i, ok := scanCharged(stats, weights, uniform, u, false, c); ok {
@@ -45,6 +32,10 @@ func scanFewest(stats []*rpcstatus.Stats, weights []float64, uniform bool, u uin
 	return i
 }
 
+// scan is scanFewest without a charge (all weights counted as equal when
+// equal). It reads the counts twice when there is a tie, so as to keep no
+// list of the tied: a count that changed in between moves the pick to one
+// that has the minimum at the second reading, else the last tied one.
 func scan(stats []*rpcstatus.Stats, weights []float64, uniform bool, u uint64, equal bool) (int, bool) {
 	least := int64(math.MaxInt64)
 	first, last, count := -1, -1, 0
@@ -98,11 +89,8 @@ func scan(stats []*rpcstatus.Stats, weights []float64, uniform bool, u uint64, e
 	return found, true
 }
 
-// scanCharged is Scan's pick with failures charged as c says: the fewest
-// charged calls in flight among the providers of usable weight (all of
-// them, as equal, when equal), ties drawn in proportion to weight (or
-// uniformly) by weighted reservoir sampling in one pass, on random words
-// derived from u. ok is false when no provider has a usable weight.
+// scanCharged is scan with failures charged as c says, in one pass: ties
+// are drawn by weighted reservoir sampling on words derived from u.
 func scanCharged(stats []*rpcstatus.Stats, weights []float64, uniform bool, u uint64, equal bool, c failureCharge) (pick int, ok bool) {
 	pick, fewest, seen := -1, int64(math.MaxInt64), 0.0
 	for i, s := range stats {
@@ -131,20 +119,16 @@ func scanCharged(stats []*rpcstatus.Stats, weights []float64, uniform bool, u ui
 	return pick, pick >= 0
 }
 
-// statsOf gives the statistics of the providers of a snapshot
-// (member.Set).
+// statsOf gives the statistics of a snapshot's providers (member.Set).
 type statsOf interface {
 	Len() int
 	Stat(i int) *rpcstatus.Stats
 }
 
-// choosePair is the power-of-d-choices pick: it draws d providers at random,
-// with replacement, in proportion to weight through alias (uniformly when
-// alias is nil), and returns the one with the fewest calls in flight (as c
-// charges them); on a
-// tie the one drawn first, which keeps the draw proportional to weight when
-// every count is equal. next returns uniformly random numbers. d < 1 counts
-// as 1.
+// choosePair is the power-of-d-choices pick: of d providers drawn with
+// replacement through alias (uniformly when nil), the one with the fewest
+// calls in flight as c charges them, the first drawn on a tie. d < 1
+// counts as 1.
 func choosePair(stats statsOf, alias *algo.Alias, d int, next func() uint64, c failureCharge) int {
 	best, bestActive := -1, int64(0)
 	for k := 0; k < d || best < 0; k++ {

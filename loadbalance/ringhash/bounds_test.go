@@ -46,7 +46,7 @@ func TestCappedRingIsReportedOnce(t *testing.T) {
 		lb.Select(list, lbtest.Call("Say", key(1)))
 		lbtest.WaitBuilds(lb)
 		v, _ := lb.sk.View(list, "Say")
-		assert.LessOrEqual(t, v.Table.ring.Nodes()*size, maxPoints)
+		assert.LessOrEqual(t, v.Table.ring.nodes*size, maxPoints)
 	}
 	var capped int
 	for _, w := range warnings() {

@@ -1,40 +1,23 @@
 package ringhash
 
 import (
+	"bytes"
 	"fmt"
 	"math"
 	"reflect"
 	"strconv"
 )
 
-// AppendJava appends the string Java's String.valueOf would give for the Go
-// value v, the form a Java consumer hashes for the same argument, and
-// returns the extended buffer. The rules:
-//
-//   - nil (and a nil pointer) is "null";
-//   - string as is; bool as "true" / "false";
-//   - every integer type in decimal (int8/int16/int32/int64 are Java's
-//     Byte/Short/Integer/Long; a Go rune is an int32, so it is a number, not
-//     a Java Character: pass a one-letter string to hash a char);
-//   - float64 as Java's Double.toString and float32 as Float.toString:
-//     "1.0", "0.001", "1.0E7", "1.0E-4", "-0.0", "NaN", "Infinity". The
-//     digits are the shortest that round-trip, as in JDK 19 and later. JDK
-//     17 and older print other digits for many large values, so a Java
-//     consumer on such a JDK sends their keys elsewhere: measured with JDK
-//     17.0.15, 0.61 % of doubles >= 1e7 (but 60 % of those in [1e16, 1e19),
-//     e.g. 8.5641626303836128E16 for our 8.564162630383613E16, and some
-//     beyond, e.g. 9.999999999999999E22 for 1.0E23) and 26.6 % of floats >=
-//     1e7 (69.5 % of those in [1e7, 1e19)); none below 1e7 (see the
-//     docs/configuration.md and testdata/jdk17floats);
-//   - a non-nil pointer is formatted as the value it points to;
-//   - any other type implementing fmt.Stringer by its String method, a type
-//     whose underlying type is one of the above as that type, and anything
-//     else with fmt's %v. Java's Object.toString of such values (typically
-//     "Class@hash") cannot be matched, so only the types above route the
-//     same way from Java and Go consumers.
-//
-// Strings, booleans, integers and floats are appended without allocation;
-// the other cases may allocate.
+// AppendJava appends what Java's String.valueOf gives for the Java value of
+// v, the form a Java consumer hashes for the same argument: "null" for nil
+// and nil pointers; strings as they are; booleans; integers in decimal (a
+// rune is an int32: hash a char as a one-letter string); float64 and
+// float32 as Double.toString and Float.toString of JDK 19 and later (JDK 17
+// prints other digits for some values of 1e7 and above:
+// docs/configuration.md); a
+// pointer as its value; a fmt.Stringer by String; a named type of a kind
+// above as that kind; anything else with %v (Java's Object.toString cannot
+// be matched). Basic values are appended without allocation.
 func AppendJava(dst []byte, v any) []byte {
 	if out, ok := appendBasic(dst, v); ok {
 		return out
@@ -45,37 +28,18 @@ func AppendJava(dst []byte, v any) []byte {
 	return appendReflect(dst, v)
 }
 
-// appendBasic is AppendJava for nil, strings, booleans, integers and floats;
-// it reports false for any other type. Unlike AppendJava it never lets dst
-// escape, so callers can build keys in a stack buffer.
+// appendBasic is AppendJava of nil, a string, a boolean, an integer or a
+// float, else false. dst does not escape: keys can be built on the stack.
 func appendBasic(dst []byte, v any) ([]byte, bool) {
 	switch x := v.(type) {
 	case nil:
 		return append(dst, "null"...), true
 	case string:
 		return append(dst, x...), true
-	case int:
-		return strconv.AppendInt(dst, int64(x), 10), true
-	case int64:
-		return strconv.AppendInt(dst, x, 10), true
-	case int32:
-		return strconv.AppendInt(dst, int64(x), 10), true
-	case int16:
-		return strconv.AppendInt(dst, int64(x), 10), true
-	case int8:
-		return strconv.AppendInt(dst, int64(x), 10), true
-	case uint:
-		return strconv.AppendUint(dst, uint64(x), 10), true
-	case uint64:
-		return strconv.AppendUint(dst, x, 10), true
-	case uint32:
-		return strconv.AppendUint(dst, uint64(x), 10), true
-	case uint16:
-		return strconv.AppendUint(dst, uint64(x), 10), true
-	case uint8:
-		return strconv.AppendUint(dst, uint64(x), 10), true
-	case uintptr:
-		return strconv.AppendUint(dst, uint64(x), 10), true
+	case int, int8, int16, int32, int64:
+		return strconv.AppendInt(dst, reflect.ValueOf(x).Int(), 10), true
+	case uint, uint8, uint16, uint32, uint64, uintptr:
+		return strconv.AppendUint(dst, reflect.ValueOf(x).Uint(), 10), true
 	case bool:
 		return strconv.AppendBool(dst, x), true
 	case float64:
@@ -86,8 +50,7 @@ func appendBasic(dst []byte, v any) ([]byte, bool) {
 	return dst, false
 }
 
-// appendStringer calls String, treating a nil pointer receiver as null
-// rather than letting String panic on it.
+// appendStringer appends s.String(), "null" for a nil pointer.
 func appendStringer(dst []byte, s fmt.Stringer) []byte {
 	if rv := reflect.ValueOf(s); rv.Kind() == reflect.Pointer && rv.IsNil() {
 		return append(dst, "null"...)
@@ -121,10 +84,8 @@ func appendReflect(dst []byte, v any) []byte {
 }
 
 // appendJavaFloat appends f as Java's Double.toString (bits 64) or
-// Float.toString (bits 32) does: plain decimal notation with at least one
-// digit after the point for 10⁻³ <= |f| < 10⁷, otherwise "d.dddE±n" with at
-// least one digit after the point and no '+' or leading zeros in the
-// exponent.
+// Float.toString (bits 32): plain notation for 10⁻³ <= |f| < 10⁷, else
+// "d.dddE±n", with a digit at least after the point and the exponent bare.
 func appendJavaFloat(dst []byte, f float64, bits int) []byte {
 	switch {
 	case math.IsNaN(f):
@@ -143,63 +104,25 @@ func appendJavaFloat(dst []byte, f float64, bits int) []byte {
 		dst = append(dst, '-')
 		f = -f
 	}
-	// Shortest round-trip digits in Go's scientific form, "d.ddde±xx".
+	// Shortest round-trip digits, as Java's since JDK 19.
 	var tmp [32]byte
-	s := strconv.AppendFloat(tmp[:0], f, 'e', -1, bits)
+	if f >= 1e-3 && f < 1e7 {
+		s := strconv.AppendFloat(tmp[:0], f, 'f', -1, bits)
+		if dst = append(dst, s...); bytes.IndexByte(s, '.') < 0 {
+			dst = append(dst, ".0"...)
+		}
+		return dst
+	}
+	s := strconv.AppendFloat(tmp[:0], f, 'e', -1, bits) // d.ddde±xx
 	if s[1] == 'e' {
-		// One digit: Java prints at least two, the two closest to the
-		// value. They differ from "d.0" only for subnormals, such as
-		// Double.MIN_VALUE, 4.9E-324 (Go's shortest is 5e-324).
+		// One digit: Java prints the two closest to the value, which
+		// differ from "d.0" only for subnormals (4.9E-324, Go's 5e-324).
 		s = strconv.AppendFloat(tmp[:0], f, 'e', 1, bits)
 	}
-	e := len(s) - 1
-	for s[e] != 'e' {
-		e--
+	mant, exp, _ := bytes.Cut(s, []byte{'e'})
+	dst = append(append(dst, mant...), 'E')
+	if exp[0] == '-' {
+		dst = append(dst, '-')
 	}
-	exp := 0
-	for _, c := range s[e+2:] {
-		exp = exp*10 + int(c-'0')
-	}
-	if s[e+1] == '-' {
-		exp = -exp
-	}
-	// digits without the point: s[0] then s[2:e] when there is a fraction.
-	var digitsBuf [24]byte
-	digits := append(digitsBuf[:0], s[0])
-	if e > 1 {
-		digits = append(digits, s[2:e]...)
-	}
-	for len(digits) > 1 && digits[len(digits)-1] == '0' {
-		digits = digits[:len(digits)-1] // "1.0" from the two-digit form
-	}
-
-	if f >= 1e-3 && f < 1e7 {
-		if exp < 0 { // 0.000ddd
-			dst = append(dst, "0."...)
-			for range -exp - 1 {
-				dst = append(dst, '0')
-			}
-			return append(dst, digits...)
-		}
-		// exp+1 digits before the point, padded with zeros.
-		intLen := exp + 1
-		if len(digits) <= intLen {
-			dst = append(dst, digits...)
-			for range intLen - len(digits) {
-				dst = append(dst, '0')
-			}
-			return append(dst, ".0"...)
-		}
-		dst = append(dst, digits[:intLen]...)
-		dst = append(dst, '.')
-		return append(dst, digits[intLen:]...)
-	}
-	dst = append(dst, digits[0], '.')
-	if len(digits) > 1 {
-		dst = append(dst, digits[1:]...)
-	} else {
-		dst = append(dst, '0')
-	}
-	dst = append(dst, 'E')
-	return strconv.AppendInt(dst, int64(exp), 10)
+	return append(dst, bytes.TrimLeft(exp[1:], "0")...)
 }

@@ -13,52 +13,32 @@ import (
 	"github.com/dubbogo-lb/lb/internal/lblog"
 )
 
-// hashKey returns the ring point of a key: the first four bytes of md5(key)
-// read as a little-endian uint32, as Dubbo's ConsistentHashSelector does with
-// hash(md5(key), 0). It does not allocate.
+// hashKey returns the ring point of a key, Dubbo's hash(md5(key), 0): the
+// first four bytes of md5(key), little-endian.
 func hashKey(key []byte) uint32 {
 	d := md5.Sum(key)
 	return binary.LittleEndian.Uint32(d[0:4])
 }
 
-// hashString is [hashKey] for a key held in a string. It does not allocate.
+// hashString is hashKey of a string, read in place (md5.Sum keeps no
+// reference).
 func hashString(key string) uint32 {
-	// md5.Sum only reads its argument and keeps no reference to it, so the
-	// string's bytes can be viewed in place instead of copied.
 	d := md5.Sum(unsafe.Slice(unsafe.StringData(key), len(key)))
 	return binary.LittleEndian.Uint32(d[0:4])
 }
 
-// appendKey appends the concatenation of parts to dst and returns the
-// extended buffer, the way Dubbo's toKey appends String.valueOf of each
-// selected argument to a StringBuilder with no separator. Each part must
-// already be the Java string form of its argument ("null" for a null
-// argument). With a dst of sufficient capacity it does not allocate.
-func appendKey(dst []byte, parts []string) []byte {
-	for _, p := range parts {
-		dst = append(dst, p...)
-	}
-	return dst
-}
-
-// keySpec turns invocation arguments into a key point. It lives as long as
-// the hash.arguments value it was parsed from, across snapshots.
+// keySpec turns the arguments of a call into a key point. It lives as long
+// as its hash.arguments value, across snapshots.
 type keySpec struct {
-	spec    string // hash.arguments, or defaultArguments when blank
-	indexes []int
-	// single is the only index when there is exactly one, else -1: the
-	// common case hashes a string argument in place.
-	single int
-	// maxIndex is the largest non-negative index, -1 if none.
-	maxIndex int
+	spec     string // hash.arguments, or defaultArguments when blank
+	indexes  []int
+	single   int    // the only index, if there is one and it is not negative, else -1
+	maxIndex int    // the largest index, -1 if none is non-negative
 	where    string // "service S, method M", for logs
-	// warned is set once a call was seen with fewer arguments than
-	// maxIndex+1.
-	warned atomic.Bool
+	warned   atomic.Bool
 }
 
-// newKeySpec returns the key spec of c's hash.arguments, for the
-// (service, method) where, as logged.
+// newKeySpec returns the key spec of c, for the (service, method) where.
 func newKeySpec(c *config, where string) *keySpec {
 	k := &keySpec{spec: c.spec, indexes: c.indexes, single: -1, maxIndex: -1, where: where}
 	for _, i := range k.indexes {
@@ -70,29 +50,23 @@ func newKeySpec(c *config, where string) *keySpec {
 	return k
 }
 
-// keyStack is the size of the stack buffer keys are built in; longer keys
-// use a pooled buffer.
-const keyStack = 128
-
-// maxPooledKey caps the buffers kept in keyPool.
-const maxPooledKey = 64 << 10
-
-// emptyKeyPoint is the point of the empty key.
-var emptyKeyPoint = hashString("")
+// Keys are built in a stack buffer of keyStack bytes, longer ones in a
+// pooled buffer (of at most maxPooledKey bytes when returned to the pool).
+const (
+	keyStack     = 128
+	maxPooledKey = 64 << 10
+)
 
 var keyPool = sync.Pool{New: func() any { b := make([]byte, 0, 4*keyStack); return &b }}
 
-// point returns the ring point of the key made of args: Dubbo's toKey,
-// the concatenation of the Java string forms of the selected arguments
-// that exist, hashed.
+// point returns the ring point of args' key, Dubbo's toKey: the Java
+// string forms (AppendJava) of the selected arguments that exist,
+// concatenated. It does not allocate.
 func (k *keySpec) point(args []any) uint32 {
 	if len(args) <= k.maxIndex {
 		k.warnMissing(len(args))
 	}
-	if k.single >= 0 {
-		if k.single >= len(args) {
-			return emptyKeyPoint
-		}
+	if k.single >= 0 && k.single < len(args) {
 		if s, ok := args[k.single].(string); ok {
 			return hashString(s) // the common case: no copy at all
 		}
@@ -111,9 +85,9 @@ func (k *keySpec) point(args []any) uint32 {
 	return p
 }
 
-// appendStack appends the key of args to dst if it is made of basic values
-// (see appendBasic) that fit in dst's capacity; otherwise it returns false,
-// never growing dst, so that a stack buffer stays on the stack.
+// appendStack appends args' key to dst if it is made of basic values
+// (appendBasic) that fit in dst's capacity, else reports false; it never
+// grows dst, so that a stack buffer stays on the stack.
 func (k *keySpec) appendStack(dst []byte, args []any) ([]byte, bool) {
 	for _, i := range k.indexes {
 		if i < 0 || i >= len(args) {
@@ -134,7 +108,7 @@ func (k *keySpec) appendStack(dst []byte, args []any) ([]byte, bool) {
 	return dst, true
 }
 
-// appendAny appends the key of args to dst, whatever their types.
+// appendAny appends args' key to dst, whatever their types.
 func (k *keySpec) appendAny(dst []byte, args []any) []byte {
 	for _, i := range k.indexes {
 		if i >= 0 && i < len(args) {
@@ -144,8 +118,7 @@ func (k *keySpec) appendAny(dst []byte, args []any) []byte {
 	return dst
 }
 
-// warnMissing logs, once per key spec, a call with fewer arguments than
-// hash.arguments selects.
+// warnMissing logs, once, a call with fewer arguments than the spec selects.
 func (k *keySpec) warnMissing(n int) {
 	if k.warned.Load() || !k.warned.CompareAndSwap(false, true) {
 		return
@@ -155,9 +128,8 @@ func (k *keySpec) warnMissing(n int) {
 }
 
 // callOf returns the method and arguments of inv as Dubbo's RpcUtils sees
-// them: for a generic call ("$invoke" or "$invokeAsync" with arguments
-// [method, types, args]) those of the real method, so that generic and
-// ordinary calls of a method route alike, in Go and in Java.
+// them: those of the real method for a generic call ($invoke or
+// $invokeAsync of [method, types, args]), so that it routes as the method.
 func callOf(inv base.Invocation) (string, []any) {
 	method, args := inv.MethodName(), inv.Arguments()
 	if (method == genericInvoke || method == genericInvokeAsync) && len(args) >= 3 {
@@ -176,8 +148,8 @@ const (
 	genericInvokeAsync = "$invokeAsync"
 )
 
-// anySlice returns v as a []any if it is a slice of an empty interface type,
-// such as []hessian.Object, which generic calls carry, without copying it.
+// anySlice returns v as a []any, without a copy, if it is a slice of an
+// empty interface type such as generic calls' []hessian.Object.
 func anySlice(v any) ([]any, bool) {
 	if s, ok := v.([]any); ok {
 		return s, true

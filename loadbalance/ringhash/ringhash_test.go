@@ -78,9 +78,9 @@ func ports(first, n int, params map[string]string) []base.Invoker {
 
 // ringOf is the ring Dubbo builds for list with nodes virtual nodes.
 func ringOf(list []base.Invoker, nodes int) *hashRing {
-	m := make([]ringMember, len(list))
+	m := make([]string, len(list))
 	for i, inv := range list {
-		m[i] = ringMember{Address: inv.GetURL().Location, Index: i}
+		m[i] = inv.GetURL().Location
 	}
 	return buildRing(m, nodes)
 }
@@ -219,7 +219,7 @@ func TestMethodsShareTheRing(t *testing.T) {
 	assert.Same(t, first, ringOfMethod(list, "b"))
 	few := ringOfMethod(list, "few")
 	assert.NotSame(t, first, few)
-	assert.Equal(t, 40, few.Nodes())
+	assert.Equal(t, 40, few.nodes)
 
 	changed := slices.Clone(list)
 	changed[3] = providerAt("127.0.0.1:30000", nil)
@@ -274,9 +274,9 @@ func TestMethodLevelParametersWin(t *testing.T) {
 			list := ports(20880, 10, params)
 			b := New(Options{})
 			v, _ := b.sk.View(list, "byUser")
-			assert.Equal(t, 40, v.Table.ring.Nodes())
+			assert.Equal(t, 40, v.Table.ring.nodes)
 			v, _ = b.sk.View(list, "other")
-			assert.Equal(t, defaultNodes, v.Table.ring.Nodes())
+			assert.Equal(t, defaultNodes, v.Table.ring.nodes)
 
 			r40, r160 := ringOf(list, 40), ringOf(list, 160)
 			for i := range 200 {
@@ -459,7 +459,7 @@ func TestBadHashNodes(t *testing.T) {
 			lb.Select(list, lbtest.Call("Say", key(i)))
 		}
 		v, _ := lb.sk.View(list, "Say")
-		assert.Equal(t, c.nodes, v.Table.ring.Nodes(), "hash.nodes %q", c.spec)
+		assert.Equal(t, c.nodes, v.Table.ring.nodes, "hash.nodes %q", c.spec)
 		if c.warn {
 			assert.Len(t, warnings(), 1, "hash.nodes %q", c.spec)
 		} else {

@@ -28,7 +28,7 @@ func TestSharedValueIsTheMajoritysInEveryOrder(t *testing.T) {
 		order[0], order[k] = order[k], order[0]
 		b := New(Options{})
 		v, _ := b.sk.View(order, "Say")
-		assert.Equal(t, defaultNodes, v.Table.ring.Nodes(), "the dissenter in position %d", k)
+		assert.Equal(t, defaultNodes, v.Table.ring.nodes, "the dissenter in position %d", k)
 	}
 	var named int
 	for _, l := range logs() {
@@ -44,11 +44,11 @@ func TestSharedValueIsTheMajoritysInEveryOrder(t *testing.T) {
 		most = append(most, lbtest.Provider(24011+i, map[string]string{"hash.nodes": "1000"}))
 	}
 	v, _ := New(Options{}).sk.View(most, "Say")
-	assert.Equal(t, 1000, v.Table.ring.Nodes())
+	assert.Equal(t, 1000, v.Table.ring.nodes)
 
 	// The consumer's own value is everyone's.
 	mine := lbtest.SetConsumer("hash.nodes", "40", lbtest.Provider(24020, map[string]string{"hash.nodes": "1000"}), lbtest.Provider(24021, nil))
 	v, _ = New(Options{}).sk.View(mine, "Say")
 	require.NotNil(t, v)
-	assert.Equal(t, 40, v.Table.ring.Nodes())
+	assert.Equal(t, 40, v.Table.ring.nodes)
 }

@@ -25,37 +25,32 @@ type Options struct {
 	// the real ones (see lbenv.Env).
 	Env lbenv.Env
 	// DefaultRTT is the response time charged to a provider without any
-	// sample. Default 0: such a provider borrows the estimate of the
-	// provider it is compared with, which needs no tuning.
+	// sample. Default 0: it borrows the estimate of the provider it is
+	// compared with.
 	DefaultRTT time.Duration
-	// ErrorCost is the response time an error is charged at least. Default
-	// 0: the method's timeout from the provider URL (methods.<m>.timeout,
-	// Java's <m>.timeout, then timeout), read when the snapshot is built, else 3 s, dubbo-go's
-	// default. Lower it when providers return business errors that are
-	// not the provider's fault.
+	// ErrorCost is the response time an error is charged at least. Default:
+	// the method's timeout from the provider URL (methods.<m>.timeout,
+	// <m>.timeout, timeout), else 3 s, dubbo-go's default. Lower it when
+	// providers return business errors that are not the provider's fault.
 	ErrorCost time.Duration
 	// ErrorDecay is the time constant with which the error charge fades
-	// after a provider's last error; default rpcstatus.EWMADecay (10 s), the
-	// time constant of the RTT estimate.
+	// after a provider's last error; default rpcstatus.EWMADecay (10 s).
 	ErrorDecay time.Duration
 }
 
 // Balancer is the RT-adaptive balancer. It is safe for concurrent use; one
-// Balancer serves every service and method. Select picks the cheaper of two
-// candidates (see the package documentation).
+// Balancer serves every service and method.
 type Balancer struct {
 	skeleton.Front[table] // Select, Describe, Rebuilds
 
-	sk         *skeleton.Balancer[table]
-	rand       algo.Rand
-	two        skeleton.TwoChoices[table] // the pick: the cheaper of two candidates
-	now        func() int64
-	defaultRTT time.Duration
-	errorCost  time.Duration
-	errorDecay float64 // ns
-	// errorHorizon is the age (ns) after which a faded error charge is
-	// negligible (e^-20 of it is left) and is not computed.
-	errorHorizon int64
+	sk           *skeleton.Balancer[table]
+	rand         algo.Rand
+	two          skeleton.TwoChoices[table] // the pick: the cheaper of two candidates
+	now          func() int64
+	defaultRTT   time.Duration
+	errorCost    time.Duration
+	errorDecay   float64 // ns
+	errorHorizon int64   // ns after which an error charge is forgotten (e^-20 left)
 }
 
 // New returns a Balancer.
@@ -83,16 +78,16 @@ func New(opts Options) *Balancer {
 }
 
 // better reports whether provider i of v is the better choice against j:
-// the cheaper (see pairCosts), or on a tie a coin flip.
+// the cheaper, charged RTT × (calls in flight + 1) (see rtts), or on a tie
+// a coin flip.
 func (b *Balancer) better(v *member.View[table], i, j int) bool {
 	var ci, pi, cj, pj float64
 	var ki, kj bool
 	candI, candJ := &v.Table.providers[i], &v.Table.providers[j]
 	si, sj := candI.stats, candJ.stats
 	if clean(candI) && clean(candJ) {
-		// No error to charge: RTTs compared as of the later of the two
-		// last samples (the 1 µs floor applies then too) order the
-		// providers as RTTs as of now would, and the clock is not read.
+		// No error to charge: RTTs as of the later of the two last
+		// samples order the providers as of now, without the clock.
 		pi, pj, ki, kj = rpcstatus.Pair(si.EWMA(), sj.EWMA())
 		ci, cj = charged(pi, 0, 0), charged(pj, 0, 0)
 	} else {
@@ -109,8 +104,8 @@ func (b *Balancer) better(v *member.View[table], i, j int) bool {
 	return b.rand.Uint64()&1 == 0
 }
 
-// rtt returns the charged and the plain response time of the provider p
-// at now, and whether it has samples.
+// rtt returns p's charged and plain response time at now, and whether it
+// has samples.
 func (b *Balancer) rtt(p *provider, now int64) (chargedRTT, plain float64, known bool) {
 	st := p.stats
 	d, known := st.EWMA().Value(now)
@@ -121,52 +116,36 @@ func (b *Balancer) rtt(p *provider, now int64) (chargedRTT, plain float64, known
 	return charged(plain, b.errorRatio(&p.err, st, now), float64(p.errCost)), plain, true
 }
 
-// estimate is what the statistics say about provider i of v at now, as an
-// estimate (for tests and inspection; the hot path uses rtt).
-func (b *Balancer) estimate(v *member.View[table], i int, now int64) providerEstimate {
-	p := &v.Table.providers[i]
-	st := p.stats
-	rtt, known := st.EWMA().Value(now)
-	e := providerEstimate{RTT: rtt, Known: known, Inflight: st.Active(), ErrorCost: p.errCost}
-	if known {
-		e.ErrorRatio = b.errorRatio(&p.err, st, now)
-	}
-	return e
-}
-
-// describe gives each provider of v its cost as a pick would weigh it,
-// charged RTT × (calls in flight + 1), or 0 while it has no sample and no
-// DefaultRTT (a pick then lets the calls in flight decide; see pairCosts).
+// describe gives each provider of v its cost as a pick weighs it, charged
+// RTT × (calls in flight + 1), or 0 while it has no sample and no
+// DefaultRTT.
 func (b *Balancer) describe(v *member.View[table], _ int64, ps []describe.Provider) {
 	now := b.now() // the clock of the error charges
 	for i := range ps {
-		e := b.estimate(v, i, now)
-		if !e.Known {
+		p := &v.Table.providers[i]
+		rtt, _, known := b.rtt(p, now)
+		if !known {
 			if b.defaultRTT <= 0 {
 				continue
 			}
-			e.RTT = b.defaultRTT
+			rtt = max(float64(b.defaultRTT), minRTT)
 		}
-		ps[i].CostMs = e.charged() * inflightFactor(e.Inflight) / 1e6
+		ps[i].CostMs = rtt * inflightFactor(p.stats.Active()) / 1e6
 	}
 }
 
-// clean reports whether the provider p has no error to charge: none since
-// the snapshot first saw it, or the last one so old that errorRatio has
-// forgotten it.
+// clean reports whether p has no error to charge.
 func clean(p *provider) bool {
 	return p.err.at.Load() == 0 && p.stats.Failed() == p.err.failed.Load()
 }
 
 // errorRatio returns the share of failed calls in the provider's window,
-// faded by the time since its failure count last grew. The window alone
-// cannot say when its errors happened: a punished provider gets no traffic,
-// so its window would keep the old errors, and the charge, for ever.
+// faded by the time since its failure count last grew (a punished
+// provider's window would keep its errors for ever), 0 after an outlier
+// ejection it has not failed since.
 func (b *Balancer) errorRatio(es *errState, st *rpcstatus.Stats, now int64) float64 {
 	at := es.at.Load()
 	if st.CleanSinceReturn() {
-		// Back from an outlier ejection without failing since: the
-		// ejection punished its errors, so they are not charged again.
 		es.failed.Store(st.Failed())
 		es.at.Store(0)
 		return 0

@@ -10,25 +10,18 @@ import (
 	"github.com/dubbogo-lb/lb/rpcstatus"
 )
 
-// table is the balancer's state for one snapshot of providers.
+// table is a snapshot's state.
 type table struct {
-	// alias draws candidates in proportion to warm weight; nil when every
-	// weight is equal (candidates are then two distinct providers).
-	alias *algo.Alias
-	// providers is what the balancer keeps of each provider.
+	alias     *algo.Alias // of the warm weights; nil when they are equal
 	providers []provider
 }
 
 // provider is the balancer's state of one provider.
 type provider struct {
-	stats *rpcstatus.Stats // the Set's, for the method
-	// errCost is what an error of the provider is charged at least.
-	errCost time.Duration
-	// err tracks the provider's last error, copied from the snapshot
-	// before for a provider that stays. (An error
-	// seen on the old snapshot after the copy is not lost: the new one
-	// sees the failure count differ from its copy and dates the error
-	// then.)
+	stats   *rpcstatus.Stats // the Set's, for the method
+	errCost time.Duration    // what an error is charged at least
+	// err is carried over from the snapshot before; an error seen there
+	// after the copy is dated when the new one sees the count differ.
 	err errState
 }
 

@@ -9,42 +9,37 @@ import (
 )
 
 const (
-	// resolution is how many units the largest weight gets, at least,
-	// when some weight is fractional: weights are multiplied by a power of
-	// ten until they are all integers or the largest reaches resolution,
-	// then rounded. 1000 keeps a rounding error below 0.05 % of the
-	// largest weight.
+	// resolution is how many units the largest weight gets, at least, when
+	// some weight is fractional.
 	resolution = 1000
-	// minMaxLen is the longest cycle always allowed; a cycle may also be
-	// as long as 4 entries per provider.
+	// A cycle is at most max(minMaxLen, 4 × providers) long, and costs at
+	// most maxWork (its length times its distinct weights) to build.
 	minMaxLen = 1 << 16
-	// maxWork bounds the cost of building a cycle, its length times the
-	// number of distinct weights: about a millisecond at most.
-	maxWork = 1 << 20
+	maxWork   = 1 << 20
+	// maxLag bounds the picks a provider can be owed, or be ahead, across
+	// a change of cycle; beyond is forgotten.
+	maxLag = 2
 )
 
-// The work memory of builds (see algo.Work): at 10 000 providers a change
-// would otherwise leave about 600 KB of it to the garbage collector.
+// The work memory of builds (see algo.Work).
 var (
 	floatWork algo.Work[float64]
 	int64Work algo.Work[int64]
 	intWork   algo.Work[int]
 )
 
-// quantizeWeights turns weights into the integer weights of a cycle. Integer
-// weights are kept exactly, divided by their greatest common divisor, when
-// the cycle fits the limits (minMaxLen, maxWork); fractional ones are
-// scaled to integers first (see resolution). A cycle that would be too long
-// or too costly to build is shortened by scaling every weight by one factor
-// and rounding, so each provider loses less than one unit of the shorter
-// cycle. A positive weight never becomes 0. Weights that are not positive
-// and finite become 0 (never picked), unless none is usable: then every
-// provider gets 1.
+// quantizeWeights turns weights into the integer weights of a cycle:
+// integers exactly, divided by their greatest common divisor; fractions
+// scaled by powers of ten until they are integers or the largest reaches
+// resolution, then rounded. A cycle too long or too costly to build is
+// shortened by scaling every weight by one factor and rounding. A positive
+// weight never becomes 0; a weight that is not positive and finite does,
+// unless none is usable: then every provider gets 1.
 func quantizeWeights(weights []float64) []int64 {
 	q := make([]int64, len(weights))
 	top := 0.0
 	for _, w := range weights {
-		if usable(w) {
+		if algo.Usable(w) {
 			top = max(top, w)
 		}
 	}
@@ -63,7 +58,7 @@ func quantizeWeights(weights []float64) []int64 {
 		}
 	}
 	for i, w := range weights {
-		if usable(w) {
+		if algo.Usable(w) {
 			q[i] = max(1, int64(math.Round(w*scale)))
 		}
 	}
@@ -74,9 +69,8 @@ func quantizeWeights(weights []float64) []int64 {
 		if n <= maxLen && float64(n)*float64(distinct) <= maxWork || (distinct == 1 && n <= int64(len(q))) {
 			return q
 		}
-		// Too long: cut to the limit at once. Too costly only: shrink by
-		// at most half a time, since coarser weights are also fewer
-		// distinct ones, and a single cut would overshoot.
+		// Too long: cut to the limit at once. Too costly only: at most
+		// halve, as coarser weights are also fewer distinct ones.
 		f := max(0.5, float64(maxWork)/(float64(n)*float64(distinct)))
 		if n > maxLen {
 			f = min(f, float64(maxLen)/float64(n))
@@ -97,13 +91,10 @@ func quantizeWeights(weights []float64) []int64 {
 	}
 }
 
-// usable reports whether w is a weight a provider can be picked with.
-func usable(w float64) bool { return w > 0 && w <= math.MaxFloat64 }
-
 // integral reports whether every usable weight times scale is an integer.
 func integral(weights []float64, scale float64) bool {
 	for _, w := range weights {
-		if x := w * scale; usable(w) && math.Abs(x-math.Round(x)) > 1e-9*x {
+		if x := w * scale; algo.Usable(w) && math.Abs(x-math.Round(x)) > 1e-9*x {
 			return false
 		}
 	}
@@ -148,18 +139,12 @@ func distinctCount(q []int64) int {
 	return n
 }
 
-// smoothSequence returns one period of nginx's smooth weighted round robin over
-// the integer weights q, sum(q) entries long (quantizeWeights bounds it): at each step every entry's current value grows
-// by its weight, the largest (the first of equals) is picked and loses the
-// sum of the weights. Starting from all zeros, the values are all zero
-// again after sum(q) steps, in which entry i was picked q[i] times, so the
-// period repeats forever. Weights 5, 1, 1 give 0 0 1 0 2 0 0.
-//
-// Entries of equal weight grow alike, so among them the one picked the
-// fewest times (the first of equals) is ahead, and they take turns in
-// index order. smoothSequence follows one candidate per distinct weight rather
-// than every entry, which makes a step cost the number of distinct weights,
-// not of entries.
+// smoothSequence returns one period of nginx's smooth weighted round robin
+// over the integer weights q, sum(q) picks: at each step every entry's
+// current value grows by its weight, and the largest (the first of equals)
+// is picked and loses the sum. Weights 5, 1, 1 give 0 0 1 0 2 0 0. Entries
+// of equal weight take turns in index order, so a step follows one
+// candidate per distinct weight, not every entry.
 func smoothSequence(q []int64) []int32 {
 	type group struct {
 		weight  int64
@@ -203,82 +188,48 @@ func smoothSequence(q []int64) []int32 {
 	return seq
 }
 
-// smoothCycle is a precomputed period of the smooth weighted round robin and a
-// position in it. Next, safe for concurrent use, costs one atomic
-// increment: the sequence is exact without a lock or a pass over the
-// providers.
+// smoothCycle is a period of the smooth weighted round robin and a position
+// in it. Next, safe for concurrent use, is one atomic increment.
 type smoothCycle struct {
 	seq     []int32
 	weights []int64
 	// offset[i] is how many picks entry i is owed beyond what the cycle
-	// itself owes it at the same position: the part of the state carried
-	// over from the previous cycle that the nearest state of this one could
-	// not match (see carryCycle). Zero for a cycle that carried nothing over.
+	// owes it at the same position: what carryCycle could not match.
 	offset []float64
 	pos    *position
 }
 
-// position is the cycle's counter, alone on its cache lines: every pick
-// writes it.
+// position is the cycle's counter, alone on its cache lines.
 type position struct {
 	_ [64]byte
 	n atomic.Uint64
 	_ [56]byte
 }
 
-// newSmoothCycle returns the cycle of integer weights q (see quantizeWeights), positioned
-// at start: the first Next returns entry start mod the cycle's length. When
-// no weight is positive every entry counts as 1. The cycle keeps q: do not
-// modify it afterwards.
+// newSmoothCycle returns the cycle of q (quantizeWeights), which it keeps,
+// whose first Next is entry start mod its length.
 func newSmoothCycle(q []int64, start uint64) *smoothCycle {
-	if len(q) > 0 && slices.Max(q) <= 0 {
-		for i := range q {
-			q[i] = 1
-		}
-	}
 	c := &smoothCycle{seq: smoothSequence(q), weights: q, offset: make([]float64, len(q)), pos: new(position)}
-	if len(c.seq) > 0 {
-		c.pos.n.Store(start % uint64(len(c.seq)))
-	}
+	c.pos.n.Store(start % uint64(len(c.seq)))
 	return c
 }
 
-// Next returns the index of the next entry of the sequence, or -1 if the
-// cycle has no entry.
+// Next returns the index of the next entry of the sequence.
 func (c *smoothCycle) Next() int {
-	if len(c.seq) == 0 {
-		return -1
-	}
 	k := c.pos.n.Add(1) - 1
 	return int(c.seq[k%uint64(len(c.seq))])
 }
 
-// Len returns the length of the cycle, the sum of its integer weights.
-func (c *smoothCycle) Len() int { return len(c.seq) }
-
-// Weights returns the integer weights of the cycle; do not modify them.
-func (c *smoothCycle) Weights() []int64 { return c.weights }
-
 // currentPosition returns the index in the cycle of the entry Next returns next.
 func (c *smoothCycle) currentPosition() int {
-	if len(c.seq) == 0 {
-		return 0
-	}
 	return int(c.pos.n.Load() % uint64(len(c.seq)))
 }
 
-// lags returns, for each entry, the picks it is owed now: the picks its
-// weight entitled it to minus those it got, counted since its first cycle
-// (positive when it is behind). It is nginx's current value divided by the
-// sum of the weights. Within one cycle every lag stays within [-1, 1] of
-// its offset.
-func (c *smoothCycle) lags() []float64 {
-	return c.lagsInto(make([]float64, len(c.weights)))
-}
-
-// lagsInto writes the lags into lags, of the cycle's length and zeroed,
-// and returns it.
-func (c *smoothCycle) lagsInto(lags []float64) []float64 {
+// lags writes into lags, zeroed and as long as the weights, and returns,
+// the picks each entry is owed now, counted since its first cycle
+// (positive when it is behind): nginx's current value divided by the sum
+// of the weights.
+func (c *smoothCycle) lags(lags []float64) []float64 {
 	c.cycleLags(c.currentPosition(), lags)
 	for i := range lags {
 		lags[i] += c.offset[i]
@@ -286,8 +237,8 @@ func (c *smoothCycle) lagsInto(lags []float64) []float64 {
 	return lags
 }
 
-// cycleLags writes into lags, of the cycle's length and zeroed, the lags
-// of the cycle alone, from zero, before its entry k.
+// cycleLags writes into lags, zeroed, the lags of the cycle alone, from
+// zero, before its entry k.
 func (c *smoothCycle) cycleLags(k int, lags []float64) {
 	for _, i := range c.seq[:k] {
 		lags[i]--
@@ -298,48 +249,24 @@ func (c *smoothCycle) cycleLags(k int, lags []float64) {
 	}
 }
 
-// maxLag bounds the picks a provider can be owed, or be ahead, across a
-// change of cycle; anything beyond is forgotten.
-const maxLag = 2
-
-// carryCycle returns the cycle of integer weights q that continues the
-// cycles it replaces, whose entries owe the picks carried says (their lags
-// there, 0 for a new entry).
-//
-// The state is carried over as nginx's current values rescaled to the new
-// sum of weights: each entry keeps its lag, the picks it is owed (lags),
-// bounded by maxLag; entries that left are dropped and new ones start at 0,
-// and the lags are shifted so that they sum to 0, as nginx's values always
-// do. The new cycle starts at the position whose own state is nearest to
-// that (least squares), and what remains is kept as the offset, so a
-// provider's debt is never lost however often weights change. In tests
-// with random weight changes, no provider gets more than 4 picks beyond or
-// short of its due in any window (a fixed cycle: 2). Dubbo resets a changed
-// provider's current value to 0 instead, which loses the debt at every
-// change: bursts of 20 picks and more in the same tests, and a provider
-// that is never picked when every weight changes every few picks. (The
-// same providers in the same order at the same integer weights, weights
-// that moved in one proportion, keep the very cycle instead: sameCycle.)
+// carryCycle returns the cycle of q that continues cycles whose entries
+// are owed carried (their lags, 0 for a new entry): each keeps its lag,
+// within ±maxLag, shifted so that the lags sum to 0 as nginx's values do;
+// the cycle starts at the position whose own lags are nearest (least
+// squares), and offset keeps the rest.
 func carryCycle(q []int64, carried []float64) *smoothCycle {
 	c := newSmoothCycle(q, 0)
-	q = c.weights
-	if len(c.seq) == 0 {
-		return c
-	}
 	target := floatWork.Get(len(q))
 	defer floatWork.Put(target)
 	mean, active := 0.0, 0
 	for i := range q {
-		if q[i] <= 0 {
-			continue
+		if q[i] > 0 {
+			target[i] = max(-maxLag, min(maxLag, carried[i]))
+			mean += target[i]
+			active++
 		}
-		target[i] = max(-maxLag, min(maxLag, carried[i]))
-		mean += target[i]
-		active++
 	}
-	if active > 0 {
-		mean /= float64(active)
-	}
+	mean /= float64(active)
 	for i := range target {
 		if q[i] > 0 {
 			target[i] -= mean
@@ -358,25 +285,20 @@ func carryCycle(q []int64, carried []float64) *smoothCycle {
 	return c
 }
 
-// followCycle returns the cycle of integer weights q that continues prev:
-// from[i] is the index in prev of entry i, or -1 for a new entry (a from
-// of another length than q carries nothing over). The same entries at the
-// same weights keep prev itself, counter included, so the order goes on
-// as if nothing had changed; otherwise their lags are carried over
-// (carryCycle).
+// followCycle returns the cycle of q that continues prev: from[i] is the
+// index in prev of entry i, -1 for a new one. The same entries at the same
+// weights keep prev itself, counter included; otherwise their lags are
+// carried over (carryCycle).
 func followCycle(prev *smoothCycle, q []int64, from []int) *smoothCycle {
-	if len(from) == len(prev.weights) && slices.Equal(q, prev.weights) && identity(from) {
+	if slices.Equal(q, prev.weights) && identity(from) {
 		return prev
 	}
-	if len(from) != len(q) {
-		return newSmoothCycle(q, 0)
-	}
-	old := prev.lagsInto(floatWork.Get(len(prev.weights)))
+	old := prev.lags(floatWork.Get(len(prev.weights)))
 	defer floatWork.Put(old)
 	carried := floatWork.Get(len(q))
 	defer floatWork.Put(carried)
 	for i, j := range from {
-		if j >= 0 && j < len(old) {
+		if j >= 0 {
 			carried[i] = old[j]
 		}
 	}
@@ -393,9 +315,9 @@ func identity(from []int) bool {
 }
 
 // nearest returns the position k of the cycle whose lags are nearest to
-// target: the least sum over entries of (lag_i(k) - target_i)². The sum is
-// updated in O(1) per step: with a_i = lag_i - target_i and p_i entry i's
-// share, a step adds p_i to every a_i and takes 1 from the picked one.
+// target: the least Σ (lag_i(k) − target_i)², updated in O(1) a step (with
+// a_i = lag_i − target_i and p_i entry i's share, a step adds p_i to every
+// a_i and takes 1 from the picked one).
 func (c *smoothCycle) nearest(target []float64) int {
 	n := float64(len(c.seq))
 	share := floatWork.Get(len(c.weights))

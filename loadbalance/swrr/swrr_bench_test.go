@@ -52,7 +52,7 @@ func BenchmarkRebuild(b *testing.B) {
 					w[0] += 0.1 // a new warm weight at every refresh
 					prev = followCycle(prev, quantizeWeights(w), from)
 				}
-				b.ReportMetric(float64(prev.Len()), "cycle")
+				b.ReportMetric(float64(len(prev.seq)), "cycle")
 			})
 		}
 	}
