@@ -163,3 +163,22 @@ func (d *Driver) Throughput(from, to time.Duration) (float64, time.Duration) {
 	}
 	return float64(n) / (to - from).Seconds(), time.Duration(sum / n)
 }
+
+// FastFailureShare runs one of five equal providers (2 ms, 20 callers)
+// answering every call with an error in 0.1 ms from 1 s on, with outlier
+// ejection off, and returns the share of the picks it got from 2 s to 4 s:
+// what the balancer's own response to failures makes of a provider that
+// fails fast. A balancer that a fast failure makes look better gives it
+// more than the fair 20 %. build makes the balancer on the driver's clocks.
+func FastFailureShare(t testing.TB, build func(env lbenv.Env) loadbalance.LoadBalance) float64 {
+	d := NewDriver(t, 3, 100*time.Millisecond, build)
+	healthy := simulate.Model{Latency: simulate.Constant(2 * time.Millisecond)}.Server()
+	failing := simulate.Model{
+		Latency:   simulate.Steps([]time.Duration{2 * time.Millisecond, 100 * time.Microsecond}, time.Second),
+		ErrorRate: simulate.Steps([]float64{0, 1}, time.Second),
+	}.Server()
+	d.AddN(failing, healthy, healthy, healthy, healthy)
+	EjectionOff(d.List...)
+	d.Run(20, 4*time.Second)
+	return d.Share(0, 2*time.Second, 4*time.Second)
+}
