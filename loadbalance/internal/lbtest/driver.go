@@ -16,10 +16,6 @@ import (
 // that timestamps in seconds are exact.
 var WallBase = time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC)
 
-// Server says when a call started at now (virtual ns) ends and whether it
-// fails; rng is the driver's seeded source.
-type Server = simulate.Server
-
 // Driver is the simulator engine (package simulate) as the balancers' tests
 // use it: a real balancer picks among real provider URLs, its calls go
 // through the real lbactive filter, and picks, completions and latencies
@@ -70,19 +66,16 @@ func NewDriver(t testing.TB, seed uint64, bucket time.Duration, build func(env l
 	return d
 }
 
-// Wall returns the wall time now.
-func (d *Driver) Wall() time.Time { return d.Clock().Wall() }
-
 // Add registers provider p (its URL) served by s and returns the engine's
 // provider for it; the caller puts it in List.
-func (d *Driver) Add(p base.Invoker, s Server) base.Invoker {
+func (d *Driver) Add(p base.Invoker, s simulate.Server) base.Invoker {
 	got := d.Sim.Add(p.GetURL(), s)
 	d.Pool = append(d.Pool, got)
 	return got
 }
 
 // AddN adds one provider of weight 100 per server to the pool and List.
-func (d *Driver) AddN(servers ...Server) {
+func (d *Driver) AddN(servers ...simulate.Server) {
 	for _, s := range servers {
 		d.List = append(d.List, d.Add(Provider(20000+len(d.Pool), map[string]string{"weight": "100"}), s))
 	}
@@ -90,7 +83,7 @@ func (d *Driver) AddN(servers ...Server) {
 
 // StartedAt returns a provider of weight 100 that started at virtual time
 // at with a warmup of warm (whole seconds), served by s.
-func (d *Driver) StartedAt(at, warm time.Duration, s Server) base.Invoker {
+func (d *Driver) StartedAt(at, warm time.Duration, s simulate.Server) base.Invoker {
 	return d.Add(Started(20000+len(d.Pool), WallBase.Add(at), warm), s)
 }
 
