@@ -172,18 +172,17 @@ func (b *Balancer) cost(v *member.View[table], i int, st *rpcstatus.Stats, rtt f
 		rtt = math.Float64frombits(t.meanRTT.Load())
 	}
 	active := st.Active() + failures
-	load := float64(max(active, 0) + 1)
 	if t.fallback.Load() {
-		return finiteCost(max(rtt, minRTT) * load)
+		return finiteCost(max(rtt, minRTT) * float64(max(active, 0)+1))
 	}
 	val := t.value(i)
 	switch t.cfg.cost {
 	case CostJava:
 		return finiteCost(algo.JavaCost(val, rtt/1e6, active, algo.JavaSuccess(st.Total(), st.Failed(), st.Active()), v.Weight(i)))
 	case CostWRR:
-		return finiteCost(load / val * silence(st, rtt, known))
+		return finiteCost(float64(max(active, 0)+1) / val * silence(st, rtt, known))
 	}
-	return finiteCost(max(rtt, minRTT) * load / val)
+	return finiteCost(max(rtt, minRTT) * float64(max(active, 0)+1) / val)
 }
 
 // finiteCost returns c, or math.MaxFloat64, the worst cost, when c is NaN
