@@ -5,10 +5,9 @@
 // and state. The metrics (package lbmetrics) and the live page (Handler)
 // are built on it.
 //
-// Balancers are Sources; package extension registers the module's six
-// with Default. Reading a snapshot is off the hot path: it allocates and
-// takes locks that Select never takes. Reasoning: DESIGN.md beside this
-// file.
+// Balancers are Sources; package extension registers the module's with
+// Default. Reading a snapshot is off the hot path: it allocates and takes
+// locks that Select never takes. Reasoning: DESIGN.md.
 package describe
 
 import (
@@ -21,29 +20,19 @@ import (
 	"github.com/dubbogo-lb/lb/rpcstatus"
 )
 
-// State is what a balancer can say of a provider, in this order of
-// precedence: a provider that is both unavailable and warming up is
-// unavailable.
+// State is what a balancer can say of a provider, the first that holds
+// in the order of the constants.
 type State string
 
 const (
-	// StateUnavailable: dubbo-go marks the provider unavailable (its
-	// connection is down); the cluster skips it.
-	StateUnavailable State = "unavailable"
-	// StateEjected: outlier ejection keeps the provider out for now.
-	StateEjected State = "ejected"
-	// StateDrained: the provider's weight is 0, so it gets calls only
-	// when every provider is drained.
-	StateDrained State = "drained"
-	// StateWarming: the provider warms up; its warm weight is below its
-	// full weight.
-	StateWarming State = "warming"
-	// StateOK: none of the above.
-	StateOK State = "ok"
+	StateUnavailable State = "unavailable" // dubbo-go marks it unavailable (its connection is down)
+	StateEjected     State = "ejected"     // outlier ejection keeps it out for now
+	StateDrained     State = "drained"     // weight 0: calls only when every provider is drained
+	StateWarming     State = "warming"     // its warm weight is below its full weight
+	StateOK          State = "ok"          // none of the above
 )
 
-// Zones is how zone-aware routing splits a method's calls (package
-// zone of the skeleton).
+// Zones is how zone-aware routing splits a method's calls.
 type Zones struct {
 	// Local is the consumer's zone.
 	Local string `json:"local"`
@@ -68,14 +57,12 @@ type Provider struct {
 	// State is the provider's state (see State).
 	State State `json:"state"`
 	// Weight is the balancer's effective weight of the provider: the warm
-	// weight for warmrandom, fewestactive, swrr and rtadaptive, LALB's
-	// weight for lalb, the percentage of the hash ring the provider owns
-	// for ringhash.
+	// weight, or what the balancer weighs by instead (lalb's weight,
+	// loadaware's reported weight or capacity, for ringhash the
+	// percentage of the ring the provider owns).
 	Weight float64 `json:"weight"`
-	// CostMs is the cost the balancer compares, lower picked: rtadaptive's
-	// charged RTT × (calls in flight + 1), in ms; loadaware's, the same
-	// divided by the provider's concurrency capacity (see its DESIGN.md);
-	// 0 for the other balancers.
+	// CostMs is the cost the balancer compares, lower picked, in ms (see
+	// the balancer's documentation); 0 for a balancer without one.
 	CostMs float64 `json:"cost_ms,omitempty"`
 	// Share is the provider's share of the (service, method)'s picks in
 	// the last Method.ShareSeconds, in [0, 1].
@@ -89,14 +76,12 @@ type Provider struct {
 	// Calls and Failures count the finished calls and the failed ones.
 	Calls    int64 `json:"calls"`
 	Failures int64 `json:"failures"`
-	// LatencyMs is the peak EWMA of the provider's latency, in ms (0
-	// before its first call ends).
+	// LatencyMs is the peak EWMA of its latency, in ms (0 before a call).
 	LatencyMs float64 `json:"latency_ms"`
-	// Ejections is how many times outlier ejection ejected the provider
-	// for the method.
+	// Ejections counts the times outlier ejection ejected it.
 	Ejections int64 `json:"ejections"`
-	// Reported is the load the provider last reported to this consumer
-	// (package loadreport), nil if it never did.
+	// Reported is the load it last reported to this consumer (package
+	// loadreport), nil if it never did.
 	Reported *Reported `json:"reported,omitempty"`
 
 	// URL is the provider's URL, for labels; Stats its statistics for
@@ -109,9 +94,8 @@ type Provider struct {
 type Reported struct {
 	// AgeSeconds is how long ago it was received.
 	AgeSeconds float64 `json:"age_s"`
-	// Utilization is what the balancers read from it, in [0, 1]: the CPU
-	// utilization, or calls in flight over capacity if higher (see
-	// rpcstatus.Load.Utilization); nil for a report without them (a Dubbo
+	// Utilization is what the balancers read from it, in [0, 1]
+	// (rpcstatus.Load.Utilization); nil for a report without it (a Dubbo
 	// Java provider's).
 	Utilization *float64 `json:"utilization,omitempty"`
 	// CPU, InFlight, Capacity, QPS and EPS are the provider's own fields
@@ -135,33 +119,29 @@ type Method struct {
 	Group     string `json:"group,omitempty"`
 	Version   string `json:"version,omitempty"`
 	Method    string `json:"method"`
-	// ShareSeconds is the time the providers' shares cover: up to the
-	// Registry's window, or 0 when they cover every pick since the
-	// providers appeared (the first snapshot of the Registry).
+	// ShareSeconds is the time the providers' shares cover, about the
+	// Registry's window; 0 when they cover every pick so far.
 	ShareSeconds float64 `json:"share_seconds"`
-	// Panic is true while outlier ejection is in panic mode: it would
-	// eject so many providers that fewer than its panic threshold would be
-	// left, so it ejects none and every provider serves.
+	// Panic is true while outlier ejection is in panic mode (it would
+	// leave fewer providers than its panic threshold): every provider
+	// serves.
 	Panic bool `json:"panic,omitempty"`
 	// Zones is the zone-aware routing of the method; nil when the
 	// consumer names no zone.
 	Zones *Zones `json:"zones,omitempty"`
 	// Providers are the providers of the balancer's current snapshot, in
-	// the order dubbo-go passed them; providers that left are not there.
-	// In a Snapshot bounded by Bound (lb.json), only some of them, and
-	// Summary says so.
+	// the order dubbo-go passed them, without those that left; after
+	// Bound, only some of them.
 	Providers []Provider `json:"providers"`
 	// Summary sums every provider of the method when Providers lists
 	// only some (Bound); nil when it lists all.
 	Summary *Summary `json:"summary,omitempty"`
 }
 
-// Rebuilds counts the snapshots a balancer built: for a change of
-// membership (the first of each (service, method) included), and to
-// refresh the warm weights of warming providers; and the picks it made
-// while the snapshot of a new membership was built off the call path
-// (InterimPicks), by a rule that only approximates its own (see the
-// balancer's documentation).
+// Rebuilds counts the snapshots a balancer built, for a change of
+// membership (the first included) and to refresh warm weights, and the
+// picks it made by its interim rule while the snapshot of a new
+// membership was built off the call path.
 type Rebuilds struct {
 	Membership   int64 `json:"membership"`
 	Warmup       int64 `json:"warmup"`
@@ -191,19 +171,15 @@ type Snapshot struct {
 
 // Subset modes (Subset.Mode).
 const (
-	// SubsetAperture: the consumer found its position among the
-	// consumers that the registry lists (deterministic aperture).
-	SubsetAperture = "aperture"
-	// SubsetRendezvous: rendezvous hashing seeded with the consumer's ID.
-	SubsetRendezvous = "rendezvous"
+	SubsetAperture   = "aperture"   // the consumer's position among those the registry lists
+	SubsetRendezvous = "rendezvous" // rendezvous hashing seeded with the consumer's ID
 )
 
 // MaxSubsetMembers bounds Subset.Members.
 const MaxSubsetMembers = 64
 
 // Subset is the subset of the providers of a service that one reference
-// holds: the providers it refers to and connects to, and all that its
-// balancers, statistics, ejection and metrics see.
+// holds (refers to, connects to), all that its balancers see.
 type Subset struct {
 	// Service is the reference's service key (group/interface:version).
 	Service string `json:"service"`
@@ -218,8 +194,8 @@ type Subset struct {
 	Count int `json:"count"`
 	// Size is the configured number of serving providers (lb.subset.size).
 	Size int `json:"size"`
-	// Held is the number of providers held, Serving those of them that
-	// serve (not ejected, healthy), Total the number in the full set.
+	// Held counts the providers held, Serving those of them neither
+	// ejected nor unhealthy, Total those of the full set.
 	Held    int `json:"held"`
 	Serving int `json:"serving"`
 	Total   int `json:"total"`
@@ -253,8 +229,8 @@ func finite(f float64) float64 {
 	return 0
 }
 
-// finiteMethod makes every float of m finite (see finite); what m points
-// to is copied, not changed, as a Source may share it.
+// finiteMethod makes every float of m finite, copying what m points to,
+// which a Source may share.
 func finiteMethod(m *Method) {
 	m.ShareSeconds = finite(m.ShareSeconds)
 	if m.Zones != nil {

@@ -4,7 +4,6 @@ import (
 	"math"
 	"strconv"
 	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -19,13 +18,6 @@ import (
 	"github.com/dubbogo-lb/lb/loadbalance/warmrandom"
 	"github.com/dubbogo-lb/lb/rpcstatus"
 )
-
-// fakeClock is a settable monotonic clock in nanoseconds.
-type fakeClock struct{ ns atomic.Int64 }
-
-func (c *fakeClock) Now() int64              { return c.ns.Load() }
-func (c *fakeClock) Set(d time.Duration)     { c.ns.Store(int64(d)) }
-func (c *fakeClock) Advance(d time.Duration) { c.ns.Add(int64(d)) }
 
 // threeProviders returns a provider of weight 100, one of weight 300
 // halfway through a 10-minute warmup at wall, and a drained one (weight
@@ -54,8 +46,7 @@ func TestSnapshotOfABalancer(t *testing.T) {
 	pr := rpcstatus.Of(list[0].GetURL())
 	pr.Begin(pr.Method("Say"), 111*ms) // in flight
 
-	var clock fakeClock
-	clock.Set(111 * time.Millisecond)
+	clock := lbtest.Nanos{NS: 111 * ms}
 	reg := describe.New(describe.Options{Now: clock.Now})
 	reg.Register(warmrandom.Name, lb)
 	snap := reg.Snapshot()
@@ -165,7 +156,7 @@ func shares(t *testing.T, reg *describe.Registry) (a, b, seconds float64) {
 // Shares cover the picks since the snapshot about a window before: the
 // youngest one at least a window old, else the oldest.
 func TestSharesCoverTheWindow(t *testing.T) {
-	var clock fakeClock
+	var clock lbtest.Nanos
 	reg := describe.New(describe.Options{Now: clock.Now, Window: 10 * time.Second}) // a sample a second
 	src := &fakeSource{picks: map[string]int64{"a": 10}, methods: []string{"m"}}
 	reg.Register("x", src)
@@ -173,22 +164,22 @@ func TestSharesCoverTheWindow(t *testing.T) {
 	a, b, s := shares(t, reg) // t=0: every pick so far
 	assert.Equal(t, []float64{1, 0, 0}, []float64{a, b, s})
 
-	clock.Set(time.Second)
+	clock.NS = int64(time.Second)
 	src.picks["b"] = 30
 	a, b, s = shares(t, reg) // since t=0: a 0, b 30
 	assert.Equal(t, []float64{0, 1, 1}, []float64{a, b, s})
 
-	clock.Set(1500 * time.Millisecond) // within a second of the last sample: not recorded
+	clock.NS = int64(1500 * time.Millisecond) // within a second of the last sample: not recorded
 	src.picks["a"] = 40
 	a, b, s = shares(t, reg) // since t=0: a 30, b 30
 	assert.Equal(t, []float64{0.5, 0.5, 1.5}, []float64{a, b, s})
 
-	clock.Set(12 * time.Second)
+	clock.NS = int64(12 * time.Second)
 	src.picks["a"] = 130
 	a, b, s = shares(t, reg) // samples at 0 and 1 s: since 1 s, a 120, b 0
 	assert.Equal(t, []float64{1, 0, 11}, []float64{a, b, s})
 
-	clock.Set(13 * time.Second)
+	clock.NS = int64(13 * time.Second)
 	src.picks["b"] = 5       // b's counter started again (re-registered): 5 since
 	a, b, s = shares(t, reg) // the 0 s sample is gone: since 1 s, a 120, b 5
 	assert.Equal(t, []float64{0.96, 0.04, 12}, []float64{a, b, s})
@@ -196,9 +187,9 @@ func TestSharesCoverTheWindow(t *testing.T) {
 	// Sparse snapshots (at 13, 40 and 45 s): the base is the youngest
 	// sample at least a window old, 13 s, however old. No picks since:
 	// every share 0.
-	clock.Set(40 * time.Second)
+	clock.NS = int64(40 * time.Second)
 	shares(t, reg)
-	clock.Set(45 * time.Second)
+	clock.NS = int64(45 * time.Second)
 	a, b, s = shares(t, reg)
 	assert.Equal(t, []float64{0, 0, 32}, []float64{a, b, s})
 

@@ -19,14 +19,10 @@ var page []byte
 // HandlerOptions configure the live page's handler. The zero value answers
 // requests for loopback names only.
 type HandlerOptions struct {
-	// AllowedHosts are the host names or IP addresses the handler answers
-	// requests for (the request's Host header, its port ignored, compared
-	// without regard to case) besides the loopback ones, which it always
-	// answers: localhost, 127.0.0.0/8 and [::1]. A port in an entry is
-	// ignored. Name here the names under which the page is reached when
-	// it listens beyond loopback; a request for any other Host gets 403,
-	// so that a web page whose name an attacker points at this address
-	// (DNS rebinding) cannot read it.
+	// AllowedHosts are the names or addresses (ports ignored, case too)
+	// the handler answers requests for (the Host header) besides the
+	// loopback ones: those under which the page is reached when it
+	// listens beyond loopback. Any other Host gets 403 (DNS rebinding).
 	AllowedHosts []string
 }
 
@@ -36,20 +32,17 @@ func (r *Registry) Handler() http.Handler { return r.HandlerWith(HandlerOptions{
 
 // HandlerWith serves the live page of r: an HTML page (embedded, nothing
 // fetched from elsewhere) that charts each provider's share of the picks
-// and its weight, updated every second, beside the JSON, which it serves
-// at lb.json: the Snapshot bounded by Bound, each method listing at most
-// DefaultRows providers, or with ?method=M (and optionally service=S,
-// offset=O, limit=L, at most MaxRows) a page of M's providers; 400 for a
-// malformed offset or limit. Mount it at any path ending in "/", e.g.
+// and its weight every second, and at lb.json the Snapshot bounded by
+// Bound, or with ?method=M (and optionally service, offset, limit) a page
+// of M's providers (400 for a malformed offset or limit). Mount it at any
+// path ending in "/", e.g.
 //
 //	http.Handle("/lb/", http.StripPrefix("/lb", describe.Default.Handler()))
 //
-// It answers GET and HEAD only (405 with Allow otherwise), and only
-// requests whose Host is loopback or in opts.AllowedHosts (403 otherwise);
-// every response forbids content sniffing (X-Content-Type-Options:
-// nosniff) and framing (Content-Security-Policy: frame-ancestors 'none')
-// and caching. The JSON is marshalled outside every lock of r; should it
-// ever fail, the answer is a bare 500.
+// It answers GET and HEAD only (405 otherwise), for a Host that is
+// loopback or in opts.AllowedHosts only (403 otherwise); every response
+// forbids sniffing, framing and caching. Should marshalling fail, the
+// answer is a bare 500.
 func (r *Registry) HandlerWith(opts HandlerOptions) http.Handler {
 	allowed := map[string]bool{}
 	for _, h := range opts.AllowedHosts {
@@ -117,10 +110,9 @@ func pageOf(q url.Values) (p Page, ok bool) {
 	return p, true
 }
 
-// hostname returns the host of hostport (a Host header: name, IPv4
-// address or bracketed IPv6 address, with or without a port; a bare IPv6
-// address too), lower-case, without a trailing dot; "" when there is
-// none.
+// hostname returns the host of hostport (a name, an IPv4 address or an
+// IPv6 address, bracketed or bare, with or without a port), lower-case,
+// without a trailing dot; "" when there is none.
 func hostname(hostport string) string {
 	h := strings.TrimSpace(hostport)
 	switch {
@@ -142,8 +134,7 @@ func hostname(hostport string) string {
 // interface) is not loopback.
 func Loopback(hostport string) bool { return loopback(hostname(hostport)) }
 
-// loopback reports whether h (from hostname) names this host's loopback
-// interface: localhost, an address of 127.0.0.0/8 or ::1.
+// loopback is Loopback of h, from hostname.
 func loopback(h string) bool {
 	if h == "localhost" {
 		return true

@@ -175,18 +175,26 @@ func TestPageInBrowser(t *testing.T) {
 
 }
 
+// servePage serves the live page of one balancer describing n providers
+// until the test ends; it skips the test without a browser.
+func servePage(t *testing.T, n int) *httptest.Server {
+	chromium(t)
+	reg := describe.New(describe.Options{})
+	reg.Register("lalb", &growingSource{count: n})
+	srv := httptest.NewServer(reg.Handler())
+	t.Cleanup(srv.Close)
+	return srv
+}
+
+// rows matches a provider's row of the page.
+var rows = regexp.MustCompile(`<tr data-provider="([^"]+)"`)
+
 // 100 providers on a wide screen and on a phone: nothing wider than the
 // window, every provider in the table, the charts kept to the 8 with the
 // largest share; the table sorts and filters (from the address, as a
 // click or a keystroke leaves them).
 func TestPageInBrowserWith100Providers(t *testing.T) {
-	chromium(t)
-	reg := describe.New(describe.Options{})
-	reg.Register("lalb", &growingSource{count: 100})
-	srv := httptest.NewServer(reg.Handler())
-	defer srv.Close()
-
-	rows := regexp.MustCompile(`<tr data-provider="([^"]+)"`)
+	srv := servePage(t, 100)
 	for _, size := range [][2]int{{1280, 800}, {390, 844}} {
 		page := browse(t, srv.URL+"/", size[0], size[1])
 		assert.Equal(t, 0, attr(t, page, "data-overflow"), "%dx%d: wider than the window by this many pixels", size[0], size[1])
@@ -277,13 +285,7 @@ func TestHandlerBoundsProviders(t *testing.T) {
 // most DefaultRows of them, says of how many, sums them per zone and
 // links to every page of the JSON; nothing wider than the window.
 func TestPageInBrowserWith10000Providers(t *testing.T) {
-	chromium(t)
-	reg := describe.New(describe.Options{})
-	reg.Register("lalb", &growingSource{count: 10000})
-	srv := httptest.NewServer(reg.Handler())
-	defer srv.Close()
-
-	rows := regexp.MustCompile(`<tr data-provider="([^"]+)"`)
+	srv := servePage(t, 10000)
 	for _, size := range [][2]int{{1280, 800}, {390, 844}} {
 		page := browse(t, srv.URL+"/", size[0], size[1])
 		assert.GreaterOrEqual(t, attr(t, page, "data-updates"), 1, "%dx%d: rendered", size[0], size[1])

@@ -28,10 +28,8 @@ type Options struct {
 }
 
 // Registry is a set of named Sources and the recent history of their
-// picks, from which it computes the shares. It is safe for concurrent use:
-// a Snapshot holds no lock while the Sources describe themselves, so a
-// slow Source delays neither Register nor another Snapshot's other
-// Sources.
+// picks, from which it computes the shares. It is safe for concurrent use;
+// a Snapshot holds no lock while the Sources describe themselves.
 type Registry struct {
 	window, step int64 // ns
 	now          func() int64
@@ -46,11 +44,9 @@ type Registry struct {
 }
 
 type named struct {
-	name string
-	src  Source
-	// panicked is set once the Source's Describe or Rebuilds panicked
-	// and that was logged.
-	panicked *atomic.Bool
+	name     string
+	src      Source
+	panicked *atomic.Bool // logged once
 }
 
 type methodKey struct{ balancer, service, method string }
@@ -114,11 +110,10 @@ func (r *Registry) Register(name string, src Source) {
 
 // Snapshot describes every registered balancer now. Each provider's share
 // covers its picks since the Snapshot taken about the Registry's window
-// before (Method.ShareSeconds says how long exactly), or every pick when
-// there was none; Snapshots may be taken at any rate, by any number of
-// readers, concurrently. Every float of the result is finite (a Source's
-// NaN reads 0, its ±Inf ±math.MaxFloat64), so it always marshals to JSON;
-// a Source that panics is listed without methods, and logged once.
+// before (Method.ShareSeconds), or every pick when there was none;
+// Snapshots may be taken at any rate, concurrently. Every float of the
+// result is finite (NaN reads 0, ±Inf ±math.MaxFloat64), so it marshals
+// to JSON; a Source that panics is listed without methods, logged once.
 func (r *Registry) Snapshot() Snapshot {
 	r.mu.Lock()
 	sources := slices.Clone(r.sources)
@@ -179,20 +174,17 @@ func (r *Registry) share(key methodKey, m *Method, now int64) {
 		r.history[key] = h
 	}
 	h.seen = true
-	// Drop the samples that a younger one can replace as the base: the
-	// base is the youngest sample at least a window old.
+	// The base is the youngest sample at least a window old.
 	for len(h.samples) > 1 && now-h.samples[1].at >= r.window {
 		h.samples = h.samples[1:]
 	}
-	// A concurrent Snapshot that read the clock later may have recorded
-	// a sample after now: the base is never younger than now.
+	// Never younger than now: a concurrent Snapshot may have recorded one.
 	var base *sample
 	if len(h.samples) > 0 && h.samples[0].at <= now {
 		base = &h.samples[0]
 		m.ShareSeconds = time.Duration(now - base.at).Seconds()
 	}
-	// Each provider's recent picks are kept in its Share until the total
-	// is known: one lookup in the base sample per provider.
+	// Share holds the recent picks until the total is known.
 	var total int64
 	for i := range m.Providers {
 		n := recent(&m.Providers[i], base)

@@ -20,12 +20,10 @@ const maxZones = 16
 // otherZone is the zone label of the providers beyond maxZones zones.
 const otherZone = "~other"
 
-// notableDeviation is how far from the method's mean (relative: 0.5 is
-// half the mean more or less) a provider's share of the picks or its
-// latency must be for it to have series of its own, when the method has
-// more than Options.MaxProviders providers; a provider that had them at
-// the previous scrape keeps them down to half that distance, so that the
-// set does not churn on noise.
+// notableDeviation is how far from the method's mean (relative) a
+// provider's share of the picks or latency must be for it to have series
+// of its own above Options.MaxProviders; one that had them keeps them
+// down to half that distance, so that the set does not churn on noise.
 const notableDeviation = 0.5
 
 // states are the provider states, in the order their series are sent.
@@ -64,20 +62,19 @@ func (t *totals) plus(o *totals, sign int64) {
 
 // ledger is what a Collector keeps of one (service, method, balancer)
 // between scrapes: the counters of the providers that left, so that the
-// method's counters never go back when one leaves, and the providers that
-// had series of their own.
+// method's counters never go back, and the providers that had series of
+// their own.
 type ledger struct {
 	gen     uint64                       // the last scrape that saw the method
 	members map[*rpcstatus.Stats]*member // in the snapshot
-	// left are those that left, their counters counted in gone, until
-	// their statistics are collected (then they cannot come back).
+	// left are those that left, counted in gone, until their statistics
+	// are collected (then they cannot come back).
 	left  map[weak.Pointer[rpcstatus.Stats]]*member
 	gone  map[string]*totals // by zone label
 	shown map[string]bool    // by address
-	// last are the statistics of the previous scrape's providers, in
-	// order, when none was listed twice (else empty): a scrape that finds
-	// the same list, the steady state, has the same members in the same
-	// zones and skips their bookkeeping.
+	// last are the previous scrape's providers in order, empty when one
+	// was listed twice: a scrape that finds the same list skips the
+	// bookkeeping.
 	last []*rpcstatus.Stats
 }
 
@@ -250,12 +247,12 @@ type candidate struct {
 	score float64
 }
 
-// notable returns the indexes of at most n providers of m (which has more)
-// to give series of their own: the ejected and unavailable first, then
-// those whose share of the picks or latency is at least notableDeviation
-// from the method's mean (half that for those l showed at the previous
-// scrape), farthest first; ties in snapshot order. It records the choice
-// in l. scratch is reused from one call to the next (c.mu is held).
+// notable returns, in snapshot order, the indexes of at most n providers
+// of m (which has more) to give series of their own: the ejected and
+// unavailable, then those at least notableDeviation from the method's
+// mean (half that for those l showed last), farthest (then earliest)
+// first. It records the choice in l; scratch is its work memory, reused
+// (c.mu is held).
 func notable(m *describe.Method, n int, l *ledger, scratch *[]candidate) []int {
 	ps := m.Providers
 	var latSum float64

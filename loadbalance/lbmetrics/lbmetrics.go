@@ -10,16 +10,13 @@
 //	    enable: true
 //	    port: 9090
 //
-// Values are read from the balancers' snapshots when the endpoint is
-// scraped, so nothing is updated on the hot path beyond the pick counter,
-// and a provider that leaves a snapshot leaves the metrics. The metrics
-// are listed in docs/observability.md; reasoning in DESIGN.md beside this file.
-//
-// Every label value comes from outside the process (a provider's URL, the
-// method called) and is made valid UTF-8 and at most MaxLabelBytes long
-// before it reaches Prometheus; a series Prometheus would still refuse is
-// skipped with one WARN line, so that nothing a provider registers can
-// fail or panic a scrape.
+// Values are read from the balancers' snapshots at each scrape, so nothing
+// is updated on the hot path beyond the pick counter, and a provider that
+// leaves a snapshot leaves the metrics (docs/observability.md lists them;
+// reasoning in DESIGN.md). Label values, which come from outside the
+// process, are made valid UTF-8 of at most MaxLabelBytes; a series
+// Prometheus would still refuse is skipped with one WARN line, so that
+// nothing a provider registers can fail or panic a scrape.
 package lbmetrics
 
 import (
@@ -46,8 +43,7 @@ import (
 const Name = "loadbalance"
 
 // Metric names: Prometheus's conventions (base units, _seconds, _ratio,
-// _total for counters), dubbo-go's dubbo_consumer_ prefix. DESIGN.md lists
-// the names they replaced.
+// _total for counters), dubbo-go's dubbo_consumer_ prefix.
 const (
 	metricPicksTotal     = "dubbo_consumer_lb_picks_total"
 	metricInFlight       = "dubbo_consumer_lb_requests_in_flight"
@@ -98,19 +94,18 @@ func Names() []string {
 }
 
 const (
-	labelProvider   = "provider"
-	labelBalancer   = "loadbalance"
-	labelReason     = "reason"
-	labelZone       = "zone"
-	labelLocal      = "local"
-	labelState      = "state"
-	labelService    = "service"
-	labelRegistry   = "registry"
-	labelMode       = "mode"
-	labelSet        = "set"
-	reasonMember    = "membership"
-	reasonWarmup    = "warmup"
-	prometheusProto = constant.ProtocolPrometheus
+	labelProvider = "provider"
+	labelBalancer = "loadbalance"
+	labelReason   = "reason"
+	labelZone     = "zone"
+	labelLocal    = "local"
+	labelState    = "state"
+	labelService  = "service"
+	labelRegistry = "registry"
+	labelMode     = "mode"
+	labelSet      = "set"
+	reasonMember  = "membership"
+	reasonWarmup  = "warmup"
 )
 
 // providerLabels are the labels of the per-provider metrics: dubbo-go's
@@ -148,17 +143,14 @@ type Options struct {
 	// dubbo-go finds them.
 	Hostname, IP string
 	// MaxProviders bounds the providers of a (service, method) that have
-	// series of their own; default DefaultMaxProviders. A method with at
-	// most this many providers has every provider's series, the latency
-	// histogram included; one with more has the gauges and counters (no
-	// histogram) of the notable ones only: the ejected and unavailable,
-	// then those whose share of the picks or latency is farthest from the
-	// method's mean (see DESIGN.md). The per-method series (method_*) are
-	// complete either way.
+	// series of their own; default DefaultMaxProviders. Above it only the
+	// notable ones have them, without the latency histogram: the ejected
+	// and unavailable, then those whose share of the picks or latency is
+	// farthest from the method's mean (DESIGN.md). The per-method series
+	// (method_*) are complete either way.
 	MaxProviders int
-	// AllProviders gives every provider of every method its series, the
-	// latency histogram included, whatever their number: about 28 series
-	// per provider and method.
+	// AllProviders gives every provider its series, the latency histogram
+	// included, whatever their number (about 28 per provider and method).
 	AllProviders bool
 }
 
@@ -211,7 +203,7 @@ func New(opts Options) *Collector {
 		inFlight:  per(metricInFlight, "Calls to the provider for the method in flight, as the lbactive filter counts them."),
 		failed:    per(metricFailedTotal, "Calls to the provider for the method that failed."),
 		ewma:      per(metricLatencyEWMA, "Peak EWMA of the provider's latency for the method (10 s decay), in seconds."),
-		latency:   per(metricLatency, "metricLatency of the calls to the provider for the method, in seconds."),
+		latency:   per(metricLatency, "Latency of the calls to the provider for the method, in seconds."),
 		weight:    per(metricWeight, "The balancer's effective weight of the provider: warm weight, LALB's weight, or for ringhash the percentage of the ring it owns."),
 		cost:      per(metricCost, "The cost the balancer compares, lower picked: rtadaptive's charged RTT × (calls in flight + 1), loadaware's the same ÷ capacity, in seconds."),
 		ejected:   per(metricEjected, "1 while outlier ejection keeps the provider out of the method's picks, else 0."),
@@ -260,12 +252,10 @@ func (c *Collector) Describe(ch chan<- *prom.Desc) {
 
 // Collect implements prometheus.Collector: per (service, method,
 // balancer, zone) the method_* series, per provider those of the bounded
-// set (Options.MaxProviders, Options.AllProviders), one per balancer and
-// reason of rebuild. Label values are made valid (labelValue), series
-// whose labels coincide (a provider listed twice, or two values that read
-// alike once made valid) are sent once, and a series Prometheus refuses is
-// skipped with one WARN line; a panic while collecting ends this scrape's
-// series, logged once. Scrapes of one Collector run one at a time.
+// set, per balancer the rebuilds. Series whose labels coincide (a provider
+// listed twice, values that read alike once made valid) are sent once; a
+// series Prometheus refuses is skipped, and a panic ends the scrape's
+// series, each logged once. Scrapes of one Collector run one at a time.
 func (c *Collector) Collect(ch chan<- prom.Metric) {
 	defer func() {
 		if v := recover(); v != nil {
@@ -318,9 +308,7 @@ func (c *Collector) Collect(ch chan<- prom.Metric) {
 			for _, i := range chosen {
 				p := &m.Providers[i]
 				lv := c.labels(p.URL, m.Method, p.Address, b.Name)
-				// Two invokers of one address in a snapshot (a provider
-				// listed twice) would make the scrape fail: keep the first.
-				if firstProvider(lv) {
+				if firstProvider(lv) { // a provider listed twice: the first
 					c.provider(ch, p, lv, all)
 				}
 			}
@@ -467,10 +455,8 @@ func (c *Collector) histogram(ch chan<- prom.Metric, desc *prom.Desc, t *totals,
 }
 
 // labels returns the values of providerLabels for a provider whose URL is
-// u, as dubbo-go's consumer metrics label a call to it (metrics/rpc:
-// application and version from the provider URL merged with the
-// consumer's), each made a valid label value (labelValue). A nil u gives
-// empty URL labels.
+// u (nil: empty URL labels), as dubbo-go's consumer metrics (metrics/rpc)
+// label a call to it, each made a valid label value.
 func (c *Collector) labels(u *common.URL, method, address, balancer string) []string {
 	var app, appVersion, service, group, version string
 	if u != nil {
@@ -502,16 +488,14 @@ func providersFromEnv(v string) (all bool, most int) {
 	return false, 0
 }
 
-// CollectorFunc is a dubbo-go metrics.CollectorFunc: dubbo-go calls it
-// once, when a consumer's configuration enables metrics. With the
-// Prometheus protocol it registers a Collector of describe.Default, its
-// per-provider series set by the environment variable ProvidersEnv, with
-// the Prometheus registerer that dubbo-go's own metrics registry uses, so
-// that the metrics appear on dubbo-go's endpoint; with another protocol it
-// says once that they are not exported.
+// CollectorFunc is a dubbo-go metrics.CollectorFunc, called once when a
+// consumer's configuration enables metrics. With the Prometheus protocol
+// it registers a Collector of describe.Default (per-provider series as
+// ProvidersEnv says) with the registerer dubbo-go's endpoint gathers;
+// with another it says once that the metrics are not exported.
 func CollectorFunc(_ metrics.MetricRegistry, u *common.URL) {
-	if u.Protocol != prometheusProto {
-		lblog.Warnf("metrics protocol %q: the load-balancing metrics are exported with %q only", u.Protocol, prometheusProto)
+	if u.Protocol != constant.ProtocolPrometheus {
+		lblog.Warnf("metrics protocol %q: the load-balancing metrics are exported with %q only", u.Protocol, constant.ProtocolPrometheus)
 		return
 	}
 	opts := Options{Application: u.GetParam(constant.ApplicationKey, ""), AppVersion: u.GetParam(constant.AppVersionKey, "")}

@@ -40,11 +40,7 @@ func gather(t *testing.T, c *Collector) map[string]*dto.MetricFamily {
 	require.NoError(t, reg.Register(c))
 	mfs, err := reg.Gather()
 	require.NoError(t, err)
-	out := map[string]*dto.MetricFamily{}
-	for _, mf := range mfs {
-		out[mf.GetName()] = mf
-	}
-	return out
+	return byName(mfs)
 }
 
 // series returns the metrics of mf by their provider label.

@@ -9,24 +9,18 @@ import (
 	"github.com/dubbogo-lb/lb/loadbalance/internal/skeleton"
 )
 
-// URL parameters (reference params, method level first as every
-// method-level parameter: methods.<m>.loadaware.blackout…) that override
-// the Options of a Balancer for a (service, method). A malformed or
-// out-of-range value keeps the option's value, with one WARN line.
+// URL parameters (reference params, method level first) that override
+// the Options of the same names per (service, method): the cost
+// ("capacity", "wrr" or "java"), durations ("10s", or milliseconds; "0"
+// turns the blackout and the probe off) and the error penalty (0 to 100).
+// A malformed or out-of-range value keeps the option's, with one WARN line.
 const (
-	// costKey chooses the cost function: "capacity", "wrr" or "java"
-	// (see Cost).
-	costKey = "loadaware.cost"
-	// blackoutKey is Options.Blackout ("10s", or milliseconds; "0" none).
-	blackoutKey = "loadaware.blackout"
-	// expirationKey is Options.Expiration.
-	expirationKey = "loadaware.expiration"
-	// updateKey is Options.UpdatePeriod.
-	updateKey = "loadaware.update-period"
-	// errorPenaltyKey is Options.ErrorPenalty, a number in [0, 100].
+	costKey         = "loadaware.cost"
+	blackoutKey     = "loadaware.blackout"
+	expirationKey   = "loadaware.expiration"
+	updateKey       = "loadaware.update-period"
 	errorPenaltyKey = "loadaware.error-penalty"
-	// probeAfterKey is Options.ProbeAfter ("0" none).
-	probeAfterKey = "loadaware.probe-after"
+	probeAfterKey   = "loadaware.probe-after"
 )
 
 // config is what one (service, method) runs with.

@@ -1,42 +1,29 @@
 package loadaware
 
-import (
-	"math"
+import "math"
 
-	"github.com/dubbogo-lb/lb/loadbalance/internal/algo"
-)
-
-// Cost names a cost function of the balancer.
+// Cost names a cost function: the lower cost of a pick's two candidates
+// wins. The choice of the default: DESIGN.md.
 type Cost string
 
-// The cost functions. Both rank the two candidates of a pick; the lower
-// cost wins. Reasoning and the simulations that chose the default:
-// DESIGN.md beside this file.
 const (
-	// CostCapacity, the default, is rtadaptive's cost divided by the
-	// provider's concurrency capacity C: RTT × (calls in flight + 1) / C,
-	// C the capacity the provider reports (lb.capacity), scaled down by
-	// gRPC's error penalty, util / (util + penalty × eps / qps); for a
-	// provider that reports no capacity, C = w × RTT, w gRPC WRR's weight
-	// (see CostWRR): the calls it serves at once at full utilization by
-	// Little's law, which makes the cost (calls in flight + 1) / w.
+	// CostCapacity, the default: RTT × (calls in flight + 1) / C, C the
+	// provider's concurrency capacity, the capacity it reports
+	// (lb.capacity) scaled by util / (util + penalty × eps / qps), or else
+	// w × RTT with w CostWRR's weight (Little's law).
 	CostCapacity Cost = "capacity"
-	// CostWRR is gRPC weighted_round_robin's weight, from the provider's
-	// report: w = qps / (utilization + penalty × eps / qps), an estimate of
-	// the calls per second the provider serves at full utilization; the
-	// cost of a pick is (this consumer's calls in flight + 1) / w.
+	// CostWRR is gRPC weighted_round_robin's weight in P2C: (calls in
+	// flight + 1) / w, w = qps / (utilization + penalty × eps / qps).
 	CostWRR Cost = "wrr"
 	// CostJava is Dubbo Java's adaptive cost (AdaptiveMetrics.getLoad):
 	// load × (√(RTT in ms) + 1) × (calls in flight + 1) / (success ratio ×
-	// weight + 1), load the provider's reported load in percent.
+	// weight + 1), load the reported load in percent.
 	CostJava Cost = "java"
 )
 
-// wrrWeight returns gRPC WRR's weight of a provider that serves qps calls and
-// eps failures per second at utilization util in [0, 1], with the error
-// penalty penalty: qps / (util + penalty × eps / qps). ok is false when
-// the report cannot give a weight (no traffic, no utilization, or values
-// that are not finite), as gRPC ignores such reports.
+// wrrWeight returns gRPC WRR's weight qps / (util + penalty × eps / qps);
+// ok is false when the report gives none (no traffic, no utilization,
+// values not finite), as gRPC ignores such reports.
 func wrrWeight(qps, eps, util, penalty float64) (w float64, ok bool) {
 	if !(qps > 0) || !(util > 0) || math.IsInf(qps, 0) || math.IsInf(util, 0) {
 		return 0, false
@@ -52,19 +39,9 @@ func wrrWeight(qps, eps, util, penalty float64) (w float64, ok bool) {
 	return w, true
 }
 
-// wrrCost is the cost of a pick by CostWRR: (inflight + 1) / w, w > 0.
-func wrrCost(inflight int64, w float64) float64 { return float64(max(inflight, 0)+1) / w }
-
-// capacityCost is the cost of a pick by CostCapacity: rtt × (inflight + 1)
-// / c, rtt at least 1 µs, c > 0 the concurrency capacity.
-func capacityCost(rtt float64, inflight int64, c float64) float64 {
-	return max(rtt, minRTT) * float64(max(inflight, 0)+1) / c
-}
-
-// concurrencyCapacity returns the concurrency capacity CostCapacity weighs: capacity,
-// when reported (> 0), times util / (util + penalty × eps / qps) when the
-// rates and utilization are known, else w × rtt (ns); ok is false when
-// neither gives a positive value.
+// concurrencyCapacity returns CostCapacity's C: capacity when reported
+// (> 0), times util / (util + penalty × eps / qps) when those are known,
+// else wrrWeight × rtt (ns); ok is false when neither is positive.
 func concurrencyCapacity(capacity, qps, eps, util, penalty, rtt float64) (c float64, ok bool) {
 	if capacity > 0 {
 		c = capacity
@@ -79,11 +56,4 @@ func concurrencyCapacity(capacity, qps, eps, util, penalty, rtt float64) (c floa
 	}
 	c = w * rtt / 1e9
 	return c, c > 0 && !math.IsInf(c, 0)
-}
-
-// javaCost is Dubbo Java's adaptive cost of a provider with the reported
-// load (percent), RTT rttMs (ms), calls in flight, success ratio in [0, 1]
-// and weight: algo.JavaCost, which the adaptive balancer shares.
-func javaCost(load, rttMs float64, inflight int64, success, weight float64) float64 {
-	return algo.JavaCost(load, rttMs, inflight, success, weight)
 }

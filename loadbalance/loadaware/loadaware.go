@@ -18,25 +18,19 @@ import (
 // Name is the name the balancer is registered under with dubbo-go.
 const Name = "loadaware"
 
-// Defaults of Options.
+// Defaults of Options (DESIGN.md, "Stale and missing reports"): gRPC
+// WRR's, but a shorter blackout.
 const (
-	// defaultBlackout is gRPC WRR's 10 s scaled down: our providers smooth
-	// their figures over 1 s and report every 100 ms, for every consumer
-	// together, so a report is trustworthy after a few seconds (DESIGN.md).
-	defaultBlackout = 3 * time.Second
-	// defaultExpiration is gRPC WRR's weight expiration.
-	defaultExpiration = 3 * time.Minute
-	// defaultUpdatePeriod is gRPC WRR's weight update period.
+	defaultBlackout     = 3 * time.Second
+	defaultExpiration   = 3 * time.Minute
 	defaultUpdatePeriod = time.Second
-	// defaultErrorPenalty is gRPC WRR's error_utilization_penalty.
 	defaultErrorPenalty = 1.0
-	// defaultProbeAfter bounds how long a provider that is free goes
-	// without a call while the other candidate of its pick is called:
-	// five update periods (DESIGN.md, "Probes").
-	defaultProbeAfter = 5 * time.Second
+	defaultProbeAfter   = 5 * time.Second
 	// failureWindow is how long a provider's latest failure weighs
 	// (skeleton.Failures), in ns.
 	failureWindow = int64(skeleton.FailureWindow)
+	// minRTT is the least RTT a cost charges (1 µs).
+	minRTT = float64(time.Microsecond)
 )
 
 // Options configure a Balancer. The zero value is ready to use; zero or
@@ -127,12 +121,11 @@ func (b *Balancer) pick(v *member.View[table], inv base.Invocation) int {
 	return b.two.Pick(v, inv)
 }
 
-// better reports whether provider i of v is the better choice against j.
-// A provider with no call in flight that has gone ProbeAfter longer than
-// the other without a call is probed (see cost). Otherwise the costs
-// decide; the RTTs of the two are compared as of the later of their last
-// samples (rpcstatus.Pair), which orders them as their values now would,
-// without reading the clock or fading both.
+// better reports whether provider i of v is the better choice against j:
+// a provider with no call in flight that has gone ProbeAfter longer than
+// the other without a call; else the cheaper, the RTTs compared as of
+// the later of their last samples (rpcstatus.Pair), without reading the
+// clock.
 func (b *Balancer) better(v *member.View[table], i, j int) bool {
 	si, sj := v.Stat(i), v.Stat(j)
 	ei, ej := si.EWMA(), sj.EWMA()
@@ -148,9 +141,8 @@ func (b *Balancer) better(v *member.View[table], i, j int) bool {
 	if b.holdSilent {
 		ri, rj = lastRTT(si), lastRTT(sj)
 	}
-	// Failures: each of a recent run counts as a call in flight, and the
-	// provider's RTT, which its fast failures make short, as at least the
-	// other's.
+	// Each failure of a recent run counts as a call in flight, and the
+	// RTT, which fast failures make short, as at least the other's.
 	f := skeleton.RecentFailures(v.Set, failureWindow, b.now)
 	fi, fj := f.Penalty(si), f.Penalty(sj)
 	if fi > 0 && kj {
@@ -166,33 +158,14 @@ func (b *Balancer) better(v *member.View[table], i, j int) bool {
 	return ci < cj
 }
 
-// cost returns what a pick weighs provider i of v at, its statistics
-// being st, failures the failures charged as calls in flight (see
-// skeleton.Failures) and its RTT rtt
-// (ns, decayed by the silence since its last call; known false when it has
-// none, when it borrows the mean): by its value (or the mean value) when
-// some provider has one, else rtadaptive's cost.
-//
-// The value is frozen while a provider gets no call (its reports come with
-// its calls), and at low load, with no call in flight anywhere, the two
-// candidates' costs are their values alone: the provider of the lowest
-// value would then lose every comparison, hear no new report and stay out
-// for the whole expiration (seen: one of three equal providers without a
-// call for 40 s at 50 calls a second). So the cost fades with the silence
-// as rtadaptive's does: the capacity is w × the RTT of its last call
-// (update), the pick divides the decayed RTT by it, and CostWRR's cost is
-// scaled by the same decay. A silent provider gets cheaper until it is
-// probed, and the probe brings a fresh report.
-//
-// The decay alone takes EWMADecay × ln(ratio) to overcome a value ratio
-// (46 s for a provider whose last report gave a hundredth of the others'
-// weight, which a provider that got few calls reports: its qps fell with
-// its share), so better also probes a provider that is free and has gone
-// ProbeAfter longer than the other candidate without a call.
-//
-// The cost is finite (finiteCost): the reports are clamped where they are
-// parsed (package loadreport), and a value that escaped that, NaN or
-// infinite, is the worst cost rather than a comparison that always fails.
+// cost returns what a pick weighs provider i of v at, st its statistics,
+// rtt its RTT (ns) decayed by the silence since its last call (known
+// false: none, it borrows the mean), failures the failures charged as
+// calls in flight: by its value (or the mean it borrows), else
+// rtadaptive's cost. The value is frozen while the provider gets no call,
+// so the cost fades with the silence as rtadaptive's does (DESIGN.md,
+// "Stale and missing reports"). The cost is finite: NaN or ±Inf is the
+// worst cost, math.MaxFloat64.
 func (b *Balancer) cost(v *member.View[table], i int, st *rpcstatus.Stats, rtt float64, known bool, failures int64) float64 {
 	t := v.Table
 	if !known {
@@ -205,11 +178,11 @@ func (b *Balancer) cost(v *member.View[table], i int, st *rpcstatus.Stats, rtt f
 	val := t.value(i)
 	switch t.cfg.cost {
 	case CostJava:
-		return finiteCost(javaCost(val, rtt/1e6, active, success(st), v.Weight(i)))
+		return finiteCost(algo.JavaCost(val, rtt/1e6, active, algo.JavaSuccess(st.Total(), st.Failed(), st.Active()), v.Weight(i)))
 	case CostWRR:
-		return finiteCost(wrrCost(active, val) * silence(st, rtt, known))
+		return finiteCost(float64(max(active, 0)+1) / val * silence(st, rtt, known))
 	}
-	return finiteCost(capacityCost(rtt, active, val))
+	return finiteCost(max(rtt, minRTT) * float64(max(active, 0)+1) / val)
 }
 
 // finiteCost returns c, or math.MaxFloat64, the worst cost, when c is NaN
@@ -220,9 +193,6 @@ func finiteCost(c float64) float64 {
 	}
 	return math.MaxFloat64
 }
-
-// minRTT is the least RTT the fallback charges (1 µs), as rtadaptive.
-const minRTT = float64(time.Microsecond)
 
 // lastRTT returns st's latency average as of its last call (ns).
 func lastRTT(st *rpcstatus.Stats) float64 {
@@ -238,11 +208,6 @@ func silence(st *rpcstatus.Stats, rtt float64, known bool) float64 {
 		return 1
 	}
 	return min(rtt/float64(last), 1)
-}
-
-// success is Dubbo Java's success ratio of st (algo.JavaSuccess).
-func success(st *rpcstatus.Stats) float64 {
-	return algo.JavaSuccess(st.Total(), st.Failed(), st.Active())
 }
 
 // describe gives each provider of v its effective weight (the weight its

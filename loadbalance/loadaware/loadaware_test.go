@@ -41,8 +41,8 @@ func TestWeight(t *testing.T) {
 		_, ok := wrrWeight(c[0], c[1], c[2], c[3])
 		assert.False(t, ok, "%v", c)
 	}
-	assert.Equal(t, 0.01*1*1/1.0, javaCost(0, 0, 0, 0, 100), "an unknown load counts as minLoad")
-	assert.InDelta(t, 50*(2+1)*3/(0.5*100+1), javaCost(50, 4, 2, 0.5, 100), 1e-9)
+	assert.Equal(t, 0.01*1*1/1.0, algo.JavaCost(0, 0, 0, 0, 100), "an unknown load counts as minLoad")
+	assert.InDelta(t, 50*(2+1)*3/(0.5*100+1), algo.JavaCost(50, 4, 2, 0.5, 100), 1e-9)
 }
 
 // A provider that reports twice the capacity (half the utilization at the

@@ -9,11 +9,10 @@ import (
 	"github.com/dubbogo-lb/lb/rpcstatus"
 )
 
-// estimate is Dubbo Java's estimated response of a provider: the mean
-// elapsed time of its successful calls in the window, mean (ns, at most
-// maxMean), times its calls in flight + 1 (the failures of a recent run
-// counted among the calls in flight: skeleton.Failures.Load); math.MaxInt64 from maxActive
-// calls in flight on, so that the product never overflows.
+// estimate is Dubbo Java's estimated response: mean (ns, at most maxMean)
+// × (active + 1), active the calls in flight and failures of a recent run
+// (skeleton.Failures.Load); math.MaxInt64 from maxActive on, so that the
+// product never overflows.
 func estimate(mean, active int64) int64 {
 	if active >= maxActive {
 		return math.MaxInt64
@@ -25,12 +24,10 @@ func estimate(mean, active int64) int64 {
 // maxMean × maxActive < 2^63.
 const maxActive = 1 << (63 - (64 - slotBits))
 
-// An entry is a provider as the scan reads it, packed in one word so
-// that one atomic load reads it and entries sort by mean as integers: its
-// mean (ns) in the high 64 − slotBits bits, saturating at maxMean (18
-// minutes: a longer mean changes no pick), and its slot in the low
-// slotBits bits (slots wrap above 16.7 million providers, never out of
-// range).
+// An entry is a provider as the scan reads it, one word that sorts by
+// mean: its mean (ns) in the high 64 − slotBits bits, saturating at
+// maxMean (18 minutes), its slot in the low slotBits bits (wrapping above
+// 16.7 million providers, never out of range).
 const (
 	slotBits = 24
 	slotMask = 1<<slotBits - 1
@@ -42,27 +39,17 @@ func pack(mean int64, slot int) uint64 {
 }
 
 // maxTies is how many tied providers the scan keeps on its stack; with
-// more ties (more than maxTies providers at exactly the same estimate) the
-// draw reads the estimates a second time.
+// more the draw reads the estimates a second time.
 const maxTies = 128
 
-// shortest returns the slot with the smallest estimate(mean, active)
-// among ents (packed entries; the counts in flight are stats[slot], with
-// the failures f charges), ties
-// drawn in proportion to weights[slot], or uniformly when uniform, with
-// the random word u: Dubbo Java's rule; when every entry ties, the draw
-// is all's (the weights of the whole snapshot) if all is not nil. When
-// sorted, ents are in increasing order of mean and the scan stops at the
-// first mean above the smallest estimate found: estimate(m, a) ≥ m for
-// every count a, so no later entry can be shorter or tied, and the result
-// is that of the full scan. At least one entry.
-//
-// Each estimate is read once, and the tied slots are kept in a stack
-// array (no list on the heap); their weights are summed only when the
-// draw needs them. With more than maxTies ties the draw reads
-// the estimates again; an estimate that changes in between can only move
-// the pick to a slot that is the shortest at the second reading or, if
-// none is any more, to the last tied one found.
+// shortest returns the slot with the smallest estimate among ents (the
+// calls in flight are stats[slot]'s, with the failures f charges), ties
+// drawn with the random word u in proportion to weights[slot], uniformly
+// when uniform, or by all (the whole snapshot's weights) when every entry
+// ties and all is not nil: Java's rule. When sorted, ents are in
+// increasing order of mean and the scan stops at the first mean above the
+// smallest estimate found, with the result of the full scan (DESIGN.md,
+// "The scan"). ents holds at least one entry.
 func shortest(ents []atomic.Uint64, sorted bool, stats []*rpcstatus.Stats, f skeleton.Failures, weights []float64, uniform bool, all *algo.Alias, u uint64) int {
 	if sorted {
 		if x := ents[0].Load(); x>>slotBits == 0 || f.Load(stats[x&slotMask]) <= 0 {
@@ -157,18 +144,12 @@ func shortest(ents []atomic.Uint64, sorted bool, stats []*rpcstatus.Stats, f ske
 // leastTries is how many candidates drawLeast draws before it gives up.
 const leastTries = 4
 
-// drawLeast is the sorted scan's shortcut when the entry of the smallest
-// mean, m (ents[0]'s, as the caller loaded it), has no call in flight: its estimate is then m, the smallest any
-// entry can have, so the ties are exactly the entries of mean m without a
-// call in flight (all entries of mean m when m is 0). It draws among them
-// by rejection: a candidate drawn from the run of entries of mean m
-// (found by binary search), uniformly, or by all when the weights differ
-// and the run is every entry, is taken if it ties, so that a taken one is
-// drawn uniformly (or by weight) among the ties, as the scan draws. ok is
-// false when it cannot draw that way (weights differ and the run is not
-// every entry) or after leastTries candidates that do not tie; the caller
-// then scans. O(log n) instead of the scan's O(ties) when most of the
-// run is idle, as when every provider ties (the start, a quiet service).
+// drawLeast is the sorted scan's shortcut when ents[0], of mean m, has no
+// call in flight: the ties are then the entries of mean m with none in
+// flight. It draws candidates from the run of mean m (binary search),
+// uniformly or by all, and takes the first that ties: the scan's
+// distribution in O(log n). ok is false when weights differ and the run
+// is not every entry, or after leastTries candidates that do not tie.
 func drawLeast(ents []atomic.Uint64, m uint64, stats []*rpcstatus.Stats, f skeleton.Failures, uniform bool, all *algo.Alias, u uint64) (int, bool) {
 	// end: the first entry of a larger mean (ents are sorted).
 	end := len(ents)

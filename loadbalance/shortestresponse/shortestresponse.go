@@ -89,24 +89,21 @@ type table struct {
 	// before for the providers that stay.
 	win []*window
 
-	// The scan's view of the means: the providers of usable weight (all
-	// of them, as equal, when none has one), packed by entries and
-	// sorted by mean, in the half of byMean that cur names; a refresh
-	// writes the other half, then flips cur. seq[h] is odd while half h
-	// is written: a pick that stalled long enough to see its half
-	// rewritten under it (seq changed) scans again.
-	eligible []int // the slots in byMean
-	equal    bool  // no provider has a usable weight: each counts as 1
-	// all draws among every provider by weight (nil when the weights are
-	// equal): the draw when every estimate ties, in O(1).
-	all     *algo.Alias
-	weights []float64          // the warm weights in one slice
-	stats   []*rpcstatus.Stats // the statistics in one slice
-	byMean  [2][]atomic.Uint64
-	seq     [2]atomic.Uint32
-	cur     atomic.Uint32
-	mu      sync.Mutex // held by the refresh (TryLock: nobody waits)
-	scratch []uint64   // the refresh's, under mu
+	// The scan's view: the providers of usable weight (all, as equal,
+	// when none has one) as entries sorted by mean in the half of byMean
+	// that cur names; a refresh writes the other half, then flips cur.
+	// seq[h] is odd while half h is written: a pick that sees it change
+	// scans again.
+	eligible []int              // the slots in byMean
+	equal    bool               // no provider has a usable weight: each counts as 1
+	all      *algo.Alias        // the draw when every estimate ties; nil: equal weights
+	weights  []float64          // the warm weights in one slice
+	stats    []*rpcstatus.Stats // the statistics in one slice
+	byMean   [2][]atomic.Uint64
+	seq      [2]atomic.Uint32
+	cur      atomic.Uint32
+	mu       sync.Mutex // held by the refresh (TryLock: nobody waits)
+	scratch  []uint64   // the refresh's, under mu
 }
 
 // window is Java's SlideWindowData: the provider's counters when the
@@ -133,10 +130,9 @@ func (w *window) mean(c *rpcstatus.Counters) (m int64, ok bool) {
 }
 
 // roll starts a new window at c's counters. The mean of the window that
-// ends stays as the previous mean if the window had a success; if it had
-// none, the provider has no mean any more, so that a provider avoided for
-// a whole window (a slow start, a slow spell) is probed again as an
-// unknown one, as Java's reset does for every provider.
+// ends becomes the previous mean, or none without a success, so that a
+// provider avoided for a whole window is probed again as an unknown one,
+// as Java's reset does.
 func (w *window) roll(c *rpcstatus.Counters) {
 	n, e := succeeded(c)
 	if d := n - w.succeeded.Load(); d > 0 {
@@ -216,11 +212,8 @@ const (
 )
 
 // recentMean returns the mean latency (ns) of the successes among the
-// provider's newest completions: those of the last recentHorizon, at least
-// recentSamples of them; 0 when there are none. It follows a change within
-// a second (or recentSamples calls) whatever the length of the slide
-// window, whose mean, over up to 30 s, a consumer that sees few calls
-// would otherwise follow only when its early samples are outweighed.
+// provider's newest completions, those of the last recentHorizon but at
+// least recentSamples; 0 with fewer than recentSamples successes.
 func recentMean(st *rpcstatus.Stats, now int64) int64 {
 	w := st.Window()
 	s := w.Summary()
@@ -258,11 +251,9 @@ func (t *table) read(stats []*rpcstatus.Stats, now int64) {
 		}
 		t.mean[i].Store(m)
 	}
-	// A provider without a success in the window: the smallest known mean,
-	// so that it is probed (a slow first call of a cold provider does not
-	// keep it out for good), or its own previous mean when smaller or
-	// when nobody has a mean yet (just after a reset, a slow provider is
-	// not flooded).
+	// A provider without a success in the window: the smallest known
+	// mean, so that it is probed, or its own previous mean when smaller
+	// or when nobody has a mean yet, so that it is not flooded.
 	for i, w := range t.win {
 		if t.mean[i].Load() == 0 {
 			m := least

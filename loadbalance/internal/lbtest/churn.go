@@ -71,37 +71,6 @@ func ChurnPaced(t testing.TB, pool []base.Invoker, pick func(g, i int, list []ba
 	return *list.Load()
 }
 
-// CheckReplacement checks that lb follows a change of membership that
-// keeps the length and both ends of the list, which a quick membership
-// check (member.Registry.Pick) cannot see: provider 3 of 8 replaced by a new
-// one. Every pick is made on a fresh copy of the list, as dubbo-go's router
-// chain makes one per call, with the invocation call(i) for the i-th pick.
-// It fails t when a pick is not in the list it
-// was made from (the provider that left, in particular), or when the
-// newcomer gets less than half its even share of 8000 picks.
-func CheckReplacement(t testing.TB, lb loadbalance.LoadBalance, call func(i int) base.Invocation) {
-	t.Helper()
-	list := N(8)
-	for i := range 1000 {
-		lb.Select(slices.Clone(list), call(i))
-	}
-	changed := slices.Clone(list)
-	changed[3] = Provider(20100, nil)
-	picks := 0
-	for i := range 8000 {
-		got := lb.Select(slices.Clone(changed), call(i))
-		if !slices.Contains(changed, got) {
-			t.Fatalf("Select returned %v, not in the list", got)
-		}
-		if got == changed[3] {
-			picks++
-		}
-	}
-	if picks < 500 {
-		t.Errorf("the newcomer got %d of 8000 picks, want at least 500 (its even share is 1000)", picks)
-	}
-}
-
 // RetryShare alternates 4000 times a pick on list (a first try, which
 // keeps list the membership) and a pick on sub, a failover retry's subset
 // of it, and returns the share of the retries that went to sub[0]. It

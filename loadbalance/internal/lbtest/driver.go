@@ -16,10 +16,6 @@ import (
 // that timestamps in seconds are exact.
 var WallBase = time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC)
 
-// Server says when a call started at now (virtual ns) ends and whether it
-// fails; rng is the driver's seeded source.
-type Server = simulate.Server
-
 // Driver is the simulator engine (package simulate) as the balancers' tests
 // use it: a real balancer picks among real provider URLs, its calls go
 // through the real lbactive filter, and picks, completions and latencies
@@ -70,19 +66,16 @@ func NewDriver(t testing.TB, seed uint64, bucket time.Duration, build func(env l
 	return d
 }
 
-// Wall returns the wall time now.
-func (d *Driver) Wall() time.Time { return d.Clock().Wall() }
-
 // Add registers provider p (its URL) served by s and returns the engine's
 // provider for it; the caller puts it in List.
-func (d *Driver) Add(p base.Invoker, s Server) base.Invoker {
+func (d *Driver) Add(p base.Invoker, s simulate.Server) base.Invoker {
 	got := d.Sim.Add(p.GetURL(), s)
 	d.Pool = append(d.Pool, got)
 	return got
 }
 
 // AddN adds one provider of weight 100 per server to the pool and List.
-func (d *Driver) AddN(servers ...Server) {
+func (d *Driver) AddN(servers ...simulate.Server) {
 	for _, s := range servers {
 		d.List = append(d.List, d.Add(Provider(20000+len(d.Pool), map[string]string{"weight": "100"}), s))
 	}
@@ -90,7 +83,7 @@ func (d *Driver) AddN(servers ...Server) {
 
 // StartedAt returns a provider of weight 100 that started at virtual time
 // at with a warmup of warm (whole seconds), served by s.
-func (d *Driver) StartedAt(at, warm time.Duration, s Server) base.Invoker {
+func (d *Driver) StartedAt(at, warm time.Duration, s simulate.Server) base.Invoker {
 	return d.Add(Started(20000+len(d.Pool), WallBase.Add(at), warm), s)
 }
 
@@ -162,4 +155,23 @@ func (d *Driver) Throughput(from, to time.Duration) (float64, time.Duration) {
 		return 0, 0
 	}
 	return float64(n) / (to - from).Seconds(), time.Duration(sum / n)
+}
+
+// FastFailureShare runs one of five equal providers (2 ms, 20 callers)
+// answering every call with an error in 0.1 ms from 1 s on, with outlier
+// ejection off, and returns the share of the picks it got from 2 s to 4 s:
+// what the balancer's own response to failures makes of a provider that
+// fails fast. A balancer that a fast failure makes look better gives it
+// more than the fair 20 %. build makes the balancer on the driver's clocks.
+func FastFailureShare(t testing.TB, build func(env lbenv.Env) loadbalance.LoadBalance) float64 {
+	d := NewDriver(t, 3, 100*time.Millisecond, build)
+	healthy := simulate.Model{Latency: simulate.Constant(2 * time.Millisecond)}.Server()
+	failing := simulate.Model{
+		Latency:   simulate.Steps([]time.Duration{2 * time.Millisecond, 100 * time.Microsecond}, time.Second),
+		ErrorRate: simulate.Steps([]float64{0, 1}, time.Second),
+	}.Server()
+	d.AddN(failing, healthy, healthy, healthy, healthy)
+	EjectionOff(d.List...)
+	d.Run(20, 4*time.Second)
+	return d.Share(0, 2*time.Second, 4*time.Second)
 }

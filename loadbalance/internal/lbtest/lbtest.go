@@ -1,12 +1,14 @@
-// Package lbtest has the small in-process fakes the balancer tests share:
+// Package lbtest has the in-process fakes the balancer tests share:
 // providers with real dubbo-go URLs, shaped as a consumer receives them
-// from Nacos, helpers that measure traffic shares, the conformance suite,
-// and Driver, the simulator engine (package simulate) with bucketed shares
-// and throughput for assertions.
+// from Nacos, helpers that measure traffic shares, Select benchmarks beside
+// dubbo-go's built-ins, and Driver, the simulator engine (package simulate)
+// with bucketed shares and throughput. Its own tests hold the conformance
+// suite every balancer passes (Conformance) and the scale benchmarks.
 package lbtest
 
 import (
 	"fmt"
+	"maps"
 	"math"
 	"net/url"
 	"strconv"
@@ -22,6 +24,7 @@ import (
 
 	"github.com/dubbogo-lb/lb/internal/lblog"
 	"github.com/dubbogo-lb/lb/internal/urlparam"
+	"github.com/dubbogo-lb/lb/loadbalance/internal/zone"
 	"github.com/dubbogo-lb/lb/rpcstatus"
 )
 
@@ -52,30 +55,54 @@ func Hostile(port int, params, consumer map[string]string) base.Invoker {
 	return merged(port, params, consumer)
 }
 
+// HostileParams are the consumer-only keys a hostile provider registers
+// to take a consumer's calls and keep them: its zone as the consumer's,
+// zones on at any size, all callers in its zone, ejection off, and a
+// fallback and hash key of its choosing. Its own zone (lb.zone, a
+// provider's fact) is "evil". The outlier keys are spelled out: package
+// outlier's tests import this package (and check the spelling).
+var HostileParams = map[string]string{
+	urlparam.ZoneKey:               "evil",
+	zone.LocalKey:                  "evil",
+	zone.MinClusterSizeKey:         "0",
+	zone.CallersKey:                "evil:1",
+	"outlier.rules":                "none",
+	"methods.Say.outlier.rules":    "none",
+	"Say.outlier.rules":            "none",
+	"loadbalance.fallback":         "roundrobin",
+	"hash.attachment":              "user",
+	"lb.load-report":               "false",
+	"outlier.max-ejection-percent": "0",
+	"outlier.consecutive-failures": "1000",
+	"methods.Say.hash.attachment":  "user",
+	"shortestresponse.slidePeriod": "1ms",
+	"loadaware.blackout":           "1h",
+	zone.OverprovisioningKey:       "1000",
+}
+
 // merged returns the invoker of a provider URL with params merged with a
 // marked consumer URL (urlparam.MarkConsumer) with consumer's.
 func merged(port int, params, consumer map[string]string) base.Invoker {
-	q := url.Values{}
-	q.Set("interface", Service)
-	q.Set("release", "dubbo-golang-3.3.2")
-	for k, v := range params {
-		q.Set(k, v)
-	}
-	p, err := common.NewURL(fmt.Sprintf("tri://127.0.0.1:%d/%s?%s", port, Service, q.Encode()))
-	if err != nil {
-		panic(err)
-	}
-	cq := url.Values{}
-	cq.Set("interface", Service)
-	for k, v := range consumer {
-		cq.Set(k, v)
-	}
-	c, err := common.NewURL("consumer://127.0.0.1/" + Service + "?" + cq.Encode())
-	if err != nil {
-		panic(err)
-	}
+	p := parse(fmt.Sprintf("tri://127.0.0.1:%d/%s", port, Service), map[string]string{"release": "dubbo-golang-3.3.2"}, params)
+	c := parse("consumer://127.0.0.1/"+Service, consumer)
 	urlparam.MarkConsumer(c)
 	return base.NewBaseInvoker(p.MergeURL(c))
+}
+
+// parse returns the URL addr with the interface Service and the params of
+// each of ps, later ones first.
+func parse(addr string, ps ...map[string]string) *common.URL {
+	q := url.Values{"interface": {Service}}
+	for _, p := range ps {
+		for k, v := range p {
+			q.Set(k, v)
+		}
+	}
+	u, err := common.NewURL(addr + "?" + q.Encode())
+	if err != nil {
+		panic(err)
+	}
+	return u
 }
 
 // SetConsumer sets key to value in the consumer configuration of every
@@ -100,11 +127,22 @@ func EjectionOff(list ...base.Invoker) []base.Invoker {
 // balancer's own response, each on ports of its own so that no other test
 // of the package shares their statistics.
 func NoEjection(port, n int, params map[string]string) []base.Invoker {
+	return EjectionOff(providers(port, n, params)...)
+}
+
+// Ports returns n providers of weight 100 on ports from, from+1, …
+func Ports(from, n int) []base.Invoker { return providers(from, n, map[string]string{"weight": "100"}) }
+
+// N returns n providers of weight 100 on ports 20000, 20001, …
+func N(n int) []base.Invoker { return Ports(20000, n) }
+
+// providers returns n providers with params on ports from, from+1, …
+func providers(from, n int, params map[string]string) []base.Invoker {
 	out := make([]base.Invoker, n)
 	for i := range out {
-		out[i] = Provider(port+i, params)
+		out[i] = Provider(from+i, params)
 	}
-	return EjectionOff(out...)
+	return out
 }
 
 // Weighted returns providers on ports 20000, 20001, … with the given weights.
@@ -116,11 +154,26 @@ func Weighted(weights ...string) []base.Invoker {
 	return out
 }
 
-// N returns n providers of weight 100.
-func N(n int) []base.Invoker {
-	out := make([]base.Invoker, n)
-	for i := range out {
-		out[i] = Provider(20000+i, map[string]string{"weight": "100"})
+// Mixed returns n providers whose weights cycle through 100, 200 and 50:
+// the weighted lists of the benchmarks.
+func Mixed(n int) []base.Invoker {
+	w := make([]string, n)
+	for i := range w {
+		w[i] = []string{"100", "200", "50"}[i%3]
+	}
+	return Weighted(w...)
+}
+
+// Zoned returns providers of weight 100 on ports from, from+1, …: n[k] of
+// them in zone zones[k] (the lb.zone parameter), each URL carrying the
+// consumer's params (as dubbo-go merges a reference's params into every
+// provider URL).
+func Zoned(from int, zones []string, n []int, consumer map[string]string) []base.Invoker {
+	var out []base.Invoker
+	for k, z := range zones {
+		params := map[string]string{"lb.zone": z}
+		maps.Copy(params, consumer)
+		out = append(out, providers(from+len(out), n[k], params)...)
 	}
 	return out
 }
@@ -249,4 +302,22 @@ func FeedCycle(list []base.Invoker, ago time.Duration, calls, failEvery int) ([]
 		Feed(p, now-int64(ago), calls, time.Duration(1+i%4)*time.Millisecond, failEvery > 0 && i%failEvery == 0)
 	}
 	return list, now
+}
+
+// OutlierFail records n failures without a status code (transport errors)
+// of method Say on p, ending at now (the filter's clock), for outlier
+// detection alone (rpcstatus.Stats.Judge): the statistics that balancers
+// read themselves stay as they are, so that a test sees ejection apart
+// from a balancer's own response to failures.
+func OutlierFail(p base.Invoker, now int64, n int) {
+	s := rpcstatus.Of(p.GetURL()).Method("Say")
+	for range n {
+		s.Judge(now, true, rpcstatus.NoCode)
+	}
+}
+
+// OutlierSucceed records a success of method Say on p at now for outlier
+// detection alone, as OutlierFail does.
+func OutlierSucceed(p base.Invoker, now int64) {
+	rpcstatus.Of(p.GetURL()).Method("Say").Judge(now, false, 0)
 }

@@ -11,11 +11,7 @@ import (
 	_ "embed"
 	"encoding/json"
 	"fmt"
-	"regexp"
-	"slices"
 	"strings"
-
-	"github.com/dubbogo-lb/lb/loadbalance/lbmetrics"
 )
 
 // Dashboard is the Grafana dashboard, as JSON.
@@ -76,31 +72,6 @@ func Queries(dashboard []byte) ([]Query, error) {
 		return nil
 	}
 	return out, walk(d.Panels)
-}
-
-// metricName matches the names of the module's metrics in PromQL.
-var metricName = regexp.MustCompile(`dubbo_consumer_lb_[a-z_]+`)
-
-// histograms are the histograms of lbmetrics.Names().
-var histograms = []string{"dubbo_consumer_lb_latency_seconds", "dubbo_consumer_lb_method_latency_seconds"}
-
-// unknownMetrics returns the dubbo_consumer_lb_* names in text (PromQL, a
-// rule file, a dashboard) that package lbmetrics does not export; a
-// histogram's _bucket, _sum and _count series count as its own.
-func unknownMetrics(text string) []string {
-	var out []string
-	for _, name := range metricName.FindAllString(text, -1) {
-		base := name
-		for _, suffix := range []string{"_bucket", "_sum", "_count"} {
-			if h := strings.TrimSuffix(name, suffix); h != name && slices.Contains(histograms, h) {
-				base = h
-			}
-		}
-		if !slices.Contains(lbmetrics.Names(), base) && !slices.Contains(out, name) {
-			out = append(out, name)
-		}
-	}
-	return out
 }
 
 // Expand returns expr with Grafana's variables replaced as a dashboard
