@@ -1,6 +1,6 @@
-// Package lbenv is the environment every balancer of the module reads: its
-// two clocks and its random source. The zero Env is the real one; tests
-// and simulators inject their own, the same Env for every balancer and
+// Package lbenv is what every balancer of the module reads besides its
+// providers: two clocks and a random source. The zero Env is the real one;
+// tests and simulators inject their own, one Env for every balancer and
 // filter that share statistics.
 package lbenv
 
@@ -11,17 +11,13 @@ import (
 	"github.com/dubbogo-lb/lb/rpcstatus"
 )
 
-// Env is what a balancer reads of the world besides its providers. Each
-// field is optional.
+// Env is a balancer's environment. Each field is optional.
 type Env struct {
-	// Now is the monotonic clock, in nanoseconds, of the call statistics:
-	// it must be the clock the lbactive filter stamps calls with
-	// (filter.Options.Now). Default rpcstatus.Nanotime, the filter's
-	// default.
+	// Now is the monotonic clock (ns) of the call statistics: the lbactive
+	// filter's (filter.Options.Now). Default rpcstatus.Nanotime.
 	Now func() int64
-	// Wall is the wall clock that providers' uptimes are measured with
-	// (package warmup: their start timestamp is a wall time). Default
-	// time.Now.
+	// Wall is the wall clock of providers' uptimes (package warmup).
+	// Default time.Now.
 	Wall func() time.Time
 	// Rand returns uniformly random words, safe for concurrent use.
 	// Default math/rand/v2's Uint64.
