@@ -7,13 +7,9 @@ import (
 	"github.com/dubbogo-lb/lb/loadbalance/internal/member"
 )
 
-// TwoChoices is the power-of-two-choices pick: two candidates drawn from a
-// snapshot, the better of the two wins. The candidates are two distinct
-// slots drawn uniformly when the snapshot's warm weights are equal, else
-// two independent draws in proportion to warm weight (possibly the same
-// slot, which then wins). With a failure window, a winner in a run of
-// recent failures is replaced by the winner of another pair. It allocates
-// nothing.
+// TwoChoices is the power-of-two-choices pick: the better of two
+// candidates, two distinct slots when the warm weights are equal, else two
+// draws by warm weight. It allocates nothing.
 type TwoChoices[T any] struct {
 	// Rand is the random source of the draws.
 	Rand algo.Rand
@@ -23,16 +19,11 @@ type TwoChoices[T any] struct {
 	// Better reports whether slot i of v is the better choice against
 	// slot j (required).
 	Better func(v *member.View[T], i, j int) bool
-	// Window, when > 0, is the failure window (ns, see Failures) of the
-	// further pairs: a winner whose latest failure of its current run
-	// ended less than Window ago gives way to the winner of another pair,
-	// up to FailurePairs pairs, so that a pair of two failing providers,
-	// which no cost can tell from a pair of healthy ones, does not send
-	// the call to one of them (with k of n providers failing, (k/n)² of
-	// the picks with one pair, (k/n)^8 with four). Now is then required.
+	// Window, when > 0, is a failure window (ns, Failures): a winner in a
+	// run of failures within it gives way to the winner of another pair,
+	// up to FailurePairs pairs. Now (ns) is then required.
 	Window int64
-	// Now is the monotonic clock (ns) that Window is measured on.
-	Now func() int64
+	Now    func() int64
 }
 
 // Pick returns the slot of v that the rule picks (a Spec.Pick).
@@ -61,12 +52,9 @@ func (c *TwoChoices[T]) draw(v *member.View[T]) int {
 	return j
 }
 
-// Among applies the same rule to list, a subset of the snapshot v
-// (Spec.Among): two candidates of list, drawn in proportion to warm weight,
-// the better one kept. A list of two providers that both have a usable
-// weight (Interim's candidates, already drawn so, or a retry's last two)
-// is compared as it is. O(len(list)) when weights differ; retries are
-// rare.
+// Among applies the rule to list, a subset of v (Spec.Among): two
+// candidates drawn by warm weight; a list of two with usable weights
+// (Interim's pair) is compared as it is.
 func (c *TwoChoices[T]) Among(v *member.View[T], list []base.Invoker, _ base.Invocation) base.Invoker {
 	if len(list) == 2 {
 		i, okA := v.Index(list[0])
