@@ -1,12 +1,9 @@
-// Package member is the membership machinery every balancer of this module
-// shares: it turns the invoker list that dubbo-go passes to Select into an
-// immutable snapshot (a Set of providers with their statistics, metadata and
-// warm weights, plus the balancer's own table built from it), keeps one per
-// (service, method), detects a real change of membership cheaply, rebuilds
-// off the hot path and publishes the new snapshot atomically: the Go form of
-// brpc's DoublyBufferedData. Each snapshot applies outlier ejection (package
-// outlier): an ejected provider has weight 0 and is marked in Set.Ejected,
-// and a snapshot is rebuilt when the outlier board's alarm moves.
+// Package member turns the invoker list dubbo-go passes to Select into an
+// immutable snapshot per (service, method): a Set of providers with their
+// statistics, metadata, warm weights and outlier decisions, and the
+// balancer's table built from it (a View). A change of membership is
+// detected cheaply and rebuilt off the call's path; the new snapshot is
+// published atomically. Notes: DESIGN.md.
 package member
 
 import (
@@ -36,87 +33,59 @@ import (
 )
 
 const (
-	// subsetRebuild is how many consecutive Selects on a strict subset of
-	// the snapshot make it the new membership. Retries of the failover
-	// cluster pass a subset for one call; providers that really left pass
-	// it on every call.
+	// subsetRebuild is how many Selects in a row on a strict subset of the
+	// snapshot make it the new membership (a retry's subset lasts one).
 	subsetRebuild = 16
-
-	// fullCheckEvery is how often (1 call in fullCheckEvery) Pick
-	// compares the whole list of at most SampleAbove providers when its
-	// ends match the snapshot.
+	// fullCheckEvery: Pick compares a list of at most SampleAbove
+	// providers in full on 1 call in fullCheckEvery.
 	fullCheckEvery = 16
-
-	// SampleAbove is the longest list that Pick compares in full (on 1
-	// call in fullCheckEvery); above it Pick compares a window of
-	// sampleWindow providers at random, and the whole list only when
-	// dubbo-go's router chain says its invoker list changed (see
-	// routerGeneration). A balancer that wants every list compared in
-	// full while that is cheap sets skeleton.Spec.ReadsAllUpTo to it.
-	SampleAbove = 1024
-	// sampleWindow is the length of that window: 1 KB of interface words.
+	// SampleAbove is the longest list Pick compares in full; above, it
+	// compares a random window of sampleWindow providers, and in full once
+	// per router chain generation.
+	SampleAbove  = 1024
 	sampleWindow = 64
 )
 
 // Set is an immutable snapshot of the providers offered to a balancer for
 // one (service, method). Index i means the same provider in every slice.
 type Set struct {
-	// Invokers are the providers, in the order dubbo-go passed them: the
-	// list itself that the first Select of this membership was given, not
-	// a copy (dubbo-go never changes a list it handed out; see matches).
+	// Invokers are the providers in dubbo-go's order: the list the first
+	// Select of this membership was given, not a copy.
 	Invokers []base.Invoker
-	// Total is the sum of their warm weights (Weight).
-	Total float64
-	// Uniform is true when all their warm weights are equal.
-	Uniform bool
-	// Method is the method name the Set serves.
-	Method string
-	// Ejected marks the providers that outlier detection ejected (package
-	// outlier); nil when none is. Balancers that pick by weight need not
-	// read it: an ejected provider's weight is 0. Those that ignore
-	// weights (consistent hashing) skip the providers it marks.
+	Total    float64 // the sum of the warm weights
+	Uniform  bool    // the warm weights are all equal
+	Method   string
+	// Ejected marks the providers outlier detection ejected; nil for none.
+	// Their weight is 0; balancers that ignore weights skip them.
 	Ejected []bool
-	// Outliers is true when an outlier rule may eject providers of the Set.
+	// Outliers: an outlier rule may eject providers.
 	Outliers bool
-	// Panic is true when outlier detection ignores its ejections: fewer
-	// providers than its panic threshold would be left (outlier.Decision).
+	// Panic: outlier detection ignores its ejections (outlier.Decision).
 	Panic bool
 
-	// providers, meta and zones do not depend on the method (Provider,
-	// Meta, Zone): the members', shared with the other methods. zones is
-	// nil when no provider names one.
+	// providers, meta and zones (nil: no zone named) are the members',
+	// shared with the other methods, as memo is (nil for a zone's Set).
 	providers []*rpcstatus.Provider
 	meta      []*warmup.Meta
 	zones     []string
-	// memo holds Memo's values, shared with the other methods (nil for a
-	// zone's Set).
-	memo *memo
-	// own is Meta when some provider has a method-level weight; nil when
-	// every provider's is the service level's (meta).
-	own []*warmup.Meta
+	memo      *memo
+	own       []*warmup.Meta // Meta where some provider has a method-level weight
 
-	maxWeight float64 // the largest warm weight
-	// stats are the providers' statistics for the method and weights
-	// their warm weights.
-	stats   []*rpcstatus.Stats
-	weights []float64
-	// warm are the warm weights the Set took weights from, and their
-	// alias table (WarmAlias).
-	warm *warmWeights
+	maxWeight float64
+	stats     []*rpcstatus.Stats
+	weights   []float64
+	warm      *warmWeights // where weights come from, with their alias table
 
-	index index
-	given *base.Invoker // first element of the list the Set was built from
-	// refreshAt is when warm weights must be recomputed (Unix ns), or 0
-	// when every provider is warm.
-	refreshAt int64
-	// board is the outlier board of the Set's (service, method) and alarm
-	// its alarm when the Set was built: the Set is stale when they differ.
+	index     index
+	given     *base.Invoker // the first element of the list the Set was built from
+	refreshAt int64         // when warm weights are due (Unix ns); 0: all warm
+	// board is the outlier board and alarm its alarm at the build: the
+	// Set is stale when they differ.
 	board *rpcstatus.Board
 	alarm uint64
 }
 
-// Board returns the outlier board of the Set's (service, method): what
-// the lbactive filter says of its providers' failures.
+// Board returns the outlier board of the Set's (service, method).
 func (s *Set) Board() *rpcstatus.Board { return s.board }
 
 // IsEjected reports whether provider i is ejected.
@@ -128,24 +97,21 @@ func (s *Set) stale() bool { return s.board.Raised() != s.alarm }
 // Stat returns the statistics of provider i for the Set's method.
 func (s *Set) Stat(i int) *rpcstatus.Stats { return s.stats[i] }
 
-// Stats returns the providers' statistics for the Set's method, in order.
-// They must not be changed.
+// Stats returns the providers' statistics, in order; read only.
 func (s *Set) Stats() []*rpcstatus.Stats { return s.stats }
 
-// Weight returns provider i's warm weight now, 0 when it is ejected. When
-// every provider that is not ejected has weight 0 (all drained) they all
-// count as 1, so they share traffic evenly.
+// Weight returns provider i's warm weight, 0 when it is ejected; when
+// every provider left is drained, each counts as 1.
 func (s *Set) Weight(i int) float64 { return s.weights[i] }
 
-// Weights returns the warm weights of the providers (Weight), in order.
-// They must not be changed.
+// Weights returns the warm weights, in order; read only.
 func (s *Set) Weights() []float64 { return s.weights }
 
 // Provider returns the statistics of provider i.
 func (s *Set) Provider(i int) *rpcstatus.Provider { return s.providers[i] }
 
 // Meta returns what provider i's URL says about weight and age, parsed
-// once when it joined and shared by the snapshots that keep it.
+// once when it joined.
 func (s *Set) Meta(i int) *warmup.Meta {
 	if s.own != nil {
 		return s.own[i]
@@ -178,18 +144,14 @@ func (s *Set) matches(list []base.Invoker) bool {
 	if n != len(s.Invokers) {
 		return false
 	}
-	if &list[0] == s.given {
-		// The very slice the Set was built from: dubbo-go never changes a
-		// list it handed out, and holding it keeps its address from reuse.
+	if &list[0] == s.given { // dubbo-go never changes a list it handed out
 		return true
 	}
 	return same(list, s.Invokers)
 }
 
 // same reports whether a and b, of one length, hold the same providers in
-// order. Identical interface words (type and pointer) are the same
-// provider; comparing the memory at once is several times faster than one
-// interface comparison after another.
+// order: the memory first, identical interface words being the same.
 func same(a, b []base.Invoker) bool {
 	if bytes.Equal(words(a), words(b)) {
 		return true
@@ -202,12 +164,9 @@ func same(a, b []base.Invoker) bool {
 	return true
 }
 
-// matchesQuick is matches for Pick, in O(1) whatever the length: a list
-// of the Set's length whose ends match is compared in full on 1 call in
-// fullCheckEvery up to SampleAbove providers; above, on a window of
-// sampleWindow providers at random, and in full when the router chain
-// generation of inv (routerGeneration; 0 for none) is not the one the View
-// was last compared in full under.
+// matchesQuick is matches for Pick, in O(1): the ends, then the whole list
+// on 1 call in fullCheckEvery up to SampleAbove providers; above, a random
+// window, or the whole list on a new router chain generation.
 func (v *View[T]) matchesQuick(list []base.Invoker, inv base.Invocation) bool {
 	s := v.Set
 	n := len(list)
@@ -230,10 +189,8 @@ func (v *View[T]) matchesQuick(list []base.Invoker, inv base.Invocation) bool {
 }
 
 // routerGeneration returns the generation of the invoker list that
-// dubbo-go's router chain (cluster/router/chain, v3.3) sets on inv before
-// the list reaches Select: it counts the chain's SetInvokers, so every
-// change of the directory's membership moves it. 0 when inv carries none
-// (no router chain, or none set up yet).
+// dubbo-go's router chain sets on inv (every change of the directory moves
+// it); 0 for none.
 func routerGeneration(inv base.Invocation) uint64 {
 	if inv == nil {
 		return 0
@@ -247,54 +204,30 @@ func words(list []base.Invoker) []byte {
 	return unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(list))), len(list)*int(unsafe.Sizeof(list[0])))
 }
 
-// contains reports whether every provider of list is in the Set. A list
-// in the Set's order (a retry's subset, a provider that left) is found in
-// one pass of comparisons; another order takes an index lookup per provider.
+// contains reports whether every provider of list is in the Set.
 func (s *Set) contains(list []base.Invoker) bool {
-	j, ordered := 0, true
-	for _, inv := range list {
-		for j < len(s.Invokers) && s.Invokers[j] != inv {
-			j++
-		}
-		if j == len(s.Invokers) {
-			ordered = false
-			break
-		}
-		j++
-	}
-	if ordered {
-		return true
-	}
-	for _, inv := range list {
-		if _, ok := s.Index(inv); !ok {
-			return false
-		}
-	}
-	return true
+	found := 0
+	s.index.follow(s.Invokers, list, func(int, int) { found++ })
+	return found == len(list)
 }
 
 // PickAmong returns a provider of list, a subset of the Set, drawn with
-// the random word r in proportion to its warm weight (uniformly if no
-// provider of list has weight). It is the default pick of the failover
-// cluster's reselection lists.
+// the random word r by warm weight (uniformly if none has weight).
 func (s *Set) PickAmong(list []base.Invoker, r uint64) base.Invoker {
 	return list[algo.Weighted(len(list), func(k int) float64 { i, _ := s.Index(list[k]); return s.Weight(i) }, r)]
 }
 
-// interimDraws bounds the draws of Interim, interimZoneDraws those of
-// InterimIn, which keeps only the providers of one zone.
+// The most draws of Interim and of InterimIn.
 const (
 	interimDraws     = 8
 	interimZoneDraws = 16
 )
 
-// Interim picks a provider of list, a membership whose snapshot is still
-// being built, knowing only old, the snapshot it replaces (nil at first):
-// at random in proportion to the warm weight each provider had in old, by
-// rejection from uniform draws of list. A provider old does not hold (a
-// newcomer, still to warm up) is skipped, as is an ejected or drained
-// one, unless interimDraws draws found no other; without old the draw is
-// uniform. It costs O(1): a few draws and index lookups, whatever the size.
+// Interim picks a provider of list, a membership whose snapshot is being
+// built, by the warm weights the providers had in old, the snapshot it
+// replaces (nil: uniformly): by rejection from uniform draws, skipping
+// providers old does not hold or gives no weight unless interimDraws draws
+// found no other. O(1).
 func Interim(old *Set, list []base.Invoker, next func() uint64) base.Invoker {
 	n := len(list)
 	c := list[algo.IntN(next(), n)]
@@ -310,11 +243,8 @@ func Interim(old *Set, list []base.Invoker, next func() uint64) base.Invoker {
 	return c
 }
 
-// InterimIn is Interim within one zone, for zone-aware routing while a
-// snapshot is built: it keeps only a provider that old places in zone
-// (Set.Zone), and when interimZoneDraws draws kept none (the zone holds
-// few of list's providers, or none any more) it is Interim over the whole
-// list. old must not be nil.
+// InterimIn is Interim among the providers old (not nil) places in zone;
+// after interimZoneDraws draws without one, Interim over all of list.
 func InterimIn(old *Set, list []base.Invoker, next func() uint64, zone string) base.Invoker {
 	n := len(list)
 	for range interimZoneDraws {
@@ -325,9 +255,8 @@ func InterimIn(old *Set, list []base.Invoker, next func() uint64, zone string) b
 	return Interim(old, list, next)
 }
 
-// keeps reports whether the rejection step of Interim keeps c, drawn
-// uniformly from a new list: s holds it (in zone, when zoned), and a draw
-// in proportion to its warm weight in s keeps it.
+// keeps reports whether Interim's rejection step keeps c: s holds it (in
+// zone, when zoned) and a draw by its warm weight keeps it.
 func (s *Set) keeps(c base.Invoker, next func() uint64, zone string, zoned bool) bool {
 	j, ok := s.Index(c)
 	if !ok || zoned && s.Zone(j) != zone {
@@ -340,41 +269,30 @@ func (s *Set) keeps(c base.Invoker, next func() uint64, zone string, zoned bool)
 // View pairs a Set with the table a balancer built from it.
 type View[T any] struct {
 	*Set
-	// Table is the balancer's own state for the Set.
-	Table *T
-	// Zoning is the zone-aware routing of the Set; nil when the consumer
-	// names no zone.
-	Zoning *Zoning[T]
+	Table  *T         // the balancer's own state for the Set
+	Zoning *Zoning[T] // nil when the consumer names no zone
 
-	watch *filterWatch
-	// checked is the router chain generation (routerGeneration) under
-	// which a list was last found to match the View in full; 0 for none.
-	checked atomic.Uint64
+	watch   *filterWatch
+	checked atomic.Uint64 // the router generation of the last full compare
 }
 
 // BuildFunc builds a balancer's table for set. prev is the view it
-// replaces, nil at first; carry state over from it for providers that stay
-// (set.Index finds them; prev.Set.Index gives their old position).
+// replaces (nil at first), to carry state over from (Carry).
 type BuildFunc[T any] func(set *Set, prev *View[T]) *T
 
-// DefaultInlineUpTo is the largest list whose snapshot is built on the
-// call that sees it (see Registry.SetInlineUpTo): a few microseconds for
-// every balancer at that size, once the providers that stayed are reused.
+// DefaultInlineUpTo is the default of Registry.SetInlineUpTo.
 const DefaultInlineUpTo = 64
 
 // Match says how a snapshot relates to the list a call was given.
 type Match int8
 
 const (
-	// Exact: the snapshot holds exactly the list, in order, so that an
-	// index into the View is an index into the list.
+	// Exact: the snapshot holds the list, in order.
 	Exact Match = iota
-	// Subset: the list is a failover retry's strict subset of the
-	// snapshot; pick among the list (Set.PickAmong).
+	// Subset: the list is a strict subset (a retry's): pick among it.
 	Subset
-	// Changed: the list is a new membership whose snapshot is being built
-	// off the call's path; the View is the snapshot it replaces (nil at
-	// first). Pick from the list itself (Interim).
+	// Changed: a new membership, being built; the View is the snapshot it
+	// replaces (nil at first): pick from the list (Interim).
 	Changed
 )
 
@@ -383,50 +301,38 @@ type Registry[T any] struct {
 	opts  warmup.Options
 	wall  func() time.Time // the wall clock of uptimes
 	build BuildFunc[T]
-	// routes finds the service of a provider URL without building its
-	// service key on every call; it forgets URLs that are gone.
-	routes   urlmap.Store[common.URL, route[T]]
-	mu       sync.Mutex
-	services map[string]*service[T]
-	// rebuilds counts the snapshots built for a change of membership (the
-	// first included) and for a warmup refresh.
-	rebuilds, refreshes atomic.Int64
-	// inline is the largest list built on the calling goroutine.
-	inline atomic.Int64
-	// pending counts the builds running in the background.
-	pending sync.WaitGroup
+	// routes finds the service of a provider URL, forgetting URLs gone.
+	routes              urlmap.Store[common.URL, route[T]]
+	mu                  sync.Mutex
+	services            map[string]*service[T]
+	rebuilds, refreshes atomic.Int64 // builds for a membership, for warmup
+	inline              atomic.Int64 // the largest list built on the call
+	pending             sync.WaitGroup
 	// hot caches the states found last, by the URL of a list's first
-	// provider and the method: a hit costs a load and two compares where
-	// routes (a sync.Map and a weak pointer) cost 20 ns (see state).
+	// provider and the method (state).
 	hot [hotSlots]atomic.Pointer[hotEntry[T]]
-
-	// epoch is the coarse clock of the states' last use: a call stamps its
-	// state with it (urlmap.Touch), and expire, off the hot path, moves it
-	// on once per idle time (wall ns) and releases the states that no call
-	// stamped during the epoch that ends. epochAt is when it began (wall
-	// ns), idle the idle time (ns), methodLimit the methods per service.
-	epoch, epochAt, idle atomic.Int64
-	methodLimit          atomic.Int64
+	// epoch is the coarse clock of the states' last use (urlmap.Touch),
+	// moved on by expire once per idle time (ns); epochAt is when it began
+	// (wall ns).
+	epoch, epochAt atomic.Int64
+	idle           int64
 }
 
 // DefaultIdle is how long the state of a (service, method) without a call
-// is kept by default (see Registry.SetIdle).
+// is kept: released between DefaultIdle and twice that after its last call.
 const DefaultIdle = 5 * time.Minute
 
 // DefaultMethodLimit is the number of methods of a service with a state of
-// their own by default (see Registry.SetMethodLimit).
+// their own; further names share the state of urlmap.Overflow.
 const DefaultMethodLimit = urlmap.DefaultNameLimit
 
-// hotSlots is the size of Registry.hot: the (service, method) pairs of a
-// busy consumer, with room for collisions.
 const (
 	hotBits  = 8
 	hotSlots = 1 << hotBits
 )
 
 // hotEntry says that the lists whose first provider has the URL url find
-// st for method. It holds url, so that the address cannot be reused while
-// the entry is in Registry.hot.
+// st for method; it holds url, so that its address is not reused.
 type hotEntry[T any] struct {
 	url    *common.URL
 	method string
@@ -443,17 +349,14 @@ func hotSlot(u *common.URL, method string) uint {
 	return uint((h * 0x9E3779B97F4A7C15) >> (64 - hotBits))
 }
 
-// route is what routes keeps for a provider URL: its service, weakly, so
-// that the entry, which its URL's cleanup holds, does not keep the service
-// (whose members hold the URL) from going when it is released.
+// route is what routes keeps for a provider URL: its service, weakly (the
+// service's members hold the URL).
 type route[T any] struct {
 	service atomic.Pointer[weak.Pointer[service[T]]]
 }
 
-// service is what the methods of one service share: their states, and the
-// members built last by any of them, which the next method to build for
-// the same list takes instead of making its own. A service whose states
-// were all released is closed (methods.Closed) and dropped.
+// service is what the methods of one service share: their states and the
+// members built last. It is dropped once its states are all released.
 type service[T any] struct {
 	key     string
 	methods urlmap.Names[state[T]] // stamped with Registry.epoch
@@ -461,16 +364,13 @@ type service[T any] struct {
 }
 
 type state[T any] struct {
-	view    atomic.Pointer[View[T]]
-	mu      sync.Mutex // held while building, by the builder's goroutine or its caller
-	misses  atomic.Int32
-	watch   filterWatch
-	outlier outlier.Detector
-	// zoneLogged is the zone configuration problem logged last (st.mu).
-	zoneLogged string
-	// hot is the entry of Registry.hot for the URL of the first provider of
-	// the list built last (written by the builder, under mu).
-	hot atomic.Pointer[hotEntry[T]]
+	view       atomic.Pointer[View[T]]
+	mu         sync.Mutex // held while building, by the builder's goroutine or its caller
+	misses     atomic.Int32
+	watch      filterWatch
+	outlier    outlier.Detector
+	zoneLogged string                      // the zone problems logged last (mu)
+	hot        atomic.Pointer[hotEntry[T]] // for the list built last (mu)
 }
 
 // NewRegistry returns a Registry that builds tables with build, reading
@@ -481,38 +381,21 @@ func NewRegistry[T any](opts warmup.Options, wall func() time.Time, build BuildF
 	}
 	r := &Registry[T]{opts: opts.WithDefaults(), wall: wall, build: build, services: map[string]*service[T]{}}
 	r.inline.Store(DefaultInlineUpTo)
-	r.idle.Store(int64(DefaultIdle))
-	r.methodLimit.Store(DefaultMethodLimit)
+	r.idle = int64(DefaultIdle)
 	r.epochAt.Store(wall().UnixNano())
 	return r
 }
 
-// SetIdle sets how long the state of a (service, method) without a call is
-// kept: its snapshot, table, outlier records and its hold on the
-// providers' statistics. A state is released at the first build, new
-// service or inspection (Range) once it went a whole epoch (d, by the
-// Registry's wall clock) without a call: between d and 2d after its last
-// call. Default DefaultIdle.
-func (r *Registry[T]) SetIdle(d time.Duration) { r.idle.Store(max(int64(d), 1)) }
-
-// SetMethodLimit sets the number of methods of a service with a state of
-// their own, for services made after the call; the calls of further method
-// names share the state of urlmap.Overflow, built with the service-level
-// parameters, and one WARN per service says so. Default
-// DefaultMethodLimit.
-func (r *Registry[T]) SetMethodLimit(n int) { r.methodLimit.Store(int64(max(n, 1))) }
-
-// expire moves the epoch on and releases the states not used during the
-// epoch that ends, when the idle time has passed since it began (wall
-// ns); else it costs one atomic load. It runs off the hot path (builds,
-// new services, Range), so O(states) once per idle time.
+// expire, once the idle time has passed since the epoch began (wall ns),
+// moves the epoch on and releases the states no call stamped in the epoch
+// that ends; else it costs one load. Off the hot path.
 func (r *Registry[T]) expire(now int64) {
-	if now-r.epochAt.Load() < r.idle.Load() {
+	if now-r.epochAt.Load() < r.idle {
 		return
 	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	if now-r.epochAt.Load() < r.idle.Load() {
+	if now-r.epochAt.Load() < r.idle {
 		return
 	}
 	e := r.epoch.Load()
@@ -530,8 +413,7 @@ func (r *Registry[T]) expire(now int64) {
 	}
 }
 
-// States returns the number of (service, method) states the Registry
-// keeps, each overflow state included: for inspection and tests.
+// States returns the number of (service, method) states kept.
 func (r *Registry[T]) States() int {
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -542,27 +424,17 @@ func (r *Registry[T]) States() int {
 	return n
 }
 
-// SetInlineUpTo sets the largest list (in providers) whose snapshot is built
-// on the call that sees it; a longer list is built on a goroutine of its own
-// while calls pick with Interim. 0 builds every snapshot in the background,
-// math.MaxInt every one inline (deterministic: simulators, seeded tests).
-// Default DefaultInlineUpTo.
+// SetInlineUpTo sets the largest list whose snapshot is built on the call
+// that sees it; a longer one is built on a goroutine of its own. 0: every
+// build in the background; math.MaxInt: none (deterministic runs).
 func (r *Registry[T]) SetInlineUpTo(n int) { r.inline.Store(int64(n)) }
 
 // Wait waits until no snapshot is being built in the background.
 func (r *Registry[T]) Wait() { r.pending.Wait() }
 
-// Lookup returns the snapshot for list, a non-empty invoker list of one
-// service, and method, building it on the calling goroutine if none
-// matches (waiting for a build under way): for inspection and tests;
-// Select uses Find. exact is true when the snapshot holds exactly list,
-// in order, so that an index into the View is an index into list. When
-// it is false, list is a strict subset of the View (a failover retry):
-// pick from it with PickAmong.
-//
-// Lookup compares list with the snapshot in full: O(len(list)), a fast
-// memory compare (about 13 ns for 100 providers, 130 ns for 1000). A list
-// whose first invoker is destroyed has no snapshot (see Find): nil, false.
+// Lookup is Find that builds on the calling goroutine, waiting for a build
+// under way, for inspection and tests. exact is false when list is a
+// strict subset of the View.
 func (r *Registry[T]) Lookup(list []base.Invoker, method string) (v *View[T], exact bool) {
 	v, st, m := r.find(list, method, false, nil)
 	if st == nil {
@@ -575,42 +447,20 @@ func (r *Registry[T]) Lookup(list []base.Invoker, method string) (v *View[T], ex
 }
 
 // Find returns the snapshot for list, a non-empty invoker list of one
-// service, and method, and how it matches list, without waiting for a
-// build: when list is a new membership (Changed), it starts the build of
-// its snapshot unless one is under way, and returns the snapshot being
-// replaced (nil at first). It compares list in full, as Lookup does.
-//
-// A list whose first invoker is destroyed (a call holding the list from
-// before a change of membership; rpcstatus.Destroyed) has no snapshot:
-// nil, Changed, and nothing is built. The service is found by the first
-// provider's URL, and a destroyed invoker's is one placeholder without a
-// service, whose snapshot nothing would ever replace.
+// service, and method, comparing list in full, and how it matches. It
+// never waits: for a new membership (Changed) it starts the build unless
+// one is under way. A list whose first invoker is destroyed
+// (rpcstatus.Destroyed) has none: nil, Changed.
 func (r *Registry[T]) Find(list []base.Invoker, method string) (*View[T], Match) {
 	v, _, m := r.find(list, method, false, nil)
 	return v, m
 }
 
-// Pick draws a slot of list, a non-empty invoker list of one service, for
-// method, in O(1) for balancers that read the state of the providers they
-// draw rather than of all of them. It finds the snapshot as Find does,
-// except that a list with the snapshot's length and its first and last
-// providers is taken as matching without comparing the rest, but on 1 call
-// in fullCheckEvery (up to SampleAbove providers); above, it compares a
-// random window of sampleWindow providers, and the whole list once per
-// generation of dubbo-go's router chain (routerGeneration, which every
-// change of the directory's membership moves). It draws the slot with
-// pick(v, inv) and confirms that list holds the snapshot's provider there,
-// else it compares in full (Find) and draws again. Unless m is Exact, i is
-// meaningless: pick from list instead (see Match).
-//
-// The provider drawn thus always comes from list and was judged on its own
-// state. A change of membership in slots the pick did not return is seen
-// at the first call of the chain's new generation under dubbo-go, and
-// otherwise (no router chain, or routers that hand calls of one
-// generation different lists) fullCheckEvery Selects later on average up
-// to SampleAbove providers, N/sampleWindow above: until then the draw
-// weighs those slots with the state of the providers that held them;
-// dubbo-go itself learns of a change a registry push later.
+// Pick is Find with an O(1) check of the list (matchesQuick), for
+// balancers whose pick reads only the providers it draws: it draws slot i
+// with pick and confirms that list holds the snapshot's provider there,
+// else compares in full and draws again. i is meaningful only when m is
+// Exact. A change in slots not drawn is seen later (DESIGN.md).
 func (r *Registry[T]) Pick(list []base.Invoker, method string, pick PickFunc[T], inv base.Invocation) (v *View[T], i int, m Match) {
 	v, _, m = r.find(list, method, true, inv)
 	if m == Exact {
@@ -687,7 +537,7 @@ func (r *Registry[T]) lookup(u *common.URL, method string) *state[T] {
 		}
 		if first {
 			lblog.Warnf("service %s: calls name more than %d methods; the calls of further methods share one load balancing state (%q), built with the service-level parameters",
-				svc.key, svc.methods.Limit, urlmap.Overflow)
+				svc.key, DefaultMethodLimit, urlmap.Overflow)
 		}
 		return st
 	}
@@ -707,7 +557,6 @@ func (r *Registry[T]) service(u *common.URL) *service[T] {
 		svc = r.services[key]
 		if svc == nil {
 			svc = &service[T]{key: key}
-			svc.methods.Limit = int(r.methodLimit.Load())
 			r.services[key] = svc
 		}
 		r.mu.Unlock()
@@ -777,9 +626,9 @@ func (r *Registry[T]) update(st *state[T], list []base.Invoker, method string, s
 	v := &View[T]{Set: set, Table: r.build(set, prev), watch: &st.watch}
 	u := list[0].GetURL()
 	cfg, problems := zone.ParseRouting(func(key string) string { return urlparam.ServiceParam(u, key) }, os.Getenv(zone.Env))
-	st.zoneProblems(list[0].GetURL().ServiceKey(), method, problems)
+	st.zoneProblems(u.ServiceKey(), method, problems)
 	v.Zoning = r.zoning(v, prev, cfg, set.Panic)
-	if u, e := list[0].GetURL(), st.hot.Load(); e == nil || e.url != u {
+	if e := st.hot.Load(); e == nil || e.url != u {
 		st.hot.Store(&hotEntry[T]{url: u, method: method, st: st})
 	}
 	st.view.Store(v)
@@ -863,7 +712,20 @@ type warmWeights struct {
 	uniform   bool
 	maxWeight float64
 	refreshAt int64
-	alias     aliasCache
+	alias     atomic.Pointer[algo.Alias] // made by the first WarmAlias
+}
+
+// WarmAlias returns the alias table of s's warm weights (nil when they are
+// equal), built once for the Sets that share them.
+func (s *Set) WarmAlias() *algo.Alias {
+	if s.Uniform {
+		return nil
+	}
+	if a := s.warm.alias.Load(); a != nil {
+		return a
+	}
+	s.warm.alias.CompareAndSwap(nil, algo.NewAlias(s.warm.weights))
+	return s.warm.alias.Load()
 }
 
 // use makes w the warm weights of s.
@@ -874,48 +736,38 @@ func (s *Set) use(w *warmWeights) {
 // newWarmWeights returns the warm weights of the providers of s (their
 // Meta) at now, 0 for those that ejected marks (nil: none).
 func (r *Registry[T]) newWarmWeights(s *Set, ejected []bool, now time.Time) *warmWeights {
-	n := s.Len()
-	flat := make([]float64, n)
-	w := &warmWeights{weights: flat}
-	warming := false
-	usable := n
-	for i := range n {
+	w := &warmWeights{weights: make([]float64, s.Len())}
+	for i := range w.weights {
 		m := s.Meta(i)
 		if at := m.WarmAt(); !at.IsZero() && now.Before(at) {
-			warming = true
+			w.refreshAt = now.Add(r.opts.RefreshStep).UnixNano()
 		}
-		if ejected != nil && ejected[i] {
-			usable--
-			continue
+		if ejected == nil || !ejected[i] {
+			w.weights[i] = r.opts.Weight(*m, now)
+			w.total += w.weights[i]
 		}
-		flat[i] = r.opts.Weight(*m, now)
-		w.total += flat[i]
 	}
-	if w.total <= 0 {
-		for i := range flat {
-			if ejected == nil || !ejected[i] {
-				flat[i] = 1
-			}
-		}
-		w.total = float64(usable)
-	}
-	w.uniform, w.maxWeight = uniform(flat)
-	if warming {
-		w.refreshAt = now.Add(r.opts.RefreshStep).UnixNano()
-	}
+	w.settle(ejected)
 	return w
 }
 
-// uniform reports whether weights are all equal, and the largest.
-func uniform(weights []float64) (equal bool, top float64) {
-	equal = true
-	for _, w := range weights {
-		top = max(top, w)
-		if w != weights[0] {
-			equal = false
+// settle completes w once weights and total are set: when no provider
+// that ejected (nil: none) spares has weight, each of them counts as 1.
+func (w *warmWeights) settle(ejected []bool) {
+	if w.total <= 0 {
+		w.total = 0
+		for i := range w.weights {
+			if ejected == nil || !ejected[i] {
+				w.weights[i] = 1
+				w.total++
+			}
 		}
 	}
-	return equal, top
+	w.uniform = true
+	for _, x := range w.weights {
+		w.maxWeight = max(w.maxWeight, x)
+		w.uniform = w.uniform && x == w.weights[0]
+	}
 }
 
 // members is the part of a snapshot that does not depend on the method:
