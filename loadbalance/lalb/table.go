@@ -102,13 +102,10 @@ func (t *table) warming(w, qps, warm float64) float64 {
 // average weight avg times its warm fraction, lowered by the in-flight
 // penalty against refLatency.
 func (t *table) newcomer(avg, warm float64, delay time.Duration, o Tuning) float64 {
-	w := avg * warm
-	if ref := math.Float64frombits(t.refLatency.Load()); delay > 0 && ref > 0 {
-		if limit := o.PunishInflightRatio * ref; float64(delay) > limit {
-			w *= limit / float64(delay)
-		}
+	if ref := math.Float64frombits(t.refLatency.Load()); ref > 0 {
+		return penalize(avg*warm, ref, delay, o)
 	}
-	return w
+	return avg * warm
 }
 
 // build makes the table of a snapshot, every leaf from the statistics
@@ -130,32 +127,27 @@ func (b *Balancer) build(s *member.Set, prev *member.View[table]) *table {
 			}
 		}
 	}
-	warm, raw, qps := floatWork.Get(n), floatWork.Get(n), floatWork.Get(n)
-	defer floatWork.Put(warm)
-	defer floatWork.Put(raw)
-	defer floatWork.Put(qps)
-	known := boolWork.Get(n)
-	defer boolWork.Put(known)
-	delays := durationWork.Get(n)
-	defer durationWork.Put(delays)
+	rows, leaves := rowWork.Get(n), leafWork.Get(n)
+	defer rowWork.Put(rows)
+	defer leafWork.Put(leaves)
 	var knownSum, refSum, refQPS, latSum float64
 	var knownN, refN, latN int
-	for i := range n {
-		warm[i] = warmFraction(s, i)
-		if warm[i] == 0 {
+	for i := range rows {
+		r := &rows[i]
+		if r.warm = warmFraction(s, i); r.warm == 0 {
 			continue
 		}
 		t.live++
 		st := s.Stat(i)
-		delays[i] = st.InflightDelay(now)
-		w, ok, lat, q := b.weight(st, t.timeout(i), delays[i], now)
+		r.delay = st.InflightDelay(now)
+		w, ok, lat, q := b.weight(st, t.timeout(i), r.delay, now)
 		if !ok {
 			continue
 		}
-		raw[i], known[i], qps[i] = w, true, q
+		r.w, r.known, r.qps = w, true, q
 		knownSum += w
 		knownN++
-		if warm[i] >= 1 {
+		if r.warm >= 1 {
 			refSum += w
 			refQPS += q
 			refN++
@@ -177,34 +169,37 @@ func (b *Balancer) build(s *member.Set, prev *member.View[table]) *table {
 	}
 	avg := newProviderWeight(int64(min(knownSum, maxSum)), knownN, b.opts)
 	var total float64
-	for i := range n {
-		switch {
-		case warm[i] == 0:
-		case known[i]:
-			raw[i] = t.warming(raw[i], qps[i], warm[i])
+	for i := range rows {
+		switch r := &rows[i]; {
+		case r.warm == 0:
+		case r.known:
+			r.w = t.warming(r.w, r.qps, r.warm)
 		default:
-			raw[i] = t.newcomer(avg, warm[i], delays[i], b.opts)
+			r.w = t.newcomer(avg, r.warm, r.delay, b.opts)
 		}
-		total += raw[i]
+		total += rows[i].w
 	}
 	sum := int64(min(total, maxSum))
-	leaves := int64Work.Get(n)
-	defer int64Work.Put(leaves)
-	for i := range n {
-		if warm[i] > 0 {
-			leaves[i] = treeWeight(raw[i], sum, t.live, b.opts)
+	for i, r := range rows {
+		if r.warm > 0 {
+			leaves[i] = treeWeight(r.w, sum, t.live, b.opts)
 		}
 	}
 	t.tree = newWeightTree(leaves)
 	return t
 }
 
+// buildRow is what build knows of one provider.
+type buildRow struct {
+	warm, w, qps float64 // warm fraction, weight, throughput
+	delay        time.Duration
+	known        bool // w is the provider's own
+}
+
 // The work memory of builds.
 var (
-	floatWork    algo.Work[float64]
-	int64Work    algo.Work[int64]
-	boolWork     algo.Work[bool]
-	durationWork algo.Work[time.Duration]
+	rowWork  algo.Work[buildRow]
+	leafWork algo.Work[int64]
 )
 
 // maxSum bounds float sums of weights converted to int64.

@@ -124,14 +124,20 @@ func providerWeight(s callStats, o Tuning) (w float64, ok bool) {
 		cost := max(o.PunishErrorRatio*max(float64(s.ErrorLatency), lat), float64(s.Timeout))
 		lat += float64(errs) * cost / float64(succ)
 	}
-	w = qps * o.Scale / pow(lat/float64(time.Millisecond), o.P)
-	if limit := o.PunishInflightRatio * lat; float64(s.Delay) > limit {
-		w *= limit / float64(s.Delay)
-	}
+	w = penalize(qps*o.Scale/pow(lat/float64(time.Millisecond), o.P), lat, s.Delay, o)
 	if !algo.Finite(w) || w < 0 {
 		return 0, true
 	}
 	return w, true
+}
+
+// penalize scales w by PunishInflightRatio × lat / delay when the calls in
+// flight are older on average (delay) than PunishInflightRatio × lat (ns).
+func penalize(w, lat float64, delay time.Duration, o Tuning) float64 {
+	if limit := o.PunishInflightRatio * lat; float64(delay) > limit {
+		return w * limit / float64(delay)
+	}
+	return w
 }
 
 func pow(x, p float64) float64 {

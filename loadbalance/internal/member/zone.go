@@ -108,7 +108,7 @@ func (r *Registry[T]) zoning(v *View[T], prev *View[T], cfg zone.Routing, panic 
 	if cfg.Callers == nil {
 		r.remember(s, zn, zones, before, halfLife)
 	}
-	zn.Plan = zone.Compute(zones, local, panic, zone.Options{MinClusterSize: cfg.MinClusterSize, Overprovisioning: cfg.Overprovisioning})
+	zn.Plan = zone.Compute(zones, local, panic, cfg.Options)
 	if zn.Plan.Mode == zone.Off {
 		return zn
 	}

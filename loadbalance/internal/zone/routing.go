@@ -28,11 +28,10 @@ const maxCount = 1 << 40
 
 // Routing is a consumer's zone-aware routing configuration.
 type Routing struct {
-	Local            string             // "" turns zone-aware routing off
-	Callers          map[string]float64 // nil when unknown
-	MinClusterSize   int                // as Options (0: the default)
-	Overprovisioning float64            // as Options (0: the default)
-	Memory           time.Duration      // Remember's half-life: 0 for DefaultMemory, negative for none
+	Local   string             // "" turns zone-aware routing off
+	Callers map[string]float64 // nil when unknown
+	Options
+	Memory time.Duration // Remember's half-life: 0 for DefaultMemory, negative for none
 }
 
 // ParseRouting reads the configuration from param (a key's value, ""
