@@ -9,8 +9,6 @@
 package lalb
 
 import (
-	"math/bits"
-
 	"dubbo.apache.org/dubbo-go/v3/protocol/base"
 
 	"github.com/dubbogo-lb/lb/loadbalance/describe"
@@ -103,27 +101,12 @@ func (b *Balancer) pick(v *member.View[table], _ base.Invocation) int {
 // pickAmong picks from list, a subset of v (Spec.Among), by the current
 // tree weights, as the first try would have: not to a hung provider.
 func (b *Balancer) pickAmong(v *member.View[table], list []base.Invoker, _ base.Invocation) base.Invoker {
-	t := v.Table
-	var total int64
-	for _, inv := range list {
-		if i, ok := v.Index(inv); ok {
-			total += t.tree.Weight(i)
+	pick := list[algo.Weighted(len(list), func(k int) float64 {
+		if i, ok := v.Index(list[k]); ok {
+			return float64(v.Table.tree.Weight(i))
 		}
-	}
-	if total <= 0 {
-		return v.PickAmong(list, b.rand.Uint64())
-	}
-	hi, _ := bits.Mul64(b.rand.Uint64(), uint64(total))
-	r := int64(hi)            // uniform in [0, total)
-	pick := list[len(list)-1] // if concurrent refreshes lowered the weights meanwhile
-	for _, inv := range list {
-		if i, ok := v.Index(inv); ok {
-			if r -= t.tree.Weight(i); r < 0 {
-				pick = inv
-				break
-			}
-		}
-	}
+		return 0
+	}, b.rand.Uint64())]
 	if i, ok := v.Index(pick); ok {
 		b.refresh(v, i)
 	}

@@ -36,12 +36,7 @@ func Seeded(seed uint64) Rand {
 func (r Rand) Uint64() uint64 { return r.f() }
 
 // Func returns the source as a function.
-func (r Rand) Func() func() uint64 {
-	if r.f != nil {
-		return r.f
-	}
-	return rand.Uint64
-}
+func (r Rand) Func() func() uint64 { return r.f }
 
 // IntN maps the high 32 bits of the random word r to [0, n), n > 0.
 func IntN(r uint64, n int) int { return int((r >> 32) * uint64(n) >> 32) }

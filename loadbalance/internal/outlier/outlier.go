@@ -144,14 +144,11 @@ func (d *Detector) evaluate(now int64, invokers []base.Invoker, stats []*rpcstat
 		if r == nil { // a provider that came, or that the walk missed
 			// Records are made only for interval baselines or an ejection.
 			if r = d.records.Load(s); r == nil && periodic {
-				r = d.records.Get(s)
+				r = d.record(s)
 			}
 			if recs[i] = r; r == nil {
 				continue
 			}
-		}
-		if !r.seen {
-			r.seen, r.baseCalls, r.baseFails = true, s.Total(), s.Counted()
 		}
 		if r.until == 0 {
 			continue
@@ -175,8 +172,7 @@ func (d *Detector) evaluate(now int64, invokers []base.Invoker, stats []*rpcstat
 			}
 			ejected++
 			if recs[i] == nil {
-				recs[i] = d.records.Get(stats[i])
-				recs[i].seen, recs[i].baseCalls, recs[i].baseFails = true, stats[i].Total(), stats[i].Counted()
+				recs[i] = d.record(stats[i])
 			}
 			d.eject(recs[i], stats[i], now, rule, why, invokers[i], method, ejected, n)
 		}
@@ -216,6 +212,15 @@ func (d *Detector) evaluate(now int64, invokers []base.Invoker, stats []*rpcstat
 		out[i] = r != nil && r.until != 0
 	}
 	return out
+}
+
+// record returns the record of s, made with its baselines if new.
+func (d *Detector) record(s *rpcstatus.Stats) *record {
+	r := d.records.Get(s)
+	if !r.seen {
+		r.seen, r.baseCalls, r.baseFails = true, s.Total(), s.Counted()
+	}
+	return r
 }
 
 // interval applies the failure-percentage and success-rate rules to the
