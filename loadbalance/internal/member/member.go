@@ -32,18 +32,14 @@ import (
 	"github.com/dubbogo-lb/lb/warmup"
 )
 
+// SampleAbove is the longest list Pick compares in full, on 1 call in
+// fullCheckEvery; above, it compares a random window of sampleWindow
+// providers, and in full once per router chain generation.
 const (
-	// subsetRebuild is how many Selects in a row on a strict subset of the
-	// snapshot make it the new membership (a retry's subset lasts one).
-	subsetRebuild = 16
-	// fullCheckEvery: Pick compares a list of at most SampleAbove
-	// providers in full on 1 call in fullCheckEvery.
+	SampleAbove    = 1024
+	sampleWindow   = 64
 	fullCheckEvery = 16
-	// SampleAbove is the longest list Pick compares in full; above, it
-	// compares a random window of sampleWindow providers, and in full once
-	// per router chain generation.
-	SampleAbove  = 1024
-	sampleWindow = 64
+	subsetRebuild  = 16 // Selects in a row on a strict subset that make it the membership
 )
 
 // Set is an immutable snapshot of the providers offered to a balancer for
@@ -55,13 +51,11 @@ type Set struct {
 	Total    float64 // the sum of the warm weights
 	Uniform  bool    // the warm weights are all equal
 	Method   string
-	// Ejected marks the providers outlier detection ejected; nil for none.
-	// Their weight is 0; balancers that ignore weights skip them.
-	Ejected []bool
-	// Outliers: an outlier rule may eject providers.
-	Outliers bool
-	// Panic: outlier detection ignores its ejections (outlier.Decision).
-	Panic bool
+	// Ejected marks the providers outlier detection ejected (weight 0);
+	// nil for none. Balancers that ignore weights skip them.
+	Ejected  []bool
+	Outliers bool // an outlier rule may eject providers
+	Panic    bool // outlier detection ignores its ejections (outlier.Decision)
 
 	// providers, meta and zones (nil: no zone named) are the members',
 	// shared with the other methods, as memo is (nil for a zone's Set).
@@ -79,10 +73,8 @@ type Set struct {
 	index     index
 	given     *base.Invoker // the first element of the list the Set was built from
 	refreshAt int64         // when warm weights are due (Unix ns); 0: all warm
-	// board is the outlier board and alarm its alarm at the build: the
-	// Set is stale when they differ.
-	board *rpcstatus.Board
-	alarm uint64
+	board     *rpcstatus.Board
+	alarm     uint64 // the board's alarm at the build (stale)
 }
 
 // Board returns the outlier board of the Set's (service, method).
@@ -110,8 +102,7 @@ func (s *Set) Weights() []float64 { return s.weights }
 // Provider returns the statistics of provider i.
 func (s *Set) Provider(i int) *rpcstatus.Provider { return s.providers[i] }
 
-// Meta returns what provider i's URL says about weight and age, parsed
-// once when it joined.
+// Meta returns what provider i's URL says of weight and age.
 func (s *Set) Meta(i int) *warmup.Meta {
 	if s.own != nil {
 		return s.own[i]
@@ -229,16 +220,9 @@ const (
 // providers old does not hold or gives no weight unless interimDraws draws
 // found no other. O(1).
 func Interim(old *Set, list []base.Invoker, next func() uint64) base.Invoker {
-	n := len(list)
-	c := list[algo.IntN(next(), n)]
-	if old == nil || !(old.maxWeight > 0) {
-		return c
-	}
-	for range interimDraws {
-		if old.keeps(c, next, "", false) {
-			return c
-		}
-		c = list[algo.IntN(next(), n)]
+	c := list[algo.IntN(next(), len(list))]
+	for k := 0; k < interimDraws && old != nil && old.maxWeight > 0 && !old.keeps(c, next, "", false); k++ {
+		c = list[algo.IntN(next(), len(list))]
 	}
 	return c
 }
@@ -269,9 +253,8 @@ func (s *Set) keeps(c base.Invoker, next func() uint64, zone string, zoned bool)
 // View pairs a Set with the table a balancer built from it.
 type View[T any] struct {
 	*Set
-	Table  *T         // the balancer's own state for the Set
-	Zoning *Zoning[T] // nil when the consumer names no zone
-
+	Table   *T         // the balancer's own state for the Set
+	Zoning  *Zoning[T] // nil when the consumer names no zone
 	watch   *filterWatch
 	checked atomic.Uint64 // the router generation of the last full compare
 }
@@ -286,13 +269,11 @@ const DefaultInlineUpTo = 64
 // Match says how a snapshot relates to the list a call was given.
 type Match int8
 
+// Changed: a new membership, being built; the View is the snapshot it
+// replaces (nil at first): pick from the list (Interim).
 const (
-	// Exact: the snapshot holds the list, in order.
-	Exact Match = iota
-	// Subset: the list is a strict subset (a retry's): pick among it.
-	Subset
-	// Changed: a new membership, being built; the View is the snapshot it
-	// replaces (nil at first): pick from the list (Interim).
+	Exact  Match = iota // the snapshot holds the list, in order
+	Subset              // a strict subset (a retry's): pick among it
 	Changed
 )
 
@@ -462,25 +443,21 @@ func (r *Registry[T]) Find(list []base.Invoker, method string) (*View[T], Match)
 // else compares in full and draws again. i is meaningful only when m is
 // Exact. A change in slots not drawn is seen later (DESIGN.md).
 func (r *Registry[T]) Pick(list []base.Invoker, method string, pick PickFunc[T], inv base.Invocation) (v *View[T], i int, m Match) {
-	v, _, m = r.find(list, method, true, inv)
-	if m == Exact {
+	if v, _, m = r.find(list, method, true, inv); m == Exact {
 		if i = pick(v, inv); list[i] == v.Invokers[i] {
 			return v, i, Exact
 		}
-		v, _, m = r.find(list, method, false, nil) // a slot the quick look skipped changed
+		if v, _, m = r.find(list, method, false, nil); m == Exact { // a slot skipped changed
+			return v, pick(v, inv), Exact
+		}
 	}
-	if m != Exact {
-		return v, -1, m
-	}
-	return v, pick(v, inv), Exact
+	return v, -1, m
 }
 
 // PickFunc draws a slot of v for the invocation inv.
 type PickFunc[T any] func(v *View[T], inv base.Invocation) int
 
-// find is Find, comparing a list of the snapshot's length in O(1) when
-// quick (matchesQuick: the ends, then a sample or, on news from the
-// router chain of inv, the whole list; see Pick); it never waits.
+// find is Find, comparing the list in O(1) when quick (matchesQuick).
 func (r *Registry[T]) find(list []base.Invoker, method string, quick bool, inv base.Invocation) (*View[T], *state[T], Match) {
 	u := list[0].GetURL()
 	if rpcstatus.Destroyed(u) {
@@ -508,10 +485,8 @@ func (r *Registry[T]) find(list []base.Invoker, method string, quick bool, inv b
 	return v, st, Changed
 }
 
-// state returns the state of the service of the provider URL u and
-// method: from Registry.hot when it has the pair, else through routes, and
-// then it puts st's entry in Registry.hot if that entry is u's (the first
-// provider of the list last built), so that no steady call allocates.
+// state returns the state of u's service and method: from Registry.hot,
+// else through routes, caching the entry the last build made for u.
 func (r *Registry[T]) state(u *common.URL, method string) *state[T] {
 	slot := &r.hot[hotSlot(u, method)]
 	cached := slot.Load()
@@ -525,9 +500,8 @@ func (r *Registry[T]) state(u *common.URL, method string) *state[T] {
 	return st
 }
 
-// lookup is state through routes, stamped with the epoch. A method name
-// beyond the service's limit gets the service's overflow state, and the
-// first such name one WARN.
+// lookup is state through routes, stamped with the epoch; a name beyond
+// the limit gets the overflow state.
 func (r *Registry[T]) lookup(u *common.URL, method string) *state[T] {
 	for {
 		svc := r.service(u)
@@ -566,9 +540,8 @@ func (r *Registry[T]) service(u *common.URL) *service[T] {
 	return svc
 }
 
-// members returns the members of list, a list of one service: those that
-// a method of the service built last if they hold exactly list, else new
-// ones (see newMembers) that the service's other methods then take.
+// members returns the members of list: the service's last if they hold
+// exactly list, else new ones, which the service's other methods take.
 func (r *Registry[T]) members(list []base.Invoker, now time.Time) *members {
 	svc := r.service(list[0].GetURL())
 	last := svc.members.Load()
@@ -580,12 +553,10 @@ func (r *Registry[T]) members(list []base.Invoker, now time.Time) *members {
 	return m
 }
 
-// rebuild builds the snapshot of st for list: for a change of membership,
-// or to refresh stale, a snapshot that matches list. Unless wait, it
-// never waits: it returns nil when another build of st is under way, and
-// when list is longer than the inline limit it builds on a goroutine of
-// its own and returns nil. Otherwise it returns a snapshot that holds
-// exactly list (stale itself if it was rebuilt meanwhile for another list).
+// rebuild builds the snapshot of st for list, or refreshes stale (which
+// matches list). Unless wait, it returns nil when a build is under way or
+// runs in the background (lists above the inline limit); else a snapshot
+// holding list (or stale, if rebuilt meanwhile for another list).
 func (r *Registry[T]) rebuild(st *state[T], list []base.Invoker, method string, stale *View[T], wait bool) *View[T] {
 	if urlmap.NameOf(st) == urlmap.Overflow {
 		method = urlmap.Overflow // one state, one Set.Method, for every name beyond the limit
@@ -610,9 +581,8 @@ func (r *Registry[T]) rebuild(st *state[T], list []base.Invoker, method string, 
 }
 
 // update builds and publishes the snapshot of st for list, with st.mu
-// held. A warmup refresh of stale (a snapshot that matches list) keeps
-// stale when the snapshot was meanwhile rebuilt for another list: the
-// snapshot now published is not this caller's.
+// held; a refresh of stale keeps it if another list's snapshot was
+// published meanwhile.
 func (r *Registry[T]) update(st *state[T], list []base.Invoker, method string, stale *View[T]) *View[T] {
 	prev := st.view.Load()
 	now := r.wall()
@@ -667,9 +637,7 @@ func (r *Registry[T]) newSet(list []base.Invoker, method string, prev *View[T], 
 		prev.index.follow(prev.Invokers, list, func(i, j int) {
 			stats[i] = prev.stats[j]
 			if prev.own != nil && prev.own[j] != ms.meta[i] && weightKeys.In(list[i].GetURL()) {
-				// Keep what was parsed: a skewed timestamp stays anchored
-				// where it was first seen.
-				setOwn(i, prev.own[j])
+				setOwn(i, prev.own[j]) // a skewed timestamp stays anchored where first seen
 			}
 		})
 	}
@@ -689,9 +657,7 @@ func (r *Registry[T]) newSet(list []base.Invoker, method string, prev *View[T], 
 	d := det.Decide(method, s.Invokers, stats)
 	s.Ejected, s.Outliers, s.Panic, s.board, s.alarm = d.Ejected, d.Enabled, d.Panic, det.Board(), d.Alarm
 	var w *warmWeights
-	if s.own == nil && s.Ejected == nil {
-		// The weights of every method that reads the members' metadata
-		// and ejects no provider: computed once for them all.
+	if s.own == nil && s.Ejected == nil { // shared by the methods alike
 		if w = ms.warm.Load(); w == nil || w.refreshAt != 0 && now.UnixNano() >= w.refreshAt {
 			w = r.newWarmWeights(s, nil, now)
 			ms.warm.Store(w)
@@ -703,9 +669,8 @@ func (r *Registry[T]) newSet(list []base.Invoker, method string, prev *View[T], 
 	return s
 }
 
-// warmWeights are the warm weights of a Set (Set.Weight and the fields
-// that go with them), shared by the Sets of the methods that read the same
-// metadata and eject no provider (members.warm). Immutable but for alias.
+// warmWeights are the warm weights of a Set, shared by the methods that
+// read the same metadata and eject no provider. Immutable but for alias.
 type warmWeights struct {
 	weights   []float64
 	total     float64
@@ -770,12 +735,9 @@ func (w *warmWeights) settle(ejected []bool) {
 	}
 }
 
-// members is the part of a snapshot that does not depend on the method:
-// the providers in the order of the list, their statistics, zones and
-// service-level metadata (the Set.Meta of every method for which no
-// provider has a method-level weight), and the index.
-// The methods of a service that see the same list share one
-// (Registry.members). Immutable once made, but for warm.
+// members is the part of a snapshot that does not depend on the method,
+// shared by the methods of a service that see the same list. Immutable
+// but for warm.
 type members struct {
 	invokers  []base.Invoker // the list itself (see Set.Invokers)
 	providers []*rpcstatus.Provider
@@ -783,15 +745,11 @@ type members struct {
 	zones     []string // nil when no provider names one
 	memo      memo     // Memo's values
 	index     index
-	// warm are the warm weights from meta of the methods that eject no
-	// provider, computed by the first to need them and replaced when a
-	// warmup refresh is due (newSet).
-	warm atomic.Pointer[warmWeights]
+	warm      atomic.Pointer[warmWeights] // from meta, for methods that eject none
 }
 
-// newMembers returns the members of list, taking the statistics, zone and
-// metadata of a provider that prev (nil at first) holds from it: only
-// newcomers' URLs are read, at now.
+// newMembers returns the members of list, carrying over from prev (nil at
+// first) what it holds: only newcomers' URLs are read.
 func newMembers(list []base.Invoker, prev *members, now time.Time) *members {
 	n := len(list)
 	m := &members{invokers: list, index: newIndex(list),

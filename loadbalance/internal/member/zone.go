@@ -143,11 +143,7 @@ func (r *Registry[T]) remember(s *Set, zn *Zoning[T], zones []zone.Zone, before 
 				m = before.Memory[k]
 			}
 		}
-		if halfLife > 0 {
-			m = zone.Remember(m, zones[z].Weight, now, halfLife)
-		} else {
-			m = zone.Memory{Weight: zones[z].Weight, At: now}
-		}
+		m = zone.Remember(m, zones[z].Weight, now, halfLife)
 		if m.Weight <= zones[z].Weight*(1+forgetBelow) {
 			m.Weight = zones[z].Weight // within 1 %: forgotten
 		} else {
