@@ -23,16 +23,11 @@ import (
 
 // Spec is what a balancer supplies to the skeleton.
 type Spec[T any] struct {
-	// Name is the name the balancer is registered under, for logs.
-	Name string
-	// Warmup configures the warm weights of the snapshots.
-	Warmup warmup.Options
-	// Env is the balancer's clocks and random source.
-	Env lbenv.Env
-	// Build makes the balancer's table for a snapshot (required).
-	Build member.BuildFunc[T]
-	// Pick returns a slot of the snapshot for an invocation (required).
-	Pick member.PickFunc[T]
+	Name   string              // the registered name, for logs
+	Warmup warmup.Options      // the snapshots' warm weights
+	Env    lbenv.Env           // clocks and random source
+	Build  member.BuildFunc[T] // the table of a snapshot (required)
+	Pick   member.PickFunc[T]  // a slot of the snapshot for a call (required)
 	// Among picks from list, a subset of the snapshot v: a failover
 	// retry's, or the two candidates of Interim. Default: by warm weight.
 	Among func(v *member.View[T], list []base.Invoker, inv base.Invocation) base.Invoker
@@ -54,15 +49,13 @@ type Spec[T any] struct {
 
 // Keyed is the hook of a balancer whose pick follows a key of the call.
 type Keyed[T any] struct {
-	// Method returns the method whose snapshot serves inv.
-	Method func(inv base.Invocation) string
+	Method func(inv base.Invocation) string // the method whose snapshot serves inv
 	// Key returns inv's key under v and PickKey a slot of v for it. Where
 	// zones spill, the zone is chosen from the key, which the zone's pick
 	// reuses.
 	Key     func(v *member.View[T], inv base.Invocation) uint64
 	PickKey func(v *member.View[T], key uint64, inv base.Invocation) int
-	// Interim is Balancer.Interim: a provider of list, in O(len(list)) at
-	// most.
+	// Interim is Balancer.Interim, in O(len(list)) at most.
 	Interim func(old *member.View[T], list []base.Invoker, inv base.Invocation) base.Invoker
 }
 
@@ -75,8 +68,8 @@ type Balancer[T any] struct {
 	missing atomic.Bool
 	pick    member.PickFunc[T] // pickIn, made once
 	pairs   sync.Pool          // of *[2]base.Invoker, the candidates of Interim
-	// interimPicks counts Select's picks by Interim.
-	interimPicks atomic.Int64
+
+	interimPicks atomic.Int64 // Select's picks by Interim
 }
 
 // New returns the Balancer of spec.
@@ -134,19 +127,15 @@ func (b *Balancer[T]) Select(invokers []base.Invoker, inv base.Invocation) base.
 	} else {
 		v, i, m = b.views.Pick(invokers, method, b.pick, inv)
 	}
-	if v == nil {
-		b.interimPicks.Add(1)
-		picked := b.Interim(v, invokers, inv)
-		countPick(v, picked, method)
-		return picked
-	}
-	if (b.spec.Uncounted != "" || v.Outliers) && v.CheckFilter() {
-		b.missing.Store(true)
-		lblog.Warnf("%s", member.MissingFilterMessage(b.spec.Name, v.Set, b.uncounted(v.Set)))
-	}
-	if m == member.Exact {
-		v.Stat(i).Picked()
-		return invokers[i]
+	if v != nil { // else m is Changed
+		if (b.spec.Uncounted != "" || v.Outliers) && v.CheckFilter() {
+			b.missing.Store(true)
+			lblog.Warnf("%s", member.MissingFilterMessage(b.spec.Name, v.Set, b.uncounted(v.Set)))
+		}
+		if m == member.Exact {
+			v.Stat(i).Picked()
+			return invokers[i]
+		}
 	}
 	var picked base.Invoker
 	switch {

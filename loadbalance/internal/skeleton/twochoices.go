@@ -56,25 +56,19 @@ func (c *TwoChoices[T]) draw(v *member.View[T]) int {
 // candidates drawn by warm weight; a list of two with usable weights
 // (Interim's pair) is compared as it is.
 func (c *TwoChoices[T]) Among(v *member.View[T], list []base.Invoker, _ base.Invocation) base.Invoker {
-	if len(list) == 2 {
-		i, okA := v.Index(list[0])
-		j, okB := v.Index(list[1])
-		if okA && okB && algo.Usable(v.Weight(i)) && algo.Usable(v.Weight(j)) {
-			if c.Better(v, i, j) {
-				return list[0]
-			}
-			return list[1]
-		}
-	}
-	var a, b base.Invoker
-	if v.Uniform {
-		k, l := algo.Pair(c.Rand.Uint64(), len(list))
-		a, b = list[k], list[l]
-	} else {
-		a, b = v.PickAmong(list, c.Rand.Uint64()), v.PickAmong(list, c.Rand.Uint64())
-	}
+	a, b := list[0], list[len(list)-1]
 	i, okA := v.Index(a)
 	j, okB := v.Index(b)
+	if len(list) != 2 || !okA || !okB || !algo.Usable(v.Weight(i)) || !algo.Usable(v.Weight(j)) {
+		if v.Uniform {
+			k, l := algo.Pair(c.Rand.Uint64(), len(list))
+			a, b = list[k], list[l]
+		} else {
+			a, b = v.PickAmong(list, c.Rand.Uint64()), v.PickAmong(list, c.Rand.Uint64())
+		}
+		i, okA = v.Index(a)
+		j, okB = v.Index(b)
+	}
 	if a == b || !okA || !okB || c.Better(v, i, j) {
 		return a
 	}
