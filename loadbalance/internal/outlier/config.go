@@ -205,7 +205,8 @@ func (p *configParser) rules() (consecutive, failurePct, successRate bool) {
 	if !ok {
 		return true, false, false
 	}
-	none, known := false, false
+	const known = " (known: " + ruleConsecutiveFailures + ", " + ruleFailurePercentage + ", " + ruleSuccessRate + ", none)"
+	none, some := false, false
 	var unknown []string
 	for field := range strings.SplitSeq(v, ",") {
 		switch f := strings.ToLower(strings.TrimSpace(field)); f {
@@ -213,27 +214,26 @@ func (p *configParser) rules() (consecutive, failurePct, successRate bool) {
 		case "none":
 			none = true
 		case ruleConsecutiveFailures:
-			consecutive, known = true, true
+			consecutive, some = true, true
 		case ruleFailurePercentage:
-			failurePct, known = true, true
+			failurePct, some = true, true
 		case ruleSuccessRate:
-			successRate, known = true, true
+			successRate, some = true, true
 		default:
 			unknown = append(unknown, strconv.Quote(f))
 		}
 	}
 	switch {
-	case none && (known || len(unknown) > 0):
-		p.replaced(RulesKey, v, "mixes none with rules", "none (ejection off)")
-		return false, false, false
 	case none:
+		if some || len(unknown) > 0 {
+			p.replaced(RulesKey, v, "mixes none with rules", "none (ejection off)")
+		}
 		return false, false, false
-	case len(unknown) > 0 && known:
-		p.problems = append(p.problems, RulesKey+" "+strconv.Quote(v)+": skipped unknown rule "+strings.Join(unknown, ", ")+
-			" (known: "+ruleConsecutiveFailures+", "+ruleFailurePercentage+", "+ruleSuccessRate+", none)")
-	case !known:
-		p.replaced(RulesKey, v, "names no rule (known: "+ruleConsecutiveFailures+", "+ruleFailurePercentage+", "+ruleSuccessRate+", none)", ruleConsecutiveFailures)
+	case !some:
+		p.replaced(RulesKey, v, "names no rule"+known, ruleConsecutiveFailures)
 		return true, false, false
+	case len(unknown) > 0:
+		p.problems = append(p.problems, RulesKey+" "+strconv.Quote(v)+": skipped unknown rule "+strings.Join(unknown, ", ")+known)
 	}
 	return consecutive, failurePct, successRate
 }

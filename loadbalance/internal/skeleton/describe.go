@@ -32,12 +32,9 @@ func (b *Balancer[T]) describe(v *member.View[T], now int64) (m describe.Method,
 	for i, inv := range v.Invokers {
 		st := v.Stat(i)
 		p := &ps[i]
-		p.URL, p.Stats = inv.GetURL(), st
-		p.Zone = v.Zone(i)
-		p.Weight = v.Weight(i)
-		p.Picks, p.InFlight, p.Calls, p.Failures = st.Picks(), st.Active(), st.Total(), st.Failed()
-		p.Ejections = st.Ejections()
-		p.Reported = reported(v.Provider(i).Load(), now)
+		*p = describe.Provider{URL: inv.GetURL(), Stats: st, Zone: v.Zone(i), Weight: v.Weight(i), Picks: st.Picks(),
+			InFlight: st.Active(), Calls: st.Total(), Failures: st.Failed(), Ejections: st.Ejections(),
+			Reported: reported(v.Provider(i).Load(), now)}
 		if d, ok := st.EWMA().Value(now); ok {
 			p.LatencyMs = float64(d) / 1e6
 		}
