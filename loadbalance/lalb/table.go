@@ -13,11 +13,9 @@ import (
 
 // table is the state of one snapshot; only the tree changes once built.
 type table struct {
-	tree *weightTree
-	// timeouts are what an error of each provider is charged at least;
-	// nil without ChargeTimeout.
-	timeouts []time.Duration
-	live     int // providers not drained: floorWeight's n
+	tree     *weightTree
+	timeouts []time.Duration // what an error is charged at least; nil without ChargeTimeout
+	live     int             // providers not drained: floorWeight's n
 	// ref and refQPS are the mean weight and throughput (calls/s) of the
 	// warm providers with samples at the build (0: none), for warming.
 	ref, refQPS float64

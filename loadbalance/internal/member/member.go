@@ -57,8 +57,7 @@ type Set struct {
 	Outliers bool // an outlier rule may eject providers
 	Panic    bool // outlier detection ignores its ejections (outlier.Decision)
 
-	// providers, meta and zones (nil: no zone named) are the members',
-	// shared with the other methods, as memo is (nil for a zone's Set).
+	// The members' (zones nil: none named; memo nil for a zone's Set).
 	providers []*rpcstatus.Provider
 	meta      []*warmup.Meta
 	zones     []string
@@ -279,22 +278,18 @@ const (
 
 // Registry keeps one snapshot per (service, method) for one balancer.
 type Registry[T any] struct {
-	opts  warmup.Options
-	wall  func() time.Time // the wall clock of uptimes
-	build BuildFunc[T]
-	// routes finds the service of a provider URL, forgetting URLs gone.
-	routes              urlmap.Store[common.URL, route[T]]
+	opts                warmup.Options
+	wall                func() time.Time // the wall clock of uptimes
+	build               BuildFunc[T]
+	routes              urlmap.Store[common.URL, route[T]] // the service of a provider URL
 	mu                  sync.Mutex
 	services            map[string]*service[T]
 	rebuilds, refreshes atomic.Int64 // builds for a membership, for warmup
 	inline              atomic.Int64 // the largest list built on the call
 	pending             sync.WaitGroup
-	// hot caches the states found last, by the URL of a list's first
-	// provider and the method (state).
-	hot [hotSlots]atomic.Pointer[hotEntry[T]]
+	hot                 [hotSlots]atomic.Pointer[hotEntry[T]] // the states found last (state)
 	// epoch is the coarse clock of the states' last use (urlmap.Touch),
-	// moved on by expire once per idle time (ns); epochAt is when it began
-	// (wall ns).
+	// moved on by expire once per idle time (ns) since epochAt (wall ns).
 	epoch, epochAt atomic.Int64
 	idle           int64
 }

@@ -22,11 +22,9 @@ type Zoning[T any] struct {
 	Names []string  // the zones, sorted ("" for providers that name none)
 	// Views are the zones' sub-snapshots (nil while the plan is Off), and
 	// Views[z].Invokers[j] is the snapshot's Invokers[Slots[z][j]].
-	Views []*View[T]
-	Slots [][]int
-	// Memory is each zone's remembered provisioned weight, by Names; a
-	// zone whose providers have all left stays while remembered.
-	Memory []zone.Memory
+	Views  []*View[T]
+	Slots  [][]int
+	Memory []zone.Memory // by Names; a zone with no provider stays while remembered
 }
 
 // FailingRun is the run of failures (rpcstatus.Stats.Streak) from which a

@@ -54,23 +54,19 @@ var codeNames = map[string]int{
 // DefaultConfig holds the defaults, Envoy's and gRPC's (gRFC A50) with the
 // consecutive-failures rule on.
 type Config struct {
-	// ConsecutiveFailures ejects after this many failures in a row; 0: off.
-	ConsecutiveFailures int64
+	ConsecutiveFailures int64 // ejects after this many failures in a row; 0: off
 	FailurePercentage   FailurePercentage
 	SuccessRate         SuccessRate
-	// Interval is the period of the failure-percentage and success-rate
-	// rules, and after which a count of ejections in a row goes down by one.
+	// Interval is the period of the interval rules, and after which a count
+	// of ejections in a row goes down by one.
 	Interval time.Duration
 	// BaseEjectionTime × ejections in a row is an ejection's length, at
 	// most max(BaseEjectionTime, MaxEjectionTime).
 	BaseEjectionTime, MaxEjectionTime time.Duration
-	// MaxEjectionPercent caps the providers ejected at once (one always may be).
-	MaxEjectionPercent float64
-	// PanicThreshold, in percent: with fewer usable providers than that,
-	// ejection is ignored and every provider serves.
-	PanicThreshold float64
+	MaxEjectionPercent                float64 // caps the providers ejected at once (one always may be)
+	PanicThreshold                    float64 // percent: with fewer usable, ejection is ignored
 	// Counted says which failures count: bit c for status code c, bit 0 for
-	// failures without one. It always includes statuscode.AlwaysCounted.
+	// failures without one; it always includes statuscode.AlwaysCounted.
 	Counted uint32
 }
 

@@ -27,37 +27,29 @@ import (
 // balancer. Decide is for snapshot builds (it locks and allocates); the
 // hot paths only touch its Board.
 type Detector struct {
-	// board is allocated apart, so that the statistics linked to it do not
-	// keep the Detector's state alive.
-	board atomic.Pointer[rpcstatus.Board]
+	board atomic.Pointer[rpcstatus.Board] // apart: the statistics linked to it hold it
 
 	mu       sync.Mutex
 	cfgFrom  *common.URL // the URL cfg was read from
 	cfg      Config
-	problems string // the configuration problems logged last
-	// records holds the records of the providers with something to keep:
-	// interval baselines or an ejection, ongoing or past.
-	records  urlmap.Store[rpcstatus.Stats, record]
-	nextTick int64 // when the interval rules look next; 0: not scheduled
-	panicked bool  // ejection is ignored under the panic threshold
-	// lastStats and lastRecs are the statistics evaluate saw last and their
-	// records (nil: none), walked with algo.Match by the next; spare is the
-	// other array of records, cleared between uses.
-	lastStats []*rpcstatus.Stats
-	lastRecs  []*record
-	spare     []*record
+	problems string                                // the configuration problems logged last
+	records  urlmap.Store[rpcstatus.Stats, record] // providers with baselines or an ejection
+	nextTick int64                                 // when the interval rules look next; 0: not scheduled
+	panicked bool                                  // ejection is ignored under the panic threshold
+	// lastStats and lastRecs (nil: none) are the statistics evaluate saw
+	// last and their records, walked by the next (algo.Match); spare is
+	// the other array of records, cleared between uses.
+	lastStats       []*rpcstatus.Stats
+	lastRecs, spare []*record
 }
 
 // record is what the Detector keeps of one provider (one Stats).
 type record struct {
-	until     int64  // ejected until (ns); 0: not ejected
-	since     int64  // when the current ejection began
-	rule      string // what ejected it
-	times     int64  // ejections in a row, as of returned
-	returned  int64  // when it came back from its latest ejection
-	baseCalls int64  // Total and Counted at the latest interval
-	baseFails int64
-	seen      bool // baselines are set
+	until, since         int64  // ejected until (ns; 0: not ejected), since
+	rule                 string // what ejected it
+	times, returned      int64  // ejections in a row, as of returned, its latest return
+	baseCalls, baseFails int64  // Total and Counted at the latest interval
+	seen                 bool   // baselines are set
 }
 
 // Board returns the board the filter feeds, made on first use.
@@ -71,13 +63,9 @@ func (d *Detector) Board() *rpcstatus.Board {
 
 // Decision is what a Detector decided for one snapshot.
 type Decision struct {
-	// Ejected marks the ejected providers in the snapshot's order; nil
-	// when none is.
-	Ejected []bool
-	// Alarm is the board's alarm the decision saw: the snapshot is stale
-	// once Board().Raised() differs.
-	Alarm   uint64
-	Enabled bool // a rule may eject
+	Ejected []bool // the ejected providers in the snapshot's order; nil for none
+	Alarm   uint64 // the board's alarm it saw: the snapshot is stale once Raised differs
+	Enabled bool   // a rule may eject
 	// Panic: fewer than the panic threshold would be usable, so ejection
 	// is ignored (Ejected nil) and every provider serves.
 	Panic bool

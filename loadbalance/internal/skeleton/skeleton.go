@@ -35,12 +35,8 @@ type Spec[T any] struct {
 	// (a scan), which is then compared with the snapshot in full on every
 	// Select. Default 0: picks read what they draw (member.Registry.Pick).
 	ReadsAllUpTo int
-	// Uncounted is what goes wrong without the lbactive filter, for
-	// balancers that need it; "" for the others.
-	Uncounted string
-	// Keyed, for a balancer whose pick follows a key of the call
-	// (ringhash), replaces the key-blind parts of Select.
-	Keyed *Keyed[T]
+	Uncounted    string    // what goes wrong without the lbactive filter; "" if nothing
+	Keyed        *Keyed[T] // for a pick that follows a key of the call (ringhash)
 	// Describe fills in what the table says of the providers of v, ps[i]
 	// for slot i (weight, cost), off the hot path; now is
 	// rpcstatus.Nanotime's clock.

@@ -11,14 +11,9 @@ import (
 // candidates, two distinct slots when the warm weights are equal, else two
 // draws by warm weight. It allocates nothing.
 type TwoChoices[T any] struct {
-	// Rand is the random source of the draws.
-	Rand algo.Rand
-	// Alias returns the alias table of v's warm weights, nil when they are
-	// equal (required).
-	Alias func(v *member.View[T]) *algo.Alias
-	// Better reports whether slot i of v is the better choice against
-	// slot j (required).
-	Better func(v *member.View[T], i, j int) bool
+	Rand   algo.Rand
+	Alias  func(v *member.View[T]) *algo.Alias    // v's warm weights' table, nil when equal (required)
+	Better func(v *member.View[T], i, j int) bool // slot i is better than slot j (required)
 	// Window, when > 0, is a failure window (ns, Failures): a winner in a
 	// run of failures within it gives way to the winner of another pair,
 	// up to FailurePairs pairs. Now (ns) is then required.

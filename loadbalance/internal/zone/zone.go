@@ -18,13 +18,11 @@ const (
 	DefaultOverprovisioning = 1.4
 )
 
-// Options tune a Plan; the zero value gives the defaults.
+// Options tune a Plan; the zero value gives the defaults. A zone counts at
+// min(its full weight, Overprovisioning (>= 1) × its healthy weight); with
+// fewer than MinClusterSize providers zones are ignored (negative: never).
 type Options struct {
-	// MinClusterSize: with fewer providers, zones are ignored; negative:
-	// always zone-aware.
-	MinClusterSize int
-	// Overprovisioning (>= 1): a zone counts at min(its full weight,
-	// Overprovisioning × its healthy weight).
+	MinClusterSize   int
 	Overprovisioning float64
 }
 
@@ -40,20 +38,15 @@ func (o Options) withDefaults() Options {
 
 // Zone is what a Plan needs to know of one zone's providers.
 type Zone struct {
-	Name      string // "" for providers that name none
-	Providers int
-	// Weight is the sum of its providers' weights as if all were healthy.
-	Weight float64
-	// Healthy is the weight of its providers that serve now.
-	Healthy float64
+	Name      string  // "" for providers that name none
+	Providers int     // 0: all left; its callers still count
+	Weight    float64 // its providers' weights, as if all were healthy
+	Healthy   float64 // the weight of its providers that serve now
 	// Callers is the share of the calls that come from this zone, in any
 	// unit; 0 for every zone when unknown: each zone then sends calls in
-	// proportion to max(Weight, Provisioned).
-	Callers float64
-	// Provisioned is the weight the zone's callers remember (Remember). A
-	// zone whose providers have all left has Providers 0: its callers
-	// count, it serves nothing.
-	Provisioned float64
+	// proportion to max(Weight, Provisioned), Provisioned being the
+	// weight its callers remember (Remember).
+	Callers, Provisioned float64
 }
 
 // Mode is how a Plan routes.
@@ -77,16 +70,11 @@ func (m Mode) String() string {
 
 // Plan is the routing of one snapshot: which zone serves a call.
 type Plan struct {
-	Mode Mode
-	// Local is the index of the caller's zone in the zones the Plan was
-	// computed from; -1 when Mode is Off.
-	Local int
-	// LocalShare is the share of the calls that stay local: 1 when Direct.
-	LocalShare float64
-	local      uint64 // LocalShare as a threshold on a random word
-	// residual is the cumulative spare capacity of the zones, in order
-	// (the local zone adds none).
-	residual []float64
+	Mode       Mode
+	Local      int       // the caller's zone (an index of Compute's zones); -1 when Off
+	LocalShare float64   // the share of the calls that stay local; 1 when Direct
+	local      uint64    // LocalShare as a threshold on a random word
+	residual   []float64 // the zones' cumulative spare capacity (none for the local one)
 }
 
 // Compute returns the plan for zones, the caller being in zones[local]
