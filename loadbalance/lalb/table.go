@@ -13,15 +13,12 @@ import (
 
 // table is the state of one snapshot; only the tree changes once built.
 type table struct {
-	tree     *weightTree
-	timeouts []time.Duration // what an error is charged at least; nil without ChargeTimeout
-	live     int             // providers not drained: floorWeight's n
-	// ref and refQPS are the mean weight and throughput (calls/s) of the
-	// warm providers with samples at the build (0: none), for warming.
-	ref, refQPS float64
-	// refLatency is the mean success latency (ns, float64 bits) of the
-	// providers with samples, for newcomer; at a cold start, the first
-	// refresh with samples sets it.
+	tree        *weightTree
+	timeouts    []time.Duration // what an error is charged at least; nil without ChargeTimeout
+	live        int             // providers not drained: floorWeight's n
+	ref, refQPS float64         // the warm providers' mean weight and throughput (warming)
+	// refLatency is the providers' mean success latency (ns, float64 bits),
+	// for newcomer; at a cold start, the first refresh with samples sets it.
 	refLatency atomic.Uint64
 }
 
@@ -116,9 +113,7 @@ func (b *Balancer) build(s *member.Set, prev *member.View[table]) *table {
 	t := &table{}
 	if b.chargeTimeout {
 		t.timeouts = make([]time.Duration, n)
-		if prev != nil && prev.Table.timeouts != nil {
-			member.Carry(s, prev, func(i, j int) { t.timeouts[i] = prev.Table.timeouts[j] })
-		}
+		member.Carry(s, prev, func(i, j int) { t.timeouts[i] = prev.Table.timeouts[j] })
 		for i, d := range t.timeouts {
 			if d == 0 { // a newcomer
 				t.timeouts[i], _ = urlparam.MethodTimeout(s.Invokers[i].GetURL(), s.Method)

@@ -27,27 +27,18 @@ const minLatency = float64(time.Microsecond)
 // Tuning tunes the weight function. The zero value means the defaults;
 // invalid fields (NaN, infinite, out of range) get their defaults.
 type Tuning struct {
-	// P is the latency exponent in QPS × Scale / latency^P, in (0, 4];
-	// default 1. Larger values move traffic to the fastest provider faster.
-	P float64
-	// Scale multiplies every weight, latency counted in ms; it sets the
-	// integer resolution. Default 1e6.
-	Scale float64
-	// PunishErrorRatio (>= 1) multiplies the latency charged for an error.
-	// Default 1.2.
-	PunishErrorRatio float64
+	P                float64 // the latency exponent in QPS × Scale / latency^P, in (0, 4]; default 1
+	Scale            float64 // multiplies every weight (latency in ms); default 1e6
+	PunishErrorRatio float64 // (>= 1) multiplies the latency charged for an error; default 1.2
 	// PunishInflightRatio (>= 1): once the mean age of the calls in flight
 	// exceeds this many mean latencies, the weight falls in proportion, so
-	// a provider that stopped answering loses traffic before its calls
-	// time out. Default 1.5.
+	// a hanging provider loses traffic before its calls time out. Default 1.5.
 	PunishInflightRatio float64
 	// MinShare, in (0, 0.5], is the least share of the traffic a provider
-	// keeps, so that a recovery is seen: min(MinShare, 0.5/n) with n
-	// providers. Default 0.01.
-	MinShare float64
-	// MinSamples (>= 1) is the number of completions a provider needs for
-	// a weight of its own; before, it counts as new. Default 16.
-	MinSamples int64
+	// keeps, min(MinShare, 0.5/n) of n providers, so that a recovery is
+	// seen. Default 0.01.
+	MinShare   float64
+	MinSamples int64 // (>= 1) completions for a weight of its own; default 16
 }
 
 // withDefaults returns o with every invalid field replaced by its default.
