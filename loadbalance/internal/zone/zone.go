@@ -87,18 +87,13 @@ func Compute(zones []Zone, local int, panic bool, opts Options) Plan {
 	if local < 0 || local >= len(zones) || panic || len(zones) < 2 {
 		return off
 	}
-	providers := 0
+	providers, callersKnown := 0, false
 	for _, z := range zones {
 		providers += z.Providers
+		callersKnown = callersKnown || z.Callers > 0
 	}
 	if providers < opts.MinClusterSize || zones[local].Providers <= 0 || clean(zones[local].Weight) == 0 {
 		return off
-	}
-	callersKnown := false
-	for _, z := range zones {
-		if z.Callers > 0 {
-			callersKnown = true
-		}
 	}
 	var capTotal, callTotal float64
 	for _, z := range zones {
@@ -119,11 +114,7 @@ func Compute(zones []Zone, local int, panic bool, opts Options) Plan {
 		return p
 	}
 	p.Mode, p.LocalShare = Spill, up/down
-	if f := p.LocalShare * 0x1p64; f < 0x1p64 {
-		p.local = uint64(f)
-	} else {
-		p.local = math.MaxUint64
-	}
+	p.local = uint64(p.LocalShare * 0x1p64) // up < down: LocalShare <= 1 - 2^-53
 	sum := 0.0
 	for i, z := range zones {
 		if i != local {
