@@ -201,13 +201,12 @@ const maxSum = float64(1 << 62)
 // warmFraction returns the share of its full weight provider i of s gets
 // now, in (0, 1]; 0 when drained. Static weights mean nothing more to LALB.
 func warmFraction(s *member.Set, i int) float64 {
-	w := s.Weight(i)
-	if !(w > 0) {
+	switch w, full := s.Weight(i), s.Meta(i).Weight; {
+	case !(w > 0):
 		return 0
-	}
-	full := s.Meta(i).Weight
-	if !(full > 0) || w >= full { // all drained: the Set gives each weight 1
+	case !(full > 0) || w >= full: // all drained: the Set gives each weight 1
 		return 1
+	default:
+		return w / full
 	}
-	return w / full
 }

@@ -60,24 +60,18 @@ func (t *weightTree) Weight(i int) int64 {
 	return t.nodes[i].self.Load()
 }
 
-// Set changes the weight of item i to w (clamped) and returns the old one;
-// an index out of range is ignored. Concurrent Sets leave the sums exact
-// once they have all returned.
-func (t *weightTree) Set(i int, w int64) (old int64) {
+// Set changes the weight of item i to w (clamped); an index out of range
+// is ignored. Concurrent Sets leave the sums exact once all have returned.
+func (t *weightTree) Set(i int, w int64) {
 	if uint(i) >= uint(len(t.nodes)) {
-		return 0
+		return
 	}
 	w = clampLeaf(w)
-	old = t.nodes[i].self.Swap(w)
-	d := w - old
-	if d == 0 {
-		return old
-	}
-	for k := i; ; k = (k - 1) / 2 {
-		t.nodes[k].sum.Add(d)
-		if k == 0 {
-			return old
+	if d := w - t.nodes[i].self.Swap(w); d != 0 {
+		for k := i; k > 0; k = (k - 1) / 2 {
+			t.nodes[k].sum.Add(d)
 		}
+		t.nodes[0].sum.Add(d)
 	}
 }
 
