@@ -13,15 +13,9 @@ import (
 
 // Env is a balancer's environment. Each field is optional.
 type Env struct {
-	// Now is the monotonic clock (ns) of the call statistics: the lbactive
-	// filter's (filter.Options.Now). Default rpcstatus.Nanotime.
-	Now func() int64
-	// Wall is the wall clock of providers' uptimes (package warmup).
-	// Default time.Now.
-	Wall func() time.Time
-	// Rand returns uniformly random words, safe for concurrent use.
-	// Default math/rand/v2's Uint64.
-	Rand func() uint64
+	Now  func() int64     // the statistics' monotonic clock (ns), the lbactive filter's; default rpcstatus.Nanotime
+	Wall func() time.Time // the wall clock of providers' uptimes (package warmup); default time.Now
+	Rand func() uint64    // uniformly random words, safe for concurrent use; default math/rand/v2's Uint64
 }
 
 // WithDefaults returns e with its unset fields set to their defaults.

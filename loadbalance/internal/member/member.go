@@ -76,7 +76,7 @@ type Set struct {
 	alarm     uint64 // the board's alarm at the build (stale)
 }
 
-// Board returns the outlier board of the Set's (service, method).
+// Board returns the Set's outlier board.
 func (s *Set) Board() *rpcstatus.Board { return s.board }
 
 // IsEjected reports whether provider i is ejected.
@@ -189,7 +189,6 @@ func routerGeneration(inv base.Invocation) uint64 {
 	return g
 }
 
-// words returns the memory of list.
 func words(list []base.Invoker) []byte {
 	return unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(list))), len(list)*int(unsafe.Sizeof(list[0])))
 }
@@ -315,8 +314,7 @@ type hotEntry[T any] struct {
 	st     *state[T]
 }
 
-// hotSlot returns the slot of Registry.hot for u and method: a
-// multiplicative hash of u's address, the method's length and last byte.
+// hotSlot hashes u's address, the method's length and last byte.
 func hotSlot(u *common.URL, method string) uint {
 	h := uint64(uintptr(unsafe.Pointer(u))) ^ uint64(len(method))<<48
 	if len(method) > 0 {
@@ -350,7 +348,7 @@ type state[T any] struct {
 }
 
 // NewRegistry returns a Registry that builds tables with build, reading
-// uptimes on wall (default time.Now).
+// uptimes on wall (nil: time.Now).
 func NewRegistry[T any](opts warmup.Options, wall func() time.Time, build BuildFunc[T]) *Registry[T] {
 	if wall == nil {
 		wall = time.Now
@@ -618,7 +616,12 @@ func (r *Registry[T]) update(st *state[T], list []base.Invoker, method string, s
 	v := &View[T]{Set: set, Table: r.build(set, prev), watch: &st.watch}
 	u := list[0].GetURL()
 	cfg, problems := zone.ParseRouting(func(key string) string { return urlparam.ServiceParam(u, key) }, os.Getenv(zone.Env))
-	st.zoneProblems(u.ServiceKey(), method, problems)
+	if p := strings.Join(problems, "; "); p != st.zoneLogged {
+		st.zoneLogged = p
+		if p != "" {
+			lblog.Warnf("zone-aware routing, service %s, method %s: %s", u.ServiceKey(), method, p)
+		}
+	}
 	v.Zoning = r.zoning(v, prev, cfg, set.Panic)
 	if e := st.hot.Load(); e == nil || e.url != u {
 		st.hot.Store(&hotEntry[T]{url: u, method: method, st: st})

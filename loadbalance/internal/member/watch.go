@@ -28,7 +28,6 @@ func (v *View[T]) CheckFilter() bool {
 	return v.checkFilter()
 }
 
-// checkFilter is CheckFilter until the question is settled.
 func (v *View[T]) checkFilter() bool {
 	w := v.watch
 	for _, s := range v.stats {

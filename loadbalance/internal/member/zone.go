@@ -2,12 +2,10 @@ package member
 
 import (
 	"slices"
-	"strings"
 	"time"
 
 	"dubbo.apache.org/dubbo-go/v3/protocol/base"
 
-	"github.com/dubbogo-lb/lb/internal/lblog"
 	"github.com/dubbogo-lb/lb/loadbalance/internal/zone"
 	"github.com/dubbogo-lb/lb/rpcstatus"
 	"github.com/dubbogo-lb/lb/warmup"
@@ -162,8 +160,8 @@ func (s *Set) refreshBy(at int64) {
 	}
 }
 
-// subset returns the Set of the providers of s at slots, in that order,
-// with their weights in s.
+// subset returns the Set of the providers of s at slots (of one zone), in
+// that order, with their weights in s.
 func (s *Set) subset(slots []int) *Set {
 	n := len(slots)
 	sub := &Set{
@@ -180,12 +178,6 @@ func (s *Set) subset(slots []int) *Set {
 	for j, i := range slots {
 		sub.Invokers[j], sub.providers[j], sub.meta[j] = s.Invokers[i], s.Provider(i), s.Meta(i)
 		sub.stats[j], w.weights[j] = s.Stat(i), s.Weight(i)
-		if z := s.Zone(i); z != "" {
-			if sub.zones == nil {
-				sub.zones = make([]string, n)
-			}
-			sub.zones[j] = z
-		}
 		w.total += w.weights[j]
 		if s.IsEjected(i) {
 			if sub.Ejected == nil {
@@ -194,23 +186,11 @@ func (s *Set) subset(slots []int) *Set {
 			sub.Ejected[j] = true
 		}
 	}
-	sub.index = newIndex(sub.Invokers)
-	if n > 0 {
-		sub.given = &sub.Invokers[0]
+	if z := s.Zone(slots[0]); z != "" {
+		sub.zones = slices.Repeat([]string{z}, n)
 	}
+	sub.index = newIndex(sub.Invokers)
 	w.settle(sub.Ejected)
 	sub.use(w)
 	return sub
-}
-
-// zoneProblems logs the zone configuration's problems when they change.
-func (st *state[T]) zoneProblems(service, method string, problems []string) {
-	p := strings.Join(problems, "; ")
-	if p == st.zoneLogged {
-		return
-	}
-	st.zoneLogged = p
-	if p != "" {
-		lblog.Warnf("zone-aware routing, service %s, method %s: %s", service, method, p)
-	}
 }

@@ -58,15 +58,7 @@ const (
 	Spill              // a share stays local, the rest spills (LocalityResidual)
 )
 
-func (m Mode) String() string {
-	switch m {
-	case Direct:
-		return "direct"
-	case Spill:
-		return "spill"
-	}
-	return "off"
-}
+func (m Mode) String() string { return [...]string{"off", "direct", "spill"}[m] }
 
 // Plan is the routing of one snapshot: which zone serves a call.
 type Plan struct {
