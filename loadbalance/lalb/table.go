@@ -66,9 +66,8 @@ func (b *Balancer) refresh(v *member.View[table], i int) {
 // the last recentHorizon, at least MinSamples ("Sparse statistics").
 const recentHorizon = 500 * time.Millisecond
 
-// weight returns the provider's own weight (providerWeight) from its
-// window, timeout and the mean age delay of its calls in flight, whether
-// it has samples enough, its mean success latency and throughput.
+// weight returns providerWeight of st's window, timeout and calls in
+// flight (mean age delay), its mean success latency and throughput.
 func (b *Balancer) weight(st *rpcstatus.Stats, timeout, delay time.Duration, now int64) (float64, bool, time.Duration, float64) {
 	sum := st.Window().Summary()
 	if sum.Span > recentHorizon {
@@ -93,9 +92,8 @@ func (t *table) warming(w, qps, warm float64) float64 {
 	return warm * min(w*t.refQPS/qps, t.ref)
 }
 
-// newcomer returns the weight of a provider without samples enough: the
-// average weight avg times its warm fraction, lowered by the in-flight
-// penalty against refLatency.
+// newcomer returns the weight of a provider without samples enough: avg
+// times its warm fraction, with the in-flight penalty of refLatency.
 func (t *table) newcomer(avg, warm float64, delay time.Duration, o Tuning) float64 {
 	if ref := math.Float64frombits(t.refLatency.Load()); ref > 0 {
 		return penalize(avg*warm, ref, delay, o)

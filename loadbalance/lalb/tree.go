@@ -10,11 +10,8 @@ import (
 const maxLeafWeight = int64(1) << 47
 
 // weightTree picks an item in proportion to its weight and changes one
-// weight, each in O(log N), without a lock: a complete binary tree in an
-// array (item i at node i, children 2i+1 and 2i+2), each node holding its
-// own weight and its subtree's sum, updated by atomic adds up the path. The
-// sums are exact once no Set runs; picks tolerate a Set half way up. The
-// number of items is fixed.
+// weight in O(log N) without a lock: item i at node i of an array, children
+// 2i+1 and 2i+2, each node holding its weight and its subtree's sum.
 type weightTree struct {
 	nodes []treeNode
 }

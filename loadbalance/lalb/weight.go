@@ -84,18 +84,12 @@ func rate(n int64, span time.Duration) float64 {
 	return max(float64(n-1)/span.Seconds(), minQPS)
 }
 
-// providerWeight returns brpc's weight of one provider, useful throughput
-// over latency, with o's fields valid (withDefaults):
-//
-//	QPS × Scale / latency^P, latency in ms
-//
-// where QPS counts successes only and latency is the mean success latency
-// plus the errors' cost, PunishErrorRatio × max(their latency, the
-// success latency) or the Timeout if larger, spread over the successes. A
-// mean age of the calls in flight beyond PunishInflightRatio × latency
-// scales the weight by their ratio. ok is false with fewer than MinSamples
-// completions, most of them successes (a newcomer). The weight is finite
-// and >= 0, not floored (treeWeight).
+// providerWeight returns brpc's weight of one provider, QPS × Scale /
+// latency^P (ms), with o valid (withDefaults): successes over the mean
+// success latency plus the errors' cost spread over the successes, lowered
+// by the in-flight penalty ("Weights" in DESIGN.md). ok is false for a
+// newcomer: fewer than MinSamples completions, most of them successes. The
+// weight is finite and >= 0, not floored (treeWeight).
 func providerWeight(s callStats, o Tuning) (w float64, ok bool) {
 	n := s.Samples
 	if n <= 0 {

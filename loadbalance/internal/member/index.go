@@ -79,9 +79,8 @@ func lookup[T uint16 | int32](slots []T, invokers []base.Invoker, inv base.Invok
 	return 0, false
 }
 
-// follow calls f(i, j) for each provider i of list that find places at
-// slot j of invokers, the list x was made from, walking both in order
-// (algo.Match) unless invokers holds duplicates.
+// follow calls f(i, j) for each provider i of list at slot j of invokers,
+// the list x was made from (algo.Match, unless invokers has duplicates).
 func (x index) follow(invokers, list []base.Invoker, f func(i, j int)) {
 	find := func(inv base.Invoker) (int, bool) { return x.find(invokers, inv) }
 	if x.dups {

@@ -178,9 +178,8 @@ func (v *View[T]) matchesQuick(list []base.Invoker, inv base.Invocation) bool {
 	return same(list[at:at+sampleWindow], s.Invokers[at:at+sampleWindow])
 }
 
-// routerGeneration returns the generation of the invoker list that
-// dubbo-go's router chain sets on inv (every change of the directory moves
-// it); 0 for none.
+// routerGeneration returns the invoker list generation dubbo-go's router
+// chain sets on inv, which every change of the directory moves; 0: none.
 func routerGeneration(inv base.Invocation) uint64 {
 	if inv == nil {
 		return 0
@@ -360,9 +359,8 @@ func NewRegistry[T any](opts warmup.Options, wall func() time.Time, build BuildF
 	return r
 }
 
-// expire, once the idle time has passed since the epoch began (wall ns),
-// moves the epoch on and releases the states no call stamped in the epoch
-// that ends; else it costs one load. Off the hot path.
+// expire, once per idle time (wall ns), moves the epoch on and releases
+// the states no call stamped in the epoch that ends. Off the hot path.
 func (r *Registry[T]) expire(now int64) {
 	if now-r.epochAt.Load() < r.idle {
 		return
@@ -600,9 +598,8 @@ func (r *Registry[T]) rebuild(st *state[T], list []base.Invoker, method string, 
 	return nil
 }
 
-// update builds and publishes the snapshot of st for list, with st.mu
-// held; a refresh of stale keeps it if another list's snapshot was
-// published meanwhile.
+// update builds and publishes the snapshot of st for list (st.mu held); a
+// refresh of stale keeps it if another list's was published meanwhile.
 func (r *Registry[T]) update(st *state[T], list []base.Invoker, method string, stale *View[T]) *View[T] {
 	prev := st.view.Load()
 	now := r.wall()
@@ -760,9 +757,8 @@ func (w *warmWeights) settle(ejected []bool) {
 	}
 }
 
-// members is the part of a snapshot that does not depend on the method,
-// shared by the methods of a service that see the same list. Immutable
-// but for warm.
+// members is what a snapshot holds whatever the method, shared by the
+// methods that see the same list. Immutable but for warm.
 type members struct {
 	invokers  []base.Invoker // the list itself (see Set.Invokers)
 	providers []*rpcstatus.Provider

@@ -125,9 +125,8 @@ func (r *Registry[T]) zoning(v *View[T], prev *View[T], cfg zone.Routing, panic 
 	return zn
 }
 
-// remember brings each zone's memory up to date from the Zoning before
-// (nil: none) as its Provisioned weight; while a memory decays, s is
-// refreshed every eighth of a half-life.
+// remember sets each zone's Provisioned weight to its memory, brought up to
+// date from before (nil: none); s is refreshed while a memory decays.
 func (r *Registry[T]) remember(s *Set, zn *Zoning[T], zones []zone.Zone, before *Zoning[T], halfLife time.Duration) {
 	now := r.wall().UnixNano()
 	zn.Memory = make([]zone.Memory, len(zones))

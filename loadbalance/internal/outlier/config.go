@@ -12,9 +12,8 @@ import (
 	"github.com/dubbogo-lb/lb/internal/urlparam"
 )
 
-// URL parameters of outlier ejection: consumer-only (urlparam.Whose), read
-// with urlparam.MethodParam (reference or method level). Config documents
-// each value.
+// URL parameters of outlier ejection (Config), consumer-only, read at
+// reference or method level (urlparam.MethodParam).
 const (
 	RulesKey        = "outlier.rules"  // consecutive-failures, failure-percentage, success-rate, or none
 	ErrorsKey       = "outlier.errors" // Config.Counted: code names or numbers, all or none

@@ -262,9 +262,8 @@ func (d *Detector) release(r *record, s *rpcstatus.Stats, now int64, inv base.In
 	s.Returned()
 }
 
-// wakeAt is when the detector must decide again without a new failure:
-// the first end of an ejection or the next interval; 0: never; 1: the
-// first call (an interval clock to start, an untimed ejection).
+// wakeAt is when to decide again without a new failure: the first end of
+// an ejection or the next interval; 0: never; 1: at the first call.
 func (d *Detector) wakeAt(recs []*record, untimed bool) int64 {
 	at := d.nextTick
 	if untimed || at == 0 && d.cfg.Enabled() && d.cfg.Periodic() {

@@ -20,9 +20,8 @@ func Problem(key, raw, why, kept string) string {
 	return key + " " + strconv.Quote(raw) + " " + why + "; using " + kept
 }
 
-// Report logs the problems of the configuration of the balancer name for
-// the snapshot s, one WARN line each, unless they are before, those of the
-// snapshot s replaces.
+// Report logs the configuration problems of balancer name for snapshot s,
+// one WARN line each, unless they are before, those of the one it replaces.
 func Report(name string, s *member.Set, problems, before []string) {
 	if slices.Equal(problems, before) {
 		return
