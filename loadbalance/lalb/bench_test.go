@@ -106,14 +106,14 @@ func newFeeder(seed uint64) *feeder {
 	return &feeder{r: xorshift(seed), o: Tuning{}.withDefaults(), now: int64(time.Second + time.Millisecond),
 		s: callStats{Samples: 128, Errors: 2, Span: 127 * time.Millisecond,
 			SuccessLatency: time.Millisecond, ErrorLatency: 3 * time.Millisecond,
-			Inflight: 3, InflightStartSum: 3 * int64(time.Second)}}
+			Delay: time.Millisecond}}
 }
 
 // feed computes one provider's weight from a fresh latency and sets it.
 func (f *feeder) feed(t *weightTree) {
 	v := f.r.next()
 	f.s.SuccessLatency = time.Duration(v>>44) + time.Millisecond
-	w, _ := providerWeight(f.s, f.now, f.o)
+	w, _ := providerWeight(f.s, f.o)
 	t.Set(int(v%benchN), treeWeight(w, t.Total(), benchN, f.o))
 }
 

@@ -1,8 +1,14 @@
+// Package lalb is brpc's locality-aware balancer ("la"): each provider is
+// picked in proportion to its throughput over its latency, computed from
+// the window of recent completions the lbactive filter records, lowered
+// while its calls in flight age, with errors charged and a minimum share
+// so that every provider is still probed. Picks are O(log N) from a tree
+// of weights refreshed on the pick side; new providers start at the
+// average weight, scaled by their warmup. It needs the lbactive filter and
+// says so once per service and method when it is missing. Notes: DESIGN.md.
 package lalb
 
 import (
-	"math/bits"
-
 	"dubbo.apache.org/dubbo-go/v3/protocol/base"
 
 	"github.com/dubbogo-lb/lb/loadbalance/describe"
@@ -16,10 +22,8 @@ import (
 // Name is the name the balancer is registered under with dubbo-go.
 const Name = "lalb"
 
-// Refresh rates (see "Feedback" in DESIGN.md), as masks on the low random bits of a pick: the picked
-// provider is refreshed on 1 pick in 4, a uniformly drawn one on 1 in 8.
-// TestRefreshRates measures what these rates cost against refreshing both
-// on every pick.
+// Refresh rates, as masks on a pick's low random bits: the picked provider
+// on 1 pick in 4, a uniformly drawn one on 1 in 8 ("Feedback").
 const (
 	pickRefreshMask  = 3
 	otherRefreshMask = 7
@@ -28,43 +32,31 @@ const (
 
 // Options configure a Balancer. The zero value is ready to use.
 type Options struct {
-	// Tuning tunes the weight function. Its zero value means the defaults
-	// listed with Tuning; invalid fields are replaced by their defaults.
+	// Tuning tunes the weight function; the zero value means its defaults.
 	Tuning Tuning
-	// Warmup configures the warmup of new providers. A provider that warms
-	// up (package warmup: uptime below its warmup period) starts at the
-	// average weight times its warm fraction and then follows the ramp,
-	// about its warm fraction of a warm provider's traffic (see
-	// table.warming). Uptimes are read on Env.Wall.
+	// Warmup configures the warmup of new providers: a warming provider
+	// gets about its warm fraction of a warm one's traffic.
 	Warmup warmup.Options
-	// Env is the balancer's clocks and random source; the zero value is
-	// the real ones (see lbenv.Env).
+	// Env is the balancer's clocks and random source (lbenv.Env).
 	Env lbenv.Env
 	// ChargeTimeout charges every error at least the method's timeout
-	// (methods.<m>.timeout, Java's <m>.timeout, then
-	// timeout, else 3 s), brpc's rule for a call
-	// with no retry left. By default (false) an error costs
-	// PunishErrorRatio × its latency, brpc's rule while retries remain (the
-	// failover cluster retries twice by default): charging a 3 s timeout
-	// for every error would let one business exception in a window of 128
-	// divide a 1 ms provider's weight by 25.
+	// (else 3 s), brpc's rule for a call with no retry left. By default an
+	// error costs PunishErrorRatio × its latency, brpc's rule while
+	// retries remain.
 	ChargeTimeout bool
 }
 
 // Balancer is the locality-aware balancer. It is safe for concurrent use;
-// one Balancer serves every service and method. Select picks a provider
-// with probability proportional to its LALB weight.
+// one Balancer serves every service and method.
 type Balancer struct {
 	skeleton.Front[table] // Select, Describe, Rebuilds
 
-	sk            *skeleton.Balancer[table]
-	rand          algo.Rand
-	opts          Tuning
-	now           func() int64
-	chargeTimeout bool
-	// pickMask and otherMask are pickRefreshMask and otherRefreshMask;
-	// tests change them to measure other rates.
-	pickMask, otherMask uint64
+	sk                  *skeleton.Balancer[table]
+	rand                algo.Rand
+	opts                Tuning
+	now                 func() int64
+	chargeTimeout       bool
+	pickMask, otherMask uint64 // the refresh rates (tests change them)
 }
 
 // New returns a Balancer.
@@ -86,18 +78,13 @@ func New(opts Options) *Balancer {
 	return b
 }
 
-// pick draws a slot of v in proportion to its tree weight and refreshes
-// weights on the pick side (see "Feedback" in DESIGN.md): the picked
-// provider on 1 pick in 4, a uniformly drawn one on 1 in 8.
+// pick draws a slot of v by its tree weight and refreshes weights: one
+// random word, whose high bits choose the provider and low bits (which
+// move the choice by at most one unit of weight) the refreshes.
 func (b *Balancer) pick(v *member.View[table], _ base.Invocation) int {
-	// One random word: its high bits choose the provider (Choose keeps the
-	// high word of r × total), its low bits, which move that choice by at
-	// most one unit of weight, decide the refreshes.
 	r := b.rand.Uint64()
 	i := v.Table.tree.choose(r)
-	if i < 0 {
-		// Every leaf 0: impossible, as a snapshot never drains every
-		// provider, but a pick must not fail.
+	if i < 0 { // every leaf 0: a snapshot never drains all, but never fail
 		i = algo.IntN(b.rand.Uint64(), v.Len())
 	}
 	if r&b.pickMask == 0 {
@@ -111,55 +98,17 @@ func (b *Balancer) pick(v *member.View[table], _ base.Invocation) int {
 	return i
 }
 
-// pickAmong picks from list, a subset of the snapshot (a failover retry's,
-// or the two candidates of a pick while a new snapshot is built), in
-// proportion to the current tree weights: a retry should go where the
-// first try would most likely have gone, not to a hung provider. O(len(list)).
+// pickAmong picks from list, a subset of v (Spec.Among), by the current
+// tree weights, as the first try would have: not to a hung provider.
 func (b *Balancer) pickAmong(v *member.View[table], list []base.Invoker, _ base.Invocation) base.Invoker {
-	t := v.Table
-	var total int64
-	for _, inv := range list {
-		if i, ok := v.Index(inv); ok {
-			total += t.tree.Weight(i)
+	pick := list[algo.Weighted(len(list), func(k int) float64 {
+		if i, ok := v.Index(list[k]); ok {
+			return float64(v.Table.tree.Weight(i))
 		}
-	}
-	if total <= 0 {
-		return v.PickAmong(list, b.rand.Uint64())
-	}
-	hi, _ := bits.Mul64(b.rand.Uint64(), uint64(total))
-	r := int64(hi)            // uniform in [0, total)
-	pick := list[len(list)-1] // if concurrent refreshes lowered the weights meanwhile
-	for _, inv := range list {
-		if i, ok := v.Index(inv); ok {
-			if r -= t.tree.Weight(i); r < 0 {
-				pick = inv
-				break
-			}
-		}
-	}
+		return 0
+	}, b.rand.Uint64())]
 	if i, ok := v.Index(pick); ok {
 		b.refresh(v, i)
 	}
 	return pick
-}
-
-// weights returns the current tree weight of each provider of invokers
-// for method, in the order of invokers (0 for a provider the balancer
-// does not know). It is for inspection (tests, simulators, debugging): it
-// allocates, and builds a snapshot if none matches invokers.
-func (b *Balancer) weights(invokers []base.Invoker, method string) []int64 {
-	out := make([]int64, len(invokers))
-	if len(invokers) == 0 {
-		return out
-	}
-	v, _ := b.sk.View(invokers, method)
-	if v == nil {
-		return out
-	}
-	for k, inv := range invokers {
-		if i, ok := v.Index(inv); ok {
-			out[k] = v.Table.tree.Weight(i)
-		}
-	}
-	return out
 }

@@ -156,7 +156,7 @@ func TestNewProviderWarmsUpToItsFairShare(t *testing.T) {
 		w := d.weights()
 		warm := 0.01 // Dubbo's floor: one weight unit of 100 at uptime 0
 		avg := float64(w[0]+w[1]) / 2
-		want := max(warm*avg, float64(floorWeight(w[0]+w[1]+w[2], 3, Tuning{})))
+		want := max(warm*avg, float64(floorWeight(w[0]+w[1]+w[2], 3, Tuning{}.withDefaults())))
 		assert.InDelta(t, want, float64(w[2]), 0.01*avg, "%s: joins at warm × average (or the floor): %v", c.name, w)
 
 		d.Run(20, 16*sec)
@@ -205,7 +205,7 @@ func TestRemoveHalfAtOnce(t *testing.T) {
 	require.Equal(t, 32, v.Len())
 	checkTree(t, v.Table.tree)
 	got := d.b.weights(kept, "Say")
-	floor := floorWeight(v.Table.tree.Total(), 32, Tuning{})
+	floor := floorWeight(v.Table.tree.Total(), 32, Tuning{}.withDefaults())
 	for i := range got {
 		if want[i] > 3*floor {
 			assert.InDelta(t, 1, float64(got[i])/float64(want[i]), 0.05, "provider %d kept its weight", 2*i)
@@ -372,4 +372,23 @@ func TestFastFailureNeverLooksBetter(t *testing.T) {
 	})
 	t.Logf("fast-failing provider's share: %.4f", share)
 	assert.Less(t, share, 2*defaultMinShare)
+}
+
+// weights returns the tree weight of each provider of invokers for method
+// (0 for one the balancer does not know), building a snapshot if needed.
+func (b *Balancer) weights(invokers []base.Invoker, method string) []int64 {
+	out := make([]int64, len(invokers))
+	if len(invokers) == 0 {
+		return out
+	}
+	v, _ := b.sk.View(invokers, method)
+	if v == nil {
+		return out
+	}
+	for k, inv := range invokers {
+		if i, ok := v.Index(inv); ok {
+			out[k] = v.Table.tree.Weight(i)
+		}
+	}
+	return out
 }

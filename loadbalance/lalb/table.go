@@ -1,8 +1,5 @@
 package lalb
 
-// The balancer's state for one snapshot: the weight tree and how a pick
-// refreshes its leaves from the statistics (see "Feedback" in DESIGN.md).
-
 import (
 	"math"
 	"sync/atomic"
@@ -14,27 +11,14 @@ import (
 	"github.com/dubbogo-lb/lb/rpcstatus"
 )
 
-// table is the state of one snapshot: the tree and what a refresh needs.
-// Only the tree changes after it is built.
+// table is the state of one snapshot; only the tree changes once built.
 type table struct {
-	// tree holds the providers' weights.
-	tree *weightTree
-	// timeouts are what each error of a provider is charged at least; nil
-	// when the latency rule alone charges errors (ChargeTimeout off).
-	timeouts []time.Duration
-	// live is the number of providers that are not drained: the n of floorWeight.
-	live int
-	// ref and refQPS are the mean weight and the mean throughput (calls/s)
-	// of the fully warm providers with samples when the table was built,
-	// 0 if there were none; they set the weight of a warming provider (see
-	// warming). The snapshot is rebuilt every warmup refresh step while a
-	// provider warms up, so they are never older than that.
-	ref, refQPS float64
-	// refLatency is the mean success latency (ns, float64 bits) of the
-	// providers with samples when the table was built: calls in flight on
-	// a provider without samples of its own are judged against it. If none
-	// had samples (a cold start), the first refresh of a provider with
-	// samples sets it, once.
+	tree        *weightTree
+	timeouts    []time.Duration // what an error is charged at least; nil without ChargeTimeout
+	live        int             // providers not drained: floorWeight's n
+	ref, refQPS float64         // the warm providers' mean weight and throughput (warming)
+	// refLatency is the providers' mean success latency (ns, float64 bits),
+	// for newcomer; at a cold start, the first refresh with samples sets it.
 	refLatency atomic.Uint64
 }
 
@@ -78,20 +62,12 @@ func (b *Balancer) refresh(v *member.View[table], i int) {
 	t.tree.Set(i, nw)
 }
 
-// recentHorizon is the age beyond which a window's completions are dropped
-// from a provider's weight, once it has MinSamples newer ones.
+// recentHorizon: a window spanning more is read from its completions of
+// the last recentHorizon, at least MinSamples ("Sparse statistics").
 const recentHorizon = 500 * time.Millisecond
 
-// weight returns the provider's own LALB weight from its window and calls
-// in flight (delay is their mean age), whether it has enough samples for
-// one, its mean success latency and its throughput (calls/s, as providerWeight
-// counts it before discounting errors).
-//
-// A window that spans more than recentHorizon (a provider that gets few
-// calls: one held at its floor, or any provider of a consumer that sees a
-// slice of the traffic) is read from its completions of the last
-// recentHorizon only, at least MinSamples of them, so that old samples do
-// not outlive a change (see DESIGN.md, "Sparse statistics").
+// weight returns providerWeight of st's window, timeout and calls in
+// flight (mean age delay), its mean success latency and throughput.
 func (b *Balancer) weight(st *rpcstatus.Stats, timeout, delay time.Duration, now int64) (float64, bool, time.Duration, float64) {
 	sum := st.Window().Summary()
 	if sum.Span > recentHorizon {
@@ -100,40 +76,15 @@ func (b *Balancer) weight(st *rpcstatus.Stats, timeout, delay time.Duration, now
 		}
 		sum = st.Window().Recent(now-int64(recentHorizon), b.opts.MinSamples)
 	}
-	in := callStats{
-		Samples:        sum.Samples,
-		Errors:         sum.Errors,
-		Span:           sum.Span,
-		SuccessLatency: sum.SuccessLatency,
-		ErrorLatency:   sum.ErrorLatency,
-		Timeout:        timeout,
-	}
-	if delay > 0 {
-		// providerWeight needs only the mean age: one call started delay ago.
-		in.Inflight, in.InflightStartSum = 1, now-int64(delay)
-	}
-	w, ok := providerWeight(in, now, b.opts)
-	qps := minQPS
-	if sum.Samples >= 2 && sum.Span > 0 {
-		qps = max(float64(sum.Samples-1)/sum.Span.Seconds(), minQPS)
-	}
-	return w, ok, sum.SuccessLatency, qps
+	w, ok := providerWeight(callStats{Samples: sum.Samples, Errors: sum.Errors, Span: sum.Span,
+		SuccessLatency: sum.SuccessLatency, ErrorLatency: sum.ErrorLatency, Timeout: timeout, Delay: delay}, b.opts)
+	return w, ok, sum.SuccessLatency, rate(sum.Samples, sum.Span)
 }
 
-// warming returns the weight of a provider with samples, w, at throughput
-// qps, given its warm fraction. A warm provider keeps w. A warming one gets
-// its warm fraction of the weight it would have at the warm providers'
-// mean throughput, w × refQPS / qps, capped at their mean weight ref: so
-// its traffic follows the warmup ramp, still lowered by its latency,
-// errors and hanging calls, but never raised above the ramp because it is
-// faster than the others.
-//
-// Scaling w by the warm fraction alone would compound: LALB's weight grows
-// with the provider's throughput, which the scaled weight itself holds
-// down, so the provider would sit at its floor for the whole warmup and
-// take its full share only at the end. Normalising the throughput to the
-// warm providers' mean, which the warming provider does not drive, avoids
-// that.
+// warming returns the weight of a provider with samples, w at throughput
+// qps, given its warm fraction: w when warm, else its warm fraction of w
+// at the warm providers' mean throughput (w × refQPS / qps), at most their
+// mean weight ref ("Warmup" in DESIGN.md).
 func (t *table) warming(w, qps, warm float64) float64 {
 	if warm >= 1 || t.ref <= 0 || t.refQPS <= 0 {
 		return w
@@ -141,69 +92,53 @@ func (t *table) warming(w, qps, warm float64) float64 {
 	return warm * min(w*t.refQPS/qps, t.ref)
 }
 
-// newcomer returns the weight of a provider without enough samples of its
-// own: the average weight avg times its warm fraction, lowered as the
-// in-flight penalty would if its calls hang (brpc has no penalty for a
-// server without samples, so a new provider that never answers keeps the
-// average until its calls time out).
+// newcomer returns the weight of a provider without samples enough: avg
+// times its warm fraction, with the in-flight penalty of refLatency.
 func (t *table) newcomer(avg, warm float64, delay time.Duration, o Tuning) float64 {
-	w := avg * warm
-	if ref := math.Float64frombits(t.refLatency.Load()); delay > 0 && ref > 0 {
-		if limit := o.PunishInflightRatio * ref; float64(delay) > limit {
-			w *= limit / float64(delay)
-		}
+	if ref := math.Float64frombits(t.refLatency.Load()); ref > 0 {
+		return penalize(avg*warm, ref, delay, o)
 	}
-	return w
+	return avg * warm
 }
 
-// build makes the table of a snapshot. Every leaf is recomputed from the
-// statistics, which the snapshot carries over by pointer for the providers
-// that stay, so what the tree learned about them is kept (it is a function
-// of those statistics) and is as fresh as it can be; a provider without
-// samples of its own starts at the average weight of those with samples
-// times its warm fraction. prev supplies the reference latency when no
-// provider has samples. A staying provider's timeout is carried over.
+// build makes the table of a snapshot, every leaf from the statistics
+// (carried over with the providers that stay); a provider without samples
+// starts at the average weight of those with samples times its warm
+// fraction. prev supplies the timeouts and, failing samples, refLatency.
 func (b *Balancer) build(s *member.Set, prev *member.View[table]) *table {
 	n := s.Len()
 	now := b.now()
 	t := &table{}
 	if b.chargeTimeout {
 		t.timeouts = make([]time.Duration, n)
-		if prev != nil && prev.Table.timeouts != nil {
-			member.Carry(s, prev, func(i, j int) { t.timeouts[i] = prev.Table.timeouts[j] })
-		}
+		member.Carry(s, prev, func(i, j int) { t.timeouts[i] = prev.Table.timeouts[j] })
 		for i, d := range t.timeouts {
 			if d == 0 { // a newcomer
 				t.timeouts[i], _ = urlparam.MethodTimeout(s.Invokers[i].GetURL(), s.Method)
 			}
 		}
 	}
-	warm, raw, qps := floatWork.Get(n), floatWork.Get(n), floatWork.Get(n)
-	defer floatWork.Put(warm)
-	defer floatWork.Put(raw)
-	defer floatWork.Put(qps)
-	known := boolWork.Get(n)
-	defer boolWork.Put(known)
-	delays := durationWork.Get(n)
-	defer durationWork.Put(delays)
+	rows, leaves := rowWork.Get(n), leafWork.Get(n)
+	defer rowWork.Put(rows)
+	defer leafWork.Put(leaves)
 	var knownSum, refSum, refQPS, latSum float64
 	var knownN, refN, latN int
-	for i := range n {
-		warm[i] = warmFraction(s, i)
-		if warm[i] == 0 {
+	for i := range rows {
+		r := &rows[i]
+		if r.warm = warmFraction(s, i); r.warm == 0 {
 			continue
 		}
 		t.live++
 		st := s.Stat(i)
-		delays[i] = st.InflightDelay(now)
-		w, ok, lat, q := b.weight(st, t.timeout(i), delays[i], now)
+		r.delay = st.InflightDelay(now)
+		w, ok, lat, q := b.weight(st, t.timeout(i), r.delay, now)
 		if !ok {
 			continue
 		}
-		raw[i], known[i], qps[i] = w, true, q
+		r.w, r.known, r.qps = w, true, q
 		knownSum += w
 		knownN++
-		if warm[i] >= 1 {
+		if r.warm >= 1 {
 			refSum += w
 			refQPS += q
 			refN++
@@ -225,52 +160,51 @@ func (b *Balancer) build(s *member.Set, prev *member.View[table]) *table {
 	}
 	avg := newProviderWeight(int64(min(knownSum, maxSum)), knownN, b.opts)
 	var total float64
-	for i := range n {
-		switch {
-		case warm[i] == 0:
-		case known[i]:
-			raw[i] = t.warming(raw[i], qps[i], warm[i])
+	for i := range rows {
+		switch r := &rows[i]; {
+		case r.warm == 0:
+		case r.known:
+			r.w = t.warming(r.w, r.qps, r.warm)
 		default:
-			raw[i] = t.newcomer(avg, warm[i], delays[i], b.opts)
+			r.w = t.newcomer(avg, r.warm, r.delay, b.opts)
 		}
-		total += raw[i]
+		total += rows[i].w
 	}
 	sum := int64(min(total, maxSum))
-	leaves := int64Work.Get(n)
-	defer int64Work.Put(leaves)
-	for i := range n {
-		if warm[i] > 0 {
-			leaves[i] = treeWeight(raw[i], sum, t.live, b.opts)
+	for i, r := range rows {
+		if r.warm > 0 {
+			leaves[i] = treeWeight(r.w, sum, t.live, b.opts)
 		}
 	}
 	t.tree = newWeightTree(leaves)
 	return t
 }
 
-// The work memory of builds (see algo.Work): at 10 000 providers a change
-// would otherwise leave about 500 KB of it to the garbage collector.
+// buildRow is what build knows of one provider.
+type buildRow struct {
+	warm, w, qps float64 // warm fraction, weight, throughput
+	delay        time.Duration
+	known        bool // w is the provider's own
+}
+
+// The work memory of builds.
 var (
-	floatWork    algo.Work[float64]
-	int64Work    algo.Work[int64]
-	boolWork     algo.Work[bool]
-	durationWork algo.Work[time.Duration]
+	rowWork  algo.Work[buildRow]
+	leafWork algo.Work[int64]
 )
 
 // maxSum bounds float sums of weights converted to int64.
 const maxSum = float64(1 << 62)
 
-// warmFraction returns the share of its full weight that provider i of s
-// gets now, in (0, 1], or 0 for a drained provider (weight 0 while others
-// have weight). LALB has no use for static weights beyond that: the
-// latencies it measures say what a provider can take.
+// warmFraction returns the share of its full weight provider i of s gets
+// now, in (0, 1]; 0 when drained. Static weights mean nothing more to LALB.
 func warmFraction(s *member.Set, i int) float64 {
-	w := s.Weight(i)
-	if !(w > 0) {
+	switch w, full := s.Weight(i), s.Meta(i).Weight; {
+	case !(w > 0):
 		return 0
-	}
-	full := s.Meta(i).Weight
-	if !(full > 0) || w >= full { // all drained: the Set gives each weight 1
+	case !(full > 0) || w >= full: // all drained: the Set gives each weight 1
 		return 1
+	default:
+		return w / full
 	}
-	return w / full
 }

@@ -129,9 +129,10 @@ func TestTreeMatchesReference(t *testing.T) {
 			if rng.IntN(4) == 0 {
 				nw = 0
 			}
-			if old := tr.Set(i, nw); old != w[i] {
-				t.Fatalf("n=%d Set(%d) returned old %d, want %d", n, i, old, w[i])
+			if old := tr.Weight(i); old != w[i] {
+				t.Fatalf("n=%d Weight(%d) = %d, want %d", n, i, old, w[i])
 			}
+			tr.Set(i, nw)
 			w[i] = nw
 			checkSums(t, tr)
 			checkPicks(t, tr, w, rng)
@@ -221,7 +222,9 @@ func TestTreeEdges(t *testing.T) {
 	if tr.Weight(1) != 0 {
 		t.Errorf("Set(-7) stored %d, want 0", tr.Weight(1))
 	}
-	if old := tr.Set(3, 10); old != 0 || tr.Set(-1, 10) != 0 || tr.Weight(3) != 0 || tr.Weight(-1) != 0 {
+	tr.Set(3, 10)
+	tr.Set(-1, 10)
+	if tr.Weight(3) != 0 || tr.Weight(-1) != 0 {
 		t.Errorf("out-of-range Set or providerWeight not ignored")
 	}
 	checkSums(t, tr)
@@ -332,4 +335,42 @@ func TestTreeNoAllocs(t *testing.T) {
 	if a := testing.AllocsPerRun(1000, func() { tr.Set(rng.IntN(1024), rng.Int64N(5000)) }); a != 0 {
 		t.Errorf("Set: %v allocs", a)
 	}
+}
+
+// Test-only views of a weightTree.
+
+// Len returns the number of items.
+func (t *weightTree) Len() int { return len(t.nodes) }
+
+// Weights appends the current weight of every item to dst and returns it.
+func (t *weightTree) Weights(dst []int64) []int64 {
+	for k := range t.nodes {
+		dst = append(dst, t.nodes[k].self.Load())
+	}
+	return dst
+}
+
+// Pick returns the item whose range contains r, the items being laid end to
+// end in the tree's in-order (left subtree, node, right subtree), each as
+// long as its weight. For a weighted random choice, r should be uniform in
+// [0, Total()); Choose does that from a uniform 64-bit value. It returns -1
+// only if the tree is empty or every weight is 0.
+//
+// A Set running concurrently can leave the sums briefly inconsistent, so the
+// walk may fall off the tree; then Pick returns the deepest item of positive
+// weight it passed on its way down, or, if none, the last item of positive
+// weight found by a scan (also used if the total is not positive). Neither
+// case happens without concurrent Sets. A value r >= Total() (from a stale
+// total) is reduced modulo the current total. Pick never returns an item
+// whose weight it saw as 0 while another item has a positive weight, never
+// panics and never allocates.
+func (t *weightTree) Pick(r uint64) int {
+	total := t.Total()
+	if total <= 0 {
+		return t.scan()
+	}
+	if r >= uint64(total) {
+		r %= uint64(total)
+	}
+	return t.descend(int64(r))
 }

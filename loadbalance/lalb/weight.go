@@ -3,77 +3,42 @@ package lalb
 import (
 	"math"
 	"time"
+
+	"github.com/dubbogo-lb/lb/loadbalance/internal/algo"
 )
 
-// Defaults of Tuning. A zero Tuning means all of them.
+// Defaults of Tuning (DESIGN.md, "Choices").
 const (
-	// defaultP is the latency exponent. brpc's code uses 1, its doc says 2.
-	// We keep 1. In TestCompareP (simulated through the filter, 50
-	// callers), P = 2 moves traffic to a new fastest server about 30%
-	// sooner after a step change (90% share after 120 ms instead of
-	// 170 ms), but with servers whose latency grows with load, P = 1 serves
-	// about 7% more calls at a lower mean latency (4.33 ms against 4.62)
-	// and its shares oscillate less (std-dev 0.029 against 0.053): squaring
-	// amplifies latency noise, so P = 2 over-reacts.
-	// Squaring also widens the range of weights beyond what an int64 tree
-	// holds with useful resolution for fast, busy services. P = 1 is what
-	// brpc runs in production.
-	defaultP = 1.0
-	// defaultScale makes weights integers with enough resolution: a provider
-	// serving 1000 calls/s at 1 ms gets 1e9, one at the 1 call/s minimum and
-	// 60 s latency still gets 16, and 1e5 calls/s at 10 µs stays below
-	// maxLeafWeight (with P = 1).
-	defaultScale = 1e6
-	// defaultPunishErrorRatio is brpc's punish_error_ratio.
-	defaultPunishErrorRatio = 1.2
-	// defaultPunishInflightRatio is brpc's punish_inflight_ratio.
-	defaultPunishInflightRatio = 1.5
-	// defaultMinShare keeps 1% of traffic on a provider however bad it looks,
-	// so that its recovery is noticed (see Tuning.MinShare).
-	defaultMinShare = 0.01
-	// defaultMinSamples is the number of completions below which a window is
-	// too small to estimate a rate (its relative error is about 1/sqrt(n)).
-	defaultMinSamples = 16
+	defaultP                   = 1.0
+	defaultScale               = 1e6
+	defaultPunishErrorRatio    = 1.2 // brpc's punish_error_ratio
+	defaultPunishInflightRatio = 1.5 // brpc's punish_inflight_ratio
+	defaultMinShare            = 0.01
+	defaultMinSamples          = 16
 )
 
-// minQPS is the throughput assumed when the window cannot tell (fewer than
-// two completions or a zero span) and the least one ever assumed, as brpc's
-// DEFAULT_QPS: a provider that gets little traffic is not pushed further
-// down just because it got little traffic.
+// minQPS is the throughput assumed when the window cannot tell, and the
+// least ever assumed (brpc's DEFAULT_QPS).
 const minQPS = 1.0
 
-// minLatency stands in for a measured latency of 0 (coarse clocks) so that
-// weights stay finite.
+// minLatency stands in for a measured latency of 0 (coarse clocks).
 const minLatency = float64(time.Microsecond)
 
 // Tuning tunes the weight function. The zero value means the defaults;
-// invalid fields (NaN, infinite, zero, negative or out of range) are replaced
-// by their defaults.
+// invalid fields (NaN, infinite, out of range) get their defaults.
 type Tuning struct {
-	// P is the latency exponent in QPS × Scale / latency^P, in (0, 4].
-	// Larger values move traffic to the fastest provider more aggressively.
-	P float64
-	// Scale multiplies every weight, latency being counted in milliseconds.
-	// Only ratios between weights matter; Scale sets the integer resolution.
-	Scale float64
-	// PunishErrorRatio (>= 1) multiplies the latency charged for an error.
-	PunishErrorRatio float64
-	// PunishInflightRatio (>= 1): when the mean age of the calls in flight
-	// exceeds this many average latencies, the weight is scaled down in
-	// proportion, so a provider that stopped answering loses traffic long
-	// before its calls time out.
+	P                float64 // the latency exponent in QPS × Scale / latency^P, in (0, 4]; default 1
+	Scale            float64 // multiplies every weight (latency in ms); default 1e6
+	PunishErrorRatio float64 // (>= 1) multiplies the latency charged for an error; default 1.2
+	// PunishInflightRatio (>= 1): once the mean age of the calls in flight
+	// exceeds this many mean latencies, the weight falls in proportion, so
+	// a hanging provider loses traffic before its calls time out. Default 1.5.
 	PunishInflightRatio float64
-	// MinShare, in (0, 0.5], is the smallest share of the traffic one
-	// provider keeps, so that every provider is still probed and a recovered
-	// one is noticed. With n providers the share used is
-	// min(MinShare, 0.5/n), so that all floors together never take more than
-	// half of the traffic (with a fixed MinShare and many providers the
-	// floors alone would exceed 100%).
-	MinShare float64
-	// MinSamples (>= 1) is the number of completions a provider needs before
-	// its own weight is computed; before that it counts as new (providerWeight
-	// returns ok == false) unless most of its calls failed.
-	MinSamples int64
+	// MinShare, in (0, 0.5], is the least share of the traffic a provider
+	// keeps, min(MinShare, 0.5/n) of n providers, so that a recovery is
+	// seen. Default 0.01.
+	MinShare   float64
+	MinSamples int64 // (>= 1) completions for a weight of its own; default 16
 }
 
 // withDefaults returns o with every invalid field replaced by its default.
@@ -84,10 +49,10 @@ func (o Tuning) withDefaults() Tuning {
 	if !positive(o.Scale) {
 		o.Scale = defaultScale
 	}
-	if !finite(o.PunishErrorRatio) || o.PunishErrorRatio < 1 {
+	if !algo.Finite(o.PunishErrorRatio) || o.PunishErrorRatio < 1 {
 		o.PunishErrorRatio = defaultPunishErrorRatio
 	}
-	if !finite(o.PunishInflightRatio) || o.PunishInflightRatio < 1 {
+	if !algo.Finite(o.PunishInflightRatio) || o.PunishInflightRatio < 1 {
 		o.PunishInflightRatio = defaultPunishInflightRatio
 	}
 	if !positive(o.MinShare) || o.MinShare > 0.5 {
@@ -99,63 +64,33 @@ func (o Tuning) withDefaults() Tuning {
 	return o
 }
 
-func finite(f float64) bool   { return !math.IsNaN(f) && !math.IsInf(f, 0) }
-func positive(f float64) bool { return finite(f) && f > 0 }
+func positive(f float64) bool { return algo.Finite(f) && f > 0 }
 
-// callStats is what providerWeight needs to know about one provider: a summary of its
-// window of recent completions and its calls in flight. Times are in
-// nanoseconds on one clock chosen by the caller (monotonic is best).
+// callStats is what providerWeight reads of one provider.
 type callStats struct {
-	// Samples is the number of completions in the window, successes and
-	// errors.
-	Samples int64
-	// Errors is how many of Samples failed.
-	Errors int64
-	// Span is the time between the oldest and the newest completion in the
-	// window; (Samples-1)/Span is the provider's throughput.
-	Span time.Duration
-	// SuccessLatency is the mean latency of the successes in the window.
-	SuccessLatency time.Duration
-	// ErrorLatency is the mean latency of the errors in the window.
-	ErrorLatency time.Duration
-	// Timeout is the call timeout if known, else 0. When set, an error is
-	// charged at least the timeout: the caller waited for it, or will pay
-	// for a retry. brpc charges the timeout when no retry is left.
-	Timeout time.Duration
-	// Inflight is the number of calls started and not yet completed.
-	Inflight int64
-	// InflightStartSum is the sum of the start times of the calls in
-	// flight, in nanoseconds. It may wrap around: the mean age is computed
-	// modulo 2^64, which is exact as long as the true sum of ages fits in
-	// an int64 (292 years). A sum kept in a coarser unit can be multiplied
-	// up for the same reason.
-	InflightStartSum int64
+	Samples, Errors              int64         // completions in the window, and the failed ones
+	Span                         time.Duration // from the oldest completion to the newest
+	SuccessLatency, ErrorLatency time.Duration // mean latencies
+	Timeout                      time.Duration // what an error is charged at least; 0: unknown
+	Delay                        time.Duration // the mean age of the calls in flight; 0: none
 }
 
-// providerWeight returns the LALB weight of one provider at now (ns, the clock of
-// callStats), or ok == false when the provider has too few completions to judge
-// (fewer than MinSamples, most of them successes): the caller then gives it
-// newProviderWeight, scaled by its warmup factor.
-//
-// The weight is brpc's base weight, useful throughput over latency:
-//
-//	QPS × Scale / latency^P, latency in ms
-//
-// where QPS counts successes only ((Samples-1)/Span × successes/Samples, at
-// least 1 call/s scaled by the success ratio) and latency is the mean
-// success latency plus the cost of the errors spread over the successes. An
-// error costs PunishErrorRatio × max(its latency, the success latency), or
-// the Timeout if that is larger: so errors cut both terms, as in brpc, and a
-// provider that only fails gets 0 (treeWeight then lifts it to its floor).
-//
-// If calls are in flight and their mean age exceeds PunishInflightRatio ×
-// latency, the weight is multiplied by PunishInflightRatio × latency / age:
-// a provider whose calls hang loses traffic in proportion to how late they
-// are, without waiting for timeouts.
-//
-// The result is finite and >= 0; it is not floored: see treeWeight.
-func providerWeight(s callStats, now int64, o Tuning) (w float64, ok bool) {
-	o = o.withDefaults()
+// rate is the throughput (calls/s) of n completions over span, at least
+// minQPS.
+func rate(n int64, span time.Duration) float64 {
+	if n < 2 || span <= 0 {
+		return minQPS
+	}
+	return max(float64(n-1)/span.Seconds(), minQPS)
+}
+
+// providerWeight returns brpc's weight of one provider, QPS × Scale /
+// latency^P (ms), with o valid (withDefaults): successes over the mean
+// success latency plus the errors' cost spread over the successes, lowered
+// by the in-flight penalty ("Weights" in DESIGN.md). ok is false for a
+// newcomer: fewer than MinSamples completions, most of them successes. The
+// weight is finite and >= 0, not floored (treeWeight).
+func providerWeight(s callStats, o Tuning) (w float64, ok bool) {
 	n := s.Samples
 	if n <= 0 {
 		return 0, false
@@ -168,43 +103,26 @@ func providerWeight(s callStats, now int64, o Tuning) (w float64, ok bool) {
 	if succ == 0 {
 		return 0, true
 	}
-
-	qps := minQPS
-	if n >= 2 && s.Span > 0 {
-		qps = max(float64(n-1)/s.Span.Seconds(), minQPS)
-	}
-	qps *= float64(succ) / float64(n)
-
+	qps := rate(n, s.Span) * float64(succ) / float64(n)
 	lat := max(float64(s.SuccessLatency), minLatency)
 	if errs > 0 {
-		cost := o.PunishErrorRatio * max(float64(s.ErrorLatency), lat)
-		cost = max(cost, float64(s.Timeout))
+		cost := max(o.PunishErrorRatio*max(float64(s.ErrorLatency), lat), float64(s.Timeout))
 		lat += float64(errs) * cost / float64(succ)
 	}
-
-	w = qps * o.Scale / pow(lat/float64(time.Millisecond), o.P)
-
-	if s.Inflight > 0 {
-		age := float64(meanAge(now, s.Inflight, s.InflightStartSum))
-		if limit := o.PunishInflightRatio * lat; age > limit {
-			w *= limit / age
-		}
-	}
-	if !finite(w) || w < 0 {
+	w = penalize(qps*o.Scale/pow(lat/float64(time.Millisecond), o.P), lat, s.Delay, o)
+	if !algo.Finite(w) || w < 0 {
 		return 0, true
 	}
 	return w, true
 }
 
-// meanAge returns the mean age at now of count calls whose start times sum
-// to sum, in wrapping arithmetic (see callStats.InflightStartSum); a negative
-// age (clock skew between callers) counts as 0.
-func meanAge(now, count, sum int64) int64 {
-	total := int64(uint64(now)*uint64(count) - uint64(sum))
-	if total <= 0 {
-		return 0
+// penalize scales w by PunishInflightRatio × lat / delay when the calls in
+// flight are older on average (delay) than PunishInflightRatio × lat (ns).
+func penalize(w, lat float64, delay time.Duration, o Tuning) float64 {
+	if limit := o.PunishInflightRatio * lat; float64(delay) > limit {
+		return w * limit / float64(delay)
 	}
-	return total / count
+	return w
 }
 
 func pow(x, p float64) float64 {
@@ -217,31 +135,19 @@ func pow(x, p float64) float64 {
 	return math.Pow(x, p)
 }
 
-// newProviderWeight returns the weight of a provider without enough samples
-// of its own: the average of the n providers whose weights sum to sum (the
-// caller decides which ones: those with samples of their own is best), or
-// Scale (1 call/s at 1 ms) when there are none. The caller multiplies it by
-// the provider's warmup factor in [0, 1].
-//
-// brpc gives a new server the average too, but recomputes its weight from
-// the first completion, when its throughput is still unknown and defaults to
-// 1 call/s, so the weight collapses; here the average holds until
-// MinSamples completions give a real estimate.
+// newProviderWeight returns the weight of a provider without samples of
+// its own: the mean of n weights summing to sum, or Scale when there are
+// none. The caller scales it by the provider's warm fraction.
 func newProviderWeight(sum int64, n int, o Tuning) float64 {
-	o = o.withDefaults()
 	if n <= 0 || sum <= 0 {
 		return o.Scale
 	}
 	return float64(sum) / float64(n)
 }
 
-// floorWeight returns the least tree weight a provider may have when n providers
-// share a tree whose weights sum to total: min(MinShare, 0.5/n) × total,
-// and at least 1. A provider held at its floor receives that share of the
-// traffic (the total includes the floors themselves, so the share is exact
-// at the fixed point).
+// floorWeight returns the least tree weight of one of n providers in a
+// tree of total weight total: min(MinShare, 0.5/n) × total, at least 1.
 func floorWeight(total int64, n int, o Tuning) int64 {
-	o = o.withDefaults()
 	if n <= 0 || total <= 0 {
 		return 1
 	}
@@ -249,10 +155,8 @@ func floorWeight(total int64, n int, o Tuning) int64 {
 	return max(int64(share*float64(total)), 1)
 }
 
-// treeWeight turns a weight from providerWeight (or newProviderWeight × warmup) into
-// the integer to Set in the Tree: rounded, raised to floorWeight(total, n) and
-// capped at maxLeafWeight. Every provider thus keeps a positive weight;
-// only the caller removes one, by building a tree without it or setting 0.
+// treeWeight turns a weight into a tree leaf: rounded, at least
+// floorWeight(total, n) and at most maxLeafWeight.
 func treeWeight(w float64, total int64, n int, o Tuning) int64 {
 	q := int64(0)
 	switch {

@@ -5,6 +5,8 @@ import (
 	"math/rand/v2"
 	"testing"
 	"time"
+
+	"github.com/dubbogo-lb/lb/loadbalance/internal/algo"
 )
 
 const ms = time.Millisecond
@@ -14,9 +16,9 @@ func steady(lat time.Duration) callStats {
 	return callStats{Samples: 128, Span: 127 * ms, SuccessLatency: lat}
 }
 
-func mustWeight(t *testing.T, s callStats, now int64, o Tuning) float64 {
+func mustWeight(t *testing.T, s callStats, o Tuning) float64 {
 	t.Helper()
-	w, ok := providerWeight(s, now, o)
+	w, ok := providerWeight(s, o.withDefaults())
 	if !ok {
 		t.Fatalf("providerWeight(%+v): not enough samples", s)
 	}
@@ -27,119 +29,94 @@ func near(a, b float64) bool { return math.Abs(a-b) <= 1e-9*math.Max(math.Abs(a)
 
 func TestWeightFormula(t *testing.T) {
 	// 1000 calls/s at 1 ms with the default scale: 1e9.
-	if w := mustWeight(t, steady(ms), 0, Tuning{}); !near(w, 1e9) {
+	if w := mustWeight(t, steady(ms), Tuning{}); !near(w, 1e9) {
 		t.Errorf("1000/s at 1 ms: %g, want 1e9", w)
 	}
 	// Same throughput, 3× the latency: a third (P = 1), a ninth (P = 2).
-	w1 := mustWeight(t, steady(ms), 0, Tuning{})
-	w3 := mustWeight(t, steady(3*ms), 0, Tuning{})
+	w1 := mustWeight(t, steady(ms), Tuning{})
+	w3 := mustWeight(t, steady(3*ms), Tuning{})
 	if !near(w1/w3, 3) {
 		t.Errorf("P=1: ratio %g, want 3", w1/w3)
 	}
-	w1 = mustWeight(t, steady(ms), 0, Tuning{P: 2})
-	w3 = mustWeight(t, steady(3*ms), 0, Tuning{P: 2})
+	w1 = mustWeight(t, steady(ms), Tuning{P: 2})
+	w3 = mustWeight(t, steady(3*ms), Tuning{P: 2})
 	if !near(w1/w3, 9) {
 		t.Errorf("P=2: ratio %g, want 9", w1/w3)
 	}
 	// Twice the throughput at the same latency: twice the weight.
 	fast := steady(ms)
 	fast.Span /= 2
-	if r := mustWeight(t, fast, 0, Tuning{}) / mustWeight(t, steady(ms), 0, Tuning{}); !near(r, 2) {
+	if r := mustWeight(t, fast, Tuning{}) / mustWeight(t, steady(ms), Tuning{}); !near(r, 2) {
 		t.Errorf("double QPS: ratio %g, want 2", r)
 	}
 	// A window too short to tell assumes 1 call/s, never less.
 	slow := callStats{Samples: 20, Span: 100 * time.Second, SuccessLatency: ms}
-	if w := mustWeight(t, slow, 0, Tuning{}); !near(w, 1e6) {
+	if w := mustWeight(t, slow, Tuning{}); !near(w, 1e6) {
 		t.Errorf("0.19 calls/s: %g, want the 1/s minimum 1e6", w)
 	}
 	// A zero latency (coarse clock) stays finite.
-	if w := mustWeight(t, steady(0), 0, Tuning{}); !finite(w) || w <= 0 {
+	if w := mustWeight(t, steady(0), Tuning{}); !algo.Finite(w) || w <= 0 {
 		t.Errorf("zero latency: %g", w)
 	}
 }
 
 func TestWeightErrors(t *testing.T) {
-	base := mustWeight(t, steady(10*ms), 0, Tuning{})
+	base := mustWeight(t, steady(10*ms), Tuning{})
 	// 10% errors at 2 ms: each costs 1.2 × max(2, 10) = 12 ms, spread over
 	// the successes; throughput counts successes only.
 	s := steady(10 * ms)
 	s.Errors, s.ErrorLatency = 13, 2*ms
 	lat := 10 + 13*12.0/115
 	want := base * (115.0 / 128) * 10 / lat
-	if w := mustWeight(t, s, 0, Tuning{}); !near(w, want) {
+	if w := mustWeight(t, s, Tuning{}); !near(w, want) {
 		t.Errorf("10%% errors: %g, want %g", w, want)
 	}
 	// A slow error costs 1.2 × its own latency.
 	s.ErrorLatency = 50 * ms
 	lat = 10 + 13*60.0/115
 	want = base * (115.0 / 128) * 10 / lat
-	if w := mustWeight(t, s, 0, Tuning{}); !near(w, want) {
+	if w := mustWeight(t, s, Tuning{}); !near(w, want) {
 		t.Errorf("slow errors: %g, want %g", w, want)
 	}
 	// With a timeout, an error costs at least the timeout.
 	s.Timeout = time.Second
 	lat = 10 + 13*1000.0/115
 	want = base * (115.0 / 128) * 10 / lat
-	if w := mustWeight(t, s, 0, Tuning{}); !near(w, want) {
+	if w := mustWeight(t, s, Tuning{}); !near(w, want) {
 		t.Errorf("errors with timeout: %g, want %g", w, want)
 	}
 	// Only errors: weight 0 (known, not new).
-	w, ok := providerWeight(callStats{Samples: 128, Errors: 128, Span: time.Second, ErrorLatency: ms}, 0, Tuning{})
+	w, ok := providerWeight(callStats{Samples: 128, Errors: 128, Span: time.Second, ErrorLatency: ms}, Tuning{}.withDefaults())
 	if !ok || w != 0 {
 		t.Errorf("all errors: %g, %v; want 0, true", w, ok)
 	}
 }
 
 func TestInflightPenalty(t *testing.T) {
-	const now = int64(1000 * time.Second)
 	s := steady(10 * ms)
-	base := mustWeight(t, s, now, Tuning{})
-	at := func(count int64, age time.Duration) float64 {
+	base := mustWeight(t, s, Tuning{})
+	at := func(age time.Duration) float64 {
 		s := s
-		s.Inflight = count
-		s.InflightStartSum = count * (now - int64(age))
-		return mustWeight(t, s, now, Tuning{})
+		s.Delay = age
+		return mustWeight(t, s, Tuning{})
 	}
 	// Calls in flight for up to 1.5 average latencies are normal.
 	for _, age := range []time.Duration{0, 5 * ms, 10 * ms, 15 * ms} {
-		if w := at(4, age); !near(w, base) {
+		if w := at(age); !near(w, base) {
 			t.Errorf("mean age %v: %g, want unpunished %g", age, w, base)
 		}
 	}
 	// Beyond that the weight falls as 15 ms / age.
 	for _, age := range []time.Duration{30 * ms, 100 * ms, 10 * time.Second} {
 		want := base * 15 / float64(age/ms)
-		if w := at(4, age); !near(w, want) {
+		if w := at(age); !near(w, want) {
 			t.Errorf("mean age %v: %g, want %g", age, w, want)
 		}
-	}
-	// The mean counts fresh calls too: one hung 100 ms, three just started.
-	s.Inflight, s.InflightStartSum = 4, 3*now+(now-int64(100*ms))
-	if w, want := mustWeight(t, s, now, Tuning{}), base*15/25; !near(w, want) {
-		t.Errorf("mean age 25 ms: %g, want %g", w, want)
-	}
-}
-
-func TestMeanAgeWraps(t *testing.T) {
-	// Start times near the top of int64: their sum wraps around.
-	start := int64(math.MaxInt64 - 10*int64(time.Second))
-	now := start + int64(time.Second)
-	var sum int64
-	for i := range int64(5) {
-		sum += start + i*int64(ms) // wraps
-	}
-	// Mean start is start + 2 ms, so the mean age is 998 ms.
-	if got := meanAge(now, 5, sum); got != int64(998*ms) {
-		t.Errorf("mean age %v, want 998ms", time.Duration(got))
-	}
-	// Clock skew: calls "started" after now count as age 0.
-	if got := meanAge(0, 2, int64(time.Second)); got != 0 {
-		t.Errorf("negative age %d, want 0", got)
 	}
 }
 
 func TestNewProvider(t *testing.T) {
-	o := Tuning{}
+	o := Tuning{}.withDefaults()
 	// Too few samples: new, unless most of them failed.
 	for _, s := range []callStats{
 		{},
@@ -147,7 +124,7 @@ func TestNewProvider(t *testing.T) {
 		{Samples: defaultMinSamples - 1, Span: ms, SuccessLatency: ms},
 		{Samples: 4, Errors: 2, Span: ms, SuccessLatency: ms, ErrorLatency: ms},
 	} {
-		if _, ok := providerWeight(s, 0, o); ok {
+		if _, ok := providerWeight(s, o); ok {
 			t.Errorf("%+v: computed, want new", s)
 		}
 	}
@@ -156,11 +133,11 @@ func TestNewProvider(t *testing.T) {
 		{Samples: 4, Errors: 3, Span: ms, SuccessLatency: ms, ErrorLatency: ms},
 		{Samples: defaultMinSamples, Span: ms, SuccessLatency: ms},
 	} {
-		if _, ok := providerWeight(s, 0, o); !ok {
+		if _, ok := providerWeight(s, o); !ok {
 			t.Errorf("%+v: new, want computed", s)
 		}
 	}
-	if _, ok := providerWeight(callStats{Samples: 1, SuccessLatency: ms}, 0, Tuning{MinSamples: 1}); !ok {
+	if _, ok := providerWeight(callStats{Samples: 1, SuccessLatency: ms}, Tuning{MinSamples: 1}.withDefaults()); !ok {
 		t.Errorf("MinSamples 1: one success should be enough")
 	}
 
@@ -190,7 +167,7 @@ func TestNewProvider(t *testing.T) {
 }
 
 func TestFloor(t *testing.T) {
-	o := Tuning{}
+	o := Tuning{}.withDefaults()
 	if got := floorWeight(1_000_000, 3, o); got != 10_000 {
 		t.Errorf("3 providers: floor %d, want 1%% = 10000", got)
 	}
@@ -250,18 +227,17 @@ func TestWeightAlwaysFinite(t *testing.T) {
 	pick := func(xs ...int64) int64 { return xs[rng.IntN(len(xs))] }
 	for range 20_000 {
 		s := callStats{
-			Samples:          pick(-1, 0, 1, 2, 16, 128, math.MaxInt64),
-			Errors:           pick(-5, 0, 1, 64, 128, math.MaxInt64),
-			Span:             time.Duration(pick(-1, 0, 1, int64(time.Second), math.MaxInt64)),
-			SuccessLatency:   time.Duration(pick(-1, 0, 1, int64(ms), math.MaxInt64)),
-			ErrorLatency:     time.Duration(pick(-1, 0, 1, int64(ms), math.MaxInt64)),
-			Timeout:          time.Duration(pick(-1, 0, int64(time.Second), math.MaxInt64)),
-			Inflight:         pick(-1, 0, 1, 1000, math.MaxInt64),
-			InflightStartSum: pick(math.MinInt64, -1, 0, rng.Int64(), math.MaxInt64),
+			Samples:        pick(-1, 0, 1, 2, 16, 128, math.MaxInt64),
+			Errors:         pick(-5, 0, 1, 64, 128, math.MaxInt64),
+			Span:           time.Duration(pick(-1, 0, 1, int64(time.Second), math.MaxInt64)),
+			SuccessLatency: time.Duration(pick(-1, 0, 1, int64(ms), math.MaxInt64)),
+			ErrorLatency:   time.Duration(pick(-1, 0, 1, int64(ms), math.MaxInt64)),
+			Timeout:        time.Duration(pick(-1, 0, int64(time.Second), math.MaxInt64)),
+			Delay:          time.Duration(pick(-1, 0, 1, int64(ms), rng.Int64(), math.MaxInt64)),
 		}
-		o := Tuning{P: float64(rng.IntN(6)) * 0.5, MinShare: rng.Float64()}
-		w, _ := providerWeight(s, pick(0, rng.Int64(), math.MaxInt64), o)
-		if !finite(w) || w < 0 {
+		o := Tuning{P: float64(rng.IntN(6)) * 0.5, MinShare: rng.Float64()}.withDefaults()
+		w, _ := providerWeight(s, o)
+		if !algo.Finite(w) || w < 0 {
 			t.Fatalf("providerWeight(%+v) = %g", s, w)
 		}
 		tw := treeWeight(w, pick(0, 1, rng.Int64(), math.MaxInt64), int(pick(0, 1, 3, 1000)), o)
@@ -273,10 +249,11 @@ func TestWeightAlwaysFinite(t *testing.T) {
 
 func TestWeightNoAllocs(t *testing.T) {
 	s := steady(ms)
-	s.Errors, s.ErrorLatency, s.Inflight, s.InflightStartSum = 3, ms, 2, 10
+	s.Errors, s.ErrorLatency, s.Delay = 3, ms, time.Second
+	o := Tuning{P: 1.5}.withDefaults()
 	if a := testing.AllocsPerRun(1000, func() {
-		w, _ := providerWeight(s, int64(time.Second), Tuning{P: 1.5})
-		_ = treeWeight(w, 1e12, 10, Tuning{})
+		w, _ := providerWeight(s, o)
+		_ = treeWeight(w, 1e12, 10, o)
 	}); a != 0 {
 		t.Errorf("%v allocs", a)
 	}

@@ -1,7 +1,6 @@
-// Package algo holds the small algorithms that several balancers share:
-// the alias table, draws from one random word, and the tests of weights
-// and numbers that every balancer applies alike. It knows nothing of
-// dubbo-go, and no balancer package imports another for them.
+// Package algo holds the small algorithms several balancers share: the
+// alias table, draws from one random word, and tests of weights. It knows
+// nothing of dubbo-go. Notes: DESIGN.md.
 package algo
 
 import (
@@ -10,19 +9,11 @@ import (
 	"sync"
 )
 
-// Rand is a source of uniformly random 64-bit words. Balancers draw every
-// random number from one, so tests can inject a seeded source and assert
-// exact sequences. Source(nil) is math/rand/v2's Uint64, safe for
-// concurrent use without a lock; an injected function must be safe for
-// concurrent use when the balancer is. Make a Rand with Source or Seeded;
-// the zero Rand has no source. Uint64 is one indirect call, which the
-// compiler inlines into the caller (a nil check and a branch to the
-// default source cost about 12 ns per Select in the warmrandom benchmark, as
-// the method no longer inlined).
+// Rand is a source of uniformly random 64-bit words, safe for concurrent
+// use. Make one with Source or Seeded.
 type Rand struct{ f func() uint64 }
 
-// Source returns the Rand that calls f, or the default source when f is
-// nil.
+// Source returns the Rand that calls f; nil means math/rand/v2's Uint64.
 func Source(f func() uint64) Rand {
 	if f == nil {
 		f = rand.Uint64
@@ -30,10 +21,7 @@ func Source(f func() uint64) Rand {
 	return Rand{f}
 }
 
-// Seeded returns a deterministic source for tests: the same words in the
-// same order from one goroutine. It is safe for concurrent use, as
-// lbenv.Env.Rand must be (a balancer builds snapshots in the background
-// while it picks), by a lock.
+// Seeded returns a deterministic Rand for tests, safe for concurrent use.
 func Seeded(seed uint64) Rand {
 	var mu sync.Mutex
 	r := rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15))
@@ -48,24 +36,15 @@ func Seeded(seed uint64) Rand {
 func (r Rand) Uint64() uint64 { return r.f() }
 
 // Func returns the source as a function.
-func (r Rand) Func() func() uint64 {
-	if r.f != nil {
-		return r.f
-	}
-	return rand.Uint64
-}
+func (r Rand) Func() func() uint64 { return r.f }
 
-// IntN maps the high 32 bits of the random word r to [0, n), n > 0
-// (Lemire's multiply-shift; the bias, n/2^32, is far below what a test of
-// shares can see).
+// IntN maps the high 32 bits of the random word r to [0, n), n > 0.
 func IntN(r uint64, n int) int { return int((r >> 32) * uint64(n) >> 32) }
 
 // Float64 maps the random word r to [0, 1) with 53 bits of precision.
 func Float64(r uint64) float64 { return float64(r>>11) * 0x1p-53 }
 
-// Mix is the next word of SplitMix64 after x: cheap, well-mixed random
-// words from one, for a pick that needs several (a one-pass draw among
-// ties).
+// Mix is the next word of SplitMix64 after x.
 func Mix(x uint64) uint64 {
 	x += 0x9e3779b97f4a7c15
 	x = (x ^ x>>30) * 0xbf58476d1ce4e5b9
@@ -73,17 +52,14 @@ func Mix(x uint64) uint64 {
 	return x ^ x>>31
 }
 
-// Pair draws two distinct slots of [0, n), n >= 2, uniformly from one
-// random word: the first from its high 32 bits, the second from its low
-// 32 bits among the n-1 others. For n < 2 (a zone of one provider) it
-// returns 0, 0.
+// Pair draws two distinct slots of [0, n) uniformly from one random word;
+// 0, 0 when n < 2.
 func Pair(r uint64, n int) (i, j int) {
 	if n < 2 {
 		return 0, 0
 	}
-	u := uint64(n)
-	i = int((r >> 32) * u >> 32)
-	j = int((r & math.MaxUint32) * (u - 1) >> 32)
+	i = IntN(r, n)
+	j = int((r & math.MaxUint32) * uint64(n-1) >> 32)
 	if j >= i {
 		j++
 	}
@@ -97,10 +73,9 @@ func Usable(w float64) bool { return w > 0 && w <= math.MaxFloat64 }
 // Finite reports whether f is neither NaN nor infinite.
 func Finite(f float64) bool { return !math.IsNaN(f) && !math.IsInf(f, 0) }
 
-// Weighted returns an index of weights drawn in proportion to its weight
-// with the random word r, in O(len(weights)), skipping weights that are not
-// Usable; uniformly when none is. at(i) returns weight i. For picks among
-// a failover retry's subset, which are rare; hot paths use tables.
+// Weighted returns an index of [0, n) drawn with the random word r in
+// proportion to at(i), skipping weights that are not Usable (uniformly
+// when none is). O(n): for rare picks such as a retry's subset.
 func Weighted(n int, at func(i int) float64, r uint64) int {
 	total := 0.0
 	for i := range n {
@@ -108,20 +83,36 @@ func Weighted(n int, at func(i int) float64, r uint64) int {
 			total += w
 		}
 	}
-	if !(total > 0 && total <= math.MaxFloat64) {
+	if !Usable(total) {
 		return IntN(r, n)
 	}
 	x := Float64(r) * total
 	last := -1
 	for i := range n {
-		w := at(i)
-		if !Usable(w) {
-			continue
-		}
-		last = i
-		if x -= w; x < 0 {
-			return i
+		if w := at(i); Usable(w) {
+			last = i
+			if x -= w; x < 0 {
+				return i
+			}
 		}
 	}
 	return last
+}
+
+// JavaCost is Dubbo Java's adaptive cost (AdaptiveMetrics.getLoad, 3.3.6)
+// of a provider with the reported load (percent, at least JavaMinLoad),
+// RTT rttMs (ms), calls in flight, success ratio (JavaSuccess) and weight:
+//
+//	load × (√rttMs + 1) × (inflight + 1) / (success × weight + 1)
+func JavaCost(load, rttMs float64, inflight int64, success, weight float64) float64 {
+	return max(load, JavaMinLoad) * (math.Sqrt(max(rttMs, 0)) + 1) * float64(max(inflight, 0)+1) / (success*max(weight, 0) + 1)
+}
+
+// JavaMinLoad is the least load JavaCost charges, in percent.
+const JavaMinLoad = 0.01
+
+// JavaSuccess is Dubbo Java's success ratio: calls that succeeded over
+// calls made + 1, calls in flight counted as made.
+func JavaSuccess(total, failed, active int64) float64 {
+	return float64(max(total-failed, 0)) / float64(max(total, 0)+max(active, 0)+1)
 }

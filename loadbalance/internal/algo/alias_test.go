@@ -26,16 +26,16 @@ func TestAliasProbabilitiesAreExact(t *testing.T) {
 	} {
 		total := 0.0
 		for _, x := range w {
-			total += clean(x)
+			total += usable(x)
 		}
 		p := exact(NewAlias(w))
 		for i := range w {
-			assert.InDelta(t, clean(w[i])/total, p[i], 1e-8, "weights %v item %d", w, i)
+			assert.InDelta(t, usable(w[i])/total, p[i], 1e-8, "weights %v item %d", w, i)
 		}
 	}
 	// No positive weight: uniform.
 	assert.InDeltaSlice(t, []float64{1. / 3, 1. / 3, 1. / 3}, exact(NewAlias([]float64{0, 0, 0})), 1e-8)
-	assert.Equal(t, 0, NewAlias(nil).Len())
+	assert.Equal(t, 0, len(NewAlias(nil).threshold))
 }
 
 func TestAliasPickNeverOutOfRange(t *testing.T) {

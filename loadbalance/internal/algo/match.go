@@ -1,19 +1,10 @@
 package algo
 
-// Match calls f(i, j) for each element i of list that stands at position j
-// of old, in the order of list. lookup(x) must return the position of x in
-// old, or false when x is not there; nil means no lookup, so an element the
-// walk below does not find is taken as absent (f is not called for it).
-// old must hold no element twice: with duplicates, the position the walk
-// finds may differ from lookup's.
-//
-// Match walks both slices in order and calls lookup only where the walk
-// loses its place. A list that is old with a few elements taken out and
-// put in, in the same order otherwise (what dubbo-go hands a balancer after
-// a change of membership), costs one or two comparisons an element and a
-// lookup for each element that came or moved. A list in another order
-// costs a lookup an element, as a plain loop over lookup does: the walk
-// stops once it has lost its place more than len(list)/8 + 8 times.
+// Match calls f(i, j) for each element i of list found at position j of
+// old, which holds no element twice, in the order of list. It walks both
+// slices in order and calls lookup (the position of x in old; nil: none,
+// the element counts as absent) only where the walk loses its place; after
+// len(list)/8 + 8 misses it looks up every element.
 func Match[T comparable](list, old []T, lookup func(T) (int, bool), f func(i, j int)) {
 	j := 0                  // where the walk expects list[i] in old
 	lost := len(list)/8 + 8 // misses left before the walk stops
@@ -31,7 +22,7 @@ func Match[T comparable](list, old []T, lookup func(T) (int, bool), f func(i, j 
 			if !ok {
 				continue // x came: the walk keeps its place
 			}
-			j = k // x moved, or several left: the walk goes on from x
+			j = k
 		}
 		f(i, j)
 		j++

@@ -25,7 +25,7 @@ import (
 func TestIdleStatesAreReleased(t *testing.T) {
 	clock := lbtest.NewClock(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
 	r := NewRegistry(warmup.Options{}, clock.Now, func(*Set, *View[table]) *table { return &table{} })
-	r.SetIdle(time.Minute)
+	r.idle = int64(time.Minute)
 	list := lbtest.N(3)
 	other := otherService(30000, 2)
 	idle, _ := r.Find(list, "Idle")
@@ -72,7 +72,7 @@ func otherService(port, n int) []base.Invoker {
 func TestReleasedStatesLetGoOfStatistics(t *testing.T) {
 	clock := lbtest.NewClock(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
 	r := NewRegistry(warmup.Options{}, clock.Now, func(*Set, *View[table]) *table { return &table{} })
-	r.SetIdle(time.Minute)
+	r.idle = int64(time.Minute)
 	list := otherService(31000, 2)
 	_, _ = r.Lookup(list, "Gone")
 	p := rpcstatus.Of(list[0].GetURL())
@@ -118,7 +118,7 @@ func TestMethodsBeyondTheLimitShareTheOverflowState(t *testing.T) {
 func TestHotEntryOfAReleasedStateIsNotUsed(t *testing.T) {
 	clock := lbtest.NewClock(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
 	r := NewRegistry(warmup.Options{}, clock.Now, func(*Set, *View[table]) *table { return &table{} })
-	r.SetIdle(time.Minute)
+	r.idle = int64(time.Minute)
 	list := lbtest.N(2)
 	old, _ := r.Find(list, "Say")
 	st := r.state(list[0].GetURL(), "Say")

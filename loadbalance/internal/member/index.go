@@ -10,19 +10,15 @@ import (
 	"github.com/dubbogo-lb/lb/loadbalance/internal/algo"
 )
 
-// index finds a provider's slot in a Set. It is an open-addressing table
-// with linear probing of slot+1 (0: empty), at most two-thirds full,
-// hashed with maphash.Comparable: 3 to 6 bytes a provider for lists of
-// fewer than 65 535 (slots of 16 bits), 6 to 12 above, and nothing for the
-// garbage collector to scan, where the map[base.Invoker]int it replaced
-// took about 44, more than any array of the Set. Immutable once made.
+// index finds a provider's slot in a Set: an open-addressing table of
+// slot+1 (0: empty) with linear probing, at most two-thirds full, of 16-bit
+// slots below 65 535 providers. Immutable once made.
 type index struct {
 	slots []uint16 // for lists of fewer than 1<<16 - 1 providers
 	wide  []int32  // for longer lists
 	dups  bool     // some invoker is listed twice
 }
 
-// indexSeed hashes every index of the process.
 var indexSeed = maphash.MakeSeed()
 
 // newIndex returns the index of invokers. An invoker listed twice is found
@@ -83,14 +79,11 @@ func lookup[T uint16 | int32](slots []T, invokers []base.Invoker, inv base.Invok
 	return 0, false
 }
 
-// follow calls f(i, j) for each provider i of list that find places at
-// slot j of invokers, the list x was made from. It walks both lists in
-// order (algo.Match): a list that dubbo-go hands after a change of
-// membership keeps the order of the providers that stay, so that only
-// the providers that came are looked up, a comparison where find hashes.
+// follow calls f(i, j) for each provider i of list at slot j of invokers,
+// the list x was made from (algo.Match, unless invokers has duplicates).
 func (x index) follow(invokers, list []base.Invoker, f func(i, j int)) {
 	find := func(inv base.Invoker) (int, bool) { return x.find(invokers, inv) }
-	if x.dups { // the walk could stop at another copy than find's
+	if x.dups {
 		for i, inv := range list {
 			if j, ok := find(inv); ok {
 				f(i, j)
@@ -99,4 +92,13 @@ func (x index) follow(invokers, list []base.Invoker, f func(i, j int)) {
 		return
 	}
 	algo.Match(list, invokers, find, f)
+}
+
+// Carry calls f(i, j) for every provider i of s that was slot j of prev,
+// the snapshot s replaces (nil: none), to carry state over.
+func Carry[T any](s *Set, prev *View[T], f func(i, j int)) {
+	if prev == nil {
+		return
+	}
+	prev.index.follow(prev.Invokers, s.Invokers, f)
 }

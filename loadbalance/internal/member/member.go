@@ -1,12 +1,9 @@
-// Package member is the membership machinery every balancer of this module
-// shares: it turns the invoker list that dubbo-go passes to Select into an
-// immutable snapshot (a Set of providers with their statistics, metadata and
-// warm weights, plus the balancer's own table built from it), keeps one per
-// (service, method), detects a real change of membership cheaply, rebuilds
-// off the hot path and publishes the new snapshot atomically: the Go form of
-// brpc's DoublyBufferedData. Each snapshot applies outlier ejection (package
-// outlier): an ejected provider has weight 0 and is marked in Set.Ejected,
-// and a snapshot is rebuilt when the outlier board's alarm moves.
+// Package member turns the invoker list dubbo-go passes to Select into an
+// immutable snapshot per (service, method): a Set of providers with their
+// statistics, metadata, warm weights and outlier decisions, and the
+// balancer's table built from it (a View). A change of membership is
+// detected cheaply and rebuilt off the call's path; the new snapshot is
+// published atomically. Notes: DESIGN.md.
 package member
 
 import (
@@ -35,88 +32,51 @@ import (
 	"github.com/dubbogo-lb/lb/warmup"
 )
 
+// SampleAbove is the longest list Pick compares in full, on 1 call in
+// fullCheckEvery; above, it compares a random window of sampleWindow
+// providers, and in full once per router chain generation.
 const (
-	// subsetRebuild is how many consecutive Selects on a strict subset of
-	// the snapshot make it the new membership. Retries of the failover
-	// cluster pass a subset for one call; providers that really left pass
-	// it on every call.
-	subsetRebuild = 16
-
-	// fullCheckEvery is how often (1 call in fullCheckEvery) Pick
-	// compares the whole list of at most SampleAbove providers when its
-	// ends match the snapshot.
+	SampleAbove    = 1024
+	sampleWindow   = 64
 	fullCheckEvery = 16
-
-	// SampleAbove is the longest list that Pick compares in full (on 1
-	// call in fullCheckEvery); above it Pick compares a window of
-	// sampleWindow providers at random, and the whole list only when
-	// dubbo-go's router chain says its invoker list changed (see
-	// routerGeneration). A balancer that wants every list compared in
-	// full while that is cheap sets skeleton.Spec.ReadsAllUpTo to it.
-	SampleAbove = 1024
-	// sampleWindow is the length of that window: 1 KB of interface words.
-	sampleWindow = 64
+	subsetRebuild  = 16 // Selects in a row on a strict subset that make it the membership
 )
 
 // Set is an immutable snapshot of the providers offered to a balancer for
 // one (service, method). Index i means the same provider in every slice.
 type Set struct {
-	// Invokers are the providers, in the order dubbo-go passed them: the
-	// list itself that the first Select of this membership was given, not
-	// a copy (dubbo-go never changes a list it handed out; see matches).
+	// Invokers are the providers in dubbo-go's order: the list the first
+	// Select of this membership was given, not a copy.
 	Invokers []base.Invoker
-	// Total is the sum of their warm weights (Weight).
-	Total float64
-	// Uniform is true when all their warm weights are equal.
-	Uniform bool
-	// Method is the method name the Set serves.
-	Method string
-	// Ejected marks the providers that outlier detection ejected (package
-	// outlier); nil when none is. Balancers that pick by weight need not
-	// read it: an ejected provider's weight is 0. Those that ignore
-	// weights (consistent hashing) skip the providers it marks.
-	Ejected []bool
-	// Outliers is true when an outlier rule may eject providers of the Set.
-	Outliers bool
-	// Panic is true when outlier detection ignores its ejections: fewer
-	// providers than its panic threshold would be left (outlier.Decision).
-	Panic bool
+	Total    float64 // the sum of the warm weights
+	Uniform  bool    // the warm weights are all equal
+	Method   string
+	// Ejected marks the providers outlier detection ejected (weight 0);
+	// nil for none. Balancers that ignore weights skip them.
+	Ejected  []bool
+	Outliers bool // an outlier rule may eject providers
+	Panic    bool // outlier detection ignores its ejections (outlier.Decision)
 
-	// providers, meta and zones do not depend on the method (Provider,
-	// Meta, Zone): the members', shared with the other methods. zones is
-	// nil when no provider names one.
+	// The members' (zones nil: none named; memo nil for a zone's Set).
 	providers []*rpcstatus.Provider
 	meta      []*warmup.Meta
 	zones     []string
-	// memo holds Memo's values, shared with the other methods (nil for a
-	// zone's Set).
-	memo *memo
-	// own is Meta when some provider has a method-level weight; nil when
-	// every provider's is the service level's (meta).
-	own []*warmup.Meta
+	memo      *memo
+	own       []*warmup.Meta // Meta where some provider has a method-level weight
 
-	maxWeight float64 // the largest warm weight
-	// stats are the providers' statistics for the method and weights
-	// their warm weights.
-	stats   []*rpcstatus.Stats
-	weights []float64
-	// warm are the warm weights the Set took weights from, and their
-	// alias table (WarmAlias).
-	warm *warmWeights
+	maxWeight float64
+	stats     []*rpcstatus.Stats
+	weights   []float64
+	warm      *warmWeights // where weights come from, with their alias table
 
-	index index
-	given *base.Invoker // first element of the list the Set was built from
-	// refreshAt is when warm weights must be recomputed (Unix ns), or 0
-	// when every provider is warm.
-	refreshAt int64
-	// board is the outlier board of the Set's (service, method) and alarm
-	// its alarm when the Set was built: the Set is stale when they differ.
-	board *rpcstatus.Board
-	alarm uint64
+	index     index
+	given     *base.Invoker // the first element of the list the Set was built from
+	refreshAt int64         // when warm weights are due (Unix ns); 0: all warm
+	board     *rpcstatus.Board
+	alarm     uint64 // the board's alarm at the build (stale)
 }
 
-// Board returns the outlier board of the Set's (service, method): what
-// the lbactive filter says of its providers' failures.
+// Board returns the Set's outlier board.
 func (s *Set) Board() *rpcstatus.Board { return s.board }
 
 // IsEjected reports whether provider i is ejected.
@@ -128,24 +88,20 @@ func (s *Set) stale() bool { return s.board.Raised() != s.alarm }
 // Stat returns the statistics of provider i for the Set's method.
 func (s *Set) Stat(i int) *rpcstatus.Stats { return s.stats[i] }
 
-// Stats returns the providers' statistics for the Set's method, in order.
-// They must not be changed.
+// Stats returns the providers' statistics, in order; read only.
 func (s *Set) Stats() []*rpcstatus.Stats { return s.stats }
 
-// Weight returns provider i's warm weight now, 0 when it is ejected. When
-// every provider that is not ejected has weight 0 (all drained) they all
-// count as 1, so they share traffic evenly.
+// Weight returns provider i's warm weight, 0 when it is ejected; when
+// every provider left is drained, each counts as 1.
 func (s *Set) Weight(i int) float64 { return s.weights[i] }
 
-// Weights returns the warm weights of the providers (Weight), in order.
-// They must not be changed.
+// Weights returns the warm weights, in order; read only.
 func (s *Set) Weights() []float64 { return s.weights }
 
 // Provider returns the statistics of provider i.
 func (s *Set) Provider(i int) *rpcstatus.Provider { return s.providers[i] }
 
-// Meta returns what provider i's URL says about weight and age, parsed
-// once when it joined and shared by the snapshots that keep it.
+// Meta returns what provider i's URL says of weight and age.
 func (s *Set) Meta(i int) *warmup.Meta {
 	if s.own != nil {
 		return s.own[i]
@@ -178,18 +134,14 @@ func (s *Set) matches(list []base.Invoker) bool {
 	if n != len(s.Invokers) {
 		return false
 	}
-	if &list[0] == s.given {
-		// The very slice the Set was built from: dubbo-go never changes a
-		// list it handed out, and holding it keeps its address from reuse.
+	if &list[0] == s.given { // dubbo-go never changes a list it handed out
 		return true
 	}
 	return same(list, s.Invokers)
 }
 
 // same reports whether a and b, of one length, hold the same providers in
-// order. Identical interface words (type and pointer) are the same
-// provider; comparing the memory at once is several times faster than one
-// interface comparison after another.
+// order: the memory first, identical interface words being the same.
 func same(a, b []base.Invoker) bool {
 	if bytes.Equal(words(a), words(b)) {
 		return true
@@ -202,12 +154,9 @@ func same(a, b []base.Invoker) bool {
 	return true
 }
 
-// matchesQuick is matches for Pick, in O(1) whatever the length: a list
-// of the Set's length whose ends match is compared in full on 1 call in
-// fullCheckEvery up to SampleAbove providers; above, on a window of
-// sampleWindow providers at random, and in full when the router chain
-// generation of inv (routerGeneration; 0 for none) is not the one the View
-// was last compared in full under.
+// matchesQuick is matches for Pick, in O(1): the ends, then the whole list
+// on 1 call in fullCheckEvery up to SampleAbove providers; above, a random
+// window, or the whole list on a new router chain generation.
 func (v *View[T]) matchesQuick(list []base.Invoker, inv base.Invocation) bool {
 	s := v.Set
 	n := len(list)
@@ -229,11 +178,8 @@ func (v *View[T]) matchesQuick(list []base.Invoker, inv base.Invocation) bool {
 	return same(list[at:at+sampleWindow], s.Invokers[at:at+sampleWindow])
 }
 
-// routerGeneration returns the generation of the invoker list that
-// dubbo-go's router chain (cluster/router/chain, v3.3) sets on inv before
-// the list reaches Select: it counts the chain's SetInvokers, so every
-// change of the directory's membership moves it. 0 when inv carries none
-// (no router chain, or none set up yet).
+// routerGeneration returns the invoker list generation dubbo-go's router
+// chain sets on inv, which every change of the directory moves; 0: none.
 func routerGeneration(inv base.Invocation) uint64 {
 	if inv == nil {
 		return 0
@@ -242,79 +188,44 @@ func routerGeneration(inv base.Invocation) uint64 {
 	return g
 }
 
-// words returns the memory of list.
 func words(list []base.Invoker) []byte {
 	return unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(list))), len(list)*int(unsafe.Sizeof(list[0])))
 }
 
-// contains reports whether every provider of list is in the Set. A list
-// in the Set's order (a retry's subset, a provider that left) is found in
-// one pass of comparisons; another order takes an index lookup per provider.
+// contains reports whether every provider of list is in the Set.
 func (s *Set) contains(list []base.Invoker) bool {
-	j, ordered := 0, true
-	for _, inv := range list {
-		for j < len(s.Invokers) && s.Invokers[j] != inv {
-			j++
-		}
-		if j == len(s.Invokers) {
-			ordered = false
-			break
-		}
-		j++
-	}
-	if ordered {
-		return true
-	}
-	for _, inv := range list {
-		if _, ok := s.Index(inv); !ok {
-			return false
-		}
-	}
-	return true
+	found := 0
+	s.index.follow(s.Invokers, list, func(int, int) { found++ })
+	return found == len(list)
 }
 
 // PickAmong returns a provider of list, a subset of the Set, drawn with
-// the random word r in proportion to its warm weight (uniformly if no
-// provider of list has weight). It is the default pick of the failover
-// cluster's reselection lists.
+// the random word r by warm weight (uniformly if none has weight).
 func (s *Set) PickAmong(list []base.Invoker, r uint64) base.Invoker {
 	return list[algo.Weighted(len(list), func(k int) float64 { i, _ := s.Index(list[k]); return s.Weight(i) }, r)]
 }
 
-// interimDraws bounds the draws of Interim, interimZoneDraws those of
-// InterimIn, which keeps only the providers of one zone.
+// The most draws of Interim and of InterimIn.
 const (
 	interimDraws     = 8
 	interimZoneDraws = 16
 )
 
-// Interim picks a provider of list, a membership whose snapshot is still
-// being built, knowing only old, the snapshot it replaces (nil at first):
-// at random in proportion to the warm weight each provider had in old, by
-// rejection from uniform draws of list. A provider old does not hold (a
-// newcomer, still to warm up) is skipped, as is an ejected or drained
-// one, unless interimDraws draws found no other; without old the draw is
-// uniform. It costs O(1): a few draws and index lookups, whatever the size.
+// Interim picks a provider of list, a membership whose snapshot is being
+// built, by the warm weights the providers had in old, the snapshot it
+// replaces (nil: uniformly): by rejection from uniform draws, skipping
+// providers old does not hold or gives no weight unless interimDraws draws
+// found no other. O(1).
 func Interim(old *Set, list []base.Invoker, next func() uint64) base.Invoker {
-	n := len(list)
-	c := list[algo.IntN(next(), n)]
-	if old == nil || !(old.maxWeight > 0) {
-		return c
-	}
-	for range interimDraws {
-		if old.keeps(c, next, "", false) {
-			return c
-		}
-		c = list[algo.IntN(next(), n)]
+	c := list[algo.IntN(next(), len(list))]
+	for k := 0; k < interimDraws && old != nil && old.maxWeight > 0 && !old.keeps(c, next, "", false); k++ {
+		c = list[algo.IntN(next(), len(list))]
 	}
 	return c
 }
 
-// InterimIn is Interim within one zone, for zone-aware routing while a
-// snapshot is built: it keeps only a provider that old places in zone
-// (Set.Zone), and when interimZoneDraws draws kept none (the zone holds
-// few of list's providers, or none any more) it is Interim over the whole
-// list. old must not be nil.
+// InterimIn is Interim among the providers old (not nil) places in zone;
+// after interimZoneDraws draws without one, Interim over all of list.
 func InterimIn(old *Set, list []base.Invoker, next func() uint64, zone string) base.Invoker {
 	n := len(list)
 	for range interimZoneDraws {
@@ -325,9 +236,8 @@ func InterimIn(old *Set, list []base.Invoker, next func() uint64, zone string) b
 	return Interim(old, list, next)
 }
 
-// keeps reports whether the rejection step of Interim keeps c, drawn
-// uniformly from a new list: s holds it (in zone, when zoned), and a draw
-// in proportion to its warm weight in s keeps it.
+// keeps reports whether Interim's rejection step keeps c: s holds it (in
+// zone, when zoned) and a draw by its warm weight keeps it.
 func (s *Set) keeps(c base.Invoker, next func() uint64, zone string, zoned bool) bool {
 	j, ok := s.Index(c)
 	if !ok || zoned && s.Zone(j) != zone {
@@ -340,101 +250,70 @@ func (s *Set) keeps(c base.Invoker, next func() uint64, zone string, zoned bool)
 // View pairs a Set with the table a balancer built from it.
 type View[T any] struct {
 	*Set
-	// Table is the balancer's own state for the Set.
-	Table *T
-	// Zoning is the zone-aware routing of the Set; nil when the consumer
-	// names no zone.
-	Zoning *Zoning[T]
-
-	watch *filterWatch
-	// checked is the router chain generation (routerGeneration) under
-	// which a list was last found to match the View in full; 0 for none.
-	checked atomic.Uint64
+	Table   *T         // the balancer's own state for the Set
+	Zoning  *Zoning[T] // nil when the consumer names no zone
+	watch   *filterWatch
+	checked atomic.Uint64 // the router generation of the last full compare
 }
 
 // BuildFunc builds a balancer's table for set. prev is the view it
-// replaces, nil at first; carry state over from it for providers that stay
-// (set.Index finds them; prev.Set.Index gives their old position).
+// replaces (nil at first), to carry state over from (Carry).
 type BuildFunc[T any] func(set *Set, prev *View[T]) *T
 
-// DefaultInlineUpTo is the largest list whose snapshot is built on the
-// call that sees it (see Registry.SetInlineUpTo): a few microseconds for
-// every balancer at that size, once the providers that stayed are reused.
+// DefaultInlineUpTo is the default of Registry.SetInlineUpTo.
 const DefaultInlineUpTo = 64
 
 // Match says how a snapshot relates to the list a call was given.
 type Match int8
 
+// Changed: a new membership, being built; the View is the snapshot it
+// replaces (nil at first): pick from the list (Interim).
 const (
-	// Exact: the snapshot holds exactly the list, in order, so that an
-	// index into the View is an index into the list.
-	Exact Match = iota
-	// Subset: the list is a failover retry's strict subset of the
-	// snapshot; pick among the list (Set.PickAmong).
-	Subset
-	// Changed: the list is a new membership whose snapshot is being built
-	// off the call's path; the View is the snapshot it replaces (nil at
-	// first). Pick from the list itself (Interim).
+	Exact  Match = iota // the snapshot holds the list, in order
+	Subset              // a strict subset (a retry's): pick among it
 	Changed
 )
 
 // Registry keeps one snapshot per (service, method) for one balancer.
 type Registry[T any] struct {
-	opts  warmup.Options
-	wall  func() time.Time // the wall clock of uptimes
-	build BuildFunc[T]
-	// routes finds the service of a provider URL without building its
-	// service key on every call; it forgets URLs that are gone.
-	routes   urlmap.Store[common.URL, route[T]]
-	mu       sync.Mutex
-	services map[string]*service[T]
-	// rebuilds counts the snapshots built for a change of membership (the
-	// first included) and for a warmup refresh.
-	rebuilds, refreshes atomic.Int64
-	// inline is the largest list built on the calling goroutine.
-	inline atomic.Int64
-	// pending counts the builds running in the background.
-	pending sync.WaitGroup
-	// hot caches the states found last, by the URL of a list's first
-	// provider and the method: a hit costs a load and two compares where
-	// routes (a sync.Map and a weak pointer) cost 20 ns (see state).
-	hot [hotSlots]atomic.Pointer[hotEntry[T]]
-
-	// epoch is the coarse clock of the states' last use: a call stamps its
-	// state with it (urlmap.Touch), and expire, off the hot path, moves it
-	// on once per idle time (wall ns) and releases the states that no call
-	// stamped during the epoch that ends. epochAt is when it began (wall
-	// ns), idle the idle time (ns), methodLimit the methods per service.
-	epoch, epochAt, idle atomic.Int64
-	methodLimit          atomic.Int64
+	opts                warmup.Options
+	wall                func() time.Time // the wall clock of uptimes
+	build               BuildFunc[T]
+	routes              urlmap.Store[common.URL, route[T]] // the service of a provider URL
+	mu                  sync.Mutex
+	services            map[string]*service[T]
+	rebuilds, refreshes atomic.Int64 // builds for a membership, for warmup
+	inline              atomic.Int64 // the largest list built on the call
+	pending             sync.WaitGroup
+	hot                 [hotSlots]atomic.Pointer[hotEntry[T]] // the states found last (state)
+	// epoch is the coarse clock of the states' last use (urlmap.Touch),
+	// moved on by expire once per idle time (ns) since epochAt (wall ns).
+	epoch, epochAt atomic.Int64
+	idle           int64
 }
 
 // DefaultIdle is how long the state of a (service, method) without a call
-// is kept by default (see Registry.SetIdle).
+// is kept: released between DefaultIdle and twice that after its last call.
 const DefaultIdle = 5 * time.Minute
 
 // DefaultMethodLimit is the number of methods of a service with a state of
-// their own by default (see Registry.SetMethodLimit).
+// their own; further names share the state of urlmap.Overflow.
 const DefaultMethodLimit = urlmap.DefaultNameLimit
 
-// hotSlots is the size of Registry.hot: the (service, method) pairs of a
-// busy consumer, with room for collisions.
 const (
 	hotBits  = 8
 	hotSlots = 1 << hotBits
 )
 
 // hotEntry says that the lists whose first provider has the URL url find
-// st for method. It holds url, so that the address cannot be reused while
-// the entry is in Registry.hot.
+// st for method; it holds url, so that its address is not reused.
 type hotEntry[T any] struct {
 	url    *common.URL
 	method string
 	st     *state[T]
 }
 
-// hotSlot returns the slot of Registry.hot for u and method: a
-// multiplicative hash of u's address, the method's length and last byte.
+// hotSlot hashes u's address, the method's length and last byte.
 func hotSlot(u *common.URL, method string) uint {
 	h := uint64(uintptr(unsafe.Pointer(u))) ^ uint64(len(method))<<48
 	if len(method) > 0 {
@@ -443,17 +322,14 @@ func hotSlot(u *common.URL, method string) uint {
 	return uint((h * 0x9E3779B97F4A7C15) >> (64 - hotBits))
 }
 
-// route is what routes keeps for a provider URL: its service, weakly, so
-// that the entry, which its URL's cleanup holds, does not keep the service
-// (whose members hold the URL) from going when it is released.
+// route is what routes keeps for a provider URL: its service, weakly (the
+// service's members hold the URL).
 type route[T any] struct {
 	service atomic.Pointer[weak.Pointer[service[T]]]
 }
 
-// service is what the methods of one service share: their states, and the
-// members built last by any of them, which the next method to build for
-// the same list takes instead of making its own. A service whose states
-// were all released is closed (methods.Closed) and dropped.
+// service is what the methods of one service share: their states and the
+// members built last. It is dropped once its states are all released.
 type service[T any] struct {
 	key     string
 	methods urlmap.Names[state[T]] // stamped with Registry.epoch
@@ -461,58 +337,37 @@ type service[T any] struct {
 }
 
 type state[T any] struct {
-	view    atomic.Pointer[View[T]]
-	mu      sync.Mutex // held while building, by the builder's goroutine or its caller
-	misses  atomic.Int32
-	watch   filterWatch
-	outlier outlier.Detector
-	// zoneLogged is the zone configuration problem logged last (st.mu).
-	zoneLogged string
-	// hot is the entry of Registry.hot for the URL of the first provider of
-	// the list built last (written by the builder, under mu).
-	hot atomic.Pointer[hotEntry[T]]
+	view       atomic.Pointer[View[T]]
+	mu         sync.Mutex // held while building, by the builder's goroutine or its caller
+	misses     atomic.Int32
+	watch      filterWatch
+	outlier    outlier.Detector
+	zoneLogged string                      // the zone problems logged last (mu)
+	hot        atomic.Pointer[hotEntry[T]] // for the list built last (mu)
 }
 
 // NewRegistry returns a Registry that builds tables with build, reading
-// uptimes on wall (default time.Now).
+// uptimes on wall (nil: time.Now).
 func NewRegistry[T any](opts warmup.Options, wall func() time.Time, build BuildFunc[T]) *Registry[T] {
 	if wall == nil {
 		wall = time.Now
 	}
 	r := &Registry[T]{opts: opts.WithDefaults(), wall: wall, build: build, services: map[string]*service[T]{}}
 	r.inline.Store(DefaultInlineUpTo)
-	r.idle.Store(int64(DefaultIdle))
-	r.methodLimit.Store(DefaultMethodLimit)
+	r.idle = int64(DefaultIdle)
 	r.epochAt.Store(wall().UnixNano())
 	return r
 }
 
-// SetIdle sets how long the state of a (service, method) without a call is
-// kept: its snapshot, table, outlier records and its hold on the
-// providers' statistics. A state is released at the first build, new
-// service or inspection (Range) once it went a whole epoch (d, by the
-// Registry's wall clock) without a call: between d and 2d after its last
-// call. Default DefaultIdle.
-func (r *Registry[T]) SetIdle(d time.Duration) { r.idle.Store(max(int64(d), 1)) }
-
-// SetMethodLimit sets the number of methods of a service with a state of
-// their own, for services made after the call; the calls of further method
-// names share the state of urlmap.Overflow, built with the service-level
-// parameters, and one WARN per service says so. Default
-// DefaultMethodLimit.
-func (r *Registry[T]) SetMethodLimit(n int) { r.methodLimit.Store(int64(max(n, 1))) }
-
-// expire moves the epoch on and releases the states not used during the
-// epoch that ends, when the idle time has passed since it began (wall
-// ns); else it costs one atomic load. It runs off the hot path (builds,
-// new services, Range), so O(states) once per idle time.
+// expire, once per idle time (wall ns), moves the epoch on and releases
+// the states no call stamped in the epoch that ends. Off the hot path.
 func (r *Registry[T]) expire(now int64) {
-	if now-r.epochAt.Load() < r.idle.Load() {
+	if now-r.epochAt.Load() < r.idle {
 		return
 	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	if now-r.epochAt.Load() < r.idle.Load() {
+	if now-r.epochAt.Load() < r.idle {
 		return
 	}
 	e := r.epoch.Load()
@@ -530,8 +385,7 @@ func (r *Registry[T]) expire(now int64) {
 	}
 }
 
-// States returns the number of (service, method) states the Registry
-// keeps, each overflow state included: for inspection and tests.
+// States returns the number of (service, method) states kept.
 func (r *Registry[T]) States() int {
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -542,27 +396,44 @@ func (r *Registry[T]) States() int {
 	return n
 }
 
-// SetInlineUpTo sets the largest list (in providers) whose snapshot is built
-// on the call that sees it; a longer list is built on a goroutine of its own
-// while calls pick with Interim. 0 builds every snapshot in the background,
-// math.MaxInt every one inline (deterministic: simulators, seeded tests).
-// Default DefaultInlineUpTo.
+// Rebuilds returns how many snapshots the Registry built for a change of
+// membership (the first included) and for a warmup refresh.
+func (r *Registry[T]) Rebuilds() (membership, warmup int64) {
+	return r.rebuilds.Load(), r.refreshes.Load()
+}
+
+// Range calls f with the snapshot of every (service, method) the Registry
+// keeps, after releasing the idle ones. For inspection: it allocates and
+// takes the Registry's lock, which Select never takes.
+func (r *Registry[T]) Range(f func(v *View[T])) {
+	r.expire(r.wall().UnixNano())
+	r.mu.Lock()
+	services := make([]*service[T], 0, len(r.services))
+	for _, svc := range r.services {
+		services = append(services, svc)
+	}
+	r.mu.Unlock()
+	for _, svc := range services {
+		svc.methods.Range(func(_ string, st *state[T]) bool {
+			if v := st.view.Load(); v != nil {
+				f(v)
+			}
+			return true
+		})
+	}
+}
+
+// SetInlineUpTo sets the largest list whose snapshot is built on the call
+// that sees it; a longer one is built on a goroutine of its own. 0: every
+// build in the background; math.MaxInt: none (deterministic runs).
 func (r *Registry[T]) SetInlineUpTo(n int) { r.inline.Store(int64(n)) }
 
 // Wait waits until no snapshot is being built in the background.
 func (r *Registry[T]) Wait() { r.pending.Wait() }
 
-// Lookup returns the snapshot for list, a non-empty invoker list of one
-// service, and method, building it on the calling goroutine if none
-// matches (waiting for a build under way): for inspection and tests;
-// Select uses Find. exact is true when the snapshot holds exactly list,
-// in order, so that an index into the View is an index into list. When
-// it is false, list is a strict subset of the View (a failover retry):
-// pick from it with PickAmong.
-//
-// Lookup compares list with the snapshot in full: O(len(list)), a fast
-// memory compare (about 13 ns for 100 providers, 130 ns for 1000). A list
-// whose first invoker is destroyed has no snapshot (see Find): nil, false.
+// Lookup is Find that builds on the calling goroutine, waiting for a build
+// under way, for inspection and tests. exact is false when list is a
+// strict subset of the View.
 func (r *Registry[T]) Lookup(list []base.Invoker, method string) (v *View[T], exact bool) {
 	v, st, m := r.find(list, method, false, nil)
 	if st == nil {
@@ -575,62 +446,36 @@ func (r *Registry[T]) Lookup(list []base.Invoker, method string) (v *View[T], ex
 }
 
 // Find returns the snapshot for list, a non-empty invoker list of one
-// service, and method, and how it matches list, without waiting for a
-// build: when list is a new membership (Changed), it starts the build of
-// its snapshot unless one is under way, and returns the snapshot being
-// replaced (nil at first). It compares list in full, as Lookup does.
-//
-// A list whose first invoker is destroyed (a call holding the list from
-// before a change of membership; rpcstatus.Destroyed) has no snapshot:
-// nil, Changed, and nothing is built. The service is found by the first
-// provider's URL, and a destroyed invoker's is one placeholder without a
-// service, whose snapshot nothing would ever replace.
+// service, and method, comparing list in full, and how it matches. It
+// never waits: for a new membership (Changed) it starts the build unless
+// one is under way. A list whose first invoker is destroyed
+// (rpcstatus.Destroyed) has none: nil, Changed.
 func (r *Registry[T]) Find(list []base.Invoker, method string) (*View[T], Match) {
 	v, _, m := r.find(list, method, false, nil)
 	return v, m
 }
 
-// Pick draws a slot of list, a non-empty invoker list of one service, for
-// method, in O(1) for balancers that read the state of the providers they
-// draw rather than of all of them. It finds the snapshot as Find does,
-// except that a list with the snapshot's length and its first and last
-// providers is taken as matching without comparing the rest, but on 1 call
-// in fullCheckEvery (up to SampleAbove providers); above, it compares a
-// random window of sampleWindow providers, and the whole list once per
-// generation of dubbo-go's router chain (routerGeneration, which every
-// change of the directory's membership moves). It draws the slot with
-// pick(v, inv) and confirms that list holds the snapshot's provider there,
-// else it compares in full (Find) and draws again. Unless m is Exact, i is
-// meaningless: pick from list instead (see Match).
-//
-// The provider drawn thus always comes from list and was judged on its own
-// state. A change of membership in slots the pick did not return is seen
-// at the first call of the chain's new generation under dubbo-go, and
-// otherwise (no router chain, or routers that hand calls of one
-// generation different lists) fullCheckEvery Selects later on average up
-// to SampleAbove providers, N/sampleWindow above: until then the draw
-// weighs those slots with the state of the providers that held them;
-// dubbo-go itself learns of a change a registry push later.
+// Pick is Find with an O(1) check of the list (matchesQuick), for
+// balancers whose pick reads only the providers it draws: it draws slot i
+// with pick and confirms that list holds the snapshot's provider there,
+// else compares in full and draws again. i is meaningful only when m is
+// Exact. A change in slots not drawn is seen later (DESIGN.md).
 func (r *Registry[T]) Pick(list []base.Invoker, method string, pick PickFunc[T], inv base.Invocation) (v *View[T], i int, m Match) {
-	v, _, m = r.find(list, method, true, inv)
-	if m == Exact {
+	if v, _, m = r.find(list, method, true, inv); m == Exact {
 		if i = pick(v, inv); list[i] == v.Invokers[i] {
 			return v, i, Exact
 		}
-		v, _, m = r.find(list, method, false, nil) // a slot the quick look skipped changed
+		if v, _, m = r.find(list, method, false, nil); m == Exact { // a slot skipped changed
+			return v, pick(v, inv), Exact
+		}
 	}
-	if m != Exact {
-		return v, -1, m
-	}
-	return v, pick(v, inv), Exact
+	return v, -1, m
 }
 
 // PickFunc draws a slot of v for the invocation inv.
 type PickFunc[T any] func(v *View[T], inv base.Invocation) int
 
-// find is Find, comparing a list of the snapshot's length in O(1) when
-// quick (matchesQuick: the ends, then a sample or, on news from the
-// router chain of inv, the whole list; see Pick); it never waits.
+// find is Find, comparing the list in O(1) when quick (matchesQuick).
 func (r *Registry[T]) find(list []base.Invoker, method string, quick bool, inv base.Invocation) (*View[T], *state[T], Match) {
 	u := list[0].GetURL()
 	if rpcstatus.Destroyed(u) {
@@ -658,10 +503,8 @@ func (r *Registry[T]) find(list []base.Invoker, method string, quick bool, inv b
 	return v, st, Changed
 }
 
-// state returns the state of the service of the provider URL u and
-// method: from Registry.hot when it has the pair, else through routes, and
-// then it puts st's entry in Registry.hot if that entry is u's (the first
-// provider of the list last built), so that no steady call allocates.
+// state returns the state of u's service and method: from Registry.hot,
+// else through routes, caching the entry the last build made for u.
 func (r *Registry[T]) state(u *common.URL, method string) *state[T] {
 	slot := &r.hot[hotSlot(u, method)]
 	cached := slot.Load()
@@ -675,9 +518,8 @@ func (r *Registry[T]) state(u *common.URL, method string) *state[T] {
 	return st
 }
 
-// lookup is state through routes, stamped with the epoch. A method name
-// beyond the service's limit gets the service's overflow state, and the
-// first such name one WARN.
+// lookup is state through routes, stamped with the epoch; a name beyond
+// the limit gets the overflow state.
 func (r *Registry[T]) lookup(u *common.URL, method string) *state[T] {
 	for {
 		svc := r.service(u)
@@ -687,7 +529,7 @@ func (r *Registry[T]) lookup(u *common.URL, method string) *state[T] {
 		}
 		if first {
 			lblog.Warnf("service %s: calls name more than %d methods; the calls of further methods share one load balancing state (%q), built with the service-level parameters",
-				svc.key, svc.methods.Limit, urlmap.Overflow)
+				svc.key, DefaultMethodLimit, urlmap.Overflow)
 		}
 		return st
 	}
@@ -707,7 +549,6 @@ func (r *Registry[T]) service(u *common.URL) *service[T] {
 		svc = r.services[key]
 		if svc == nil {
 			svc = &service[T]{key: key}
-			svc.methods.Limit = int(r.methodLimit.Load())
 			r.services[key] = svc
 		}
 		r.mu.Unlock()
@@ -717,9 +558,8 @@ func (r *Registry[T]) service(u *common.URL) *service[T] {
 	return svc
 }
 
-// members returns the members of list, a list of one service: those that
-// a method of the service built last if they hold exactly list, else new
-// ones (see newMembers) that the service's other methods then take.
+// members returns the members of list: the service's last if they hold
+// exactly list, else new ones, which the service's other methods take.
 func (r *Registry[T]) members(list []base.Invoker, now time.Time) *members {
 	svc := r.service(list[0].GetURL())
 	last := svc.members.Load()
@@ -731,12 +571,10 @@ func (r *Registry[T]) members(list []base.Invoker, now time.Time) *members {
 	return m
 }
 
-// rebuild builds the snapshot of st for list: for a change of membership,
-// or to refresh stale, a snapshot that matches list. Unless wait, it
-// never waits: it returns nil when another build of st is under way, and
-// when list is longer than the inline limit it builds on a goroutine of
-// its own and returns nil. Otherwise it returns a snapshot that holds
-// exactly list (stale itself if it was rebuilt meanwhile for another list).
+// rebuild builds the snapshot of st for list, or refreshes stale (which
+// matches list). Unless wait, it returns nil when a build is under way or
+// runs in the background (lists above the inline limit); else a snapshot
+// holding list (or stale, if rebuilt meanwhile for another list).
 func (r *Registry[T]) rebuild(st *state[T], list []base.Invoker, method string, stale *View[T], wait bool) *View[T] {
 	if urlmap.NameOf(st) == urlmap.Overflow {
 		method = urlmap.Overflow // one state, one Set.Method, for every name beyond the limit
@@ -760,10 +598,8 @@ func (r *Registry[T]) rebuild(st *state[T], list []base.Invoker, method string, 
 	return nil
 }
 
-// update builds and publishes the snapshot of st for list, with st.mu
-// held. A warmup refresh of stale (a snapshot that matches list) keeps
-// stale when the snapshot was meanwhile rebuilt for another list: the
-// snapshot now published is not this caller's.
+// update builds and publishes the snapshot of st for list (st.mu held); a
+// refresh of stale keeps it if another list's was published meanwhile.
 func (r *Registry[T]) update(st *state[T], list []base.Invoker, method string, stale *View[T]) *View[T] {
 	prev := st.view.Load()
 	now := r.wall()
@@ -777,9 +613,14 @@ func (r *Registry[T]) update(st *state[T], list []base.Invoker, method string, s
 	v := &View[T]{Set: set, Table: r.build(set, prev), watch: &st.watch}
 	u := list[0].GetURL()
 	cfg, problems := zone.ParseRouting(func(key string) string { return urlparam.ServiceParam(u, key) }, os.Getenv(zone.Env))
-	st.zoneProblems(list[0].GetURL().ServiceKey(), method, problems)
+	if p := strings.Join(problems, "; "); p != st.zoneLogged {
+		st.zoneLogged = p
+		if p != "" {
+			lblog.Warnf("zone-aware routing, service %s, method %s: %s", u.ServiceKey(), method, p)
+		}
+	}
 	v.Zoning = r.zoning(v, prev, cfg, set.Panic)
-	if u, e := list[0].GetURL(), st.hot.Load(); e == nil || e.url != u {
+	if e := st.hot.Load(); e == nil || e.url != u {
 		st.hot.Store(&hotEntry[T]{url: u, method: method, st: st})
 	}
 	st.view.Store(v)
@@ -818,9 +659,7 @@ func (r *Registry[T]) newSet(list []base.Invoker, method string, prev *View[T], 
 		prev.index.follow(prev.Invokers, list, func(i, j int) {
 			stats[i] = prev.stats[j]
 			if prev.own != nil && prev.own[j] != ms.meta[i] && weightKeys.In(list[i].GetURL()) {
-				// Keep what was parsed: a skewed timestamp stays anchored
-				// where it was first seen.
-				setOwn(i, prev.own[j])
+				setOwn(i, prev.own[j]) // a skewed timestamp stays anchored where first seen
 			}
 		})
 	}
@@ -840,9 +679,7 @@ func (r *Registry[T]) newSet(list []base.Invoker, method string, prev *View[T], 
 	d := det.Decide(method, s.Invokers, stats)
 	s.Ejected, s.Outliers, s.Panic, s.board, s.alarm = d.Ejected, d.Enabled, d.Panic, det.Board(), d.Alarm
 	var w *warmWeights
-	if s.own == nil && s.Ejected == nil {
-		// The weights of every method that reads the members' metadata
-		// and ejects no provider: computed once for them all.
+	if s.own == nil && s.Ejected == nil { // shared by the methods alike
 		if w = ms.warm.Load(); w == nil || w.refreshAt != 0 && now.UnixNano() >= w.refreshAt {
 			w = r.newWarmWeights(s, nil, now)
 			ms.warm.Store(w)
@@ -854,16 +691,28 @@ func (r *Registry[T]) newSet(list []base.Invoker, method string, prev *View[T], 
 	return s
 }
 
-// warmWeights are the warm weights of a Set (Set.Weight and the fields
-// that go with them), shared by the Sets of the methods that read the same
-// metadata and eject no provider (members.warm). Immutable but for alias.
+// warmWeights are the warm weights of a Set, shared by the methods that
+// read the same metadata and eject no provider. Immutable but for alias.
 type warmWeights struct {
 	weights   []float64
 	total     float64
 	uniform   bool
 	maxWeight float64
 	refreshAt int64
-	alias     aliasCache
+	alias     atomic.Pointer[algo.Alias] // made by the first WarmAlias
+}
+
+// WarmAlias returns the alias table of s's warm weights (nil when they are
+// equal), built once for the Sets that share them.
+func (s *Set) WarmAlias() *algo.Alias {
+	if s.Uniform {
+		return nil
+	}
+	if a := s.warm.alias.Load(); a != nil {
+		return a
+	}
+	s.warm.alias.CompareAndSwap(nil, algo.NewAlias(s.warm.weights))
+	return s.warm.alias.Load()
 }
 
 // use makes w the warm weights of s.
@@ -874,56 +723,42 @@ func (s *Set) use(w *warmWeights) {
 // newWarmWeights returns the warm weights of the providers of s (their
 // Meta) at now, 0 for those that ejected marks (nil: none).
 func (r *Registry[T]) newWarmWeights(s *Set, ejected []bool, now time.Time) *warmWeights {
-	n := s.Len()
-	flat := make([]float64, n)
-	w := &warmWeights{weights: flat}
-	warming := false
-	usable := n
-	for i := range n {
+	w := &warmWeights{weights: make([]float64, s.Len())}
+	for i := range w.weights {
 		m := s.Meta(i)
 		if at := m.WarmAt(); !at.IsZero() && now.Before(at) {
-			warming = true
+			w.refreshAt = now.Add(r.opts.RefreshStep).UnixNano()
 		}
-		if ejected != nil && ejected[i] {
-			usable--
-			continue
+		if ejected == nil || !ejected[i] {
+			w.weights[i] = r.opts.Weight(*m, now)
+			w.total += w.weights[i]
 		}
-		flat[i] = r.opts.Weight(*m, now)
-		w.total += flat[i]
 	}
-	if w.total <= 0 {
-		for i := range flat {
-			if ejected == nil || !ejected[i] {
-				flat[i] = 1
-			}
-		}
-		w.total = float64(usable)
-	}
-	w.uniform, w.maxWeight = uniform(flat)
-	if warming {
-		w.refreshAt = now.Add(r.opts.RefreshStep).UnixNano()
-	}
+	w.settle(ejected)
 	return w
 }
 
-// uniform reports whether weights are all equal, and the largest.
-func uniform(weights []float64) (equal bool, top float64) {
-	equal = true
-	for _, w := range weights {
-		top = max(top, w)
-		if w != weights[0] {
-			equal = false
+// settle completes w once weights and total are set: when no provider
+// that ejected (nil: none) spares has weight, each of them counts as 1.
+func (w *warmWeights) settle(ejected []bool) {
+	if w.total <= 0 {
+		w.total = 0
+		for i := range w.weights {
+			if ejected == nil || !ejected[i] {
+				w.weights[i] = 1
+				w.total++
+			}
 		}
 	}
-	return equal, top
+	w.uniform = true
+	for _, x := range w.weights {
+		w.maxWeight = max(w.maxWeight, x)
+		w.uniform = w.uniform && x == w.weights[0]
+	}
 }
 
-// members is the part of a snapshot that does not depend on the method:
-// the providers in the order of the list, their statistics, zones and
-// service-level metadata (the Set.Meta of every method for which no
-// provider has a method-level weight), and the index.
-// The methods of a service that see the same list share one
-// (Registry.members). Immutable once made, but for warm.
+// members is what a snapshot holds whatever the method, shared by the
+// methods that see the same list. Immutable but for warm.
 type members struct {
 	invokers  []base.Invoker // the list itself (see Set.Invokers)
 	providers []*rpcstatus.Provider
@@ -931,15 +766,11 @@ type members struct {
 	zones     []string // nil when no provider names one
 	memo      memo     // Memo's values
 	index     index
-	// warm are the warm weights from meta of the methods that eject no
-	// provider, computed by the first to need them and replaced when a
-	// warmup refresh is due (newSet).
-	warm atomic.Pointer[warmWeights]
+	warm      atomic.Pointer[warmWeights] // from meta, for methods that eject none
 }
 
-// newMembers returns the members of list, taking the statistics, zone and
-// metadata of a provider that prev (nil at first) holds from it: only
-// newcomers' URLs are read, at now.
+// newMembers returns the members of list, carrying over from prev (nil at
+// first) what it holds: only newcomers' URLs are read.
 func newMembers(list []base.Invoker, prev *members, now time.Time) *members {
 	n := len(list)
 	m := &members{invokers: list, index: newIndex(list),

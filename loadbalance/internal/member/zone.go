@@ -2,73 +2,50 @@ package member
 
 import (
 	"slices"
-	"strings"
 	"time"
 
 	"dubbo.apache.org/dubbo-go/v3/protocol/base"
 
-	"github.com/dubbogo-lb/lb/internal/lblog"
 	"github.com/dubbogo-lb/lb/loadbalance/internal/zone"
 	"github.com/dubbogo-lb/lb/rpcstatus"
 	"github.com/dubbogo-lb/lb/warmup"
 )
 
 // Zoning is a snapshot's zone-aware routing (package zone): the plan and,
-// for each zone, the balancer's own table over that zone's providers, so
-// that a balancer picks within the zone the plan chose without knowing of
-// zones. Built with the snapshot, off the call path; nil when the
+// per zone, the balancer's table over the zone's providers. nil when the
 // consumer names no zone.
 type Zoning[T any] struct {
-	// Plan routes a call to a zone (an index of Names).
-	Plan zone.Plan
-	// Local is the consumer's zone.
-	Local string
-	// Names are the zones, sorted ("" for providers that name none).
-	Names []string
-	// Views holds each zone's providers and the balancer's table for them;
-	// nil while the plan is Off.
-	Views []*View[T]
-	// Slots maps a zone's slot to the snapshot's: Views[z].Invokers[j] is
-	// the snapshot's Invokers[Slots[z][j]].
-	Slots [][]int
-	// Memory is each zone's remembered provisioned weight (zone.Remember),
-	// by Names; a zone whose providers have all left stays among Names,
-	// with no slot and a nil View, while its memory counts.
-	Memory []zone.Memory
+	Plan  zone.Plan // routes a call to a zone, an index of Names
+	Local string    // the consumer's zone
+	Names []string  // the zones, sorted ("" for providers that name none)
+	// Views are the zones' sub-snapshots (nil while the plan is Off), and
+	// Views[z].Invokers[j] is the snapshot's Invokers[Slots[z][j]].
+	Views  []*View[T]
+	Slots  [][]int
+	Memory []zone.Memory // by Names; a zone with no provider stays while remembered
 }
 
-// FailingRun is the run of consecutive failures (rpcstatus.Stats.Streak)
-// from which a provider counts for no capacity of its zone: the default
-// run of outlier ejection's consecutive-failures rule, so that a provider
-// that ejection would take out but for its cap (at most 10 % of the
-// providers) or with ejection off serves nothing in the plan either.
+// FailingRun is the run of failures (rpcstatus.Stats.Streak) from which a
+// provider counts for no capacity of its zone: the consecutive-failures
+// rule's default, so that one ejection's cap leaves in serves nothing.
 const FailingRun = 5
 
-// FailingRefresh is how soon a snapshot whose zones are planned while a
-// provider is in a run of failures is refreshed, so that the plan sees the
-// run grow to FailingRun or end with a success (neither moves the outlier
-// board's alarm once ejection's cap is reached, or with ejection off).
+// FailingRefresh is how soon a snapshot planned while a provider is in a
+// run of failures is refreshed, to see the run grow or end.
 const FailingRefresh = time.Second
 
-// maxRemembered bounds the zones a Zoning remembers beside those listed:
-// zone names come from providers.
-const maxRemembered = 64
-
-// forgetBelow is the share of the total remembered weight under which a
-// zone with no provider is forgotten.
-const forgetBelow = 0.01
+// maxRemembered bounds the zones remembered beside those listed, and
+// forgetBelow is the share of the remembered weight below which one goes.
+const (
+	maxRemembered = 64
+	forgetBelow   = 0.01
+)
 
 // zoning builds the zone-aware routing of v, whose previous snapshot was
 // prev, with the consumer's configuration cfg; nil when it names no zone.
-//
-// A zone's healthy weight counts neither its ejected providers (weight 0)
-// nor those at least FailingRun failures into a run: capacity counts what
-// serves, not what is listed, as Envoy counts a locality's healthy hosts.
-//
-// Without configured callers, each zone's callers are its remembered
-// provisioned weight (zone.Remember, half-life cfg.Memory): a zone that
-// loses providers keeps its callers and spills, as Envoy's local cluster
-// keeps them, and the snapshot is refreshed while a memory decays.
+// A zone's healthy weight counts no provider ejected or FailingRun failures
+// into a run; without configured callers, each zone's callers are its
+// remembered provisioned weight (zone.Remember).
 func (r *Registry[T]) zoning(v *View[T], prev *View[T], cfg zone.Routing, panic bool) *Zoning[T] {
 	if cfg.Local == "" {
 		return nil
@@ -127,7 +104,7 @@ func (r *Registry[T]) zoning(v *View[T], prev *View[T], cfg zone.Routing, panic 
 	if cfg.Callers == nil {
 		r.remember(s, zn, zones, before, halfLife)
 	}
-	zn.Plan = zone.Compute(zones, local, panic, zone.Options{MinClusterSize: cfg.MinClusterSize, Overprovisioning: cfg.Overprovisioning})
+	zn.Plan = zone.Compute(zones, local, panic, cfg.Options)
 	if zn.Plan.Mode == zone.Off {
 		return zn
 	}
@@ -148,11 +125,8 @@ func (r *Registry[T]) zoning(v *View[T], prev *View[T], cfg zone.Routing, panic 
 	return zn
 }
 
-// remember brings each zone's memory of its provisioned weight up to date
-// (zone.Remember) from the Zoning before (nil for none), sets it as the
-// zone's Provisioned weight, and, while a memory exceeds its zone's weight,
-// has the snapshot s refreshed an eighth of a half-life later, so that the
-// plan follows the decay.
+// remember sets each zone's Provisioned weight to its memory, brought up to
+// date from before (nil: none); s is refreshed while a memory decays.
 func (r *Registry[T]) remember(s *Set, zn *Zoning[T], zones []zone.Zone, before *Zoning[T], halfLife time.Duration) {
 	now := r.wall().UnixNano()
 	zn.Memory = make([]zone.Memory, len(zones))
@@ -164,11 +138,7 @@ func (r *Registry[T]) remember(s *Set, zn *Zoning[T], zones []zone.Zone, before 
 				m = before.Memory[k]
 			}
 		}
-		if halfLife > 0 {
-			m = zone.Remember(m, zones[z].Weight, now, halfLife)
-		} else {
-			m = zone.Memory{Weight: zones[z].Weight, At: now}
-		}
+		m = zone.Remember(m, zones[z].Weight, now, halfLife)
 		if m.Weight <= zones[z].Weight*(1+forgetBelow) {
 			m.Weight = zones[z].Weight // within 1 %: forgotten
 		} else {
@@ -189,8 +159,8 @@ func (s *Set) refreshBy(at int64) {
 	}
 }
 
-// subset returns the Set of the providers of s at slots, in that order,
-// with their weights as in s (an ejected provider's 0 included).
+// subset returns the Set of the providers of s at slots (of one zone), in
+// that order, with their weights in s.
 func (s *Set) subset(slots []int) *Set {
 	n := len(slots)
 	sub := &Set{
@@ -207,12 +177,6 @@ func (s *Set) subset(slots []int) *Set {
 	for j, i := range slots {
 		sub.Invokers[j], sub.providers[j], sub.meta[j] = s.Invokers[i], s.Provider(i), s.Meta(i)
 		sub.stats[j], w.weights[j] = s.Stat(i), s.Weight(i)
-		if z := s.Zone(i); z != "" {
-			if sub.zones == nil {
-				sub.zones = make([]string, n)
-			}
-			sub.zones[j] = z
-		}
 		w.total += w.weights[j]
 		if s.IsEjected(i) {
 			if sub.Ejected == nil {
@@ -221,34 +185,11 @@ func (s *Set) subset(slots []int) *Set {
 			sub.Ejected[j] = true
 		}
 	}
+	if z := s.Zone(slots[0]); z != "" {
+		sub.zones = slices.Repeat([]string{z}, n)
+	}
 	sub.index = newIndex(sub.Invokers)
-	if n > 0 {
-		sub.given = &sub.Invokers[0]
-	}
-	if w.total <= 0 {
-		// The zone's usable providers are all drained: they share evenly,
-		// as in a whole snapshot.
-		for j := range w.weights {
-			if !sub.IsEjected(j) {
-				w.weights[j] = 1
-				w.total++
-			}
-		}
-	}
-	w.uniform, w.maxWeight = uniform(w.weights)
+	w.settle(sub.Ejected)
 	sub.use(w)
 	return sub
-}
-
-// zoneProblems logs the configuration problems of a (service, method)'s
-// zone-aware routing when they change.
-func (st *state[T]) zoneProblems(service, method string, problems []string) {
-	p := strings.Join(problems, "; ")
-	if p == st.zoneLogged {
-		return
-	}
-	st.zoneLogged = p
-	if p != "" {
-		lblog.Warnf("zone-aware routing, service %s, method %s: %s", service, method, p)
-	}
 }

@@ -1,6 +1,7 @@
 package outlier
 
 import (
+	"fmt"
 	"strconv"
 	"strings"
 	"time"
@@ -11,35 +12,17 @@ import (
 	"github.com/dubbogo-lb/lb/internal/urlparam"
 )
 
-// URL parameters of outlier ejection, read with urlparam.MethodParam
-// (method level first, in both spellings) from the consumer's own URL
-// (consumer-only: urlparam.Whose): per reference in the consumer's YAML
-// params, or per method.
+// URL parameters of outlier ejection (Config), consumer-only, read at
+// reference or method level (urlparam.MethodParam).
 const (
-	// RulesKey lists the rules that eject: consecutive-failures,
-	// failure-percentage, success-rate, or none to turn ejection off.
-	RulesKey = "outlier.rules"
-	// ErrorsKey lists the status codes whose failures count, beside
-	// errors without a status and timeouts and unavailable, which always
-	// count: triple code names (internal, unknown, biz_error…) or numbers;
-	// all counts every failure, none only those that always count.
-	ErrorsKey = "outlier.errors"
-	// ConsecutiveKey is the run of failures that ejects.
-	ConsecutiveKey = "outlier.consecutive-failures"
-	// IntervalKey is the interval of the failure-percentage and
-	// success-rate rules.
-	IntervalKey = "outlier.interval"
-	// BaseEjectionKey is the ejection time, times the number of
-	// ejections in a row.
+	RulesKey        = "outlier.rules"  // consecutive-failures, failure-percentage, success-rate, or none
+	ErrorsKey       = "outlier.errors" // Config.Counted: code names or numbers, all or none
+	ConsecutiveKey  = "outlier.consecutive-failures"
+	IntervalKey     = "outlier.interval"
 	BaseEjectionKey = "outlier.base-ejection-time"
-	// MaxEjectionKey caps the ejection time.
-	MaxEjectionKey = "outlier.max-ejection-time"
-	// MaxEjectedKey is the largest share of providers ejected at
-	// once, in percent.
-	MaxEjectedKey = "outlier.max-ejection-percent"
-	// PanicKey is the share of usable providers, in percent, below
-	// which ejection is ignored.
-	PanicKey = "outlier.panic-threshold"
+	MaxEjectionKey  = "outlier.max-ejection-time"
+	MaxEjectedKey   = "outlier.max-ejection-percent"
+	PanicKey        = "outlier.panic-threshold"
 
 	FailurePercentThresholdKey     = "outlier.failure-percentage.threshold"
 	FailurePercentMinimumHostsKey  = "outlier.failure-percentage.minimum-hosts"
@@ -66,39 +49,23 @@ var codeNames = map[string]int{
 	"unauthenticated": 16, "biz_error": statuscode.BizError,
 }
 
-// Config configures outlier ejection for one (service, method): which
-// rules eject, how long, how many providers at most, and which failures
-// count. DefaultConfig holds the defaults, those of Envoy and gRPC (gRFC
-// A50) with the consecutive-failures rule on.
+// Config configures outlier ejection for one (service, method).
+// DefaultConfig holds the defaults, Envoy's and gRPC's (gRFC A50) with the
+// consecutive-failures rule on.
 type Config struct {
-	// ConsecutiveFailures ejects a provider after this many failures in a
-	// row; 0 turns the rule off. Default 5.
-	ConsecutiveFailures int64
-	// FailurePercentage is the failure-percentage rule; off by default.
-	FailurePercentage FailurePercentage
-	// SuccessRate is the success-rate rule; off by default.
-	SuccessRate SuccessRate
-	// Interval is how often the failure-percentage and success-rate rules
-	// look at the calls of the interval past, and the period after which
-	// a provider's count of ejections in a row goes down by one. Default
-	// 10 s.
+	ConsecutiveFailures int64 // ejects after this many failures in a row; 0: off
+	FailurePercentage   FailurePercentage
+	SuccessRate         SuccessRate
+	// Interval is the period of the interval rules, and after which a count
+	// of ejections in a row goes down by one.
 	Interval time.Duration
-	// BaseEjectionTime is how long an ejection lasts, times the number of
-	// ejections in a row. Default 30 s.
-	BaseEjectionTime time.Duration
-	// MaxEjectionTime caps an ejection (at least BaseEjectionTime).
-	// Default 300 s.
-	MaxEjectionTime time.Duration
-	// MaxEjectionPercent is the largest share of the providers, in
-	// percent, ejected at once; one provider may always be. Default 10.
-	MaxEjectionPercent float64
-	// PanicThreshold, in percent: when fewer providers than that share
-	// would be usable, ejection is ignored and every provider serves.
-	// Default 50.
-	PanicThreshold float64
-	// Counted says which failures count: bit c for status code c, bit 0
-	// for failures without a status code. Default statuscode.DefaultCounted; it
-	// always includes statuscode.AlwaysCounted.
+	// BaseEjectionTime × ejections in a row is an ejection's length, at
+	// most max(BaseEjectionTime, MaxEjectionTime).
+	BaseEjectionTime, MaxEjectionTime time.Duration
+	MaxEjectionPercent                float64 // caps the providers ejected at once (one always may be)
+	PanicThreshold                    float64 // percent: with fewer usable, ejection is ignored
+	// Counted says which failures count: bit c for status code c, bit 0 for
+	// failures without one; it always includes statuscode.AlwaysCounted.
 	Counted uint32
 }
 
@@ -106,25 +73,18 @@ type Config struct {
 // Threshold percent of the time over the last interval, when at least
 // MinimumHosts providers had RequestVolume calls or more in it.
 type FailurePercentage struct {
-	Enabled bool
-	// Threshold in percent; default 85.
-	Threshold float64
-	// MinimumHosts default 5; RequestVolume default 50.
-	MinimumHosts  int64
-	RequestVolume int64
+	Enabled                     bool
+	Threshold                   float64
+	MinimumHosts, RequestVolume int64
 }
 
 // SuccessRate ejects the providers whose success rate over the last
-// interval is more than StdevFactor standard deviations below the mean of
-// the providers, when at least MinimumHosts providers had RequestVolume
-// calls or more in it.
+// interval is more than StdevFactor standard deviations below the mean,
+// when at least MinimumHosts providers had RequestVolume calls or more.
 type SuccessRate struct {
-	Enabled bool
-	// StdevFactor default 1.9.
-	StdevFactor float64
-	// MinimumHosts default 5; RequestVolume default 100.
-	MinimumHosts  int64
-	RequestVolume int64
+	Enabled                     bool
+	StdevFactor                 float64
+	MinimumHosts, RequestVolume int64
 }
 
 // DefaultConfig is the configuration when no parameter is set.
@@ -148,9 +108,8 @@ func (o *Config) Enabled() bool {
 // Periodic reports whether a rule looks at intervals.
 func (o *Config) Periodic() bool { return o.FailurePercentage.Enabled || o.SuccessRate.Enabled }
 
-// ReadConfig returns the outlier configuration of method that the
-// provider URL u carries from its consumer, and a description of each value it replaced by its default. It
-// builds strings: call it when a snapshot is built.
+// ReadConfig returns the outlier configuration of method that the provider
+// URL u carries from its consumer, and its problems (ParseConfig).
 func ReadConfig(u *common.URL, method string) (Config, []string) {
 	return ParseConfig(func(key string) string { return urlparam.MethodParam(u, method, key) })
 }
@@ -158,30 +117,32 @@ func ReadConfig(u *common.URL, method string) (Config, []string) {
 // maxCount bounds counts (runs of failures, hosts, calls).
 const maxCount = 1 << 40
 
-// ParseConfig reads an outlier configuration from param, which returns
-// the value of a key ("" when unset). A value that is malformed or out of
-// range is replaced by its default, and problems says so, one entry per
-// value. It never panics.
+// ParseConfig reads an outlier configuration from param (a key's value,
+// "" when unset). A malformed or out-of-range value keeps its default and
+// adds one entry to problems. It never panics.
 func ParseConfig(param func(key string) string) (o Config, problems []string) {
 	o = DefaultConfig
 	p := configParser{param: param}
 	consecutive, failurePct, successRate := p.rules()
-	p.count(ConsecutiveKey, &o.ConsecutiveFailures)
+	notCount := "is not a whole number from 1 to " + strconv.Itoa(maxCount)
+	const notPercent = "is not a percentage from 0 to 100"
+	const notDuration = "is not a positive duration (30s, or milliseconds) of at most a year"
+	set(&p, ConsecutiveKey, &o.ConsecutiveFailures, count, notCount)
 	if !consecutive {
 		o.ConsecutiveFailures = 0
 	}
 	o.FailurePercentage.Enabled, o.SuccessRate.Enabled = failurePct, successRate
-	p.duration(IntervalKey, &o.Interval)
-	p.duration(BaseEjectionKey, &o.BaseEjectionTime)
-	p.duration(MaxEjectionKey, &o.MaxEjectionTime)
-	p.percent(MaxEjectedKey, &o.MaxEjectionPercent)
-	p.percent(PanicKey, &o.PanicThreshold)
-	p.percent(FailurePercentThresholdKey, &o.FailurePercentage.Threshold)
-	p.count(FailurePercentMinimumHostsKey, &o.FailurePercentage.MinimumHosts)
-	p.count(FailurePercentRequestVolumeKey, &o.FailurePercentage.RequestVolume)
-	p.factor(SuccessRateStdevFactorKey, &o.SuccessRate.StdevFactor)
-	p.count(SuccessRateMinimumHostsKey, &o.SuccessRate.MinimumHosts)
-	p.count(SuccessRateRequestVolumeKey, &o.SuccessRate.RequestVolume)
+	set(&p, IntervalKey, &o.Interval, urlparam.ParseDuration, notDuration)
+	set(&p, BaseEjectionKey, &o.BaseEjectionTime, urlparam.ParseDuration, notDuration)
+	set(&p, MaxEjectionKey, &o.MaxEjectionTime, urlparam.ParseDuration, notDuration)
+	set(&p, MaxEjectedKey, &o.MaxEjectionPercent, percent, notPercent)
+	set(&p, PanicKey, &o.PanicThreshold, percent, notPercent)
+	set(&p, FailurePercentThresholdKey, &o.FailurePercentage.Threshold, percent, notPercent)
+	set(&p, FailurePercentMinimumHostsKey, &o.FailurePercentage.MinimumHosts, count, notCount)
+	set(&p, FailurePercentRequestVolumeKey, &o.FailurePercentage.RequestVolume, count, notCount)
+	set(&p, SuccessRateStdevFactorKey, &o.SuccessRate.StdevFactor, factor, "is not a positive number of at most 1000")
+	set(&p, SuccessRateMinimumHostsKey, &o.SuccessRate.MinimumHosts, count, notCount)
+	set(&p, SuccessRateRequestVolumeKey, &o.SuccessRate.RequestVolume, count, notCount)
 	o.Counted = p.codes()
 	return o, p.problems
 }
@@ -201,57 +162,36 @@ func (p *configParser) replaced(key, raw, why, def string) {
 	p.problems = append(p.problems, key+" "+strconv.Quote(raw)+" "+why+"; using "+def)
 }
 
-// count reads a whole number in [1, maxCount].
-func (p *configParser) count(key string, dst *int64) {
+// set stores in dst the value of key that parse accepts; a value it
+// refuses keeps dst, and problems says why.
+func set[T any](p *configParser, key string, dst *T, parse func(string) (T, bool), why string) {
 	v, ok := p.value(key)
 	if !ok {
 		return
 	}
-	if n, err := strconv.ParseInt(v, 10, 64); err == nil && n >= 1 && n <= maxCount {
-		*dst = n
+	if x, ok := parse(v); ok {
+		*dst = x
 		return
 	}
-	p.replaced(key, v, "is not a whole number from 1 to "+strconv.Itoa(maxCount), strconv.FormatInt(*dst, 10))
+	p.replaced(key, v, why, fmt.Sprint(*dst))
 }
 
-// duration reads a positive duration ("30s", or milliseconds as Dubbo
-// Java writes them), at most a year.
-func (p *configParser) duration(key string, dst *time.Duration) {
-	v, ok := p.value(key)
-	if !ok {
-		return
-	}
-	if d, ok := urlparam.ParseDuration(v); ok {
-		*dst = d
-		return
-	}
-	p.replaced(key, v, "is not a positive duration (30s, or milliseconds) of at most a year", dst.String())
+// count reads a whole number in [1, maxCount].
+func count(v string) (int64, bool) {
+	n, err := strconv.ParseInt(v, 10, 64)
+	return n, err == nil && n >= 1 && n <= maxCount
 }
 
 // percent reads a number in [0, 100], with or without "%".
-func (p *configParser) percent(key string, dst *float64) {
-	v, ok := p.value(key)
-	if !ok {
-		return
-	}
-	if f, err := strconv.ParseFloat(strings.TrimSpace(strings.TrimSuffix(v, "%")), 64); err == nil && f >= 0 && f <= 100 {
-		*dst = f
-		return
-	}
-	p.replaced(key, v, "is not a percentage from 0 to 100", strconv.FormatFloat(*dst, 'g', -1, 64))
+func percent(v string) (float64, bool) {
+	f, err := strconv.ParseFloat(strings.TrimSpace(strings.TrimSuffix(v, "%")), 64)
+	return f, err == nil && f >= 0 && f <= 100
 }
 
 // factor reads a positive number of at most 1000.
-func (p *configParser) factor(key string, dst *float64) {
-	v, ok := p.value(key)
-	if !ok {
-		return
-	}
-	if f, err := strconv.ParseFloat(v, 64); err == nil && f > 0 && f <= 1000 {
-		*dst = f
-		return
-	}
-	p.replaced(key, v, "is not a positive number of at most 1000", strconv.FormatFloat(*dst, 'g', -1, 64))
+func factor(v string) (float64, bool) {
+	f, err := strconv.ParseFloat(v, 64)
+	return f, err == nil && f > 0 && f <= 1000
 }
 
 // rules reads RulesKey; by default only consecutive failures eject.
@@ -260,7 +200,8 @@ func (p *configParser) rules() (consecutive, failurePct, successRate bool) {
 	if !ok {
 		return true, false, false
 	}
-	none, known := false, false
+	const known = " (known: " + ruleConsecutiveFailures + ", " + ruleFailurePercentage + ", " + ruleSuccessRate + ", none)"
+	none, some := false, false
 	var unknown []string
 	for field := range strings.SplitSeq(v, ",") {
 		switch f := strings.ToLower(strings.TrimSpace(field)); f {
@@ -268,27 +209,26 @@ func (p *configParser) rules() (consecutive, failurePct, successRate bool) {
 		case "none":
 			none = true
 		case ruleConsecutiveFailures:
-			consecutive, known = true, true
+			consecutive, some = true, true
 		case ruleFailurePercentage:
-			failurePct, known = true, true
+			failurePct, some = true, true
 		case ruleSuccessRate:
-			successRate, known = true, true
+			successRate, some = true, true
 		default:
 			unknown = append(unknown, strconv.Quote(f))
 		}
 	}
 	switch {
-	case none && (known || len(unknown) > 0):
-		p.replaced(RulesKey, v, "mixes none with rules", "none (ejection off)")
-		return false, false, false
 	case none:
+		if some || len(unknown) > 0 {
+			p.replaced(RulesKey, v, "mixes none with rules", "none (ejection off)")
+		}
 		return false, false, false
-	case len(unknown) > 0 && known:
-		p.problems = append(p.problems, RulesKey+" "+strconv.Quote(v)+": skipped unknown rule "+strings.Join(unknown, ", ")+
-			" (known: "+ruleConsecutiveFailures+", "+ruleFailurePercentage+", "+ruleSuccessRate+", none)")
-	case !known:
-		p.replaced(RulesKey, v, "names no rule (known: "+ruleConsecutiveFailures+", "+ruleFailurePercentage+", "+ruleSuccessRate+", none)", ruleConsecutiveFailures)
+	case !some:
+		p.replaced(RulesKey, v, "names no rule"+known, ruleConsecutiveFailures)
 		return true, false, false
+	case len(unknown) > 0:
+		p.problems = append(p.problems, RulesKey+" "+strconv.Quote(v)+": skipped unknown rule "+strings.Join(unknown, ", ")+known)
 	}
 	return consecutive, failurePct, successRate
 }

@@ -1,12 +1,9 @@
 // Package outlier is the outlier detection of every balancer of the module
-// (Envoy's and gRPC's, gRFC A50): it ejects a provider that fails, for one
-// (service, method), from the snapshots the balancers pick from, and lets
-// it back when its ejection time is over. A Detector decides; the lbactive
-// filter feeds it through an rpcstatus.Board, and package member applies
-// its decision to each snapshot it builds (an ejected provider's weight is
-// 0 there). Rules, defaults and parameters: Config. Reasoning and
-// the contract with the filter and the balancers: DESIGN.md beside this
-// file.
+// (Envoy's and gRPC's, gRFC A50): a Detector ejects a provider that fails,
+// for one (service, method), from the snapshots the balancers pick from,
+// and lets it back when its ejection time is over. The lbactive filter
+// feeds it through an rpcstatus.Board; package member applies its Decision
+// to each snapshot (an ejected provider's weight is 0). Notes: DESIGN.md.
 package outlier
 
 import (
@@ -27,55 +24,36 @@ import (
 )
 
 // Detector is the outlier detection of one (service, method) of one
-// balancer. Decide is for snapshot builds (it takes a lock and allocates);
-// the hot paths only touch its Board.
+// balancer. Decide is for snapshot builds (it locks and allocates); the
+// hot paths only touch its Board.
 type Detector struct {
-	// board is allocated apart from the Detector (see b): the statistics
-	// it is linked to point at it, and must not keep alive the snapshot
-	// state that holds the Detector once that state is released.
-	board atomic.Pointer[rpcstatus.Board]
+	board atomic.Pointer[rpcstatus.Board] // apart: the statistics linked to it hold it
 
-	mu sync.Mutex
-	// cfgFrom is the URL the configuration was read from; cfg is reread
-	// when the first provider's URL changes.
-	cfgFrom  *common.URL
+	mu       sync.Mutex
+	cfgFrom  *common.URL // the URL cfg was read from
 	cfg      Config
-	problems string // the configuration problems logged last
-	// records holds, by their statistics, the records of the providers
-	// with something to keep: the baselines of the interval rules (when
-	// one is on) or an ejection, ongoing or past. A provider without is
-	// nil in lastRecs.
-	records  urlmap.Store[rpcstatus.Stats, record]
-	nextTick int64 // when the interval rules look next; 0: not scheduled
-	panicked bool  // ejection is ignored under the panic threshold
-	// lastStats and lastRecs are the statistics that evaluate saw last
-	// and their records, in the order of that snapshot: the next finds the
-	// records of the providers that stay by walking both lists
-	// (algo.Match), a comparison each, rather than in records. spare is
-	// the other array of records, cleared between uses, so that neither
-	// holds a record of a provider gone.
-	lastStats []*rpcstatus.Stats
-	lastRecs  []*record
-	spare     []*record
+	problems string                                // the configuration problems logged last
+	records  urlmap.Store[rpcstatus.Stats, record] // providers with baselines or an ejection
+	nextTick int64                                 // when the interval rules look next; 0: not scheduled
+	panicked bool                                  // ejection is ignored under the panic threshold
+	// lastStats and lastRecs (nil: none) are the statistics evaluate saw
+	// last and their records, walked by the next (algo.Match); spare is
+	// the other array of records, cleared between uses.
+	lastStats       []*rpcstatus.Stats
+	lastRecs, spare []*record
 }
 
 // record is what the Detector keeps of one provider (one Stats).
 type record struct {
-	until     int64  // ejected until (ns); 0: not ejected
-	since     int64  // when the current ejection began
-	rule      string // what ejected it
-	times     int64  // ejections in a row, as of returned
-	returned  int64  // when it came back from its latest ejection
-	baseCalls int64  // Total and Counted at the latest interval
-	baseFails int64
-	seen      bool // baselines are set
+	until, since         int64  // ejected until (ns; 0: not ejected), since
+	rule                 string // what ejected it
+	times, returned      int64  // ejections in a row, as of returned, its latest return
+	baseCalls, baseFails int64  // Total and Counted at the latest interval
+	seen                 bool   // baselines are set
 }
 
-// Board returns the board the filter feeds.
-func (d *Detector) Board() *rpcstatus.Board { return d.b() }
-
-// b returns the board, made on first use.
-func (d *Detector) b() *rpcstatus.Board {
+// Board returns the board the filter feeds, made on first use.
+func (d *Detector) Board() *rpcstatus.Board {
 	if b := d.board.Load(); b != nil {
 		return b
 	}
@@ -85,32 +63,26 @@ func (d *Detector) b() *rpcstatus.Board {
 
 // Decision is what a Detector decided for one snapshot.
 type Decision struct {
-	// Ejected marks the ejected providers, in the order of the snapshot;
-	// nil when none is (or ejection is ignored under the panic threshold).
-	Ejected []bool
-	// Alarm is the board's alarm as the decision saw it: a snapshot is
-	// stale once Board().Raised() differs.
-	Alarm uint64
-	// Enabled is true when a rule may eject.
-	Enabled bool
-	// Panic is true when rules ejected providers but fewer than the panic
-	// threshold would be left usable, so ejection is ignored (Ejected is
-	// nil) and every provider serves; zone-aware routing is off then, as in Envoy.
+	Ejected []bool // the ejected providers in the snapshot's order; nil for none
+	Alarm   uint64 // the board's alarm it saw: the snapshot is stale once Raised differs
+	Enabled bool   // a rule may eject
+	// Panic: fewer than the panic threshold would be usable, so ejection
+	// is ignored (Ejected nil) and every provider serves.
 	Panic bool
 }
 
 // Decide links the board to stats, the statistics of the providers
 // invokers of a snapshot for method, reads the configuration from the
-// first provider's URL, lets back the providers whose ejection is over,
-// ejects those a rule finds failing, within the limits, and returns which
-// are ejected. Its clock is the board's: the time of the latest alarm.
+// first provider's URL, lets back the providers whose ejection is over and
+// ejects those a rule finds failing, within the limits. Its clock is the
+// time of the board's latest alarm.
 func (d *Detector) Decide(method string, invokers []base.Invoker, stats []*rpcstatus.Stats) Decision {
-	alarm, now := d.b().Alarm()
+	alarm, now := d.Board().Alarm()
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	d.configure(invokers[0].GetURL(), method)
 	for _, s := range stats {
-		s.Link(d.b())
+		s.Link(d.Board())
 	}
 	ejected := d.evaluate(now, invokers, stats, method)
 	return Decision{Alarm: alarm, Enabled: d.cfg.Enabled(), Ejected: ejected, Panic: d.panicked}
@@ -130,7 +102,7 @@ func (d *Detector) configure(u *common.URL, method string) {
 		}
 	}
 	d.cfg = cfg
-	d.b().Configure(cfg.ConsecutiveFailures, cfg.Counted) // 0 when the rule is off
+	d.Board().Configure(cfg.ConsecutiveFailures, cfg.Counted) // 0 when the rule is off
 	if !cfg.Periodic() {
 		d.nextTick = 0
 	}
@@ -158,18 +130,13 @@ func (d *Detector) evaluate(now int64, invokers []base.Invoker, stats []*rpcstat
 	for i, s := range stats {
 		r := recs[i]
 		if r == nil { // a provider that came, or that the walk missed
-			// Only a record with something to keep is made: the baselines
-			// of the interval rules, or an ejection (eject). A new name's
-			// detector thus costs no record, weak pointer or cleanup.
+			// Records are made only for interval baselines or an ejection.
 			if r = d.records.Load(s); r == nil && periodic {
-				r = d.records.Get(s)
+				r = d.record(s)
 			}
 			if recs[i] = r; r == nil {
 				continue
 			}
-		}
-		if !r.seen {
-			r.seen, r.baseCalls, r.baseFails = true, s.Total(), s.Counted()
 		}
 		if r.until == 0 {
 			continue
@@ -187,16 +154,13 @@ func (d *Detector) evaluate(now int64, invokers []base.Invoker, stats []*rpcstat
 			if ejected >= limit || recs[i] != nil && recs[i].until != 0 {
 				return
 			}
-			if now == 0 {
-				// A run that reached the threshold under another board:
-				// the first call raises this one, with the time.
+			if now == 0 { // a run from another board: wait for a timed alarm
 				untimed = true
 				return
 			}
 			ejected++
 			if recs[i] == nil {
-				recs[i] = d.records.Get(stats[i])
-				recs[i].seen, recs[i].baseCalls, recs[i].baseFails = true, stats[i].Total(), stats[i].Counted()
+				recs[i] = d.record(stats[i])
 			}
 			d.eject(recs[i], stats[i], now, rule, why, invokers[i], method, ejected, n)
 		}
@@ -207,9 +171,7 @@ func (d *Detector) evaluate(now int64, invokers []base.Invoker, stats []*rpcstat
 				}
 			}
 		}
-		if cfg.Periodic() && now > 0 {
-			// now is 0 until the first alarm; the wake-up then comes on the
-			// first call.
+		if cfg.Periodic() && now > 0 { // now is 0 until the first alarm
 			if d.nextTick != 0 && now >= d.nextTick {
 				d.interval(recs, stats, eject)
 			}
@@ -218,7 +180,7 @@ func (d *Detector) evaluate(now int64, invokers []base.Invoker, stats []*rpcstat
 			}
 		}
 	}
-	d.b().WakeAt(d.wakeAt(recs, untimed))
+	d.Board().WakeAt(d.wakeAt(recs, untimed))
 	if ejected == 0 {
 		d.panicked = false
 		return nil
@@ -238,6 +200,15 @@ func (d *Detector) evaluate(now int64, invokers []base.Invoker, stats []*rpcstat
 		out[i] = r != nil && r.until != 0
 	}
 	return out
+}
+
+// record returns the record of s, made with its baselines if new.
+func (d *Detector) record(s *rpcstatus.Stats) *record {
+	r := d.records.Get(s)
+	if !r.seen {
+		r.seen, r.baseCalls, r.baseFails = true, s.Total(), s.Counted()
+	}
+	return r
 }
 
 // interval applies the failure-percentage and success-rate rules to the
@@ -291,10 +262,8 @@ func (d *Detector) release(r *record, s *rpcstatus.Stats, now int64, inv base.In
 	s.Returned()
 }
 
-// wakeAt is when the detector must decide again without a new failure:
-// the first end of an ejection or the next interval, 0 for never (1, the
-// first call, when an interval rule has yet to start its clock or a
-// provider waits to be ejected with the time of an alarm).
+// wakeAt is when to decide again without a new failure: the first end of
+// an ejection or the next interval; 0: never; 1: at the first call.
 func (d *Detector) wakeAt(recs []*record, untimed bool) int64 {
 	at := d.nextTick
 	if untimed || at == 0 && d.cfg.Enabled() && d.cfg.Periodic() {
@@ -308,8 +277,8 @@ func (d *Detector) wakeAt(recs []*record, untimed bool) int64 {
 	return at
 }
 
-// EjectionTime is the length of an ejection, the times-th in a row: base
-// × times, capped at max(base, maxTime), as gRFC A50 has it.
+// EjectionTime is the length of the times-th ejection in a row: base ×
+// times, capped at max(base, maxTime) (gRFC A50).
 func EjectionTime(base, maxTime time.Duration, times int64) time.Duration {
 	limit := max(base, maxTime)
 	if times <= 0 || base > limit/time.Duration(times) {
@@ -318,11 +287,8 @@ func EjectionTime(base, maxTime time.Duration, times int64) time.Duration {
 	return base * time.Duration(times)
 }
 
-// Eject returns the indexes of the providers that the
-// failure-percentage rule ejects, given each one's calls and failures over
-// an interval: those with at least fp.RequestVolume calls whose failures
-// are at least fp.Threshold percent of them, when at least
-// fp.MinimumHosts providers had that many calls.
+// Eject returns the indexes of the providers the rule ejects, given each
+// one's calls and failures over an interval.
 func (fp FailurePercentage) Eject(calls, fails []int64) []int {
 	var out []int
 	hosts := int64(0)
@@ -340,12 +306,9 @@ func (fp FailurePercentage) Eject(calls, fails []int64) []int {
 	return out
 }
 
-// Eject returns the indexes of the providers that the success-rate
-// rule ejects, given each one's calls and failures over an interval, and
-// the mean and the threshold of the success rates (in [0, 1]): among the
-// providers with at least sr.RequestVolume calls, if there are
-// sr.MinimumHosts of them, those whose success rate is below the mean less
-// sr.StdevFactor standard deviations.
+// Eject returns the indexes of the providers the rule ejects, given each
+// one's calls and failures over an interval, and the mean success rate and
+// the threshold (in [0, 1]).
 func (sr SuccessRate) Eject(calls, fails []int64) (out []int, mean, threshold float64) {
 	var rates []float64
 	var idx []int

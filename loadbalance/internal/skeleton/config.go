@@ -11,11 +11,8 @@ import (
 	"github.com/dubbogo-lb/lb/loadbalance/internal/member"
 )
 
-// The configuration of a balancer for a (service, method) comes from URL
-// parameters, read when its snapshot is built: each balancer parses them
-// into a typed config (its config.go) with a list of problems, each a
-// value it could not use and the value it kept instead (Problem), and
-// reports them with Report, in one format for every balancer.
+// A balancer parses its URL parameters (Params) when a snapshot is built,
+// into a typed config and a list of problems (Problem), logged by Report.
 
 // Problem describes a URL parameter whose value raw could not be used,
 // because of why, and the value kept in its place.
@@ -23,12 +20,8 @@ func Problem(key, raw, why, kept string) string {
 	return key + " " + strconv.Quote(raw) + " " + why + "; using " + kept
 }
 
-// Report logs problems, those of the configuration of the snapshot s of
-// the balancer name, one WARN line each:
-// "<name>, service <service key>, method <method>: <problem>", unless they
-// are those of the snapshot s replaces, before (nil for none): a
-// configuration's problems are reported once, not on every membership
-// change or warmup refresh.
+// Report logs the configuration problems of balancer name for snapshot s,
+// one WARN line each, unless they are before, those of the one it replaces.
 func Report(name string, s *member.Set, problems, before []string) {
 	if slices.Equal(problems, before) {
 		return
@@ -38,14 +31,10 @@ func Report(name string, s *member.Set, problems, before []string) {
 	}
 }
 
-// Params returns the URL parameters of the snapshot s by key, "" when
-// absent, each from its owner (urlparam.Whose), method level first
-// (methods.<m>.key, Java's <m>.key, then key): a consumer-only key from the
-// consumer's own configuration; a shared key, which each provider may
-// register, by a vote that the order of the list cannot change: the value
-// (unset counting as one) for which the most providers read, ties broken by
-// the smallest. Where the providers disagree, Params appends to problems
-// (nil: none kept) one entry naming the value used and a few dissenters.
+// Params returns the URL parameters of the snapshot s by key ("" when
+// unset), method level first, each from its owner (urlparam.Whose): a
+// consumer-only key from the consumer; a shared key by the providers' vote
+// (vote). A disagreement adds one entry to problems (nil: none kept).
 func Params(s *member.Set, problems *[]string) func(key string) string {
 	first := s.Invokers[0].GetURL()
 	return func(key string) string {
@@ -59,9 +48,9 @@ func Params(s *member.Set, problems *[]string) func(key string) string {
 // maxDissenters bounds the providers a disagreement names.
 const maxDissenters = 3
 
-// vote returns the value of the shared key that the most providers of s
-// read, ties broken by the smallest, and describes a disagreement in
-// problems.
+// vote returns the value of key that the most providers of s read (unset
+// is a value), ties broken by the smallest, so that the list's order does
+// not matter, and names a few dissenters in problems.
 func vote(s *member.Set, key string, problems *[]string) string {
 	values := make([]string, len(s.Invokers))
 	counts := map[string]int{}

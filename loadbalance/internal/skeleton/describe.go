@@ -7,13 +7,9 @@ import (
 	"github.com/dubbogo-lb/lb/rpcstatus"
 )
 
-// The metrics of every balancer: Select counts each pick on the picked
-// provider's statistics (rpcstatus.Stats.Picked, one atomic add), and the
-// snapshots are described here, off the hot path, for package describe.
-
 // Describe implements describe.Source: every (service, method) the
-// balancer holds a snapshot of, with the providers of that snapshot that
-// are still there, their figures read at now.
+// balancer holds a snapshot of, with the providers still there, their
+// figures read at now (rpcstatus.Nanotime's clock). Off the hot path.
 func (b *Balancer[T]) Describe(now int64) []describe.Method {
 	var out []describe.Method
 	b.views.Range(func(v *member.View[T]) {
@@ -36,12 +32,9 @@ func (b *Balancer[T]) describe(v *member.View[T], now int64) (m describe.Method,
 	for i, inv := range v.Invokers {
 		st := v.Stat(i)
 		p := &ps[i]
-		p.URL, p.Stats = inv.GetURL(), st
-		p.Zone = v.Zone(i)
-		p.Weight = v.Weight(i)
-		p.Picks, p.InFlight, p.Calls, p.Failures = st.Picks(), st.Active(), st.Total(), st.Failed()
-		p.Ejections = st.Ejections()
-		p.Reported = reported(v.Provider(i).Load(), now)
+		*p = describe.Provider{URL: inv.GetURL(), Stats: st, Zone: v.Zone(i), Weight: v.Weight(i), Picks: st.Picks(),
+			InFlight: st.Active(), Calls: st.Total(), Failures: st.Failed(), Ejections: st.Ejections(),
+			Reported: reported(v.Provider(i).Load(), now)}
 		if d, ok := st.EWMA().Value(now); ok {
 			p.LatencyMs = float64(d) / 1e6
 		}
@@ -63,10 +56,7 @@ func (b *Balancer[T]) describe(v *member.View[T], now int64) (m describe.Method,
 	}
 	kept := ps[:0]
 	for i := range ps {
-		// dubbo-go destroys the invoker of a provider that left, which
-		// then answers another URL than the one of its statistics, or, if
-		// it was destroyed before the snapshot was built, the placeholder
-		// of every destroyed invoker.
+		// A destroyed invoker (a provider that left) answers another URL.
 		if pr := v.Provider(i); rpcstatus.Destroyed(ps[i].URL) || pr == nil || !pr.IsOf(ps[i].URL) {
 			continue
 		}

@@ -1,12 +1,8 @@
 // Package skeleton owns Select for every balancer of the module: the
-// prologue (an empty list, a single provider), the snapshot lookup and
-// rebuild (package member), the failover retry's subset, the watch for a
-// missing lbactive filter and the logging. A balancer supplies only its
-// algorithm, as a Spec: how to build its table from a snapshot, its pick,
-// optionally its pick among a retry's subset, and whether it needs the
-// lbactive filter. Outlier ejection reaches every balancer through the
-// snapshots (package member asks package outlier); what every balancer
-// needs next (metrics) goes here, once.
+// prologue (an empty list, one provider), the snapshot (package member),
+// the failover retry's subset, picks while a snapshot is built, zones, the
+// watch for a missing lbactive filter, pick counts and description. A
+// balancer supplies its algorithm as a Spec.
 package skeleton
 
 import (
@@ -27,57 +23,35 @@ import (
 
 // Spec is what a balancer supplies to the skeleton.
 type Spec[T any] struct {
-	// Name is the name the balancer is registered under, for logs.
-	Name string
-	// Warmup configures the warm weights of the snapshots.
-	Warmup warmup.Options
-	// Env is the balancer's clocks and random source.
-	Env lbenv.Env
-	// Build makes the balancer's table for a snapshot (required).
-	Build member.BuildFunc[T]
-	// Pick returns a slot of the snapshot for an invocation (required).
-	Pick member.PickFunc[T]
+	Name   string              // the registered name, for logs
+	Warmup warmup.Options      // the snapshots' warm weights
+	Env    lbenv.Env           // clocks and random source
+	Build  member.BuildFunc[T] // the table of a snapshot (required)
+	Pick   member.PickFunc[T]  // a slot of the snapshot for a call (required)
 	// Among picks from list, a subset of the snapshot v: a failover
-	// retry's, or the two candidates of Interim. Default: at random in
-	// proportion to warm weight.
+	// retry's, or the two candidates of Interim. Default: by warm weight.
 	Among func(v *member.View[T], list []base.Invoker, inv base.Invocation) base.Invoker
-	// ReadsAllUpTo is the largest number of providers among which a pick
-	// reads the state of every one (a full scan, a ring), so that the
-	// whole list must be compared with the snapshot on every Select;
-	// math.MaxInt for always. Default 0: never; the pick reads the
-	// providers it draws and the snapshot is checked in O(1) (see
-	// member.Registry.Pick).
+	// ReadsAllUpTo is the largest list whose every provider a pick reads
+	// (a scan), which is then compared with the snapshot in full on every
+	// Select. Default 0: picks read what they draw (member.Registry.Pick).
 	ReadsAllUpTo int
-	// Uncounted is what goes wrong when the lbactive filter does not count
-	// the calls, for balancers that need it; "" for those that do not.
-	Uncounted string
-	// Keyed, for a balancer whose pick follows a key of the call
-	// (ringhash), replaces the key-blind parts of Select. nil for the others.
-	Keyed *Keyed[T]
-	// Describe fills in what the balancer's table says of the providers
-	// of v, ps[i] for slot i, when they are described (see
-	// Balancer.Describe; off the hot path): the effective weight, which
-	// is the warm weight by default, and a cost. now is
+	Uncounted    string    // what goes wrong without the lbactive filter; "" if nothing
+	Keyed        *Keyed[T] // for a pick that follows a key of the call (ringhash)
+	// Describe fills in what the table says of the providers of v, ps[i]
+	// for slot i (weight, cost), off the hot path; now is
 	// rpcstatus.Nanotime's clock.
 	Describe func(v *member.View[T], now int64, ps []describe.Provider)
 }
 
-// Keyed is the hook of a balancer whose pick follows a key of the call,
-// so that the key decides what chance decides for the others.
+// Keyed is the hook of a balancer whose pick follows a key of the call.
 type Keyed[T any] struct {
-	// Method returns the method whose snapshot serves inv (a generic
-	// call's target method, say).
-	Method func(inv base.Invocation) string
-	// Key returns inv's key under the snapshot v, and PickKey picks a
-	// slot of v for that key. The key is computed once per Select where
-	// zone-aware routing spills: the zone is chosen from it (so a key
-	// keeps its zone) and the zone's pick reuses it.
+	Method func(inv base.Invocation) string // the method whose snapshot serves inv
+	// Key returns inv's key under v and PickKey a slot of v for it. Where
+	// zones spill, the zone is chosen from the key, which the zone's pick
+	// reuses.
 	Key     func(v *member.View[T], inv base.Invocation) uint64
 	PickKey func(v *member.View[T], key uint64, inv base.Invocation) int
-	// Interim picks from list, a new membership whose snapshot is being
-	// built off the call's path, knowing old, the snapshot it replaces
-	// (nil at first). It must return a provider of list, in O(1) or a
-	// pass over list at most.
+	// Interim is Balancer.Interim, in O(len(list)) at most.
 	Interim func(old *member.View[T], list []base.Invoker, inv base.Invocation) base.Invoker
 }
 
@@ -90,9 +64,8 @@ type Balancer[T any] struct {
 	missing atomic.Bool
 	pick    member.PickFunc[T] // pickIn, made once
 	pairs   sync.Pool          // of *[2]base.Invoker, the candidates of Interim
-	// interimPicks counts the picks of Select made by Interim: only while
-	// a snapshot is built, so the counter is rarely written.
-	interimPicks atomic.Int64
+
+	interimPicks atomic.Int64 // Select's picks by Interim
 }
 
 // New returns the Balancer of spec.
@@ -104,9 +77,8 @@ func New[T any](spec Spec[T]) *Balancer[T] {
 	return b
 }
 
-// pickIn returns the slot of v that the balancer picks for inv: within
-// the zone that zone-aware routing chooses when v has a plan, else among
-// all of v's providers.
+// pickIn returns the slot of v the balancer picks for inv, within the zone
+// that v's plan chooses.
 func (b *Balancer[T]) pickIn(v *member.View[T], inv base.Invocation) int {
 	zn := v.Zoning
 	if zn == nil || zn.Plan.Mode == zone.Off {
@@ -124,13 +96,10 @@ func (b *Balancer[T]) pickIn(v *member.View[T], inv base.Invocation) int {
 	return zn.Slots[z][b.spec.Pick(zn.Views[z], inv)]
 }
 
-// Select returns the provider of invokers that the balancer's algorithm
-// picks for inv: nil for an empty list, the only provider of a list of one.
-// It allocates nothing, takes no lock and never waits for a build: a call
-// that sees a new membership starts the build of its snapshot (unless one
-// is under way) and picks with Interim; a list of at most
-// member.DefaultInlineUpTo providers is built on the call (see
-// SetInlineUpTo).
+// Select returns the provider of invokers the balancer picks for inv; nil
+// for an empty list. It allocates nothing, takes no lock and never waits
+// for a build: a call that sees a new membership starts its build and
+// picks with Interim (lists up to SetInlineUpTo are built on the call).
 func (b *Balancer[T]) Select(invokers []base.Invoker, inv base.Invocation) base.Invoker {
 	switch len(invokers) {
 	case 0:
@@ -154,19 +123,15 @@ func (b *Balancer[T]) Select(invokers []base.Invoker, inv base.Invocation) base.
 	} else {
 		v, i, m = b.views.Pick(invokers, method, b.pick, inv)
 	}
-	if v == nil {
-		b.interimPicks.Add(1)
-		picked := b.Interim(v, invokers, inv)
-		countPick(v, picked, method)
-		return picked
-	}
-	if (b.spec.Uncounted != "" || v.Outliers) && v.CheckFilter() {
-		b.missing.Store(true)
-		lblog.Warnf("%s", member.MissingFilterMessage(b.spec.Name, v.Set, b.uncounted(v.Set)))
-	}
-	if m == member.Exact {
-		v.Stat(i).Picked()
-		return invokers[i]
+	if v != nil { // else m is Changed
+		if (b.spec.Uncounted != "" || v.Outliers) && v.CheckFilter() {
+			b.missing.Store(true)
+			lblog.Warnf("%s", member.MissingFilterMessage(b.spec.Name, v.Set, b.uncounted(v.Set)))
+		}
+		if m == member.Exact {
+			v.Stat(i).Picked()
+			return invokers[i]
+		}
 	}
 	var picked base.Invoker
 	switch {
@@ -182,10 +147,8 @@ func (b *Balancer[T]) Select(invokers []base.Invoker, inv base.Invocation) base.
 	return picked
 }
 
-// countPick counts a pick of picked for method on its statistics: through
-// the snapshot v when it holds picked, else (a pick while a new
-// membership's snapshot is built, of a provider v does not hold, or with no
-// snapshot yet) through rpcstatus, a lookup off the steady path.
+// countPick counts a pick of picked for method: through v when it holds
+// picked, else through rpcstatus (off the steady path).
 func countPick[T any](v *member.View[T], picked base.Invoker, method string) {
 	if picked == nil {
 		return
@@ -199,31 +162,29 @@ func countPick[T any](v *member.View[T], picked base.Invoker, method string) {
 	rpcstatus.Of(picked.GetURL()).Method(method).Picked()
 }
 
-// Interim is the pick from list while its snapshot is being built, old
-// being the snapshot it replaces (nil at first): Spec.Keyed's Interim for a keyed
-// balancer. Else, for a balancer with a rule for subsets
-// (Spec.Among), that rule applied to two candidates drawn from list as
-// member.Interim draws (by old's warm weights, newcomers skipped), when
-// they differ and old knows both, whose state the rule reads: the power
-// of two choices by the balancer's own measure (fewest in flight, lowest
-// cost, ...), O(1) whatever the size. Else the first candidate: weighted
-// random by old's warm weights. Where old routes by zone, the candidates
-// are drawn in the zone its plan chooses (member.InterimIn). It never
-// waits and does not allocate.
+// Interim picks from list while its snapshot is built, knowing old, the
+// snapshot it replaces (nil at first): Keyed.Interim for a keyed balancer;
+// else a candidate drawn as member.Interim draws (in the zone old's plan
+// chooses: member.InterimIn), or, with Spec.Among, Among of two such
+// candidates when they differ and old knows both. O(1), no allocation.
 func (b *Balancer[T]) Interim(old *member.View[T], list []base.Invoker, inv base.Invocation) base.Invoker {
 	if b.spec.Keyed != nil {
 		return b.spec.Keyed.Interim(old, list, inv)
 	}
-	if old == nil {
-		return member.Interim(nil, list, b.rand.Func())
-	}
 	next := b.rand.Func()
-	in, zoned := b.interimZone(old)
-	a := interimDraw(old.Set, list, next, in, zoned)
+	if old == nil {
+		return member.Interim(nil, list, next)
+	}
+	draw := func() base.Invoker { return member.Interim(old.Set, list, next) }
+	if zn := old.Zoning; zn != nil && zn.Plan.Mode != zone.Off {
+		in := zn.Names[zn.Plan.Choose(b.rand.Uint64())]
+		draw = func() base.Invoker { return member.InterimIn(old.Set, list, next, in) }
+	}
+	a := draw()
 	if b.spec.Among == nil {
 		return a
 	}
-	c := interimDraw(old.Set, list, next, in, zoned)
+	c := draw()
 	_, knownA := old.Index(a)
 	_, knownC := old.Index(c)
 	switch {
@@ -240,33 +201,11 @@ func (b *Balancer[T]) Interim(old *member.View[T], list []base.Invoker, inv base
 	return picked
 }
 
-// interimZone returns the zone in which Interim draws for a call, chosen
-// on old's plan as for a pick; zoned is false where old does not route by
-// zone.
-func (b *Balancer[T]) interimZone(old *member.View[T]) (name string, zoned bool) {
-	zn := old.Zoning
-	if zn == nil || zn.Plan.Mode == zone.Off {
-		return "", false
-	}
-	return zn.Names[zn.Plan.Choose(b.rand.Uint64())], true
-}
-
-// interimDraw is one candidate of Interim: in the zone named in when zoned.
-func interimDraw(s *member.Set, list []base.Invoker, next func() uint64, in string, zoned bool) base.Invoker {
-	if zoned {
-		return member.InterimIn(s, list, next, in)
-	}
-	return member.Interim(s, list, next)
-}
-
 // SetInlineUpTo sets the largest list whose snapshot Select builds on the
-// call that sees it (member.Registry.SetInlineUpTo): math.MaxInt makes
-// every build synchronous and runs deterministic (simulators, seeded
-// tests), 0 sends every build off the call's path.
+// call (member.Registry.SetInlineUpTo).
 func (b *Balancer[T]) SetInlineUpTo(n int) { b.views.SetInlineUpTo(n) }
 
-// WaitBuilds waits until no snapshot is being built off a call's path, so
-// that the next Select sees what the last ones started.
+// WaitBuilds waits until no snapshot is being built in the background.
 func (b *Balancer[T]) WaitBuilds() { b.views.Wait() }
 
 // uncounted says what goes wrong in s when the calls are not counted.
@@ -284,16 +223,11 @@ func (b *Balancer[T]) uncounted(s *member.Set) string {
 // Rand returns a random word from the balancer's source.
 func (b *Balancer[T]) Rand() uint64 { return b.rand.Uint64() }
 
-// View returns the snapshot for invokers (non-empty) and method, building
-// it if none matches, and whether it holds exactly invokers; nil when the
-// first invoker is destroyed (member.Registry.Find). For inspection
-// (tests, simulators); Select does not need it.
+// View is member.Registry.Lookup, for inspection.
 func (b *Balancer[T]) View(invokers []base.Invoker, method string) (*member.View[T], bool) {
 	return b.views.Lookup(invokers, method)
 }
 
-// FilterMissing reports whether the balancer found a (service, method)
-// whose calls are not counted, because the lbactive filter is not in the
-// consumer's filter chain. Always false for balancers that do not need it
-// where outlier ejection is off.
+// FilterMissing reports whether Select found the calls of a (service,
+// method) uncounted (no lbactive filter) where that matters.
 func (b *Balancer[T]) FilterMissing() bool { return b.missing.Load() }

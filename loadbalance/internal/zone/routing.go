@@ -12,31 +12,15 @@ import (
 	"github.com/dubbogo-lb/lb/internal/urlparam"
 )
 
-// The consumer's zone-aware routing parameters: reference params, read
-// from the consumer's own URL at service level (consumer-only:
-// urlparam.Whose).
+// The consumer's zone-aware routing parameters (consumer-only reference
+// params, service level).
 const (
-	// LocalKey names the consumer's own zone; zone-aware routing is on
-	// when it (or Env) names one.
-	LocalKey = "lb.zone.local"
-	// CallersKey gives the share of the calls each zone's consumers
-	// send, as zone:share pairs ("az-1:60,az-2:40"); unset: in proportion
-	// to each zone's providers.
-	CallersKey = "lb.zone.callers"
-	// MinClusterSizeKey is the smallest number of providers for which
-	// zones count (default 6, Envoy's).
-	MinClusterSizeKey = "lb.zone.min-cluster-size"
-	// OverprovisioningKey is the overprovisioning factor (>= 1,
-	// default 1.4, Envoy's).
-	OverprovisioningKey = "lb.zone.overprovisioning"
-	// MemoryKey is the half-life of a zone's provisioned weight once
-	// its providers leave, when the callers are not configured: a
-	// duration ("10m"), or "0" to take the callers from the providers
-	// listed now (default 10m).
-	MemoryKey = "lb.zone.memory"
-	// Env is the environment variable that names the consumer's zone
-	// when LocalKey is unset.
-	Env = "DUBBOGO_LB_ZONE"
+	LocalKey            = "lb.zone.local"            // the consumer's zone: routing is on when it (or Env) names one
+	CallersKey          = "lb.zone.callers"          // zone:share pairs ("az-1:60,az-2:40"); unset: Zone.Callers 0
+	MinClusterSizeKey   = "lb.zone.min-cluster-size" // Options.MinClusterSize; 0: always
+	OverprovisioningKey = "lb.zone.overprovisioning" // Options.Overprovisioning, in [1, 100]
+	MemoryKey           = "lb.zone.memory"           // Remember's half-life ("10m"); "0": none
+	Env                 = "DUBBOGO_LB_ZONE"          // names the consumer's zone when LocalKey is unset
 )
 
 // maxCount bounds MinClusterSizeKey.
@@ -44,25 +28,15 @@ const maxCount = 1 << 40
 
 // Routing is a consumer's zone-aware routing configuration.
 type Routing struct {
-	// Local is the consumer's zone; "" turns zone-aware routing off.
-	Local string
-	// Callers maps a zone to the share of the calls its consumers send
-	// (any unit); nil when unknown.
-	Callers map[string]float64
-	// MinClusterSize and Overprovisioning as package zone's Options (0:
-	// its defaults).
-	MinClusterSize   int
-	Overprovisioning float64
-	// Memory is the half-life of a zone's provisioned weight (package
-	// zone's Remember): 0 for its default, negative for none.
-	Memory time.Duration
+	Local   string             // "" turns zone-aware routing off
+	Callers map[string]float64 // nil when unknown
+	Options
+	Memory time.Duration // Remember's half-life: 0 for DefaultMemory, negative for none
 }
 
-// ParseRouting reads the configuration from param (the value of a
-// key, "" when unset: the consumer's reference params, urlparam.ServiceParam
-// of a provider URL), env being the value of Env. A malformed value is
-// dropped (its default applies) and problems says so, one entry per value.
-// It never panics.
+// ParseRouting reads the configuration from param (a key's value, ""
+// when unset), env being the value of Env. A malformed value keeps its
+// default and adds one entry to problems. It never panics.
 func ParseRouting(param func(key string) string, env string) (z Routing, problems []string) {
 	z.Local = strings.TrimSpace(param(LocalKey))
 	if z.Local == "" {

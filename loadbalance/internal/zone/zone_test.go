@@ -37,7 +37,7 @@ func TestZoneSpillWhenLocalShrinks(t *testing.T) {
 	// capacity a = min(600, 1.4 × 300) = 420, b = 600; a's callers: half.
 	want := (420.0 / 1020) / 0.5
 	assert.InDelta(t, want, p.LocalShare, 1e-12)
-	assert.InDelta(t, 1-want, p.Share(1), 1e-12)
+	assert.InDelta(t, 1-want, share(&p, 1), 1e-12)
 
 	// The caller in the healthy zone keeps all its calls.
 	q := Compute([]Zone{full("a", 6, 3), full("b", 6, 6)}, 1, false, Options{})
@@ -47,7 +47,7 @@ func TestZoneSpillWhenLocalShrinks(t *testing.T) {
 	p = Compute([]Zone{full("a", 6, 0), full("b", 6, 6)}, 0, false, Options{})
 	require.Equal(t, Spill, p.Mode)
 	assert.Equal(t, 0.0, p.LocalShare)
-	assert.Equal(t, 1.0, p.Share(1))
+	assert.Equal(t, 1.0, share(&p, 1))
 }
 
 // Three zones of uneven size; the spill goes to the zones with spare
@@ -63,9 +63,9 @@ func TestZoneSpillByResidualCapacity(t *testing.T) {
 	spareB, spareC := capB-callB, capC-callC
 	require.Positive(t, spareB)
 	require.Positive(t, spareC)
-	assert.InDelta(t, (1-p.LocalShare)*spareB/(spareB+spareC), p.Share(1), 1e-12)
-	assert.InDelta(t, (1-p.LocalShare)*spareC/(spareB+spareC), p.Share(2), 1e-12)
-	assert.InDelta(t, 1, p.Share(0)+p.Share(1)+p.Share(2), 1e-12)
+	assert.InDelta(t, (1-p.LocalShare)*spareB/(spareB+spareC), share(&p, 1), 1e-12)
+	assert.InDelta(t, (1-p.LocalShare)*spareC/(spareB+spareC), share(&p, 2), 1e-12)
+	assert.InDelta(t, 1, share(&p, 0)+share(&p, 1)+share(&p, 2), 1e-12)
 	checkShares(t, p, 3, p.Choose)
 }
 
@@ -95,7 +95,7 @@ func TestZoneOff(t *testing.T) {
 	} {
 		assert.Equal(t, Off, p.Mode, name)
 		assert.Equal(t, -1, p.Choose(1), name)
-		assert.True(t, math.IsNaN(p.Share(0)), name)
+		assert.True(t, math.IsNaN(share(&p, 0)), name)
 	}
 	small := Compute([]Zone{full("a", 3, 3), full("b", 2, 2)}, 0, false, Options{MinClusterSize: -1})
 	assert.NotEqual(t, Off, small.Mode, "a negative minimum: always zone-aware")
@@ -134,7 +134,7 @@ func sharesWithin(p Plan, zones int, choose func(u uint64) int) error {
 		counts[choose(r.Uint64())]++
 	}
 	for i, c := range counts {
-		want := p.Share(i)
+		want := share(&p, i)
 		sd := math.Sqrt(want * (1 - want) / n)
 		if got := float64(c) / n; math.Abs(got-want) > 4.5*sd+1e-9 {
 			return &shareError{zone: i, got: got, want: want}
@@ -196,7 +196,7 @@ func FuzzCompute(f *testing.F) {
 		}
 		sum := 0.0
 		for i := range zones {
-			sum += p.Share(i)
+			sum += share(&p, i)
 		}
 		if math.Abs(sum-1) > 1e-9 {
 			t.Fatalf("shares sum to %v: %+v", sum, p)
@@ -242,4 +242,24 @@ func TestRememberDecaysTheExcess(t *testing.T) {
 	if m = Remember(Memory{Weight: math.NaN()}, math.Inf(1), 0, h); m.Weight != 0 {
 		t.Errorf("bad weights: %v, want 0", m.Weight)
 	}
+}
+
+// Share returns the expected share of the local zone's calls that zone i
+// serves; NaN when the plan is Off.
+func share(p *Plan, i int) float64 {
+	switch {
+	case p.Mode == Off:
+		return math.NaN()
+	case i == p.Local:
+		return p.LocalShare
+	}
+	total := p.residual[len(p.residual)-1]
+	if total <= 0 {
+		return 0
+	}
+	prev := 0.0
+	if i > 0 {
+		prev = p.residual[i-1]
+	}
+	return (1 - p.LocalShare) * (p.residual[i] - prev) / total
 }
