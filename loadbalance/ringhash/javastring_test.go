@@ -2,14 +2,10 @@ package ringhash
 
 import (
 	"math"
-	"os"
-	"strconv"
-	"strings"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/assert"
-	"github.com/stretchr/testify/require"
 )
 
 type userID string
@@ -118,49 +114,4 @@ func TestAppendJavaFloatsAreJDK19Forms(t *testing.T) {
 	} {
 		assert.Equal(t, c.jdk19, string(AppendJava(nil, c.v)), "JDK 17: %s", c.jdk17)
 	}
-}
-
-// TestJDKFloatStrings compares the lines FloatStrings.java prints ("d|f
-// <hex bits> <string>", testdata/jdk17floats) in the file JDK_FLOATS names
-// with AppendJava, and logs how many differ, with DECADES=1 per decade of
-// the value; skipped without JDK_FLOATS. See testdata/README.md.
-func TestJDKFloatStrings(t *testing.T) {
-	name := os.Getenv("JDK_FLOATS")
-	if name == "" {
-		t.Skip("JDK_FLOATS names no file of FloatStrings.java's output")
-	}
-	data, err := os.ReadFile(name)
-	require.NoError(t, err)
-	n, diff := 0, 0
-	var ex []string
-	bn, bd := map[int]int{}, map[int]int{}
-	for line := range strings.Lines(string(data)) {
-		f := strings.Fields(line)
-		b, err := strconv.ParseUint(f[1], 16, 64)
-		require.NoError(t, err, line)
-		v := math.Float64frombits(b)
-		ours := string(AppendJava(nil, v))
-		if f[0] == "f" {
-			v = float64(math.Float32frombits(uint32(b)))
-			ours = string(AppendJava(nil, math.Float32frombits(uint32(b))))
-		}
-		n++
-		dec := int(math.Floor(math.Log10(v)))
-		bn[dec]++
-		if ours != f[2] {
-			bd[dec]++
-			diff++
-			if len(ex) < 3 {
-				ex = append(ex, f[2]+" vs ours "+ours)
-			}
-		}
-	}
-	if os.Getenv("DECADES") != "" {
-		for d := -330; d < 320; d++ {
-			if bn[d] > 0 {
-				t.Logf("1e%d: %.1f%%", d, 100*float64(bd[d])/float64(bn[d]))
-			}
-		}
-	}
-	t.Logf("%d of %d differ (%.2f %%) e.g. %v", diff, n, 100*float64(diff)/float64(n), ex)
 }
