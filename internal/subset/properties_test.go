@@ -7,10 +7,10 @@ import (
 	"testing"
 )
 
-// evenness is the bound of aperture on equal weights: with consumers evenly
-// spaced, the number of windows crossing an arc is the number of consumer
-// positions in an interval of fixed length, mean or mean ± 1, so max/mean ≤
-// 1 + 1/mean and min/mean ≥ 1 - 1/mean.
+// evenness is the bound of aperture: with consumers evenly spaced, the
+// number of windows holding a member is the number of consumer positions in
+// an interval of fixed length, mean or mean ± 1, so max/mean ≤ 1 + 1/mean and
+// min/mean ≥ 1 - 1/mean. On equal weights the load is bound alike.
 func evenness(r assignment) (maxBound, minBound float64, mean float64) {
 	total := 0
 	for _, c := range r.count {
@@ -21,14 +21,17 @@ func evenness(r assignment) (maxBound, minBound float64, mean float64) {
 }
 
 func TestApertureGivesEveryProviderTheSameConsumers(t *testing.T) {
-	for _, f := range []fleet{{300, 500, 10, false}, {500, 300, 7, false}, {40, 600, 5, false}} {
+	for _, f := range []fleet{{300, 500, 10, false}, {500, 300, 7, false}, {40, 600, 5, false}, {100, 200, 10, false}, {300, 500, 10, true}} {
 		t.Run(f.String(), func(t *testing.T) {
 			r := assign(f, apertureMethod, false)
 			hi, lo, mean := evenness(r)
 			if r.countMax > hi || r.countMin < lo {
 				t.Errorf("consumers per provider max/mean %.3f, min/mean %.3f (mean %.1f): want within [%.3f, %.3f]", r.countMax, r.countMin, mean, lo, hi)
 			}
-			if r.loadMax > hi || r.loadMin < lo {
+			if want := max(f.size, (f.providers+f.consumers-1)/f.consumers); r.connMin != want || r.connMax != want {
+				t.Errorf("connections per consumer %d..%d, want %d", r.connMin, r.connMax, want)
+			}
+			if !f.weighted && (r.loadMax > hi || r.loadMin < lo) {
 				t.Errorf("load/fair max %.3f min %.3f: want within [%.3f, %.3f]", r.loadMax, r.loadMin, lo, hi)
 			}
 		})
@@ -52,10 +55,9 @@ func TestApertureCoversEveryProviderWhenConsumersAreFew(t *testing.T) {
 			t.Fatalf("provider %d has no consumer", i)
 		}
 	}
-	// Each consumer holds about providers/consumers, and no more than one
-	// window's providers plus its two partial arcs.
-	if want := f.providers/f.consumers + 1; r.connMax > want || r.connMin < want-1 {
-		t.Errorf("connections per consumer %d..%d, want %d..%d", r.connMin, r.connMax, want-1, want)
+	// Each consumer's window is ⌈providers/consumers⌉ long, more than size.
+	if want := (f.providers + f.consumers - 1) / f.consumers; r.connMax != want || r.connMin != want {
+		t.Errorf("connections per consumer %d..%d, want %d", r.connMin, r.connMax, want)
 	}
 }
 
@@ -111,35 +113,6 @@ func TestLoadTracksWeight(t *testing.T) {
 	})
 }
 
-// TestApertureLoadIsBoundedPerProvider: on weights, aperture's per-provider
-// load stays within what its geometry allows. A provider p of weight w is
-// held by Count·((size-1)·w̄ + w)/W consumers, ± 1, plus at most one whose
-// window ends short of size members; each holder's subset weighs at least
-// (size-1)·w̄ (its window) and at most that plus the two arcs its window
-// crosses partly, or size·w_max when extended: so
-// load/fair ∈ [(c-1)·w/((size-1)w̄+2w_max) , (c+2)·w/((size-1)w̄)] / fair.
-func TestApertureLoadIsBoundedPerProvider(t *testing.T) {
-	f := fleet{400, 500, 20, true}
-	ps := f.fleetProviders()[:f.providers]
-	r := assign(f, apertureMethod, false)
-	total, wmax := 0.0, 0.0
-	for _, p := range ps {
-		total += p.Weight
-		wmax = max(wmax, p.Weight)
-	}
-	mean := total / float64(len(ps))
-	window := float64(f.size-1) * mean
-	for i, p := range ps {
-		c := float64(f.consumers) * (window + p.Weight) / total
-		hi := (c + 1) * p.Weight / window / r.fair[i]
-		lo := (c - 1) * p.Weight / (window + 2*wmax) / r.fair[i]
-		if got := r.load[i] / r.fair[i]; got < lo || got > hi {
-			t.Errorf("provider %d (weight %v): load/fair %.3f, want within [%.3f, %.3f]", i, p.Weight, got, lo, hi)
-		}
-	}
-	t.Logf("load/fair max %.3f min %.3f", r.loadMax, r.loadMin)
-}
-
 // assignWith is assign of rendezvous with opts of the caller's.
 func assignWith(f fleet, opts Options) assignment {
 	ps := f.fleetProviders()[:f.providers]
@@ -189,12 +162,22 @@ func servingReplaced(a, b []int, excluded func(int) bool) int {
 	return replaced(serving(a), serving(b))
 }
 
-// TestRendezvousChangesAtMostOneMemberPerProviderChange: a provider joining or
-// leaving replaces at most one member of each subset; with members excluded,
-// at most one serving member (the subset may grow past several excluded ones
-// to reach its next serving member).
-func TestRendezvousChangesAtMostOneMemberPerProviderChange(t *testing.T) {
-	f := fleet{0, 300, 10, true}
+// TestAProviderChangeChangesAtMostOneMember: with either method, on equal
+// weights or not, a provider joining or leaving replaces at most one member
+// of each subset; with members excluded, at most one serving member (the
+// subset may grow past several excluded ones to reach its next serving
+// member).
+func TestAProviderChangeChangesAtMostOneMember(t *testing.T) {
+	for _, m := range []method{apertureMethod, rendezvousMethod} {
+		for _, weighted := range []bool{false, true} {
+			t.Run(fmt.Sprintf("%v/weighted=%v", m, weighted), func(t *testing.T) {
+				providerChangeChangesAtMostOne(t, m, fleet{40, 300, 10, weighted})
+			})
+		}
+	}
+}
+
+func providerChangeChangesAtMostOne(t *testing.T, m method, f fleet) {
 	all := f.fleetProviders()
 	ps := all[:f.providers]
 	for _, opts := range []Options{{Size: 10}, {Size: 10, TypicalWeight: 1}, {Size: 1}} {
@@ -207,8 +190,8 @@ func TestRendezvousChangesAtMostOneMemberPerProviderChange(t *testing.T) {
 			}
 			var base, other []int
 			changed := 0
-			for j := range 40 {
-				c := Consumer{ID: consumerID(j)}
+			for j := range f.consumers {
+				c := consumerAt(m, consumerID(j), j, f.consumers)
 				base = Select(base, ps, c, opts, ex(ps))
 				other = Select(other, all, c, opts, ex(all)) // one joins
 				if n := servingReplaced(base, other, ex(all)); n > 1 || (!exclude && replaced(base, other) > 1) {
@@ -246,10 +229,10 @@ func TestRendezvousConsumerJoinMovesNoOtherSubset(t *testing.T) {
 
 // TestApertureConsumerJoinMovesOnlyNeighbours: when a consumer joins, every
 // other consumer's position moves by less than one consumer spacing
-// (1/(Count+1) of the ring), so its window gains and loses at most the arcs
-// starting within that distance: ⌈providers/(consumers+1)⌉ on equal weights.
+// (1/(Count+1) of the ring), so its window gains and loses at most the slots
+// within that distance: ⌈providers/(consumers+1)⌉.
 func TestApertureConsumerJoinMovesOnlyNeighbours(t *testing.T) {
-	for _, f := range []fleet{{300, 500, 10, false}, {100, 1000, 10, false}, {500, 300, 10, false}} {
+	for _, f := range []fleet{{300, 500, 10, false}, {100, 1000, 10, false}, {500, 300, 10, false}, {300, 500, 10, true}} {
 		t.Run(f.String(), func(t *testing.T) {
 			r := assign(f, apertureMethod, true)
 			bound := (f.providers + f.consumers) / (f.consumers + 1)

@@ -5,11 +5,11 @@
 // Two methods, chosen by what the consumer knows of the fleet:
 //
 //   - Deterministic aperture (Finagle) when the consumer knows its position
-//     among the consumers of the service (Consumer.Count > 0): consumers and
-//     providers are laid on one unit ring, each provider on an arc as long as
-//     its weight share, each consumer at an even spacing; a consumer holds the
-//     providers its window crosses. Every provider gets (nearly) the same
-//     number of consumers per unit of weight, so load is even.
+//     among the consumers of the service (Consumer.Count > 0): the providers
+//     are equal slots of a ring, the consumers evenly spaced round it, and a
+//     consumer holds a window of Size slots from its place. Every provider
+//     gets the same number of consumers (± 1); a provider joining or leaving
+//     changes at most one member of each subset.
 //   - Rendezvous hashing (gRFC A68) otherwise: each consumer ranks every
 //     provider by a hash of (its own ID, the provider's Key) and holds the
 //     first ones. A provider joining or leaving changes at most one member of
@@ -34,7 +34,9 @@ type Provider struct {
 	Key string
 	// Weight is the provider's weight as the consumer reads it. NaN and
 	// negative weights count as 0, weights above MaxWeight (and +Inf) as
-	// MaxWeight; when every weight is 0, every provider counts as equal.
+	// MaxWeight; when every weight is 0, every provider counts as equal. It
+	// sets each zone's part of Size and weighs rendezvous' draw; aperture's
+	// slots are equal whatever the weights.
 	Weight float64
 	// Zone is the provider's zone ("" is a zone like any other).
 	Zone string
@@ -60,13 +62,10 @@ type Options struct {
 	// the number of serving ones it keeps when some do not serve. 0 or less
 	// turns subsetting off: Select returns every provider. A Size at or above
 	// the number of providers holds them all; there is no other bound. gRPC's
-	// random subsetting (A68) defaults to 20. Aperture holds Size on average:
-	// its window spans Size-1 mean weights, so over heavy providers it holds
-	// fewer, over light ones more (14 to 28 at Size 20 on weights 25, 100 and
-	// 200), and it keeps as many serving as its window holds, up to Size.
-	// Where the consumers are too few to cover every provider with Size each,
-	// each holds about providers/consumers (a lone consumer holds them all),
-	// so that every provider has a consumer.
+	// random subsetting (A68) defaults to 20. Where the consumers are too few
+	// for aperture to cover every provider with Size each, each holds
+	// ⌈providers/consumers⌉ (a lone consumer holds them all), so that every
+	// provider has a consumer.
 	Size int
 	// Zones subsets within each zone: each zone gets a part of Size in
 	// proportion to its weight share, at least 1 where it has providers, so
@@ -91,8 +90,8 @@ const defaultTypicalWeight = 100
 //
 // excluded(i) reports providers that do not serve now (ejected, unhealthy);
 // nil means none. The subset grows past excluded members, which it keeps,
-// until it holds Size serving ones (aperture: as many as its window holds, up
-// to Size) or every provider, per zone with opts.Zones.
+// until it holds Size serving ones or every provider, per zone with
+// opts.Zones.
 //
 // Providers with the same Key are one provider: the one of highest weight,
 // then smallest Zone, then smallest index is kept, the others are never
@@ -126,7 +125,7 @@ func Select(dst []int, ps []Provider, c Consumer, opts Options, excluded func(i 
 	for _, z := range s.zoneSizes(opts.Size) {
 		members := s.members[z.lo:z.hi]
 		if c.Count > 0 {
-			dst = aperture(dst, s, members, z.size, c, excluded)
+			dst = aperture(dst, members, z.size, c, excluded)
 		} else {
 			dst = rendezvous(dst, s, members, z.size, seedOf(c.ID), min(tw, MaxWeight), excluded)
 		}
@@ -160,7 +159,6 @@ type scratch struct {
 	ranked  []ranked
 	tmp     []member
 	tmpR    []ranked
-	starts  []float64
 }
 
 var scratchPool = sync.Pool{New: func() any { return new(scratch) }}
