@@ -47,17 +47,32 @@ func newInvoker(t testing.TB, params map[string]string, do func() result.Result)
 	return &fakeInvoker{BaseInvoker: base.NewBaseInvoker(u), do: do}
 }
 
-// heldInvoker returns an invoker with params whose calls each send on
-// entered when they start, then return a success once they receive from
-// release (or release is closed). entered holds two signals unread.
-func heldInvoker(t testing.TB, params map[string]string) (ivk *fakeInvoker, entered, release chan struct{}) {
-	entered, release = make(chan struct{}, 2), make(chan struct{})
-	ivk = newInvoker(t, params, func() result.Result {
-		entered <- struct{}{}
-		<-release
+// slotHeld is a filter whose waits ft times, an invoker (params) whose
+// calls each send on entered when they start, then return a success once
+// they receive from release (or release is closed), and a call of Say to
+// it that holds its slot: the first call, whose result comes on first.
+type slotHeld struct {
+	ft               *fakeTimer
+	f                *Filter
+	ivk              *fakeInvoker
+	say              base.Invocation
+	entered, release chan struct{}
+	first            <-chan result.Result
+}
+
+// holdSlot returns a slotHeld once its first call has started.
+func holdSlot(t testing.TB, params map[string]string) *slotHeld {
+	h := &slotHeld{ft: newFakeTimer(), say: invocation.NewRPCInvocation("Say", nil, nil),
+		entered: make(chan struct{}, 2), release: make(chan struct{})}
+	h.f = New(Options{After: h.ft.after})
+	h.ivk = newInvoker(t, params, func() result.Result {
+		h.entered <- struct{}{}
+		<-h.release
 		return &result.RPCResult{}
 	})
-	return ivk, entered, release
+	h.first = goInvoke(h.f, h.ivk, h.say)
+	<-h.entered
+	return h
 }
 
 // goInvoke calls f.Invoke with ivk and inv on a goroutine of its own and
@@ -160,47 +175,34 @@ func (ft *fakeTimer) after(d time.Duration) <-chan time.Time {
 }
 
 func TestActiveLimitWaiterGetsFreedSlot(t *testing.T) {
-	ft := newFakeTimer()
-	f := New(Options{After: ft.after})
-	inv := invocation.NewRPCInvocation("Say", nil, nil)
-	ivk, entered, release := heldInvoker(t, map[string]string{"methods.Say.actives": "1", "timeout": "2s"})
+	h := holdSlot(t, map[string]string{"methods.Say.actives": "1", "timeout": "2s"})
+	second := goInvoke(h.f, h.ivk, h.say)
+	assert.Equal(t, 2*time.Second, <-h.ft.asked, "waits up to the method timeout")
 
-	first := goInvoke(f, ivk, inv)
-	<-entered // the first call holds the only slot
-
-	second := goInvoke(f, ivk, inv)
-	assert.Equal(t, 2*time.Second, <-ft.asked, "waits up to the method timeout")
-
-	release <- struct{}{} // the first call ends, its slot goes to the waiter
-	require.NoError(t, (<-first).Error())
-	<-entered
-	release <- struct{}{}
+	h.release <- struct{}{} // the first call ends, its slot goes to the waiter
+	require.NoError(t, (<-h.first).Error())
+	<-h.entered
+	h.release <- struct{}{}
 	require.NoError(t, (<-second).Error())
-	s := rpcstatus.Of(ivk.GetURL()).Method("Say")
+	s := rpcstatus.Of(h.ivk.GetURL()).Method("Say")
 	assert.EqualValues(t, 2, s.Total())
 	assert.EqualValues(t, 0, s.Active())
 }
 
 func TestActiveLimitTimesOutWithClearError(t *testing.T) {
-	ft := newFakeTimer()
-	f := New(Options{After: ft.after})
-	inv := invocation.NewRPCInvocation("Say", nil, nil)
-	ivk, entered, release := heldInvoker(t, map[string]string{"actives": "1", "timeout": "1500"})
-	done := goInvoke(f, ivk, inv)
-	<-entered
-
-	waited := goInvoke(f, ivk, inv)
-	assert.Equal(t, 1500*time.Millisecond, <-ft.asked, "a Java-style timeout in ms")
-	ft.fire <- time.Time{}
+	h := holdSlot(t, map[string]string{"actives": "1", "timeout": "1500"})
+	waited := goInvoke(h.f, h.ivk, h.say)
+	assert.Equal(t, 1500*time.Millisecond, <-h.ft.asked, "a Java-style timeout in ms")
+	h.ft.fire <- time.Time{}
 	res := <-waited
 	require.Error(t, res.Error())
 	assert.ErrorIs(t, res.Error(), ErrActiveLimit)
 	assert.Contains(t, res.Error().Error(), "limit 1 (actives)")
 	assert.Contains(t, res.Error().Error(), "method Say")
 
-	release <- struct{}{}
-	require.NoError(t, (<-done).Error())
-	s := rpcstatus.Of(ivk.GetURL()).Method("Say")
+	h.release <- struct{}{}
+	require.NoError(t, (<-h.first).Error())
+	s := rpcstatus.Of(h.ivk.GetURL()).Method("Say")
 	assert.EqualValues(t, 1, s.Total(), "the refused call was never started")
 	assert.EqualValues(t, 0, s.Active())
 }
@@ -242,21 +244,17 @@ func TestInvokeAllocatesNothing(t *testing.T) {
 // The limit is per (provider, method): a call of another method does not
 // wait for a slot that one method holds.
 func TestActiveLimitIsPerMethod(t *testing.T) {
-	ft := newFakeTimer()
-	f := New(Options{After: ft.after})
-	ivk, entered, release := heldInvoker(t, map[string]string{"actives": "1"})
-	say := goInvoke(f, ivk, invocation.NewRPCInvocation("Say", nil, nil))
-	<-entered // Say holds its only slot
-	bye := goInvoke(f, ivk, invocation.NewRPCInvocation("Bye", nil, nil))
+	h := holdSlot(t, map[string]string{"actives": "1"}) // Say holds its only slot
+	bye := goInvoke(h.f, h.ivk, invocation.NewRPCInvocation("Bye", nil, nil))
 	select {
-	case <-entered:
-	case d := <-ft.asked:
+	case <-h.entered:
+	case d := <-h.ft.asked:
 		t.Fatalf("Bye waited (up to %v) for Say's slot", d)
 	}
-	close(release)
-	require.NoError(t, (<-say).Error())
+	close(h.release)
+	require.NoError(t, (<-h.first).Error())
 	require.NoError(t, (<-bye).Error())
-	s := rpcstatus.Of(ivk.GetURL())
+	s := rpcstatus.Of(h.ivk.GetURL())
 	assert.EqualValues(t, 1, s.Method("Say").Total())
 	assert.EqualValues(t, 1, s.Method("Bye").Total())
 }

@@ -29,9 +29,8 @@
 # (install and run only; `ready` installs nothing).
 set -euo pipefail
 
-HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 # shellcheck source=it/mavenbuild.sh
-source "$HERE/mavenbuild.sh" # log, die and the Maven build
+source "$(dirname "${BASH_SOURCE[0]}")/mavenbuild.sh" # log, die and the Maven build
 maven_project javaprovider "${JAVAPROVIDER_CACHE:-}"
 MAIN_CLASS="io.github.dubbogolb.javaprovider.JavaProvider"
 CONSUMER_CLASS="io.github.dubbogolb.javaprovider.JavaConsumer"

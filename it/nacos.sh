@@ -75,9 +75,8 @@
 # token gets 403. The readiness probe (/v3/admin/core/state/readiness) needs none.
 set -euo pipefail
 
-HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 # shellcheck source=it/mavenbuild.sh
-source "$HERE/mavenbuild.sh" # log, die and the Maven build
+source "$(dirname "${BASH_SOURCE[0]}")/mavenbuild.sh" # log, die and the Maven build
 maven_project nacos "${NACOS_CACHE:-}"
 RUN_DIR="${NACOS_RUN_DIR:-/tmp/dubbogo-lb-nacos}"
 PID_FILE="$RUN_DIR/nacos.pid"

@@ -126,14 +126,7 @@ func TestSubsetConnectionsAndReplacement(t *testing.T) {
 
 // answeredBy returns the providers that answered calls in rep, sorted.
 func answeredBy(rep report) []string {
-	var out []string
-	for name, n := range rep.By {
-		if n > 0 {
-			out = append(out, name)
-		}
-	}
-	slices.Sort(out)
-	return out
+	return slices.DeleteFunc(rep.Providers(), func(name string) bool { return rep.By[name] <= 0 })
 }
 
 // connectedProviders returns the names of the providers (byPort) to which

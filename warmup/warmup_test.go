@@ -163,29 +163,30 @@ func TestParseJavaMethodLevelWeight(t *testing.T) {
 
 // The Nacos discovery's weight factor scales the weight at every level:
 // fractions exactly, 0 drains even a dubbo-go provider (whose weight 0
-// means unset), a bad factor keeps the weight and says why.
+// means unset), a bad factor keeps the weight and says why. Every case
+// reads method Say: its own weight where the URL sets one, else the
+// service's.
 func TestParseWeightFactor(t *testing.T) {
 	for _, c := range []struct {
 		query      string
-		method     string
 		want       float64
 		wantReason string
 	}{
-		{"release=dubbo-golang-3.3.2&weight=100", "", 100, ""},
-		{"release=dubbo-golang-3.3.2&weight=100&lb.weight.factor=0.505", "", 50.5, ""},
-		{"release=dubbo-golang-3.3.2&weight=100&lb.weight.factor=2", "", 200, ""},
-		{"release=dubbo-golang-3.3.2&weight=0&lb.weight.factor=0", "", 0, ""}, // drained, not "unset"
-		{"release=dubbo-golang-3.3.2&lb.weight.factor=3", "", 300, ""},        // default weight × 3
-		{"release=3.3.6&weight=100&Say.weight=300&lb.weight.factor=1.5", "Say", 450, ""},
-		{"release=dubbo-golang-3.3.2&weight=100&methods.Say.weight=10&lb.weight.factor=0.25", "Say", 2.5, ""},
-		{"weight=1000000&lb.weight.factor=10", "", maxWeight, ""},
-		{"weight=100&lb.weight.factor=-1", "", 100, `"-1"`},
-		{"weight=100&lb.weight.factor=NaN", "", 100, `"NaN"`},
-		{"weight=100&lb.weight.factor=x", "", 100, `"x"`},
+		{"release=dubbo-golang-3.3.2&weight=100", 100, ""},
+		{"release=dubbo-golang-3.3.2&weight=100&lb.weight.factor=0.505", 50.5, ""},
+		{"release=dubbo-golang-3.3.2&weight=100&lb.weight.factor=2", 200, ""},
+		{"release=dubbo-golang-3.3.2&weight=0&lb.weight.factor=0", 0, ""}, // drained, not "unset"
+		{"release=dubbo-golang-3.3.2&lb.weight.factor=3", 300, ""},        // default weight × 3
+		{"release=3.3.6&weight=100&Say.weight=300&lb.weight.factor=1.5", 450, ""},
+		{"release=dubbo-golang-3.3.2&weight=100&methods.Say.weight=10&lb.weight.factor=0.25", 2.5, ""},
+		{"weight=1000000&lb.weight.factor=10", maxWeight, ""},
+		{"weight=100&lb.weight.factor=-1", 100, `"-1"`},
+		{"weight=100&lb.weight.factor=NaN", 100, `"NaN"`},
+		{"weight=100&lb.weight.factor=x", 100, `"x"`},
 	} {
 		u, err := common.NewURL("tri://127.0.0.1:20001/svc.Greeter?" + c.query)
 		require.NoError(t, err)
-		m := Parse(u, c.method, now)
+		m := Parse(u, "Say", now)
 		assert.Equal(t, c.want, m.Weight, c.query)
 		if c.wantReason == "" {
 			assert.Empty(t, m.Problem, c.query)

@@ -305,9 +305,6 @@ func TestFailoverSubset(t *testing.T) {
 	lbtest.FeedAll(list[1:], int64(9*sec), 128, ms)
 	share := lbtest.RetryShare(t, b, list, []base.Invoker{list[0], list[1]})
 	assert.Less(t, share, 0.05, "the bad provider's share of the retries")
-	v, exact := b.sk.View(list, "Say")
-	assert.True(t, exact)
-	assert.Equal(t, 4, v.Len(), "the retries did not replace the membership")
 }
 
 func TestBadInput(t *testing.T) {

@@ -12,29 +12,25 @@ import (
 // "curTime:" + System.currentTimeMillis() + ",load:" + loadAverage*100/cpus,
 // the load a Java double printed by StringBuilder.append(double).
 func TestParseJavaFormat(t *testing.T) {
+	java := HasTime | HasJavaLoad
 	for _, tc := range []struct {
 		in   string
-		ms   int64
-		load float64
-		has  Field
+		want Report
 	}{
-		{"curTime:1764560000123,load:37.5", 1764560000123, 37.5, HasTime | HasJavaLoad},
-		{"curTime:1764560000123,load:1.0E-4", 1764560000123, 1e-4, HasTime | HasJavaLoad},
-		{"curTime:1764560000123,load:112.25", 1764560000123, 112.25, HasTime | HasJavaLoad},
+		{"curTime:1764560000123,load:37.5", Report{TimeMs: 1764560000123, JavaLoad: 37.5, Has: java}},
+		{"curTime:1764560000123,load:1.0E-4", Report{TimeMs: 1764560000123, JavaLoad: 1e-4, Has: java}},
+		{"curTime:1764560000123,load:112.25", Report{TimeMs: 1764560000123, JavaLoad: 112.25, Has: java}},
 		// No load average on the platform: -1 × 100 / CPUs, dropped.
-		{"curTime:1764560000123,load:-12.5", 1764560000123, 0, HasTime},
-		{"load:NaN,curTime:x", 0, 0, 0},
-		{"load:Infinity", 0, 0, 0},
-		{"", 0, 0, 0},
-		{"curTime:,load:", 0, 0, 0},
-		{" curTime : 5 , load : 2 ", 5, 2, HasTime | HasJavaLoad},
+		{"curTime:1764560000123,load:-12.5", Report{TimeMs: 1764560000123, Has: HasTime}},
+		{"load:NaN,curTime:x", Report{}},
+		{"load:Infinity", Report{}},
+		{"", Report{}},
+		{"curTime:,load:", Report{}},
+		{" curTime : 5 , load : 2 ", Report{TimeMs: 5, JavaLoad: 2, Has: java}},
 	} {
 		var r Report
-		got := Parse(tc.in, &r)
-		assert.Equal(t, tc.has, got, tc.in)
-		assert.Equal(t, tc.has, r.Has, tc.in)
-		assert.Equal(t, tc.ms, r.TimeMs, tc.in)
-		assert.Equal(t, tc.load, r.JavaLoad, tc.in)
+		assert.Equal(t, tc.want.Has, Parse(tc.in, &r), tc.in)
+		assert.Equal(t, tc.want, r, tc.in)
 	}
 }
 
@@ -110,22 +106,20 @@ func TestNotAfter(t *testing.T) {
 	const now = 1_764_560_000_000
 	skew := MaxSkew.Milliseconds()
 	for _, tc := range []struct {
-		name    string
-		r       Report
-		want    int64
-		clamped Field
+		name string
+		in   Report
+		want Report
 	}{
-		{"past", Report{TimeMs: now - 5000, Has: HasTime}, now - 5000, 0},
-		{"now", Report{TimeMs: now, Has: HasTime}, now, 0},
-		{"ahead within the skew", Report{TimeMs: now + skew, Has: HasTime}, now, 0},
-		{"ahead beyond the skew", Report{TimeMs: now + skew + 1, Has: HasTime}, now, HasTime},
-		{"far future", Report{TimeMs: 999_999_999_999_999_999, Has: HasTime}, now, HasTime},
-		{"no time", Report{TimeMs: now + 2*skew}, now + 2*skew, 0},
+		{"past", Report{TimeMs: now - 5000, Has: HasTime}, Report{TimeMs: now - 5000, Has: HasTime}},
+		{"now", Report{TimeMs: now, Has: HasTime}, Report{TimeMs: now, Has: HasTime}},
+		{"ahead within the skew", Report{TimeMs: now + skew, Has: HasTime}, Report{TimeMs: now, Has: HasTime}},
+		{"ahead beyond the skew", Report{TimeMs: now + skew + 1, Has: HasTime}, Report{TimeMs: now, Has: HasTime, Clamped: HasTime}},
+		{"far future", Report{TimeMs: 999_999_999_999_999_999, Has: HasTime}, Report{TimeMs: now, Has: HasTime, Clamped: HasTime}},
+		{"no time", Report{TimeMs: now + 2*skew}, Report{TimeMs: now + 2*skew}},
 	} {
-		r := tc.r
+		r := tc.in
 		r.NotAfter(now)
-		assert.Equal(t, tc.want, r.TimeMs, tc.name)
-		assert.Equal(t, tc.clamped, r.Clamped, tc.name)
+		assert.Equal(t, tc.want, r, tc.name)
 	}
 }
 

@@ -21,7 +21,7 @@ import (
 	"dubbo.apache.org/dubbo-go/v3/metadata/info"
 	"dubbo.apache.org/dubbo-go/v3/registry"
 
-	"github.com/dubbogo-lb/lb/extension/internal/nacosconf"
+	"github.com/dubbogo-lb/lb/extension/internal/keeper/keepertest"
 	"github.com/dubbogo-lb/lb/warmup"
 )
 
@@ -299,50 +299,31 @@ func TestRegistration(t *testing.T) {
 }
 
 // A registration that Nacos refuses is tried again as Dubbo Java's Nacos
-// registry does: nacos.retry more times (default 10), the first
-// nacos.retry-wait ms later (default 10), then tripling; bad values get the
-// defaults.
+// registry does (keepertest.RetryCases): nacos.retry more times, the first
+// nacos.retry-wait ms later, then tripling.
 func TestFailedAppRegistrationIsTriedAgain(t *testing.T) {
-	for _, c := range []struct {
-		name     string
-		params   string
-		refuse   int
-		wantTry  int
-		wantWait time.Duration
-		ok       bool
-	}{
-		{"the tenth retry succeeds", "", 10, 11, 10 * time.Millisecond, true},
-		{"set", "&nacos.retry=2&nacos.retry-wait=1500", 2, 3, 1500 * time.Millisecond, true},
-		{"no retry", "&nacos.retry=0", 1, 1, 0, false},
-		{"retries used up", "&nacos.retry=2", 5, 3, 10 * time.Millisecond, false},
-		{"bad values get the defaults", "&nacos.retry=-1&nacos.retry-wait=soon", 1, 2, 10 * time.Millisecond, true},
-	} {
-		t.Run(c.name, func(t *testing.T) {
-			u, _ := common.NewURL("service-discovery-registry://127.0.0.1:1?registry=nacos" + c.params)
+	for _, c := range keepertest.RetryCases {
+		t.Run(c.Name, func(t *testing.T) {
+			u, _ := common.NewURL("service-discovery-registry://127.0.0.1:1?registry=nacos" + c.Params)
 			d := newAppDiscovery(u, Options{})
-			fc := &fakeRegClient{refuse: c.refuse}
+			fc := &fakeRegClient{refuse: c.Fail}
 			d.registration.newClient = func() (naming_client.INamingClient, error) { return fc, nil }
 			var waits []time.Duration
 			d.registration.sleep = func(w time.Duration) { waits = append(waits, w) }
 			in := &registry.DefaultServiceInstance{ID: "127.0.0.1:1", ServiceName: app, Host: "127.0.0.1", Port: 1, Enable: true, Healthy: true}
 			err := d.Register(in)
-			if (err == nil) != c.ok {
-				t.Fatalf("Register: %v; want success %v", err, c.ok)
+			if (err == nil) != c.OK {
+				t.Fatalf("Register: %v; want success %v", err, c.OK)
 			}
-			if !c.ok && c.wantTry > 1 && !strings.Contains(err.Error(), "nacos.retry") {
+			if !c.OK && c.Tries > 1 && !strings.Contains(err.Error(), "nacos.retry") {
 				t.Errorf("error %q does not name nacos.retry", err)
 			}
-			if fc.tries != c.wantTry || len(waits) != c.wantTry-1 {
-				t.Fatalf("%d tries, %d waits; want %d and %d", fc.tries, len(waits), c.wantTry, c.wantTry-1)
+			if fc.tries != c.Tries {
+				t.Errorf("%d tries; want %d", fc.tries, c.Tries)
 			}
-			backoff := nacosconf.Retry{Wait: c.wantWait}
-			for i, w := range waits {
-				if want := backoff.Before(i + 1); w != want {
-					t.Errorf("waited %v before retry %d; want %v", w, i+1, want)
-				}
-			}
-			if got := len(d.registration.byService[app]); c.ok != (got == 1) {
-				t.Errorf("%d instances recorded after the registration (success %v)", got, c.ok)
+			c.CheckWaits(t, waits)
+			if got := len(d.registration.byService[app]); c.OK != (got == 1) {
+				t.Errorf("%d instances recorded after the registration (success %v)", got, c.OK)
 			}
 		})
 	}

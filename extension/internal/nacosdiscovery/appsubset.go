@@ -26,7 +26,7 @@ func NewAppDirectory(o Options) func(*common.URL, registry.Registry) (directory.
 		if cfg, _ := urlparam.ReadSubset(url.SubURL); url.SubURL == nil || cfg.Size <= 0 {
 			return regdir.NewServiceDiscoveryRegistryDirectory(url, reg) // dubbo-go's, as is
 		}
-		return regdir.NewServiceDiscoveryRegistryDirectory(url, &subsetRegistry{Registry: reg, opts: o, subs: map[registry.NotifyListener]*subsetListener{}})
+		return regdir.NewServiceDiscoveryRegistryDirectory(url, &subsetRegistry{Registry: reg, opts: o})
 	}
 }
 
@@ -35,9 +35,7 @@ func NewAppDirectory(o Options) func(*common.URL, registry.Registry) (directory.
 type subsetRegistry struct {
 	registry.Registry
 	opts Options
-
-	mu   sync.Mutex
-	subs map[registry.NotifyListener]*subsetListener
+	subs listeners[*subsetListener]
 }
 
 // Subscribe subscribes listener, through a subsetListener when the
@@ -47,24 +45,18 @@ func (r *subsetRegistry) Subscribe(url *common.URL, listener registry.NotifyList
 	if cfg.Size <= 0 {
 		return r.Registry.Subscribe(url, listener)
 	}
-	r.mu.Lock()
-	l := r.subs[listener]
-	if l == nil {
-		l = &subsetListener{NotifyListener: listener, subset: newSubsetting(url, cfg, levelApplication), done: make(chan struct{})}
-		r.subs[listener] = l
+	l := r.subs.getOrAdd(listener, func() *subsetListener {
+		l := &subsetListener{NotifyListener: listener, subset: newSubsetting(url, cfg, levelApplication), done: make(chan struct{})}
 		l.subset.start()
 		go l.subset.watchEjections(r.opts.SubsetCheck, l.done, l.refresh)
-	}
-	r.mu.Unlock()
+		return l
+	})
 	return r.Registry.Subscribe(url, l)
 }
 
 // UnSubscribe ends the subscription of listener.
 func (r *subsetRegistry) UnSubscribe(url *common.URL, listener registry.NotifyListener) error {
-	r.mu.Lock()
-	l := r.subs[listener]
-	delete(r.subs, listener)
-	r.mu.Unlock()
+	l := r.subs.remove(listener)
 	if l == nil {
 		return r.Registry.UnSubscribe(url, listener)
 	}
@@ -74,11 +66,7 @@ func (r *subsetRegistry) UnSubscribe(url *common.URL, listener registry.NotifyLi
 
 // Destroy ends every subset's watch, then destroys the wrapped registry.
 func (r *subsetRegistry) Destroy() {
-	r.mu.Lock()
-	subs := r.subs
-	r.subs = map[registry.NotifyListener]*subsetListener{}
-	r.mu.Unlock()
-	for _, l := range subs {
+	for _, l := range r.subs.removeAll() {
 		l.close()
 	}
 	r.Registry.Destroy()

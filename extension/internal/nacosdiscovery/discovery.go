@@ -24,7 +24,6 @@ package nacosdiscovery
 import (
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 
 	"dubbo.apache.org/dubbo-go/v3/cluster/directory"
@@ -101,7 +100,7 @@ func NewDirectory(o Options) func(*common.URL, registry.Registry) (directory.Dir
 // by this package, through a Nacos client of its own configured from reg's
 // URL. Registration and everything else stay with reg.
 func Wrap(reg registry.Registry, o Options) registry.Registry {
-	return &subscriber{Registry: reg, opts: o.withDefaults(), subs: map[registry.NotifyListener]*subscription{}}
+	return &subscriber{Registry: reg, opts: o.withDefaults()}
 }
 
 // subscriber is a registry whose consumer subscriptions go through this
@@ -109,9 +108,7 @@ func Wrap(reg registry.Registry, o Options) registry.Registry {
 type subscriber struct {
 	registry.Registry
 	opts Options
-
-	mu   sync.Mutex
-	subs map[registry.NotifyListener]*subscription
+	subs listeners[*subscription]
 }
 
 // subscription returns the subscription of listener, made for url on first
@@ -123,19 +120,14 @@ func (s *subscriber) subscription(url *common.URL, listener registry.NotifyListe
 	if role != common.CONSUMER || url.GetParam(constant.InterfaceKey, "") == constant.AnyValue {
 		return nil
 	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if sub, ok := s.subs[listener]; ok {
-		return sub
-	}
-	src, err := acquire(s.GetURL())
-	if err != nil {
-		lblog.Warnf("nacos discovery: no Nacos client for %s (%v); dubbo-go's own listener serves it", s.GetURL().Location, err)
-		return nil
-	}
-	sub := newSubscription(src, url, listener, s.GetURL().GetParam(constant.RegistryGroupKey, defaultGroup), s.opts)
-	s.subs[listener] = sub
-	return sub
+	return s.subs.getOrAdd(listener, func() *subscription {
+		src, err := acquire(s.GetURL())
+		if err != nil {
+			lblog.Warnf("nacos discovery: no Nacos client for %s (%v); dubbo-go's own listener serves it", s.GetURL().Location, err)
+			return nil
+		}
+		return newSubscription(src, url, listener, s.GetURL().GetParam(constant.RegistryGroupKey, defaultGroup), s.opts)
+	})
 }
 
 // newSubscription returns the subscription of listener to the service of
@@ -191,10 +183,7 @@ func (s *subscriber) Subscribe(url *common.URL, listener registry.NotifyListener
 
 // UnSubscribe ends the subscription of listener.
 func (s *subscriber) UnSubscribe(url *common.URL, listener registry.NotifyListener) error {
-	s.mu.Lock()
-	sub := s.subs[listener]
-	delete(s.subs, listener)
-	s.mu.Unlock()
+	sub := s.subs.remove(listener)
 	if sub == nil {
 		return s.Registry.UnSubscribe(url, listener)
 	}
@@ -203,11 +192,7 @@ func (s *subscriber) UnSubscribe(url *common.URL, listener registry.NotifyListen
 
 // Destroy ends every subscription, then destroys the wrapped registry.
 func (s *subscriber) Destroy() {
-	s.mu.Lock()
-	subs := s.subs
-	s.subs = map[registry.NotifyListener]*subscription{}
-	s.mu.Unlock()
-	for _, sub := range subs {
+	for _, sub := range s.subs.removeAll() {
 		_ = sub.close()
 	}
 	s.Registry.Destroy()

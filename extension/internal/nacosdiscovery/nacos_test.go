@@ -269,9 +269,7 @@ func follow(t tb, w *subscriber, want ...string) (*recorder, *feed) {
 	if !rec.waitProviders(30*time.Second, want...) {
 		t.Fatalf("after subscribing the consumer knows %v (events %v), want %v", rec.providers(), rec.log(), want)
 	}
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	return rec, w.subs[rec].feed
+	return rec, w.subs.get(rec).feed
 }
 
 // recorder is a NotifyListener that keeps the providers it was told of.
@@ -424,9 +422,7 @@ func pooledClient(t tb, reg registry.Registry) naming_client.INamingClient {
 // been pushed exactly want.
 func waitFeed(t tb, w *subscriber, listener registry.NotifyListener, want ...string) {
 	t.Helper()
-	w.mu.Lock()
-	sub := w.subs[listener]
-	w.mu.Unlock()
+	sub := w.subs.get(listener)
 	if sub == nil {
 		t.Fatal("no subscription for the listener")
 	}

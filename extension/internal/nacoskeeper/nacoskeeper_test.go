@@ -17,7 +17,7 @@ import (
 	"dubbo.apache.org/dubbo-go/v3/registry"
 
 	"github.com/dubbogo-lb/lb/extension/internal/keeper"
-	"github.com/dubbogo-lb/lb/extension/internal/nacosconf"
+	"github.com/dubbogo-lb/lb/extension/internal/keeper/keepertest"
 )
 
 // fakeNacos answers the Open API's instance list from hosts, by service.
@@ -305,53 +305,29 @@ func TestKeepRefusesASecondRun(t *testing.T) {
 	}
 }
 
-// A registration Nacos failed is tried again nacos.retry times, the first
-// nacos.retry-wait later, then tripling, and recorded once when a try
-// succeeds; a bad
-// parameter gets the default; other registries are not tried again.
+// A registration Nacos failed is tried again as Dubbo Java's Nacos
+// registry does (keepertest.RetryCases), and recorded once when a try
+// succeeds; other registries are not tried again.
 func TestFailedRegistrationIsTriedAgain(t *testing.T) {
-	for _, c := range []struct {
-		name, params string
-		fail         int
-		wantExports  int
-		wantWait     time.Duration
-		wantOK       bool
-	}{
-		{"defaults", "", 3, 4, 10 * time.Millisecond, true},
-		{"all ten retries fail", "", 11, 11, 10 * time.Millisecond, false},
-		{"the tenth retry succeeds", "", 10, 11, 10 * time.Millisecond, true},
-		{"set", "&nacos.retry=2&nacos.retry-wait=1500", 2, 3, 1500 * time.Millisecond, true},
-		{"no retry", "&nacos.retry=0", 1, 1, 0, false},
-		{"retries used up", "&nacos.retry=2", 5, 3, 10 * time.Millisecond, false},
-		{"bad values get the defaults", "&nacos.retry=-1&nacos.retry-wait=soon", 1, 2, 10 * time.Millisecond, true},
-		{"too many", "&nacos.retry=1000000", 1, 2, 10 * time.Millisecond, true},
-	} {
-		t.Run(c.name, func(t *testing.T) {
+	for _, c := range keepertest.RetryCases {
+		t.Run(c.Name, func(t *testing.T) {
 			n := newFakeNacos(t)
-			inner := &fakeRegistryProtocol{nacos: n, fail: c.fail}
+			inner := &fakeRegistryProtocol{nacos: n, fail: c.Fail}
 			w := newProtocol(inner)
 			var waits []time.Duration
 			w.sleep = func(d time.Duration) { waits = append(waits, d) }
-			reg, _ := common.NewURL("registry://" + n.addr() + "?registry=nacos&registry.group=G" + c.params)
+			reg, _ := common.NewURL("registry://" + n.addr() + "?registry=nacos&registry.group=G" + c.Params)
 			reg.SubURL, _ = common.NewURL("tri://127.0.0.1:20000/org.example.A?interface=org.example.A")
 			exp := w.Export(base.NewBaseInvoker(reg))
-			if (exp != nil) != c.wantOK {
-				t.Fatalf("exporter %v; want one: %v", exp, c.wantOK)
+			if (exp != nil) != c.OK {
+				t.Fatalf("exporter %v; want one: %v", exp, c.OK)
 			}
-			if inner.exports != c.wantExports {
-				t.Errorf("%d exports; want %d", inner.exports, c.wantExports)
+			if inner.exports != c.Tries {
+				t.Errorf("%d exports; want %d", inner.exports, c.Tries)
 			}
-			if len(waits) != c.wantExports-1 {
-				t.Errorf("%d waits; want %d", len(waits), c.wantExports-1)
-			}
-			backoff := nacosconf.Retry{Wait: c.wantWait}
-			for i, d := range waits {
-				if want := backoff.Before(i + 1); d != want {
-					t.Errorf("waited %v before retry %d; want %v", d, i+1, want)
-				}
-			}
+			c.CheckWaits(t, waits)
 			want := 0
-			if c.wantOK {
+			if c.OK {
 				want = 1
 			}
 			if got := len(w.Kept()); got != want {

@@ -9,6 +9,8 @@ import (
 
 	"dubbo.apache.org/dubbo-go/v3/cluster/loadbalance"
 	"dubbo.apache.org/dubbo-go/v3/protocol/base"
+
+	"github.com/dubbogo-lb/lb/loadbalance/describe"
 )
 
 // ChurnPaced races 4 goroutines, each calling pick(g, i, list), against
@@ -74,13 +76,22 @@ func ChurnPaced(t testing.TB, pool []base.Invoker, pick func(g, i int, list []ba
 // RetryShare alternates 4000 times a pick on list (a first try, which
 // keeps list the membership) and a pick on sub, a failover retry's subset
 // of it, and returns the share of the retries that went to sub[0]. It
-// fails t when a retry leaves sub.
+// fails t when a retry leaves sub or, for a balancer that counts its
+// rebuilds (describe.Source), when the retries rebuild the membership.
 func RetryShare(t testing.TB, lb loadbalance.LoadBalance, list, sub []base.Invoker) float64 {
 	t.Helper()
 	inv := Call("Say")
+	lb.Select(list, inv)
+	src, _ := lb.(describe.Source)
+	rebuilds := func() int64 {
+		if src == nil {
+			return 0
+		}
+		return src.Rebuilds().Membership
+	}
+	before := rebuilds()
 	n := 0
 	for range 4000 {
-		lb.Select(list, inv)
 		got := lb.Select(sub, inv)
 		if !slices.Contains(sub, got) {
 			t.Fatalf("retry pick %v is not in the subset", got)
@@ -88,6 +99,10 @@ func RetryShare(t testing.TB, lb loadbalance.LoadBalance, list, sub []base.Invok
 		if got == sub[0] {
 			n++
 		}
+		lb.Select(list, inv)
+	}
+	if after := rebuilds(); after != before {
+		t.Errorf("the retries rebuilt the membership %d times", after-before)
 	}
 	return float64(n) / 4000
 }

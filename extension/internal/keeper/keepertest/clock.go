@@ -1,4 +1,6 @@
-// Package keepertest holds what tests of the registration keeper share.
+// Package keepertest holds what tests of registration share: a clock for
+// the registration keeper, and the cases of a registration that Nacos
+// fails.
 package keepertest
 
 import "time"
