@@ -365,7 +365,15 @@ func (f Figures) share(set []int) float64 {
 // balancer that ignores latency never follows), less four binomial
 // standard deviations of the bucket's calls; -1 if it never did.
 func (r *Result) FollowTime(rev time.Duration, slow, fast []int) time.Duration {
-	need := max(0.9*r.Span(rev-2*time.Second, rev).share(slow), 0.4)
+	return r.followTime(rev, slow, fast, 0.4)
+}
+
+// followTime is FollowTime with floor in place of its 40 %: over subsets,
+// where a balancer that ignores latency gives fast more than their count's
+// share (a consumer whose subset is faster calls more often), floor is
+// above that share.
+func (r *Result) followTime(rev time.Duration, slow, fast []int, floor float64) time.Duration {
+	need := max(0.9*r.Span(rev-2*time.Second, rev).share(slow), floor)
 	t := time.Duration(-1)
 	for _, b := range r.Buckets {
 		tol := 4 * math.Sqrt(need*(1-need)/float64(max(b.Calls, 1)))
