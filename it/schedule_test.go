@@ -20,10 +20,10 @@ import (
 // TestNacosCluster runs beside them in a place of its own (besideParallel)
 // and keeps the tests that start JVMs waiting until its node starts are
 // done. A slot that frees up goes to a waiting test that starts a JVM
-// before one that does not: those are the longest tests (the Java mixed
+// before one that does not: they include the longest tests (the Java mixed
 // fleets run 200 to 270 s) and could not start earlier, while the others
 // are shorter and have had their turn since the parallel tests began. In
-// the order of arrival, the tests that start JVMs waited 60 to 110 s after
+// the order of arrival, the tests that start JVMs waited 20 to 170 s after
 // the cluster test for the queue of the others, and the run ended with
 // the longest of them alone (docs/testing.md).
 
