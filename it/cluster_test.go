@@ -20,9 +20,12 @@ import (
 // default 8868 8878 8888), every client configured with all three
 // addresses, and its subtests kill or restart nodes under load. It starts
 // the cluster once for all of them, and stops it when they are done (a
-// healthy cluster that runs already is used, and left running); each
-// subtest restores the nodes it stopped. It runs beside the parallel tests
-// that start no JVM, and those that do wait until it is done
+// healthy cluster that runs already is used, and left running whole). A
+// subtest that needs the whole cluster first starts the nodes that do not
+// run (whole); the node kill leaves its node down, and the loss of quorum
+// after it kills one more and starts both again: one node start fewer than
+// starting the killed node at once. It runs beside the parallel tests
+// that start no JVM, and those that do wait until its last node start
 // (besideParallel): beside a Dubbo Java provider's start, its node starts
 // delayed the provider's registration 20 s into its warmup, and the ramp
 // could not be told from full weight. Outside CI it skips without a JDK
@@ -30,11 +33,15 @@ import (
 //
 // docs/nacos-cluster.md has the findings and figures.
 func TestNacosCluster(t *testing.T) {
-	besideParallel(t)
+	nodeStartsDone := besideParallel(t)
+	began := time.Now()
 	c := startCluster(t)
 	t.Run("NodeKilledUnderLoadLosesNoCallNorProvider", func(t *testing.T) { testNodeKilled(t, c) })
 	t.Run("WithoutQuorumConsumersKeepTheirProviders", func(t *testing.T) { testWithoutQuorum(t, c) })
 	t.Run("RollingRestartLosesNoCall", func(t *testing.T) { testRollingRestart(t, c) })
+	// The discovery lag starts no node (but one that failed to start above).
+	nodeStartsDone()
+	t.Logf("the node starts done %v after the test began: the tests that start JVMs may run", time.Since(began).Round(time.Second))
 	t.Run("DiscoveryLatency", func(t *testing.T) { testDiscoveryLatency(t, c) })
 }
 
@@ -55,7 +62,9 @@ func startCluster(t *testing.T) *nacosCluster {
 		t.Fatalf("it/nacos.sh not found from the working directory: %v", err)
 	}
 	t0 := time.Now()
-	if out, err := clusterScript(30*time.Second, "status"); err == nil {
+	out, err := clusterScript(30*time.Second, "status")
+	reused := err == nil
+	if reused {
 		t.Logf("a healthy Nacos cluster runs already: using it, and leaving it running\n%s", out)
 		setupOnce.Do(func() { setupErr = build() })
 	} else {
@@ -85,19 +94,21 @@ func startCluster(t *testing.T) *nacosCluster {
 	if setupErr != nil {
 		t.Fatal(setupErr)
 	}
-	out, err := clusterScript(10*time.Second, "addresses")
+	out, err = clusterScript(10*time.Second, "addresses")
 	if err != nil {
 		t.Fatalf("%v\n%s", err, out)
 	}
 	c := &nacosCluster{addrs: strings.Split(strings.TrimSpace(out), ",")}
+	if reused {
+		t.Cleanup(func() { c.whole(t) })
+	}
 	t.Logf("Nacos cluster %v ready, and the samples built, in %v", c.addrs, time.Since(t0).Round(100*time.Millisecond))
 	return c
 }
 
 // env returns the env of the subtest t: every node's address and a group
-// of t's own. Every node t stops is started again when t ends.
+// of t's own.
 func (c *nacosCluster) env(t *testing.T) *env {
-	t.Cleanup(func() { c.restore(t) })
 	return &env{nacos: strings.Join(c.addrs, ","), group: groupOf(t),
 		consumerConf: filepath.Join(rootDir, "conf", "consumer.yaml")}
 }
@@ -177,19 +188,29 @@ func (c *nacosCluster) startAll(t *testing.T, ns []int) (first time.Time) {
 	return first
 }
 
-// restore starts every node that is not running, so the next test finds
-// the whole cluster.
-func (c *nacosCluster) restore(t *testing.T) {
+// down returns the nodes (1-based) whose process does not run.
+func (c *nacosCluster) down(t *testing.T) []int {
+	t.Helper()
 	out, err := clusterScript(30*time.Second, "status")
 	if err == nil {
-		return
+		return nil
 	}
-	for i := range c.addrs {
-		if strings.Contains(out, fmt.Sprintf("node %d (%s): not running", i+1, c.addrs[i])) {
-			if o, err := clusterScript(nacosStartDeadline, "start", strconv.Itoa(i+1)); err != nil {
-				t.Errorf("restoring Nacos node %d: %v\n%s", i+1, err, o)
-			}
+	var ns []int
+	for i, a := range c.addrs {
+		if strings.Contains(out, fmt.Sprintf("node %d (%s): not running", i+1, a)) {
+			ns = append(ns, i+1)
 		}
+	}
+	return ns
+}
+
+// whole starts, as startAll does, every node that does not run (one an
+// earlier subtest left down), so that t finds the whole cluster.
+func (c *nacosCluster) whole(t *testing.T) {
+	t.Helper()
+	if ns := c.down(t); len(ns) > 0 {
+		t.Logf("Nacos node(s) %v not running: starting them", ns)
+		c.startAll(t, ns)
 	}
 }
 
@@ -589,8 +610,10 @@ func (l *listings) gaps(name string, t0, t1 time.Time) []listingGap {
 // SIGKILL the node most clients are connected to, under load: no call
 // fails, every consumer keeps calling every provider, and a provider
 // started while the node is down is found by every consumer. One provider
-// is a Dubbo Java one when a JDK and Maven are here.
+// is a Dubbo Java one when a JDK and Maven are here. The node stays down:
+// testWithoutQuorum, next, kills one more and starts both again.
 func testNodeKilled(t *testing.T, c *nacosCluster) {
+	c.whole(t)
 	e := c.env(t)
 	specs := []providerSpec{{name: "n1", latency: "5ms"}, {name: "n2", latency: "5ms"}, {name: "n3", latency: "5ms"}}
 	if javaHere() {
@@ -619,7 +642,6 @@ func testNodeKilled(t *testing.T, c *nacosCluster) {
 	// in this time, and a provider lost with them would show.
 	watchFor(10 * time.Second)
 	checkKept(t, ws, l, killed, time.Now(), "after the kill of the node most clients were on", names(ps)...)
-	c.start(t, node)
 	for _, w := range ws {
 		noErrors(t, w.c, w.c.finish(t))
 	}
@@ -641,30 +663,35 @@ func javaHere() bool {
 	return errJava == nil && errMvn == nil
 }
 
-// Kill two of the three nodes (no quorum): the consumers keep the
-// providers they know and fail no call; a provider started meanwhile is
-// either registered (ephemeral instances are Distro's, which needs no
-// quorum) and found, or its failure is in its log, never silently lost;
-// once both nodes are back, every node lists the true set and every
-// consumer calls exactly it. How long that takes is logged.
+// Kill every node but one (no quorum), under load, beside the node that
+// testNodeKilled left down (two of the three when run alone): the
+// consumers keep the providers they know and fail no call; a provider
+// started meanwhile is either registered (ephemeral instances are
+// Distro's, which needs no quorum) and found, or its failure is in its
+// log, never silently lost; once the nodes are back, every node lists the
+// true set and every consumer calls exactly it. How long that takes is
+// logged.
 func testWithoutQuorum(t *testing.T, c *nacosCluster) {
+	down := c.down(t)
+	if len(down) >= len(c.addrs) {
+		t.Fatalf("no Nacos node runs")
+	}
 	e := c.env(t)
 	ps, ws := clusterLoad(t, e, 3,
 		providerSpec{name: "q1", latency: "5ms"}, providerSpec{name: "q2", latency: "5ms"}, providerSpec{name: "q3", latency: "5ms"})
 	l := c.watchListings(t, e, ps)
 	counts := c.connections(t, procsOf(ps, ws))
-	// Keep the node with the fewest clients: most of them lose theirs.
-	keep := 0
+	// Keep the running node with the fewest clients: most of them lose theirs.
+	keep := -1
 	for i, n := range counts {
-		if n < counts[keep] {
+		if !slices.Contains(down, i+1) && (keep < 0 || n < counts[keep]) {
 			keep = i
 		}
 	}
-	t.Logf("Nacos connections per node: %v; keeping node %d alone", counts, keep+1)
+	t.Logf("Nacos connections per node: %v; node(s) %v down already; keeping node %d alone", counts, down, keep+1)
 	killed := time.Now()
-	var down []int
 	for i := range c.addrs {
-		if i != keep {
+		if i != keep && !slices.Contains(down, i+1) {
 			c.kill(t, i+1)
 			down = append(down, i+1)
 		}
@@ -697,7 +724,7 @@ func testWithoutQuorum(t *testing.T, c *nacosCluster) {
 	watchFor(10 * time.Second)
 	checkKept(t, ws, l, killed, time.Now(), "without quorum", names(ps)...)
 
-	// Both nodes started again at once (a wait for each in turn was a
+	// The nodes started again at once (a wait for each in turn was a
 	// minute of the package's longest test); quorum is back when the first
 	// of them is up.
 	quorum := c.startAll(t, down)
@@ -735,6 +762,7 @@ func testWithoutQuorum(t *testing.T, c *nacosCluster) {
 // call fails, no consumer goes without a provider, and a provider started
 // after the roll is found.
 func testRollingRestart(t *testing.T, c *nacosCluster) {
+	c.whole(t)
 	e := c.env(t)
 	ps, ws := clusterLoad(t, e, 3,
 		providerSpec{name: "r1", latency: "5ms"}, providerSpec{name: "r2", latency: "5ms"}, providerSpec{name: "r3", latency: "5ms"})
@@ -776,6 +804,7 @@ func testDiscoveryLatency(t *testing.T, c *nacosCluster) {
 		lagFigures(t, e, []string{e.nacos})
 	})
 	t.Run("three nodes", func(t *testing.T) {
+		c.whole(t)
 		lagFigures(t, c.env(t), c.addrs)
 	})
 }

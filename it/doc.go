@@ -53,8 +53,10 @@
 // TestNacosCluster runs beside the parallel tests without taking one of
 // their places: its time is mostly waiting for its nodes to start. The
 // parallel tests that start a JVM (a Dubbo Java provider or consumer) wait
-// until it is done: beside a cluster's JVM starts, a Java provider was
-// seen to register 20 s into its warmup, and beside parallel tests
+// until its last node start, and then take the next free place before
+// the tests that start none (schedule_test.go): beside a cluster's JVM
+// starts, a Java provider was seen to register 20 s into its warmup, and
+// beside parallel tests
 // TestLatencyAware…'s measured contrast came down to 2.6 (its bound needs
 // 2.5). Parallel tests share one thing, the greeter's
 // interface-to-application mapping in Nacos, and startProvider lets one

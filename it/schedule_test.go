@@ -2,6 +2,7 @@ package it
 
 import (
 	"flag"
+	"runtime"
 	"strconv"
 	"sync"
 	"testing"
@@ -17,16 +18,75 @@ import (
 // warmup ramps, with paced consumers, so one test a core leaves CPU
 // idle), while
 // TestNacosCluster runs beside them in a place of its own (besideParallel)
-// and keeps the tests that start JVMs waiting until it is done.
+// and keeps the tests that start JVMs waiting until its node starts are
+// done. A slot that frees up goes to a waiting test that starts a JVM
+// before one that does not: they include the longest tests (the Java mixed
+// fleets run 200 to 270 s) and could not start earlier, while the others
+// are shorter and have had their turn since the parallel tests began. In
+// the order of arrival, the tests that start JVMs waited 20 to 170 s after
+// the cluster test for the queue of the others, and the run ended with
+// the longest of them alone (docs/testing.md).
 
 var (
-	// slots holds a token for each parallel test that runs; made by
-	// TestMain with the run's -parallel as capacity.
-	slots chan struct{}
-	// clusterRuns is held for writing while TestNacosCluster runs; the
-	// tests that start JVMs (parallelJVM) take it for reading first.
+	// slots hands out the places of the parallel tests that run at once;
+	// made by TestMain with one more place than the run's -parallel.
+	slots *slotQueue
+	// clusterRuns is held for writing while TestNacosCluster starts nodes;
+	// the tests that start JVMs (parallelJVM) take it for reading first.
 	clusterRuns sync.RWMutex
 )
+
+// slotQueue is a counting semaphore whose waiters are served by class,
+// first the JVM tests', each class in the order of arrival.
+type slotQueue struct {
+	mu      sync.Mutex
+	free    int
+	waiting [2][]chan struct{} // by class: jvmFirst, then the others
+}
+
+// The classes of slotQueue's waiters.
+const (
+	jvmFirst = 0 // a test that starts a JVM (parallelJVM)
+	jvmNone  = 1 // any other parallel test
+)
+
+func newSlotQueue(n int) *slotQueue { return &slotQueue{free: n} }
+
+// take returns once the caller has a place; class is jvmFirst or jvmNone.
+func (q *slotQueue) take(class int) {
+	q.mu.Lock()
+	if q.free > 0 {
+		q.free--
+		q.mu.Unlock()
+		return
+	}
+	ready := make(chan struct{})
+	q.waiting[class] = append(q.waiting[class], ready)
+	q.mu.Unlock()
+	<-ready
+}
+
+// give hands a place back: to the first waiter of the first class that has
+// one, or to the pool.
+func (q *slotQueue) give() {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	for class, w := range q.waiting {
+		if len(w) > 0 {
+			close(w[0])
+			q.waiting[class] = w[1:]
+			return
+		}
+	}
+	q.free++
+}
+
+// waiters returns how many callers of take wait, in each class.
+func (q *slotQueue) waiters() [2]int {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	return [2]int{len(q.waiting[jvmFirst]), len(q.waiting[jvmNone])}
+}
 
 // takeParallelFlag makes one more than the run's -parallel the number of
 // slots, and
@@ -43,7 +103,7 @@ func takeParallelFlag() {
 		}
 		_ = f.Value.Set("1024")
 	}
-	slots = make(chan struct{}, n+1)
+	slots = newSlotQueue(n + 1)
 }
 
 // parallel marks t parallel and holds one of the slots while it runs. A
@@ -52,25 +112,27 @@ func takeParallelFlag() {
 func parallel(t *testing.T) {
 	t.Helper()
 	t.Parallel()
-	takeSlot(t)
+	takeSlot(t, jvmNone)
 }
 
-// takeSlot waits for one of the slots and gives it back when t ends. The
-// wait counts in t's time as go test -v prints it, so it is logged.
-func takeSlot(t *testing.T) {
+// takeSlot waits for one of the slots, in class (jvmFirst or jvmNone), and
+// gives it back when t ends. The wait counts in t's time as go test -v
+// prints it, so it is logged.
+func takeSlot(t *testing.T, class int) {
 	t.Helper()
 	t0 := time.Now()
-	slots <- struct{}{}
-	t.Cleanup(func() { <-slots })
+	slots.take(class)
+	t.Cleanup(slots.give)
 	if waited := time.Since(t0); waited > time.Second {
 		t.Logf("waited %v for a place among the parallel tests", waited.Round(time.Second))
 	}
 }
 
 // parallelJVM is parallel for a test that starts a JVM (a Dubbo Java
-// provider or consumer): it first waits until TestNacosCluster is done,
-// whose node starts and restarts are JVM starts too. Beside them a Dubbo
-// Java provider registered 20 s into its 60 s warmup (it/doc.go).
+// provider or consumer): it first waits until TestNacosCluster's node
+// starts and restarts, JVM starts too, are done, then takes a slot before
+// the tests that start none. Beside those node starts a Dubbo Java
+// provider registered 20 s into its 60 s warmup (it/doc.go).
 func parallelJVM(t *testing.T) {
 	t.Helper()
 	t.Parallel()
@@ -78,19 +140,53 @@ func parallelJVM(t *testing.T) {
 	clusterRuns.RLock()
 	t.Cleanup(clusterRuns.RUnlock)
 	if waited := time.Since(t0); waited > time.Second {
-		t.Logf("waited %v for TestNacosCluster to end", waited.Round(time.Second))
+		t.Logf("waited %v for TestNacosCluster's node starts", waited.Round(time.Second))
 	}
-	takeSlot(t)
+	takeSlot(t, jvmFirst)
 }
 
 // besideParallel runs TestNacosCluster beside the parallel tests that
 // start no JVM, without taking a slot: its time is mostly the waits of its
 // three Nacos nodes' starts. It takes clusterRuns while go test still runs
 // the sequential tests, before any parallelJVM can, and gives it back when
-// the cluster test ends, its cleanups included.
-func besideParallel(t *testing.T) {
+// nodeStartsDone is called, after the test's last node start, or else
+// when the test ends, its cleanups included.
+func besideParallel(t *testing.T) (nodeStartsDone func()) {
 	t.Helper()
 	clusterRuns.Lock()
-	t.Cleanup(clusterRuns.Unlock)
+	release := sync.OnceFunc(clusterRuns.Unlock)
+	t.Cleanup(release)
 	t.Parallel()
+	return release
+}
+
+// A freed slot goes to the waiting JVM test though it came after another
+// test, and each class is served in the order of arrival; with no waiter
+// the slot goes back to the pool.
+func TestSlotQueueServesTheJVMTestsFirst(t *testing.T) {
+	q := newSlotQueue(1)
+	q.take(jvmNone) // the one place, taken
+	got := make(chan string, 3)
+	waitFor := func(want [2]int) {
+		for q.waiters() != want {
+			runtime.Gosched() // until the goroutine just started waits in take
+		}
+	}
+	go func() { q.take(jvmNone); got <- "other 1" }()
+	waitFor([2]int{0, 1})
+	go func() { q.take(jvmFirst); got <- "jvm" }()
+	waitFor([2]int{1, 1})
+	go func() { q.take(jvmNone); got <- "other 2" }()
+	waitFor([2]int{1, 2})
+	for _, want := range []string{"jvm", "other 1", "other 2"} {
+		q.give()
+		if g := <-got; g != want {
+			t.Fatalf("a freed slot went to %q; want %q", g, want)
+		}
+	}
+	q.give()
+	q.take(jvmFirst) // returns at once: the place went back to the pool
+	if w := q.waiters(); w != [2]int{0, 0} {
+		t.Fatalf("waiters %v after every take returned", w)
+	}
 }
