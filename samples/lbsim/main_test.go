@@ -68,7 +68,7 @@ func TestRunRejectsBadInput(t *testing.T) {
 func TestRunFailureScenario(t *testing.T) {
 	dir := t.TempDir()
 	var out bytes.Buffer
-	err := run([]string{"-scenario", "failfast", "-duration", "5s", "-balancers", "random,warmrandom", "-quiet", "-out", dir}, &out)
+	err := run([]string{"-scenario", "failfast", "-duration", "5s", "-balancers", "random,warmrandom", "-format", "svg", "-quiet", "-out", dir}, &out)
 	require.NoError(t, err)
 	text := out.String()
 	for _, want := range []string{"warmrandom (no ejection)", "failed first attempts while p0 (fails fast) fails", "ejection  failed"} {
@@ -81,7 +81,7 @@ func TestRunFailureScenario(t *testing.T) {
 		}
 	}
 	assert.Equal(t, []string{"random -", "warmrandom off", "warmrandom on"}, rows)
-	_, err = os.Stat(filepath.Join(dir, "failfast.png"))
+	_, err = os.Stat(filepath.Join(dir, "failfast.svg"))
 	assert.NoError(t, err)
 }
 
@@ -90,7 +90,7 @@ func TestRunFailureScenario(t *testing.T) {
 func TestRunSubsetsComparesTheSets(t *testing.T) {
 	dir := t.TempDir()
 	var out bytes.Buffer
-	err := run([]string{"-scenario", "subsets", "-duration", "20ms", "-bucket", "5ms", "-balancers", "warmrandom", "-quiet", "-out", dir}, &out)
+	err := run([]string{"-scenario", "subsets", "-duration", "20ms", "-bucket", "5ms", "-balancers", "warmrandom", "-format", "svg", "-quiet", "-out", dir}, &out)
 	require.NoError(t, err)
 	text := out.String()
 	for _, name := range []string{"brpc-wide", "capacity-wide"} {

@@ -368,7 +368,7 @@ func TestZoneSpillWithLearnedCallersMatchesEnvoysFormula(t *testing.T) {
 // providers would keep every call at home. Negative control: dubbo-go's
 // random, which knows no zones.
 func TestZoneSpillWithFailingProvidersMatchesEnvoysFormula(t *testing.T) {
-	sc := zoneFailing(2 * time.Second)
+	sc := zoneFailing(3 * time.Second)
 	check := func(r *Result) error { return envoyCheck(r, &sc, 0.03) }
 	for _, name := range zoneBalancers {
 		r, err := Run(sc, name, Options{Seed: 1})
