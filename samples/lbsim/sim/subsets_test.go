@@ -122,7 +122,7 @@ func TestAdaptiveBalancersKeepTheirThroughputOverSubsets(t *testing.T) {
 //   - Follows: followTime from the fastest before the reversal to the
 //     fastest after, over a floor above the share random gives the new
 //     fastest over the same subsets (blindFloor). Over rendezvous subsets
-//     that share is SHARE %, and FollowTime's own floor of 40 % lets random
+//     that share is about 39 %, and FollowTime's own floor of 40 % lets random
 //     "follow" there (the table's 0.0 s). The balancer must hold the new
 //     fastest for at least half as long as over the full set: follow
 //     within its full-set time plus half of what is left of the run.
