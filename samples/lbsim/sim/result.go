@@ -363,7 +363,9 @@ func (f Figures) share(set []int) float64 {
 // rev (the share the same balancer gives the fastest in steady state), and
 // at least 40 % (above the uniform third of brpc's experiment, so that a
 // balancer that ignores latency never follows), less four binomial
-// standard deviations of the bucket's calls; -1 if it never did.
+// standard deviations of the bucket's calls; -1 if it never did, or only in
+// the last minFollowBuckets buckets (a blind balancer's last bucket or two
+// can pass four deviations by chance; three in a row do not).
 func (r *Result) FollowTime(rev time.Duration, slow, fast []int) time.Duration {
 	return r.followTime(rev, slow, fast, 0.4)
 }
@@ -374,7 +376,7 @@ func (r *Result) FollowTime(rev time.Duration, slow, fast []int) time.Duration {
 // above that share.
 func (r *Result) followTime(rev time.Duration, slow, fast []int, floor float64) time.Duration {
 	need := max(0.9*r.Span(rev-2*time.Second, rev).share(slow), floor)
-	t := time.Duration(-1)
+	t, held := time.Duration(-1), 0
 	for _, b := range r.Buckets {
 		tol := 4 * math.Sqrt(need*(1-need)/float64(max(b.Calls, 1)))
 		switch {
@@ -383,9 +385,17 @@ func (r *Result) followTime(rev time.Duration, slow, fast []int, floor float64) 
 			if t < 0 {
 				t = b.Start - rev
 			}
+			held++
 		default:
-			t = -1
+			t, held = -1, 0
 		}
+	}
+	if held < minFollowBuckets {
+		return -1
 	}
 	return t
 }
+
+// minFollowBuckets is the fewest buckets a follow must hold to the end of
+// the run to count.
+const minFollowBuckets = 3
