@@ -48,10 +48,7 @@ func brpcOne() Scenario { return Brpc().Scale(0.5) }
 func oneConsumerLALB(t *testing.T) *Result {
 	t.Helper()
 	r, err := oneConsumerLALBRun()
-	require.NoError(t, err)
-	require.Zero(t, r.Panics, r.FirstPanic)
-	require.Zero(t, r.Unrouted)
-	return r
+	return checkedRun(t, r, err)
 }
 
 var oneConsumerLALBRun = sync.OnceValues(func() (*Result, error) {
@@ -187,6 +184,13 @@ func TestFastFailuresAreAvoided(t *testing.T) {
 func mustRun(t *testing.T, sc Scenario, name string) *Result {
 	t.Helper()
 	r, err := Run(sc, name, Options{Seed: 1, Bucket: 100 * time.Millisecond})
+	return checkedRun(t, r, err)
+}
+
+// checkedRun returns r, failing the test if Run returned err, a Select
+// panicked or chose no provider of its list.
+func checkedRun(t *testing.T, r *Result, err error) *Result {
+	t.Helper()
 	require.NoError(t, err)
 	require.Zero(t, r.Panics, r.FirstPanic)
 	require.Zero(t, r.Unrouted)
